@@ -1,0 +1,40 @@
+/* The pipeline, stage by stage: source -> tokens -> AST -> checked AST.
+ * Later stages (tile IR, GPU-layout IR, LLVM IR, PTX, cubin) join here in
+ * order as they are built. */
+#include "driver.h"
+
+static Module *parse_stdlib(Compilation *c) {
+  Source *src = arena_alloc(&c->arena, sizeof *src);
+  src->name = "<stdlib>";
+  src->text = (const char *)tile_stdlib_source;
+  src->len = tile_stdlib_size;
+  TokenVec toks = lex(src, &c->diags);
+  return parse_module(src, &toks, &c->diags);
+}
+
+static void sema_options(const tile_options *o, SemaOptions *s) {
+  s->kernel = o->kernel;
+  s->signature = o->signature;
+  s->defines = (const char **)o->defines;
+  s->n_defines = o->num_defines;
+  s->config = o->config;
+  s->require_types = o->require_types;
+}
+
+tile_status pipeline_run(Compilation *c, const tile_options *opts, tile_stage stage, Buf *out) {
+  TokenVec toks = lex(&c->source, &c->diags);
+  if (stage == TILE_STAGE_TOKENS) {
+    tokens_print(&toks, out);
+    return c->diags.errors ? TILE_ERROR_COMPILE : TILE_OK;
+  }
+  Module *m = parse_module(&c->source, &toks, &c->diags);
+  if (c->diags.errors) return TILE_ERROR_COMPILE;
+  Module *stdlib = parse_stdlib(c);
+  SemaOptions so = {0};
+  sema_options(opts, &so);
+  CheckedKernel *k = sema_check(m, stdlib, &so, &c->diags);
+  if (!k) return TILE_ERROR_COMPILE;
+  if (k->typed) checked_print(k, out);
+  else ast_print(m->root, out);
+  return TILE_OK;
+}

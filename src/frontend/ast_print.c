@@ -1,0 +1,114 @@
+/* Printing of syntax trees, untyped (after parsing) and typed (after the
+ * checker): one node a line, children indented, like clang's -ast-dump. */
+#include "sema.h"
+
+#include <string.h>
+
+static const char *const kind_names[] = {
+#define NODE(id, name) name,
+#include "ast.def"
+#undef NODE
+};
+
+const char *node_kind_name(NodeKind k) { return kind_names[k]; }
+
+Node *node_new(Arena *a, NodeKind kind, Loc loc) {
+  Node *n = arena_alloc(a, sizeof *n);
+  n->kind = kind;
+  n->loc = loc;
+  return n;
+}
+
+static void print_string(Buf *out, const char *s, size_t n) {
+  buf_puts(out, "\"");
+  for (size_t i = 0; i < n && i < 200; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c < 0x20 || c == '"' || c == '\\' || c >= 0x7f) buf_printf(out, "\\x%02x", c);
+    else buf_putn(out, (const char *)&c, 1);
+  }
+  buf_puts(out, n > 200 ? "\"..." : "\"");
+}
+
+static void print_details(const Node *n, Buf *out) {
+  switch (n->kind) {
+  case ND_INT: buf_printf(out, " %lld", (long long)n->ival); break;
+  case ND_FLOAT: buf_printf(out, " %.17g", n->fval); break;
+  case ND_BOOL: buf_puts(out, n->ival ? " True" : " False"); break;
+  case ND_STR: buf_puts(out, " "); print_string(out, n->str, n->str_len); break;
+  case ND_BINOP:
+  case ND_UNARY:
+  case ND_BOOLOP:
+  case ND_AUGASSIGN: buf_printf(out, " '%s'", token_kind_name(n->op)); break;
+  case ND_COMPARE: buf_printf(out, " '%s%s'", n->negated ? "not " : "", token_kind_name(n->op)); break;
+  default:
+    if (n->name) buf_printf(out, " %s", n->name);
+  }
+}
+
+static void print_node(const Node *n, Buf *out, int depth);
+
+static void print_list(const NodeVec *v, const char *label, Buf *out, int depth) {
+  if (!v->len) return;
+  if (label) buf_printf(out, "%*s%s:\n", depth * 2, "", label);
+  for (int i = 0; i < v->len; i++) print_node(v->data[i], out, depth + (label ? 1 : 0));
+}
+
+static void print_node(const Node *n, Buf *out, int depth) {
+  if (!n) return;
+  Arena *a = out->arena;
+  buf_printf(out, "%*s%s", depth * 2, "", kind_names[n->kind]);
+  print_details(n, out);
+  if (n->loc.src) buf_printf(out, " <%d:%d>", n->loc.line, n->loc.col);
+  if (n->kind == ND_CONST) buf_printf(out, " %s", n->cval ? value_str(a, n->cval) : "<error>");
+  if (n->kind == ND_PARAM && n->cval) buf_printf(out, " : constexpr = %s", value_str(a, n->cval));
+  if (n->type) buf_printf(out, " : %s", type_str(a, n->type));
+  buf_puts(out, "\n");
+  if (n->kind == ND_FUNCDEF) {
+    print_list(&n->kwargs, "decorators", out, depth + 1);
+    print_list(&n->args, NULL, out, depth + 1);
+    print_node(n->a, out, depth + 1);
+    print_list(&n->body, "body", out, depth + 1);
+    return;
+  }
+  if (n->kind == ND_ASSIGN) { /* targets first, as written */
+    print_list(&n->args, NULL, out, depth + 1);
+    print_node(n->b, out, depth + 1);
+    return;
+  }
+  print_node(n->a, out, depth + 1);
+  print_node(n->b, out, depth + 1);
+  print_node(n->c, out, depth + 1);
+  print_list(&n->args, NULL, out, depth + 1);
+  print_list(&n->kwargs, NULL, out, depth + 1);
+  print_list(&n->body, n->kind == ND_IF ? "then" : n->kind == ND_MODULE ? NULL : "body", out, depth + 1);
+  print_list(&n->orelse, "else", out, depth + 1);
+}
+
+void ast_print(const Node *n, Buf *out) { print_node(n, out, 0); }
+
+static void print_meta(const KernelMeta *m, Buf *out) {
+  Arena *a = out->arena;
+  if (m->configs.len || m->keys.len) {
+    buf_puts(out, "Autotune key=(");
+    for (int i = 0; i < m->keys.len; i++) buf_printf(out, "%s%s", i ? ", " : "", m->keys.data[i]);
+    buf_puts(out, ")\n");
+  }
+  for (int i = 0; i < m->configs.len; i++) {
+    const TuneConfig *c = &m->configs.data[i];
+    buf_printf(out, "  Config %d:", i);
+    for (int j = 0; j < c->names.len; j++) buf_printf(out, " %s=%s", c->names.data[j], value_str(a, c->values.data[j]));
+    buf_printf(out, " num_warps=%d num_stages=%d\n", c->num_warps, c->num_stages);
+  }
+  for (int i = 0; i < m->heuristic_names.len; i++)
+    buf_printf(out, "Heuristic %s <%d:%d>\n", m->heuristic_names.data[i], m->heuristic_lambdas.data[i]->loc.line,
+               m->heuristic_lambdas.data[i]->loc.col);
+}
+
+void checked_print(const CheckedKernel *k, Buf *out) {
+  print_meta(&k->meta, out);
+  for (int i = 0; i < k->params.len; i++) {
+    const KernelParam *p = &k->params.data[i];
+    if (p->divisibility > 1) buf_printf(out, "Hint %s divisibility=%d\n", p->name, p->divisibility);
+  }
+  ast_print(k->def, out);
+}

@@ -1,0 +1,758 @@
+/* Recursive-descent parser for the tile language: Python's grammar, the part
+ * that Triton kernels use.  A syntax error abandons the current statement
+ * (longjmp to the statement loop), skips to the next line and goes on, so
+ * one run reports every independent mistake. */
+#include "ast.h"
+
+#include <stdio.h>
+#include <string.h>
+
+enum { MAX_NESTING = 200 };
+
+typedef struct Parser {
+  const Source *src;
+  const TokenVec *toks;
+  Diags *diags;
+  Arena *arena;
+  int pos;
+  int nesting;          /* expression/block depth, against stack exhaustion */
+  int in_function;
+  jmp_buf *recover;     /* the innermost statement's recovery point */
+} Parser;
+
+static Token *tok(Parser *P) { return &P->toks->data[P->pos]; }
+static Token *next_tok(Parser *P) {
+  int i = P->pos + 1 < P->toks->len ? P->pos + 1 : P->pos;
+  return &P->toks->data[i];
+}
+static int at(Parser *P, TokenKind k) { return tok(P)->kind == k; }
+static Token *advance(Parser *P) {
+  Token *t = tok(P);
+  if (t->kind != TK_EOF) P->pos++;
+  return t;
+}
+static int accept(Parser *P, TokenKind k) {
+  if (!at(P, k)) return 0;
+  advance(P);
+  return 1;
+}
+
+static const char *describe(const Token *t) {
+  static const char *const names[] = {"end of file", "end of line", "indent", "dedent"};
+  if (t->kind <= TK_DEDENT) return names[t->kind];
+  if (t->kind == TK_NAME) return "identifier";
+  if (t->kind == TK_INT || t->kind == TK_FLOAT) return "number";
+  if (t->kind == TK_STRING) return "string";
+  return token_kind_name(t->kind);
+}
+
+_Noreturn static void fail_at(Parser *P, Token *t, const char *fmt, const char *arg) {
+  if (t->kind == TK_INDENT)
+    diag_error(P->diags, t->loc, "unexpected indent");
+  else
+    diag_error(P->diags, t->loc, fmt, arg);
+  longjmp(*P->recover, 1);
+}
+
+_Noreturn static void fail_expected(Parser *P, const char *what) {
+  Token *t = tok(P);
+  char msg[160];
+  if (t->kind >= TK_POW_EQ || t->kind == TK_NAME)
+    snprintf(msg, sizeof msg, "expected %s, found '%.*s'", what, t->loc.len > 40 ? 40 : t->loc.len,
+             t->text);
+  else
+    snprintf(msg, sizeof msg, "expected %s, found %s", what, describe(t));
+  fail_at(P, t, "%s", msg);
+}
+
+static Token *expect(Parser *P, TokenKind k, const char *what) {
+  if (!at(P, k)) fail_expected(P, what);
+  return advance(P);
+}
+
+static Node *new_node(Parser *P, NodeKind kind, Loc loc) { return node_new(P->arena, kind, loc); }
+
+static void enter(Parser *P) {
+  if (++P->nesting > MAX_NESTING) {
+    P->nesting = 0;
+    fail_at(P, tok(P), "%s", "nesting is too deep (the limit is 200 levels)");
+  }
+}
+static void leave(Parser *P) { P->nesting--; }
+
+static Node *parse_test(Parser *P);
+static Node *parse_expr(Parser *P);
+static Node *parse_factor(Parser *P);
+static void parse_block(Parser *P, NodeVec *body);
+static Node *parse_bool(Parser *P, TokenKind op);
+static Node *parse_testlist(Parser *P, Node *(*item)(Parser *));
+static void check_target(Parser *P, Node *t);
+
+/* Literal strings next to each other concatenate, as in Python. */
+static Node *parse_strings(Parser *P) {
+  Token *t = advance(P);
+  Node *n = new_node(P, ND_STR, t->loc);
+  Buf b;
+  buf_init(&b, P->arena);
+  buf_putn(&b, t->str, t->str_len);
+  while (at(P, TK_STRING)) {
+    Token *u = advance(P);
+    buf_putn(&b, u->str, u->str_len);
+  }
+  n->str = buf_cstr(&b);
+  n->str_len = b.len;
+  return n;
+}
+
+/* testlist_comp: test (',' test)* [','] inside brackets; `close` ends it. */
+static void parse_elements(Parser *P, NodeVec *out, TokenKind close, int *saw_comma) {
+  while (!at(P, close)) {
+    vec_push(P->arena, out, parse_test(P));
+    if (!accept(P, TK_COMMA)) break;
+    *saw_comma = 1;
+  }
+}
+
+static Node *parse_paren(Parser *P) {
+  Token *open = advance(P);
+  Node *n = new_node(P, ND_TUPLE, open->loc);
+  int comma = 0;
+  parse_elements(P, &n->args, TK_RPAREN, &comma);
+  expect(P, TK_RPAREN, "')'");
+  if (n->args.len == 1 && !comma) return n->args.data[0];
+  return n;
+}
+
+static Node *parse_dict(Parser *P) {
+  Token *open = advance(P);
+  Node *n = new_node(P, ND_DICT, open->loc);
+  while (!at(P, TK_RBRACE)) {
+    vec_push(P->arena, &n->args, parse_test(P));
+    expect(P, TK_COLON, "':' in dictionary");
+    vec_push(P->arena, &n->kwargs, parse_test(P));
+    if (!accept(P, TK_COMMA)) break;
+  }
+  expect(P, TK_RBRACE, "'}'");
+  return n;
+}
+
+/* listcomp: '[' test 'for' targets 'in' or_test ['if' or_test] ']' -- for autotune configs */
+static Node *parse_comprehension(Parser *P, Loc loc, Node *element) {
+  Node *n = new_node(P, ND_LISTCOMP, loc);
+  advance(P);
+  n->a = element;
+  Node *target = parse_testlist(P, parse_expr);
+  check_target(P, target);
+  vec_push(P->arena, &n->args, target);
+  expect(P, TK_KW_IN, "'in' in comprehension");
+  n->b = parse_bool(P, TK_KW_OR);
+  if (accept(P, TK_KW_IF)) n->c = parse_bool(P, TK_KW_OR);
+  expect(P, TK_RBRACKET, "']' to close the comprehension");
+  return n;
+}
+
+static Node *parse_atom(Parser *P) {
+  Token *t = tok(P);
+  Node *n;
+  switch (t->kind) {
+  case TK_NAME:
+    n = new_node(P, ND_NAME, advance(P)->loc);
+    n->name = arena_strndup(P->arena, t->text, (size_t)t->loc.len);
+    return n;
+  case TK_INT:
+    n = new_node(P, ND_INT, advance(P)->loc);
+    n->ival = (int64_t)t->ival;
+    if (t->ival > INT64_MAX) diag_error(P->diags, t->loc, "integer literal does not fit in 64 bits");
+    return n;
+  case TK_FLOAT:
+    n = new_node(P, ND_FLOAT, advance(P)->loc);
+    n->fval = t->fval;
+    return n;
+  case TK_STRING: return parse_strings(P);
+  case TK_KW_TRUE:
+  case TK_KW_FALSE:
+    n = new_node(P, ND_BOOL, advance(P)->loc);
+    n->ival = t->kind == TK_KW_TRUE;
+    return n;
+  case TK_KW_NONE: return new_node(P, ND_NONE, advance(P)->loc);
+  case TK_ELLIPSIS: return new_node(P, ND_ELLIPSIS, advance(P)->loc);
+  case TK_LPAREN: return parse_paren(P);
+  case TK_LBRACKET: {
+    n = new_node(P, ND_LIST, advance(P)->loc);
+    if (!at(P, TK_RBRACKET)) {
+      Node *first = parse_test(P);
+      if (at(P, TK_KW_FOR)) return parse_comprehension(P, n->loc, first);
+      vec_push(P->arena, &n->args, first);
+      if (!accept(P, TK_COMMA)) {
+        expect(P, TK_RBRACKET, "']'");
+        return n;
+      }
+    }
+    int comma = 0;
+    parse_elements(P, &n->args, TK_RBRACKET, &comma);
+    expect(P, TK_RBRACKET, "']'");
+    return n;
+  }
+  case TK_LBRACE: return parse_dict(P);
+  default: fail_expected(P, "an expression");
+  }
+}
+
+/* arglist: (test | NAME '=' test) (',' ...)* [','] */
+static void parse_call_args(Parser *P, Node *call) {
+  while (!at(P, TK_RPAREN)) {
+    if (at(P, TK_STAR) || at(P, TK_POW))
+      fail_at(P, tok(P), "%s", "'*args' and '**kwargs' are not supported in kernels");
+    if (at(P, TK_NAME) && next_tok(P)->kind == TK_ASSIGN) {
+      Token *name = advance(P);
+      advance(P);
+      Node *kw = new_node(P, ND_KEYWORD, name->loc);
+      kw->name = arena_strndup(P->arena, name->text, (size_t)name->loc.len);
+      kw->a = parse_test(P);
+      vec_push(P->arena, &call->kwargs, kw);
+    } else {
+      if (call->kwargs.len)
+        fail_at(P, tok(P), "%s", "positional argument follows keyword argument");
+      vec_push(P->arena, &call->args, parse_test(P));
+    }
+    if (!accept(P, TK_COMMA)) break;
+  }
+  expect(P, TK_RPAREN, "')' to close the call");
+}
+
+/* subscript: test | [test] ':' [test] [':' [test]] */
+static Node *parse_subscript_item(Parser *P) {
+  Node *lo = NULL;
+  if (!at(P, TK_COLON)) {
+    lo = parse_test(P);
+    if (!at(P, TK_COLON)) return lo;
+  }
+  Node *s = new_node(P, ND_SLICE, tok(P)->loc);
+  advance(P);
+  s->a = lo;
+  if (!at(P, TK_COLON) && !at(P, TK_COMMA) && !at(P, TK_RBRACKET)) s->b = parse_test(P);
+  if (accept(P, TK_COLON) && !at(P, TK_COMMA) && !at(P, TK_RBRACKET)) s->c = parse_test(P);
+  return s;
+}
+
+static Node *parse_trailers(Parser *P, Node *n) {
+  for (;;) {
+    Token *t = tok(P);
+    if (accept(P, TK_LPAREN)) {
+      Node *call = new_node(P, ND_CALL, n->loc);
+      call->a = n;
+      parse_call_args(P, call);
+      n = call;
+    } else if (accept(P, TK_LBRACKET)) {
+      Node *sub = new_node(P, ND_SUBSCRIPT, t->loc);
+      sub->a = n;
+      while (!at(P, TK_RBRACKET)) {
+        vec_push(P->arena, &sub->args, parse_subscript_item(P));
+        if (!accept(P, TK_COMMA)) break;
+      }
+      expect(P, TK_RBRACKET, "']'");
+      n = sub;
+    } else if (accept(P, TK_DOT)) {
+      Token *name = expect(P, TK_NAME, "an attribute name after '.'");
+      Node *attr = new_node(P, ND_ATTR, name->loc);
+      attr->a = n;
+      attr->name = arena_strndup(P->arena, name->text, (size_t)name->loc.len);
+      n = attr;
+    } else {
+      return n;
+    }
+  }
+}
+
+/* power: atom trailer* ['**' factor] */
+static Node *parse_power(Parser *P) {
+  Node *n = parse_trailers(P, parse_atom(P));
+  if (at(P, TK_POW)) {
+    Node *b = new_node(P, ND_BINOP, advance(P)->loc);
+    b->op = TK_POW;
+    b->a = n;
+    b->b = parse_factor(P);
+    return b;
+  }
+  return n;
+}
+
+/* factor: ('+'|'-'|'~') factor | power */
+static Node *parse_factor(Parser *P) {
+  if (at(P, TK_PLUS) || at(P, TK_MINUS) || at(P, TK_TILDE)) {
+    Token *t = advance(P);
+    enter(P);
+    Node *n = new_node(P, ND_UNARY, t->loc);
+    n->op = t->kind;
+    n->a = parse_factor(P);
+    leave(P);
+    return n;
+  }
+  return parse_power(P);
+}
+
+/* Binary operator levels, loosest first; each row is one precedence level. */
+static const TokenKind binary_levels[][6] = {
+    {TK_PIPE},
+    {TK_CARET},
+    {TK_AMP},
+    {TK_SHL, TK_SHR},
+    {TK_PLUS, TK_MINUS},
+    {TK_STAR, TK_SLASH, TK_FLOORDIV, TK_PERCENT, TK_AT},
+};
+enum { N_LEVELS = sizeof binary_levels / sizeof binary_levels[0] };
+
+static int in_level(int level, TokenKind k) {
+  for (int i = 0; i < 6 && binary_levels[level][i]; i++)
+    if (binary_levels[level][i] == k) return 1;
+  return 0;
+}
+
+static Node *parse_binary(Parser *P, int level) {
+  if (level == N_LEVELS) return parse_factor(P);
+  enter(P);
+  Node *n = parse_binary(P, level + 1);
+  while (in_level(level, tok(P)->kind)) {
+    Token *t = advance(P);
+    Node *b = new_node(P, ND_BINOP, t->loc);
+    b->op = t->kind;
+    b->a = n;
+    b->b = parse_binary(P, level + 1);
+    n = b;
+  }
+  leave(P);
+  return n;
+}
+
+static Node *parse_expr(Parser *P) { return parse_binary(P, 0); }
+
+static int comparison_op(Parser *P, TokenKind *op, int *negated) {
+  TokenKind k = tok(P)->kind;
+  *negated = 0;
+  if (k == TK_LT || k == TK_GT || k == TK_LE || k == TK_GE || k == TK_EQ || k == TK_NE ||
+      k == TK_KW_IN) {
+    advance(P);
+    *op = k;
+    return 1;
+  }
+  if (k == TK_KW_IS) {
+    advance(P);
+    *op = TK_KW_IS;
+    *negated = accept(P, TK_KW_NOT);
+    return 1;
+  }
+  if (k == TK_KW_NOT && next_tok(P)->kind == TK_KW_IN) {
+    advance(P);
+    advance(P);
+    *op = TK_KW_IN;
+    *negated = 1;
+    return 1;
+  }
+  return 0;
+}
+
+/* comparison: expr (comp_op expr)*; a chain a < b < c becomes (a < b) and (b < c). */
+static Node *parse_comparison(Parser *P) {
+  Node *n = parse_expr(P);
+  Node *chain = NULL, *left = n;
+  TokenKind op;
+  int negated;
+  Loc loc = tok(P)->loc;
+  while (comparison_op(P, &op, &negated)) {
+    Node *c = new_node(P, ND_COMPARE, loc);
+    c->op = op;
+    c->negated = negated;
+    c->a = left;
+    c->b = parse_expr(P);
+    left = c->b;
+    if (!chain) {
+      chain = c;
+    } else {
+      Node *both = new_node(P, ND_BOOLOP, c->loc);
+      both->op = TK_KW_AND;
+      both->a = chain;
+      both->b = c;
+      chain = both;
+    }
+    loc = tok(P)->loc;
+  }
+  return chain ? chain : n;
+}
+
+static Node *parse_not(Parser *P) {
+  if (at(P, TK_KW_NOT)) {
+    Token *t = advance(P);
+    enter(P);
+    Node *n = new_node(P, ND_UNARY, t->loc);
+    n->op = TK_KW_NOT;
+    n->a = parse_not(P);
+    leave(P);
+    return n;
+  }
+  return parse_comparison(P);
+}
+
+static Node *parse_bool(Parser *P, TokenKind op) {
+  Node *n = op == TK_KW_OR ? parse_bool(P, TK_KW_AND) : parse_not(P);
+  while (at(P, op)) {
+    Node *b = new_node(P, ND_BOOLOP, advance(P)->loc);
+    b->op = op;
+    b->a = n;
+    b->b = op == TK_KW_OR ? parse_bool(P, TK_KW_AND) : parse_not(P);
+    n = b;
+  }
+  return n;
+}
+
+/* lambda: 'lambda' [NAME (',' NAME)*] ':' test -- kept for @heuristics */
+static Node *parse_lambda(Parser *P) {
+  Node *n = new_node(P, ND_LAMBDA, advance(P)->loc);
+  while (at(P, TK_NAME)) {
+    Token *name = advance(P);
+    Node *p = new_node(P, ND_PARAM, name->loc);
+    p->name = arena_strndup(P->arena, name->text, (size_t)name->loc.len);
+    vec_push(P->arena, &n->args, p);
+    if (!accept(P, TK_COMMA)) break;
+  }
+  expect(P, TK_COLON, "':' after lambda parameters");
+  n->a = parse_test(P);
+  return n;
+}
+
+/* test: or_test ['if' or_test 'else' test] | lambda */
+static Node *parse_test(Parser *P) {
+  if (at(P, TK_KW_LAMBDA)) return parse_lambda(P);
+  enter(P);
+  Node *n = parse_bool(P, TK_KW_OR);
+  if (at(P, TK_KW_IF)) {
+    Node *ife = new_node(P, ND_IFEXP, advance(P)->loc);
+    ife->b = n;
+    ife->a = parse_bool(P, TK_KW_OR);
+    expect(P, TK_KW_ELSE, "'else' in conditional expression");
+    ife->c = parse_test(P);
+    n = ife;
+  }
+  leave(P);
+  return n;
+}
+
+/* testlist: test (',' test)* [','] -- a bare tuple when there is a comma */
+static Node *parse_testlist(Parser *P, Node *(*item)(Parser *)) {
+  Node *first = item(P);
+  if (!at(P, TK_COMMA)) return first;
+  Node *t = new_node(P, ND_TUPLE, first->loc);
+  vec_push(P->arena, &t->args, first);
+  while (accept(P, TK_COMMA)) {
+    if (at(P, TK_NEWLINE) || at(P, TK_ASSIGN) || at(P, TK_KW_IN) || at(P, TK_SEMI) ||
+        at(P, TK_RPAREN))
+      break;
+    vec_push(P->arena, &t->args, item(P));
+  }
+  return t;
+}
+
+static int is_augassign(TokenKind k) {
+  return k == TK_PLUS_EQ || k == TK_MINUS_EQ || k == TK_STAR_EQ || k == TK_SLASH_EQ ||
+         k == TK_FLOORDIV_EQ || k == TK_PERCENT_EQ || k == TK_AMP_EQ || k == TK_PIPE_EQ ||
+         k == TK_CARET_EQ || k == TK_SHL_EQ || k == TK_SHR_EQ || k == TK_POW_EQ || k == TK_AT_EQ;
+}
+
+/* The binary operator an augmented assignment applies ('+=' -> '+'). */
+static TokenKind augassign_op(TokenKind k) {
+  switch (k) {
+  case TK_PLUS_EQ: return TK_PLUS;
+  case TK_MINUS_EQ: return TK_MINUS;
+  case TK_STAR_EQ: return TK_STAR;
+  case TK_SLASH_EQ: return TK_SLASH;
+  case TK_FLOORDIV_EQ: return TK_FLOORDIV;
+  case TK_PERCENT_EQ: return TK_PERCENT;
+  case TK_AMP_EQ: return TK_AMP;
+  case TK_PIPE_EQ: return TK_PIPE;
+  case TK_CARET_EQ: return TK_CARET;
+  case TK_SHL_EQ: return TK_SHL;
+  case TK_SHR_EQ: return TK_SHR;
+  case TK_POW_EQ: return TK_POW;
+  default: return TK_AT;
+  }
+}
+
+static void check_target(Parser *P, Node *t) {
+  if (t->kind == ND_NAME) return;
+  if (t->kind == ND_TUPLE || t->kind == ND_LIST) {
+    for (int i = 0; i < t->args.len; i++) check_target(P, t->args.data[i]);
+    return;
+  }
+  diag_error(P->diags, t->loc,
+             t->kind == ND_SUBSCRIPT ? "cannot assign to an element of a tile; use tl.where or tl.store"
+                                     : "cannot assign to this expression");
+}
+
+/* expr_stmt: testlist (annassign | augassign testlist | ('=' testlist)*) */
+static Node *parse_expr_stmt(Parser *P) {
+  Token *start = tok(P);
+  Node *lhs = parse_testlist(P, parse_test);
+  if (at(P, TK_COLON) && lhs->kind == ND_NAME) {
+    Node *n = new_node(P, ND_ANNASSIGN, start->loc);
+    advance(P);
+    n->a = lhs;
+    n->c = parse_test(P);
+    if (accept(P, TK_ASSIGN)) n->b = parse_testlist(P, parse_test);
+    return n;
+  }
+  if (is_augassign(tok(P)->kind)) {
+    Node *n = new_node(P, ND_AUGASSIGN, tok(P)->loc);
+    n->op = augassign_op(advance(P)->kind);
+    check_target(P, lhs);
+    n->a = lhs;
+    n->b = parse_testlist(P, parse_test);
+    return n;
+  }
+  if (!at(P, TK_ASSIGN)) {
+    Node *n = new_node(P, ND_EXPR_STMT, start->loc);
+    n->a = lhs;
+    return n;
+  }
+  Node *n = new_node(P, ND_ASSIGN, tok(P)->loc);
+  vec_push(P->arena, &n->args, lhs);
+  while (accept(P, TK_ASSIGN)) vec_push(P->arena, &n->args, parse_testlist(P, parse_test));
+  n->b = n->args.data[--n->args.len]; /* the value is the last; the rest are targets */
+  for (int i = 0; i < n->args.len; i++) check_target(P, n->args.data[i]);
+  return n;
+}
+
+/* import: 'import' dotted ['as' NAME] | 'from' dotted 'import' names -- ignored */
+static Node *parse_import(Parser *P) {
+  Node *n = new_node(P, ND_IMPORT, advance(P)->loc);
+  while (!at(P, TK_NEWLINE) && !at(P, TK_SEMI) && !at(P, TK_EOF)) {
+    if (!at(P, TK_NAME) && !at(P, TK_DOT) && !at(P, TK_COMMA) && !at(P, TK_KW_AS) &&
+        !at(P, TK_KW_IMPORT) && !at(P, TK_STAR) && !at(P, TK_LPAREN) && !at(P, TK_RPAREN))
+      fail_expected(P, "a module name");
+    advance(P);
+  }
+  return n;
+}
+
+static Node *parse_simple(Parser *P) {
+  Token *t = tok(P);
+  Node *n;
+  switch (t->kind) {
+  case TK_KW_PASS: return new_node(P, ND_PASS, advance(P)->loc);
+  case TK_KW_BREAK: return new_node(P, ND_BREAK, advance(P)->loc);
+  case TK_KW_CONTINUE: return new_node(P, ND_CONTINUE, advance(P)->loc);
+  case TK_KW_RETURN:
+    n = new_node(P, ND_RETURN, advance(P)->loc);
+    if (!at(P, TK_NEWLINE) && !at(P, TK_SEMI)) n->a = parse_testlist(P, parse_test);
+    return n;
+  case TK_KW_ASSERT:
+    n = new_node(P, ND_ASSERT, advance(P)->loc);
+    n->a = parse_test(P);
+    if (accept(P, TK_COMMA)) n->b = parse_test(P);
+    return n;
+  case TK_KW_IMPORT:
+  case TK_KW_FROM: return parse_import(P);
+  case TK_KW_GLOBAL:
+  case TK_KW_NONLOCAL:
+  case TK_KW_DEL:
+  case TK_KW_YIELD:
+  case TK_KW_RAISE:
+    fail_at(P, t, "'%s' is not supported in kernels", token_kind_name(t->kind));
+  default: return parse_expr_stmt(P);
+  }
+}
+
+/* simple_stmts: small (';' small)* [';'] NEWLINE */
+static void parse_simple_line(Parser *P, NodeVec *body) {
+  for (;;) {
+    vec_push(P->arena, body, parse_simple(P));
+    if (!accept(P, TK_SEMI) || at(P, TK_NEWLINE)) break;
+  }
+  if (!at(P, TK_EOF)) expect(P, TK_NEWLINE, "end of line");
+}
+
+/* if: 'if' test ':' block ('elif' test ':' block)* ['else' ':' block] */
+static Node *parse_if(Parser *P) {
+  Node *n = new_node(P, ND_IF, advance(P)->loc);
+  n->a = parse_test(P);
+  parse_block(P, &n->body);
+  if (at(P, TK_KW_ELIF)) {
+    vec_push(P->arena, &n->orelse, parse_if(P));
+  } else if (accept(P, TK_KW_ELSE)) {
+    parse_block(P, &n->orelse);
+  }
+  return n;
+}
+
+/* for: 'for' targets 'in' testlist ':' block */
+static Node *parse_for(Parser *P) {
+  Node *n = new_node(P, ND_FOR, advance(P)->loc);
+  n->a = parse_testlist(P, parse_expr);
+  check_target(P, n->a);
+  expect(P, TK_KW_IN, "'in' in for loop");
+  n->b = parse_testlist(P, parse_test);
+  parse_block(P, &n->body);
+  if (at(P, TK_KW_ELSE)) fail_at(P, tok(P), "%s", "'for ... else' is not supported in kernels");
+  return n;
+}
+
+static Node *parse_while(Parser *P) {
+  Node *n = new_node(P, ND_WHILE, advance(P)->loc);
+  n->a = parse_test(P);
+  parse_block(P, &n->body);
+  if (at(P, TK_KW_ELSE)) fail_at(P, tok(P), "%s", "'while ... else' is not supported in kernels");
+  return n;
+}
+
+/* param: NAME [':' test] ['=' test] */
+static Node *parse_param(Parser *P) {
+  if (at(P, TK_STAR) || at(P, TK_POW) || at(P, TK_SLASH))
+    fail_at(P, tok(P), "%s", "'*args', '**kwargs' and '/' parameters are not supported in kernels");
+  Token *name = expect(P, TK_NAME, "a parameter name");
+  Node *p = new_node(P, ND_PARAM, name->loc);
+  p->name = arena_strndup(P->arena, name->text, (size_t)name->loc.len);
+  if (accept(P, TK_COLON)) p->a = parse_test(P);
+  if (accept(P, TK_ASSIGN)) p->b = parse_test(P);
+  return p;
+}
+
+static void check_params(Parser *P, Node *fn) {
+  int saw_default = 0;
+  for (int i = 0; i < fn->args.len; i++) {
+    Node *p = fn->args.data[i];
+    for (int j = 0; j < i; j++)
+      if (!strcmp(fn->args.data[j]->name, p->name))
+        diag_error(P->diags, p->loc, "duplicate parameter '%s'", p->name);
+    if (p->b) saw_default = 1;
+    else if (saw_default)
+      diag_error(P->diags, p->loc, "parameter '%s' without a default follows one with a default",
+                 p->name);
+  }
+}
+
+/* funcdef: decorator* 'def' NAME '(' [param (',' param)*] ')' ['->' test] ':' block */
+static Node *parse_funcdef(Parser *P, NodeVec decorators) {
+  Token *def = expect(P, TK_KW_DEF, "'def' after decorators");
+  if (P->in_function)
+    fail_at(P, def, "%s", "nested function definitions are not supported; define helpers at module level");
+  Token *name = expect(P, TK_NAME, "a function name");
+  Node *fn = new_node(P, ND_FUNCDEF, name->loc);
+  fn->name = arena_strndup(P->arena, name->text, (size_t)name->loc.len);
+  fn->kwargs = decorators;
+  expect(P, TK_LPAREN, "'(' after the function name");
+  while (!at(P, TK_RPAREN)) {
+    vec_push(P->arena, &fn->args, parse_param(P));
+    if (!accept(P, TK_COMMA)) break;
+  }
+  expect(P, TK_RPAREN, "')' to close the parameter list");
+  check_params(P, fn);
+  if (accept(P, TK_ARROW)) fn->a = parse_test(P);
+  P->in_function = 1;
+  parse_block(P, &fn->body);
+  P->in_function = 0;
+  return fn;
+}
+
+static Node *parse_decorated(Parser *P) {
+  NodeVec decorators = {0};
+  while (accept(P, TK_AT)) {
+    vec_push(P->arena, &decorators, parse_test(P));
+    expect(P, TK_NEWLINE, "end of line after the decorator");
+  }
+  return parse_funcdef(P, decorators);
+}
+
+static void parse_statement(Parser *P, NodeVec *body);
+
+/* Skips the rest of a broken statement: to the end of its line, and past
+ * the indented block that follows it, if any. */
+static void synchronize(Parser *P) {
+  while (!at(P, TK_NEWLINE) && !at(P, TK_EOF) && !at(P, TK_INDENT) && !at(P, TK_DEDENT)) advance(P);
+  accept(P, TK_NEWLINE);
+  if (!at(P, TK_INDENT)) return;
+  int depth = 0;
+  do {
+    if (at(P, TK_INDENT)) depth++;
+    if (at(P, TK_DEDENT)) depth--;
+    advance(P);
+  } while (depth > 0 && !at(P, TK_EOF));
+}
+
+static void parse_compound(Parser *P, NodeVec *body) {
+  Token *t = tok(P);
+  switch (t->kind) {
+  case TK_KW_IF: vec_push(P->arena, body, parse_if(P)); return;
+  case TK_KW_FOR: vec_push(P->arena, body, parse_for(P)); return;
+  case TK_KW_WHILE: vec_push(P->arena, body, parse_while(P)); return;
+  case TK_AT: vec_push(P->arena, body, parse_decorated(P)); return;
+  case TK_KW_DEF: {
+    NodeVec none = {0};
+    vec_push(P->arena, body, parse_funcdef(P, none));
+    return;
+  }
+  case TK_KW_CLASS:
+  case TK_KW_WITH:
+  case TK_KW_TRY:
+    fail_at(P, t, "'%s' statements are not supported in kernels", token_kind_name(t->kind));
+  case TK_INDENT: fail_at(P, t, "%s", "unexpected indent");
+  case TK_KW_ELIF:
+  case TK_KW_ELSE: fail_at(P, t, "'%s' without a matching 'if'", token_kind_name(t->kind));
+  default: parse_simple_line(P, body);
+  }
+}
+
+/* One statement, with its own recovery point. */
+static void parse_statement(Parser *P, NodeVec *body) {
+  jmp_buf here;
+  jmp_buf *outer = P->recover;
+  int saved_nesting = P->nesting, saved_in_function = P->in_function;
+  P->recover = &here;
+  if (setjmp(here) == 0) {
+    parse_compound(P, body);
+  } else {
+    P->nesting = saved_nesting;
+    P->in_function = saved_in_function;
+    synchronize(P);
+  }
+  P->recover = outer;
+}
+
+/* block: ':' (NEWLINE INDENT stmt+ DEDENT | simple_stmts) */
+static void parse_block(Parser *P, NodeVec *body) {
+  expect(P, TK_COLON, "':'");
+  if (!accept(P, TK_NEWLINE)) {
+    parse_simple_line(P, body);
+    return;
+  }
+  if (!at(P, TK_INDENT)) fail_expected(P, "an indented block");
+  advance(P);
+  enter(P);
+  while (!at(P, TK_DEDENT) && !at(P, TK_EOF)) parse_statement(P, body);
+  leave(P);
+  accept(P, TK_DEDENT);
+}
+
+Module *parse_module(const Source *src, const TokenVec *toks, Diags *d) {
+  Parser P = {src, toks, d, d->arena, 0, 0, 0, NULL};
+  Module *m = arena_alloc(d->arena, sizeof *m);
+  m->src = src;
+  m->root = new_node(&P, ND_MODULE, toks->data[0].loc);
+  while (!at(&P, TK_EOF)) {
+    if (accept(&P, TK_NEWLINE)) continue;
+    if (at(&P, TK_DEDENT)) { /* only after a lexer indentation error */
+      advance(&P);
+      continue;
+    }
+    parse_statement(&P, &m->root->body);
+  }
+  return m;
+}
+
+Node *parse_expression(const Source *src, const TokenVec *toks, Diags *d) {
+  Parser P = {src, toks, d, d->arena, 0, 0, 0, NULL};
+  jmp_buf here;
+  P.recover = &here;
+  if (setjmp(here)) return NULL;
+  Node *n = parse_testlist(&P, parse_test);
+  accept(&P, TK_NEWLINE);
+  if (!at(&P, TK_EOF)) fail_expected(&P, "end of expression");
+  return n;
+}

@@ -1,0 +1,913 @@
+/* The checker's core: names, expressions, statements, helper instances and
+ * the kernel's specialisation.  It walks the kernel the way Triton's code
+ * generator traces it: constexprs are evaluated as it goes, so shapes are
+ * known and every error can name the exact place. */
+#include "sema_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_CALL_DEPTH = 64, MAX_UNROLL = 4096 };
+
+/* ---- values as nodes ---------------------------------------------------- */
+
+Node *mk_const(Sema *S, Loc loc, Value *v) {
+  Node *n = node_new(S->arena, ND_CONST, loc);
+  n->cval = v;
+  return n;
+}
+
+int is_const(const Node *n) { return n->kind == ND_CONST && n->cval; }
+int is_const_kind(const Node *n, ValueKind k) { return is_const(n) && !n->type && n->cval->kind == k; }
+
+/* An error value: a CONST without a value.  Operations on it stay silent,
+ * so one mistake gives one message. */
+Node *poison(Sema *S, Loc loc) { return node_new(S->arena, ND_CONST, loc); }
+int is_poison(const Node *n) { return n->kind == ND_CONST && !n->cval; }
+
+static int is_runtime(const Node *n) { return n->type != NULL; }
+
+void emit(Sema *S, Node *stmt) { vec_push(S->arena, S->out, stmt); }
+
+Value *const_of(Sema *S, Node *n, const char *what) {
+  if (is_poison(n)) return NULL;
+  if (is_const(n)) return n->cval;
+  if (n->kind == ND_TUPLE) {
+    Value *v = value_new(S, V_LIST);
+    for (int i = 0; i < n->args.len; i++) {
+      Value *item = const_of(S, n->args.data[i], what);
+      if (!item) return NULL;
+      vec_push(S->arena, &v->items, item);
+    }
+    return v;
+  }
+  diag_error(S->diags, n->loc, "%s must be a constexpr, but this is a run-time value of type %s", what,
+             n->type ? type_str(S->arena, n->type) : "tuple");
+  return NULL;
+}
+
+Node *const_to_node(Sema *S, Loc loc, Value *v) {
+  if (v->kind != V_LIST) return mk_const(S, loc, v);
+  Node *t = node_new(S->arena, ND_TUPLE, loc);
+  for (int i = 0; i < v->items.len; i++) vec_push(S->arena, &t->args, const_to_node(S, loc, v->items.data[i]));
+  return t;
+}
+
+/* ---- scopes -------------------------------------------------------------- */
+
+static Node *scope_get(Scope *sc, const char *name) {
+  for (int i = sc->len - 1; i >= 0; i--)
+    if (!strcmp(sc->data[i].name, name)) return sc->data[i].value;
+  return NULL;
+}
+
+static void scope_set(Sema *S, Scope *sc, const char *name, Node *value) {
+  for (int i = sc->len - 1; i >= 0; i--)
+    if (!strcmp(sc->data[i].name, name)) {
+      sc->data[i].value = value;
+      return;
+    }
+  Binding b = {name, value};
+  vec_push(S->arena, sc, b);
+}
+
+static Scope scope_copy(Sema *S, const Scope *sc) {
+  Scope c = {0};
+  for (int i = 0; i < sc->len; i++) vec_push(S->arena, &c, sc->data[i]);
+  return c;
+}
+
+/* A reference to a run-time variable, as later uses see it. */
+static Node *var_ref(Sema *S, Loc loc, const char *name, Type *t) {
+  Node *n = typed_node(S, ND_NAME, loc, t);
+  n->name = name;
+  return n;
+}
+
+/* ---- names --------------------------------------------------------------- */
+
+static Value *namespace_value(Sema *S, const char *name) {
+  Value *v = value_new(S, V_NAMESPACE);
+  v->s = name;
+  return v;
+}
+
+static Node *find_function(const Module *m, const char *name) {
+  if (!m) return NULL;
+  for (int i = 0; i < m->root->body.len; i++) {
+    Node *s = m->root->body.data[i];
+    if (s->kind == ND_FUNCDEF && !strcmp(s->name, name)) return s;
+  }
+  return NULL;
+}
+
+static Node *find_constant(const Module *m, const char *name) {
+  for (int i = m->root->body.len - 1; i >= 0; i--) {
+    Node *s = m->root->body.data[i];
+    if (s->kind == ND_ASSIGN && s->args.len == 1 && s->args.data[0]->kind == ND_NAME &&
+        !strcmp(s->args.data[0]->name, name))
+      return s->b;
+    if (s->kind == ND_ANNASSIGN && s->b && !strcmp(s->a->name, name)) return s->b;
+  }
+  return NULL;
+}
+
+/* Module constants are evaluated when first used, in an empty scope, so
+ * host-side lines that no kernel uses cost nothing. */
+static Node *module_constant(Sema *S, Loc use, const char *name) {
+  for (int i = 0; i < S->constants.len; i++)
+    if (!strcmp(S->constants.data[i].name, name)) return S->constants.data[i].value;
+  Node *expr = find_constant(S->mod, name);
+  if (!expr) return NULL;
+  Scope saved = S->scope;
+  S->scope = (Scope){0};
+  Binding pending = {name, poison(S, use)}; /* a constant defined by itself reads as an error */
+  vec_push(S->arena, &S->constants, pending);
+  int slot = S->constants.len - 1;
+  Node *v = check_expr(S, expr);
+  S->scope = saved;
+  if (is_runtime(v)) {
+    diag_error(S->diags, expr->loc, "module-level '%s' must be a constexpr", name);
+    v = poison(S, use);
+  }
+  S->constants.data[slot].value = v;
+  return v;
+}
+
+/* Names a kernel may reach through `tl.` (builtins, dtypes, the standard library). */
+static Node *namespace_member(Sema *S, Loc loc, const char *name) {
+  int dt = dtype_lookup(name);
+  if (dt >= 0 && strlen(name) > 4) return mk_const(S, loc, value_dtype(S, (DType)dt, 0));
+  if (!strcmp(name, "constexpr")) return mk_const(S, loc, value_new(S, V_CONSTEXPR));
+  if (!strcmp(name, "language") || !strcmp(name, "math") || !strcmp(name, "core") ||
+      !strcmp(name, "standard"))
+    return mk_const(S, loc, namespace_value(S, "tl"));
+  int id = builtin_lookup(name, TL);
+  if (id >= 0) {
+    Value *v = value_new(S, V_BUILTIN);
+    v->i = id;
+    return mk_const(S, loc, v);
+  }
+  Node *fn = find_function(S->stdlib, name);
+  if (fn) {
+    Value *v = value_new(S, V_FUNC);
+    v->func = fn;
+    return mk_const(S, loc, v);
+  }
+  return NULL;
+}
+
+static Node *lookup_name(Sema *S, Loc loc, const char *name) {
+  Node *v = scope_get(&S->scope, name);
+  if (v) return v;
+  Node *fn = find_function(S->mod, name);
+  if (fn) {
+    Value *fv = value_new(S, V_FUNC);
+    fv->func = fn;
+    return mk_const(S, loc, fv);
+  }
+  v = module_constant(S, loc, name);
+  if (v) return v;
+  if (!strcmp(name, "tl") || !strcmp(name, "triton") || !strcmp(name, "language"))
+    return mk_const(S, loc, namespace_value(S, name));
+  int id = builtin_lookup(name, PY);
+  if (id >= 0) {
+    Value *bv = value_new(S, V_BUILTIN);
+    bv->i = id;
+    return mk_const(S, loc, bv);
+  }
+  return namespace_member(S, loc, name);
+}
+
+static void undefined_name(Sema *S, Loc loc, const char *name) {
+  diag_error(S->diags, loc, "name '%s' is not defined", name);
+  const char *cands[256];
+  int n = 0;
+  for (int i = 0; i < S->scope.len && n < 200; i++) cands[n++] = S->scope.data[i].name;
+  for (int i = 0; i < S->mod->root->body.len && n < 220; i++) {
+    Node *s = S->mod->root->body.data[i];
+    if (s->kind == ND_FUNCDEF) cands[n++] = s->name;
+  }
+  const char *best = suggest(S, name, cands, n);
+  if (best) diag_note(S->diags, loc, "did you mean '%s'?", best);
+}
+
+/* ---- expressions --------------------------------------------------------- */
+
+static Node *check_name(Sema *S, Node *n) {
+  Node *v = lookup_name(S, n->loc, n->name);
+  if (!v) {
+    undefined_name(S, n->loc, n->name);
+    return poison(S, n->loc);
+  }
+  if (is_runtime(v) && v->kind == ND_NAME) return var_ref(S, n->loc, v->name, v->type);
+  return v;
+}
+
+static Node *tile_attribute(Sema *S, Node *obj, Node *n) {
+  Type *t = obj->type;
+  if (!strcmp(n->name, "dtype")) return mk_const(S, n->loc, value_dtype(S, t->elem, t->is_ptr));
+  if (!strcmp(n->name, "numel")) return mk_const(S, n->loc, value_int(S, type_numel(t)));
+  if (!strcmp(n->name, "shape")) {
+    Value *v = value_new(S, V_LIST);
+    for (int i = 0; i < t->rank; i++) vec_push(S->arena, &v->items, value_int(S, t->shape[i]));
+    return const_to_node(S, n->loc, v);
+  }
+  if (!strcmp(n->name, "T") && t->rank == 2) {
+    Node *arg = obj;
+    return check_builtin_call(S, n, B_TRANS, NULL, &arg, 1, NULL, 0);
+  }
+  int id = builtin_lookup(n->name, METHOD);
+  if (id >= 0) {
+    Value *v = value_new(S, V_BUILTIN);
+    v->i = id;
+    v->self = obj;
+    return mk_const(S, n->loc, v);
+  }
+  diag_error(S->diags, n->loc, "a tile of type %s has no attribute '%s'", type_str(S->arena, t), n->name);
+  return poison(S, n->loc);
+}
+
+static const char *const namespace_names[] = {
+#define BUILTIN(id, handler, flags, name, params, summary) #id,
+#include "builtins.def"
+#undef BUILTIN
+};
+
+static void no_member(Sema *S, Loc loc, const char *ns, const char *name) {
+  diag_error(S->diags, loc, "module '%s' has no attribute '%s'", ns, name);
+  const char *cands[B_COUNT + 16];
+  int n = 0;
+  for (int i = 0; i < B_COUNT; i++)
+    if (builtin_flags(i) & (TL | METHOD)) cands[n++] = builtin_name(i);
+  for (int i = 0; S->stdlib && i < S->stdlib->root->body.len && n < B_COUNT + 16; i++)
+    if (S->stdlib->root->body.data[i]->kind == ND_FUNCDEF) cands[n++] = S->stdlib->root->body.data[i]->name;
+  const char *best = suggest(S, name, cands, n);
+  if (best) diag_note(S->diags, loc, "did you mean %s.%s?", ns, best);
+  (void)namespace_names;
+}
+
+static Node *check_attr(Sema *S, Node *n) {
+  Node *obj = check_expr(S, n->a);
+  if (is_poison(obj)) return obj;
+  if (is_runtime(obj)) return tile_attribute(S, obj, n);
+  Value *v = obj->kind == ND_CONST ? obj->cval : NULL;
+  if (v && v->kind == V_NAMESPACE) {
+    Node *m = namespace_member(S, n->loc, n->name);
+    if (m) return m;
+    no_member(S, n->loc, v->s, n->name);
+    return poison(S, n->loc);
+  }
+  if (v && v->kind == V_DTYPE && !strcmp(n->name, "element_ty") && v->dtype_is_ptr)
+    return mk_const(S, n->loc, value_dtype(S, v->dtype, 0));
+  if (v && v->kind == V_DTYPE && !strcmp(n->name, "primitive_bitwidth"))
+    return mk_const(S, n->loc, value_int(S, dtype_bits(v->dtype)));
+  diag_error(S->diags, n->loc, "%s has no attribute '%s'",
+             v ? value_str(S->arena, v) : "this tuple", n->name);
+  return poison(S, n->loc);
+}
+
+static Node *check_sequence(Sema *S, Node *n) {
+  Node *t = node_new(S->arena, ND_TUPLE, n->loc);
+  for (int i = 0; i < n->args.len; i++) vec_push(S->arena, &t->args, check_expr(S, n->args.data[i]));
+  return t;
+}
+
+/* x[:, None], x[None, :] on tiles; t[i] on constexpr tuples. */
+static Node *check_subscript(Sema *S, Node *n) {
+  Node *obj = check_expr(S, n->a);
+  if (is_poison(obj)) return obj;
+  if (!is_runtime(obj)) {
+    Node *idx = n->args.len == 1 ? check_expr(S, n->args.data[0]) : NULL;
+    if (obj->kind == ND_TUPLE && idx && is_const_kind(idx, V_INT)) {
+      int64_t i = idx->cval->i < 0 ? idx->cval->i + obj->args.len : idx->cval->i;
+      if (i >= 0 && i < obj->args.len) return obj->args.data[i];
+      diag_error(S->diags, idx->loc, "tuple index %lld out of range (the tuple has %d elements)",
+                 (long long)idx->cval->i, obj->args.len);
+      return poison(S, n->loc);
+    }
+    diag_error(S->diags, n->loc, "only tiles and tuples (with a constexpr index) can be subscripted");
+    return poison(S, n->loc);
+  }
+  Type *t = obj->type;
+  int64_t shape[MAX_RANK];
+  int rank = 0, src_dim = 0;
+  for (int i = 0; i < n->args.len; i++) {
+    Node *it = n->args.data[i];
+    if (it->kind == ND_NONE) {
+      if (rank == MAX_RANK) break;
+      shape[rank++] = 1;
+    } else if (it->kind == ND_SLICE && !it->a && !it->b && !it->c && src_dim < t->rank) {
+      shape[rank++] = t->shape[src_dim++];
+    } else {
+      diag_error(S->diags, it->loc, "tiles can only be indexed with ':' and None");
+      return poison(S, n->loc);
+    }
+  }
+  if (src_dim != t->rank || rank > MAX_RANK) {
+    diag_error(S->diags, n->loc, "index has %d ':' for a tile of rank %d", src_dim, t->rank);
+    return poison(S, n->loc);
+  }
+  Node *r = typed_node(S, ND_SUBSCRIPT, n->loc, type_tile(S->arena, t, rank, shape));
+  r->a = obj;
+  for (int i = 0; i < n->args.len; i++) vec_push(S->arena, &r->args, n->args.data[i]);
+  return r;
+}
+
+static Node *check_call(Sema *S, Node *n) {
+  Node *callee = check_expr(S, n->a);
+  Node *args[64], *kws[64];
+  if (n->args.len > 64 || n->kwargs.len > 64) {
+    diag_error(S->diags, n->loc, "too many arguments (the limit is 64)");
+    return poison(S, n->loc);
+  }
+  int poisoned = is_poison(callee);
+  for (int i = 0; i < n->args.len; i++) {
+    args[i] = check_expr(S, n->args.data[i]);
+    poisoned |= is_poison(args[i]);
+  }
+  for (int i = 0; i < n->kwargs.len; i++) {
+    Node *kw = node_new(S->arena, ND_KEYWORD, n->kwargs.data[i]->loc);
+    kw->name = n->kwargs.data[i]->name;
+    kw->a = check_expr(S, n->kwargs.data[i]->a);
+    poisoned |= is_poison(kw->a);
+    kws[i] = kw;
+  }
+  if (poisoned) return poison(S, n->loc);
+  Value *f = is_const(callee) && !callee->type ? callee->cval : NULL;
+  if (f && f->kind == V_BUILTIN)
+    return check_builtin_call(S, n, (int)f->i, f->self, args, n->args.len, kws, n->kwargs.len);
+  if (f && f->kind == V_FUNC) return call_function(S, n, f->func, args, n->args.len, kws, n->kwargs.len);
+  diag_error(S->diags, n->a->loc, "%s is not callable",
+             f ? value_str(S->arena, f) : callee->type ? type_str(S->arena, callee->type) : "a tuple");
+  return poison(S, n->loc);
+}
+
+static Node *check_boolop(Sema *S, Node *n) {
+  Node *x = check_expr(S, n->a);
+  if (is_poison(x)) return x;
+  if (is_const(x) && !x->type) { /* Python's short circuit on constexprs */
+    int ok, t = value_truth(x->cval, &ok);
+    if ((n->op == TK_KW_AND && !t) || (n->op == TK_KW_OR && t)) return x;
+    return check_expr(S, n->b);
+  }
+  Node *y = check_expr(S, n->b);
+  if (is_poison(y)) return y;
+  return binary(S, n->loc, n->op == TK_KW_AND ? TK_AMP : TK_PIPE, to_bool(S, x), to_bool(S, y));
+}
+
+static Node *check_compare(Sema *S, Node *n) {
+  Node *x = check_expr(S, n->a), *y = check_expr(S, n->b);
+  if (n->op == TK_KW_IN) {
+    diag_error(S->diags, n->loc, "'in' is only supported in for loops");
+    return poison(S, n->loc);
+  }
+  if (n->op == TK_KW_IS) {
+    if (is_poison(x) || is_poison(y)) return poison(S, n->loc);
+    if (is_runtime(x) || is_runtime(y)) {
+      diag_error(S->diags, n->loc, "'is' compares constexprs only (write x is None on a constexpr)");
+      return poison(S, n->loc);
+    }
+    Value *v = fold_binary(S, n->loc, TK_KW_IS, x->cval, y->cval);
+    if (n->negated) v->i = !v->i;
+    return mk_const(S, n->loc, v);
+  }
+  return binary(S, n->loc, n->op, x, y);
+}
+
+static Node *check_ifexp(Sema *S, Node *n) {
+  Node *c = check_expr(S, n->a);
+  if (is_poison(c)) return c;
+  if (is_const(c) && !c->type) {
+    int ok;
+    return check_expr(S, value_truth(c->cval, &ok) ? n->b : n->c);
+  }
+  Node *x = check_expr(S, n->b), *y = check_expr(S, n->c);
+  Node *args[3] = {c, x, y};
+  return check_builtin_call(S, n, B_WHERE, NULL, args, 3, NULL, 0);
+}
+
+static Node *literal(Sema *S, Node *n) {
+  switch (n->kind) {
+  case ND_INT: return mk_const(S, n->loc, value_int(S, n->ival));
+  case ND_FLOAT: return mk_const(S, n->loc, value_float(S, n->fval));
+  case ND_BOOL: return mk_const(S, n->loc, value_bool(S, (int)n->ival));
+  case ND_NONE: return mk_const(S, n->loc, value_new(S, V_NONE));
+  default: {
+    Value *v = value_new(S, V_STR);
+    v->s = n->str;
+    v->slen = n->str_len;
+    return mk_const(S, n->loc, v);
+  }
+  }
+}
+
+Node *check_expr(Sema *S, Node *n) {
+  switch (n->kind) {
+  case ND_INT:
+  case ND_FLOAT:
+  case ND_BOOL:
+  case ND_NONE:
+  case ND_STR: return literal(S, n);
+  case ND_NAME: return check_name(S, n);
+  case ND_ATTR: return check_attr(S, n);
+  case ND_CALL: return check_call(S, n);
+  case ND_SUBSCRIPT: return check_subscript(S, n);
+  case ND_TUPLE:
+  case ND_LIST: return check_sequence(S, n);
+  case ND_BINOP: return binary(S, n->loc, n->op, check_expr(S, n->a), check_expr(S, n->b));
+  case ND_UNARY: return unary(S, n->loc, n->op, check_expr(S, n->a));
+  case ND_COMPARE: return check_compare(S, n);
+  case ND_BOOLOP: return check_boolop(S, n);
+  case ND_IFEXP: return check_ifexp(S, n);
+  case ND_CONST: return n;
+  default:
+    diag_error(S->diags, n->loc, "%s is not supported inside a kernel",
+               n->kind == ND_DICT ? "a dictionary" : n->kind == ND_LAMBDA ? "a lambda"
+               : n->kind == ND_LISTCOMP ? "a list comprehension" : "this expression");
+    return poison(S, n->loc);
+  }
+}
+
+/* ---- statements ---------------------------------------------------------- */
+
+static void check_block(Sema *S, NodeVec *body, NodeVec *out);
+
+/* The name a variable has in the checked code (helpers' locals are prefixed). */
+static const char *local_name(Sema *S, const char *name) {
+  return S->prefix ? arena_printf(S->arena, "%s%s", S->prefix, name) : name;
+}
+
+static void assign_name(Sema *S, Node *target, Node *value, Loc loc) {
+  if (is_runtime(value) && value->kind != ND_TUPLE) {
+    const char *name = local_name(S, target->name);
+    Node *a = node_new(S->arena, ND_ASSIGN, loc);
+    vec_push(S->arena, &a->args, var_ref(S, target->loc, name, value->type));
+    a->b = value;
+    emit(S, a);
+    scope_set(S, &S->scope, target->name, var_ref(S, target->loc, name, value->type));
+  } else {
+    scope_set(S, &S->scope, target->name, value);
+  }
+}
+
+static void assign_to(Sema *S, Node *target, Node *value, Loc loc) {
+  if (target->kind == ND_NAME) {
+    assign_name(S, target, value, loc);
+    return;
+  }
+  /* tuple unpacking */
+  Node *tuple = value;
+  if (is_const_kind(value, V_LIST)) tuple = const_to_node(S, value->loc, value->cval);
+  if (is_poison(value)) {
+    for (int i = 0; i < target->args.len; i++) assign_to(S, target->args.data[i], value, loc);
+    return;
+  }
+  if (tuple->kind != ND_TUPLE || tuple->args.len != target->args.len) {
+    diag_error(S->diags, loc, "cannot unpack %s into %d names",
+               tuple->kind == ND_TUPLE ? arena_printf(S->arena, "%d values", tuple->args.len) : "a single value",
+               target->args.len);
+    for (int i = 0; i < target->args.len; i++) assign_to(S, target->args.data[i], poison(S, loc), loc);
+    return;
+  }
+  for (int i = 0; i < target->args.len; i++) assign_to(S, target->args.data[i], tuple->args.data[i], loc);
+}
+
+static void check_assign(Sema *S, Node *n) {
+  Node *v = check_expr(S, n->b);
+  for (int i = 0; i < n->args.len; i++) assign_to(S, n->args.data[i], v, n->loc);
+}
+
+static void check_augassign(Sema *S, Node *n) {
+  Node *cur = check_expr(S, n->a);
+  Node *v = binary(S, n->loc, n->op, cur, check_expr(S, n->b));
+  if (is_runtime(cur) && is_runtime(v) && !type_equal(cur->type, v->type) && !cur->type->is_ptr) {
+    /* x += y keeps x's type where the shapes agree, as in Triton's in-place ops */
+    if (type_same_shape(cur->type, v->type)) v = cast(S, v, cur->type->elem, 0);
+  }
+  assign_to(S, n->a, v, n->loc);
+}
+
+static void check_annassign(Sema *S, Node *n) {
+  if (!n->b) return;
+  Node *v = check_expr(S, n->b);
+  Node *ann = check_expr(S, n->c);
+  if (is_const_kind(ann, V_CONSTEXPR) && is_runtime(v) && !is_const(v)) {
+    diag_error(S->diags, n->b->loc, "'%s' is annotated tl.constexpr but its value is a run-time %s",
+               n->a->name, type_str(S->arena, v->type));
+    v = poison(S, n->loc);
+  }
+  assign_to(S, n->a, v, n->loc);
+}
+
+static void check_expr_stmt(Sema *S, Node *n) {
+  if (n->a->kind == ND_STR) return; /* docstring */
+  Node *v = check_expr(S, n->a);
+  if (is_runtime(v) || v->kind == ND_CALL) {
+    Node *s = node_new(S->arena, ND_EXPR_STMT, n->loc);
+    s->a = v;
+    emit(S, s);
+  }
+}
+
+static int const_truth(Sema *S, Node *c, int *value) {
+  if (!is_const(c) || c->type) return 0;
+  int ok;
+  *value = value_truth(c->cval, &ok);
+  (void)S;
+  return 1;
+}
+
+/* The type a value has when it must live in a run-time variable. */
+static Type *carried_type(Sema *S, Node *v) {
+  if (is_runtime(v)) return v->type;
+  if (is_const(v)) return runtime(S, v)->type;
+  return NULL;
+}
+
+static int assigns_name(Node *stmt, const char *name);
+
+static int block_assigns(NodeVec *body, const char *name) {
+  for (int i = 0; i < body->len; i++)
+    if (assigns_name(body->data[i], name)) return 1;
+  return 0;
+}
+
+static int target_has(Node *t, const char *name) {
+  if (t->kind == ND_NAME) return !strcmp(t->name, name);
+  for (int i = 0; i < t->args.len; i++)
+    if (target_has(t->args.data[i], name)) return 1;
+  return 0;
+}
+
+static int assigns_name(Node *s, const char *name) {
+  switch (s->kind) {
+  case ND_ASSIGN:
+    for (int i = 0; i < s->args.len; i++)
+      if (target_has(s->args.data[i], name)) return 1;
+    return 0;
+  case ND_AUGASSIGN:
+  case ND_ANNASSIGN: return target_has(s->a, name);
+  case ND_FOR: return target_has(s->a, name) || block_assigns(&s->body, name);
+  case ND_IF:
+  case ND_WHILE: return block_assigns(&s->body, name) || block_assigns(&s->orelse, name);
+  default: return 0;
+  }
+}
+
+/* Makes `var` hold `value` at the end of a branch that did not assign it. */
+static void assign_at_end(Sema *S, NodeVec *body, Loc loc, const char *var, Node *value, Type *t) {
+  if (value->kind == ND_NAME && !strcmp(value->name, var)) return;
+  Node *a = node_new(S->arena, ND_ASSIGN, loc);
+  vec_push(S->arena, &a->args, var_ref(S, loc, var, t));
+  a->b = cast(S, runtime(S, value), t->elem, t->is_ptr);
+  vec_push(S->arena, body, a);
+}
+
+/* After a run-time if, a name bound differently in the two branches
+ * becomes one run-time variable; both sides must agree on its type. */
+static void merge_branches(Sema *S, Node *out, Scope *then_sc, Scope *else_sc) {
+  Scope merged = {0};
+  for (int i = 0; i < then_sc->len; i++) {
+    Binding b = then_sc->data[i];
+    Node *other = scope_get(else_sc, b.name);
+    if (!other) continue; /* defined on one path only: not visible after the if */
+    if (other == b.value || (is_const(other) && is_const(b.value) && !other->type && !b.value->type &&
+                             value_equal(other->cval, b.value->cval))) {
+      vec_push(S->arena, &merged, b);
+      continue;
+    }
+    Binding r = {b.name, poison(S, out->loc)};
+    Type *tt = is_poison(b.value) ? NULL : carried_type(S, b.value);
+    Type *et = is_poison(other) ? NULL : carried_type(S, other);
+    if (tt && et && type_equal(tt, et)) {
+      const char *var = local_name(S, b.name);
+      assign_at_end(S, &out->body, out->loc, var, b.value, tt);
+      assign_at_end(S, &out->orelse, out->loc, var, other, tt);
+      r.value = var_ref(S, out->loc, var, tt);
+    } else if (!is_poison(b.value) && !is_poison(other)) {
+      diag_error(S->diags, out->loc, "'%s' has type %s in the then-branch but %s in the else-branch", b.name,
+                 tt ? type_str(S->arena, tt) : value_str(S->arena, b.value->cval),
+                 et ? type_str(S->arena, et) : value_str(S->arena, other->cval));
+    }
+    vec_push(S->arena, &merged, r);
+  }
+  S->scope = merged;
+}
+
+static void check_if(Sema *S, Node *n) {
+  Node *c = check_expr(S, n->a);
+  int truth;
+  if (is_poison(c)) return;
+  if (const_truth(S, c, &truth)) { /* constexpr if: only the taken branch exists */
+    check_block(S, truth ? &n->body : &n->orelse, S->out);
+    return;
+  }
+  if (c->type->rank != 0) {
+    diag_error(S->diags, n->a->loc, "the condition of an if must be a scalar, not a tile of type %s",
+               type_str(S->arena, c->type));
+    return;
+  }
+  Node *out = node_new(S->arena, ND_IF, n->loc);
+  out->a = to_bool(S, c);
+  Scope before = scope_copy(S, &S->scope);
+  int returned = S->returned;
+  check_block(S, &n->body, &out->body);
+  Scope then_sc = S->scope;
+  S->scope = before;
+  check_block(S, &n->orelse, &out->orelse);
+  if (S->returned != returned)
+    diag_error(S->diags, n->loc, "return inside an if on a run-time condition is not supported");
+  merge_branches(S, out, &then_sc, &S->scope);
+  emit(S, out);
+}
+
+/* Names assigned in a run-time loop body that exist before it become
+ * run-time variables carried around the loop. */
+static void carry_loop_variables(Sema *S, Node *loop, Scope *carried) {
+  for (int i = 0; i < S->scope.len; i++) {
+    Binding *b = &S->scope.data[i];
+    if (!block_assigns(&loop->body, b->name) || is_poison(b->value)) continue;
+    Type *t = carried_type(S, b->value);
+    if (!t) continue;
+    const char *var = local_name(S, b->name);
+    assign_at_end(S, S->out, loop->loc, var, b->value, t);
+    b->value = var_ref(S, loop->loc, var, t);
+    vec_push(S->arena, carried, *b);
+  }
+}
+
+static void check_carried_types(Sema *S, Node *loop, Scope *carried, NodeVec *body_out) {
+  for (int i = 0; i < carried->len; i++) {
+    Binding before = carried->data[i];
+    Node *after = scope_get(&S->scope, before.name);
+    if (!after || is_poison(after)) continue;
+    Type *t = carried_type(S, after), *want = before.value->type;
+    if (t && type_equal(t, want)) {
+      assign_at_end(S, body_out, loop->loc, before.value->name, after, t);
+      scope_set(S, &S->scope, before.name, before.value);
+      continue;
+    }
+    diag_error(S->diags, loop->loc,
+               "loop-carried variable '%s' has type %s before the loop but %s after an iteration",
+               before.name, type_str(S->arena, want),
+               t ? type_str(S->arena, t) : value_str(S->arena, after->cval));
+    diag_note(S->diags, loop->loc, "give it its final type before the loop, e.g. with tl.zeros(..., dtype=...)");
+    scope_set(S, &S->scope, before.name, poison(S, loop->loc));
+  }
+}
+
+/* Keeps only the names that existed before a loop body (Triton drops names
+ * first bound inside a loop). */
+static void drop_loop_locals(Sema *S, const Scope *before) {
+  Scope kept = {0};
+  for (int i = 0; i < S->scope.len; i++)
+    if (scope_get((Scope *)before, S->scope.data[i].name)) vec_push(S->arena, &kept, S->scope.data[i]);
+  S->scope = kept;
+}
+
+typedef struct RangeArgs {
+  Node *start, *end, *step;
+  int is_static;
+  Node *call;                /* the typed range call, kept for its options */
+} RangeArgs;
+
+static int check_range(Sema *S, Node *iter, RangeArgs *r) {
+  memset(r, 0, sizeof *r);
+  if (iter->kind != ND_CALL) goto bad;
+  Node *callee = check_expr(S, iter->a);
+  if (is_poison(callee)) return 0;
+  if (!is_const_kind(callee, V_BUILTIN)) goto bad;
+  int id = (int)callee->cval->i;
+  if (id != B_RANGE && id != B_STATIC_RANGE && id != B_PY_RANGE) goto bad;
+  r->is_static = id == B_STATIC_RANGE;
+  S->in_for_iter = 1;
+  Node *call = check_call(S, iter);
+  S->in_for_iter = 0;
+  if (is_poison(call)) return 0;
+  r->call = call;
+  Node *a1 = call->args.data[0], *a2 = call->args.data[1], *st = call->args.data[2];
+  int has_end = !is_const_kind(a2, V_NONE);
+  r->start = has_end ? a1 : mk_const(S, iter->loc, value_int(S, 0));
+  r->end = has_end ? a2 : a1;
+  r->step = is_const_kind(st, V_NONE) ? mk_const(S, iter->loc, value_int(S, 1)) : st;
+  return 1;
+bad:
+  diag_error(S->diags, iter->loc, "a for loop must iterate over range(), tl.range() or tl.static_range()");
+  return 0;
+}
+
+static void check_static_for(Sema *S, Node *n, RangeArgs *r) {
+  Value *s = const_of(S, r->start, "the start of tl.static_range");
+  Value *e = const_of(S, r->end, "the end of tl.static_range");
+  Value *st = const_of(S, r->step, "the step of tl.static_range");
+  if (!s || !e || !st) return;
+  if (s->kind != V_INT || e->kind != V_INT || st->kind != V_INT || st->i == 0) {
+    diag_error(S->diags, n->b->loc, "tl.static_range needs integer bounds and a non-zero step");
+    return;
+  }
+  for (int64_t i = s->i; st->i > 0 ? i < e->i : i > e->i; i += st->i) {
+    if (++S->unrolled > MAX_UNROLL) {
+      diag_error(S->diags, n->loc, "tl.static_range unrolls more than %d iterations in all", MAX_UNROLL);
+      return;
+    }
+    assign_to(S, n->a, mk_const(S, n->a->loc, value_int(S, i)), n->loc);
+    check_block(S, &n->body, S->out);
+    if (S->returned) return;
+  }
+}
+
+static void check_for(Sema *S, Node *n) {
+  RangeArgs r;
+  if (!check_range(S, n->b, &r)) return;
+  if (r.is_static) {
+    check_static_for(S, n, &r);
+    return;
+  }
+  if (n->a->kind != ND_NAME) {
+    diag_error(S->diags, n->a->loc, "the loop variable of a range loop must be a single name");
+    return;
+  }
+  Node *bounds[3] = {r.start, r.end, r.step};
+  for (int i = 0; i < 3; i++) {
+    bounds[i] = runtime(S, bounds[i]);
+    if (!bounds[i]->type || bounds[i]->type->rank || !dtype_is_int(bounds[i]->type->elem) ||
+        bounds[i]->type->is_ptr) {
+      diag_error(S->diags, bounds[i]->loc, "range bounds must be integer scalars");
+      return;
+    }
+  }
+  if (is_const_kind(r.step, V_INT) && r.step->cval->i == 0) {
+    diag_error(S->diags, r.step->loc, "range step must not be zero");
+    return;
+  }
+  DType it = promote(bounds[0]->type->elem, 0, promote(bounds[1]->type->elem, 0, bounds[2]->type->elem, 0, 0), 0, 0);
+  Node *out = node_new(S->arena, ND_FOR, n->loc);
+  out->a = var_ref(S, n->a->loc, local_name(S, n->a->name), type_scalar(S->arena, it));
+  out->b = r.call;
+  Scope before = scope_copy(S, &S->scope);
+  Scope carried = {0};
+  carry_loop_variables(S, n, &carried);
+  scope_set(S, &S->scope, n->a->name, out->a);
+  check_block(S, &n->body, &out->body);
+  check_carried_types(S, n, &carried, &out->body);
+  drop_loop_locals(S, &before);
+  if (S->returned) diag_error(S->diags, n->loc, "return inside a run-time loop is not supported");
+  emit(S, out);
+}
+
+static void check_while(Sema *S, Node *n) {
+  Node *out = node_new(S->arena, ND_WHILE, n->loc);
+  Scope before = scope_copy(S, &S->scope);
+  Scope carried = {0};
+  carry_loop_variables(S, n, &carried);
+  Node *c = check_expr(S, n->a);
+  if (is_poison(c)) return;
+  if (!is_runtime(c) || c->type->rank != 0) {
+    diag_error(S->diags, n->a->loc, "the condition of a while loop must be a run-time scalar");
+    return;
+  }
+  out->a = to_bool(S, c);
+  check_block(S, &n->body, &out->body);
+  check_carried_types(S, n, &carried, &out->body);
+  drop_loop_locals(S, &before);
+  emit(S, out);
+}
+
+static void check_return(Sema *S, Node *n) {
+  Node *v = n->a ? check_expr(S, n->a) : mk_const(S, n->loc, value_new(S, V_NONE));
+  if (!S->in_helper && !is_const_kind(v, V_NONE)) {
+    diag_error(S->diags, n->loc, "a kernel cannot return a value; store results through pointers");
+    return;
+  }
+  S->ret = v;
+  S->returned = 1;
+  if (!S->in_helper) emit(S, node_new(S->arena, ND_RETURN, n->loc)); /* a helper's value goes to its caller */
+}
+
+static void check_assert(Sema *S, Node *n) {
+  Node *args[2] = {check_expr(S, n->a), n->b ? check_expr(S, n->b) : mk_const(S, n->loc, value_string(S, ""))};
+  if (is_poison(args[0])) return;
+  int id = is_const(args[0]) && !args[0]->type ? B_STATIC_ASSERT : B_DEVICE_ASSERT;
+  Node *call = check_builtin_call(S, n, id, NULL, args, 2, NULL, 0);
+  if (!is_poison(call) && id == B_DEVICE_ASSERT) {
+    Node *s = node_new(S->arena, ND_EXPR_STMT, n->loc);
+    s->a = call;
+    emit(S, s);
+  }
+}
+
+static void check_stmt(Sema *S, Node *n) {
+  switch (n->kind) {
+  case ND_ASSIGN: check_assign(S, n); break;
+  case ND_AUGASSIGN: check_augassign(S, n); break;
+  case ND_ANNASSIGN: check_annassign(S, n); break;
+  case ND_EXPR_STMT: check_expr_stmt(S, n); break;
+  case ND_IF: check_if(S, n); break;
+  case ND_FOR: check_for(S, n); break;
+  case ND_WHILE: check_while(S, n); break;
+  case ND_RETURN: check_return(S, n); break;
+  case ND_ASSERT: check_assert(S, n); break;
+  case ND_PASS:
+  case ND_IMPORT: break;
+  case ND_BREAK:
+  case ND_CONTINUE:
+    diag_error(S->diags, n->loc, "'%s' is not supported in kernels (Triton has no early loop exit)",
+               n->kind == ND_BREAK ? "break" : "continue");
+    break;
+  default: diag_error(S->diags, n->loc, "this statement is not supported inside a kernel"); break;
+  }
+}
+
+static void check_block(Sema *S, NodeVec *body, NodeVec *out) {
+  NodeVec *saved = S->out;
+  S->out = out;
+  for (int i = 0; i < body->len && !S->returned; i++) check_stmt(S, body->data[i]);
+  S->out = saved;
+}
+
+/* ---- helper functions ---------------------------------------------------- */
+
+/* Binds call arguments to a def's parameters (positional, keyword, default). */
+static int bind_params(Sema *S, Node *call, Node *def, Node **args, int n_args, Node **kw, int n_kw,
+                       Node **bound) {
+  int n_params = def->args.len;
+  if (n_args > n_params) {
+    diag_error(S->diags, call->loc, "%s() takes %d arguments but %d were given", def->name, n_params, n_args);
+    return 0;
+  }
+  for (int i = 0; i < n_params; i++) bound[i] = i < n_args ? args[i] : NULL;
+  for (int k = 0; k < n_kw; k++) {
+    int found = -1;
+    for (int i = 0; i < n_params; i++)
+      if (!strcmp(def->args.data[i]->name, kw[k]->name)) found = i;
+    if (found < 0) {
+      diag_error(S->diags, kw[k]->loc, "%s() got an unexpected keyword argument '%s'", def->name, kw[k]->name);
+      return 0;
+    }
+    if (bound[found]) {
+      diag_error(S->diags, kw[k]->loc, "%s() got multiple values for argument '%s'", def->name, kw[k]->name);
+      return 0;
+    }
+    bound[found] = kw[k]->a;
+  }
+  for (int i = 0; i < n_params; i++) {
+    if (bound[i]) continue;
+    Node *p = def->args.data[i];
+    if (!p->b) {
+      diag_error(S->diags, call->loc, "%s() missing argument '%s'", def->name, p->name);
+      diag_note(S->diags, p->loc, "'%s' is declared here", p->name);
+      return 0;
+    }
+    Scope saved = S->scope;
+    S->scope = (Scope){0};
+    bound[i] = check_expr(S, p->b);
+    S->scope = saved;
+  }
+  return 1;
+}
+
+/* Helpers are inlined, as Triton does: the body is checked where it is
+ * called, with the arguments' types and constexpr values, its variables
+ * renamed "fn.N.var" so they cannot clash with the caller's. */
+Node *call_function(Sema *S, Node *call, Node *def, Node **args, int n_args, Node **kw, int n_kw) {
+  Node *bound[64];
+  if (def->args.len > 64) {
+    diag_error(S->diags, def->loc, "too many parameters (the limit is 64)");
+    return poison(S, call->loc);
+  }
+  if (!bind_params(S, call, def, args, n_args, kw, n_kw, bound)) return poison(S, call->loc);
+  if (S->depth >= MAX_CALL_DEPTH) {
+    diag_error(S->diags, call->loc, "calls nest more than %d deep (is %s recursive?)", MAX_CALL_DEPTH, def->name);
+    return poison(S, call->loc);
+  }
+  Scope caller_scope = S->scope;
+  Node *caller_ret = S->ret;
+  int caller_returned = S->returned, caller_in_helper = S->in_helper;
+  const char *caller_prefix = S->prefix;
+  S->scope = (Scope){0};
+  S->prefix = arena_printf(S->arena, "%s.%d.", def->name, ++S->n_inlined);
+  S->ret = NULL;
+  S->returned = 0;
+  S->in_helper = 1;
+  S->depth++;
+  for (int i = 0; i < def->args.len; i++) {
+    Node *target = node_new(S->arena, ND_NAME, def->args.data[i]->loc);
+    target->name = def->args.data[i]->name;
+    assign_to(S, target, bound[i], call->loc);
+  }
+  check_block(S, &def->body, S->out);
+  Node *result = S->ret ? S->ret : mk_const(S, call->loc, value_new(S, V_NONE));
+  S->depth--;
+  S->scope = caller_scope;
+  S->ret = caller_ret;
+  S->returned = caller_returned;
+  S->in_helper = caller_in_helper;
+  S->prefix = caller_prefix;
+  return result;
+}
+
+void sema_bind(Sema *S, const char *name, Node *value) { scope_set(S, &S->scope, name, value); }
+
+void sema_check_body(Sema *S, NodeVec *body, NodeVec *out) { check_block(S, body, out); }

@@ -1,0 +1,93 @@
+/* The checker: specialises a kernel on its signature and constexpr values
+ * (as Triton's code generator does when it traces a kernel) and builds a
+ * typed copy of it.  In the copy every expression has a type, constexpr
+ * expressions are folded to constants, constexpr `if`s are resolved,
+ * `static_range` loops are unrolled, implicit conversions and broadcasts are
+ * explicit (Cast / Broadcast nodes), and helper functions are inlined. */
+#ifndef TILE_SEMA_H
+#define TILE_SEMA_H
+
+#include "ast.h"
+#include "types.h"
+
+typedef enum {
+  V_INT, V_FLOAT, V_BOOL, V_STR, V_NONE,
+  V_DTYPE,        /* tl.float32, tl.pointer_type(tl.float16) */
+  V_FUNC,         /* a @jit function of the module or of the standard library */
+  V_BUILTIN,      /* a builtin; `self` set for a bound method (x.to) */
+  V_NAMESPACE,    /* tl, triton, triton.language, tl.math */
+  V_CONSTEXPR,    /* tl.constexpr itself, as an annotation */
+  V_LIST,         /* a constexpr list or tuple (shapes, autotune configs) */
+  V_CONFIG,       /* triton.Config(...) in an autotune decorator */
+  V_LAMBDA,       /* a lambda, kept for @heuristics */
+} ValueKind;
+
+typedef struct Value Value;
+struct Value {
+  ValueKind kind;
+  int64_t i;              /* V_INT, V_BOOL, V_BUILTIN id */
+  double f;               /* V_FLOAT */
+  const char *s;          /* V_STR, V_NAMESPACE name */
+  size_t slen;
+  DType dtype;            /* V_DTYPE */
+  int dtype_is_ptr;
+  Node *func;             /* V_FUNC definition, V_LAMBDA */
+  Node *self;             /* V_BUILTIN bound method receiver (typed) */
+  Vec(Value *) items;     /* V_LIST; V_CONFIG kwargs values */
+  Vec(const char *) keys; /* V_CONFIG kwargs names */
+};
+
+const char *value_str(Arena *a, const Value *v);
+
+/* How the kernel is specialised (everything the command line or the launch
+ * gives).  Strings are borrowed. */
+typedef struct SemaOptions {
+  const char *kernel;       /* NULL: the one function no other calls */
+  const char *signature;    /* Triton AOT form "*fp32:16,i32"; NULL: annotations */
+  const char **defines;     /* "NAME=VALUE" */
+  int n_defines;
+  int require_types;        /* 1: a parameter with no type is an error */
+  int config;               /* autotune config whose values to use; -1: none */
+} SemaOptions;
+
+typedef struct KernelParam {
+  const char *name;
+  Loc loc;
+  int is_constexpr;
+  Value *value;             /* constexpr value */
+  Type *type;               /* runtime parameter's type */
+  int divisibility;         /* 16 from a ':16' hint, else 1 */
+} KernelParam;
+
+typedef struct TuneConfig {
+  Vec(const char *) names;  /* meta-parameters the config sets */
+  Vec(Value *) values;
+  int num_warps, num_stages, num_ctas;
+  Loc loc;
+} TuneConfig;
+
+typedef struct KernelMeta {
+  Vec(TuneConfig) configs;          /* @triton.autotune(configs=...) */
+  Vec(const char *) keys;           /* @triton.autotune(key=...) */
+  Vec(const char *) heuristic_names;/* @triton.heuristics({name: lambda}) */
+  Vec(Node *) heuristic_lambdas;
+} KernelMeta;
+
+typedef struct CheckedKernel {
+  Node *def;                /* the typed FUNCDEF of the kernel */
+  Vec(KernelParam) params;
+  KernelMeta meta;
+  int typed;                /* 0: parsed only (no signature, annotations incomplete) */
+} CheckedKernel;
+
+/* Checks the kernel; returns NULL when errors were reported to `d`.
+ * `stdlib` is lang/stdlib.tl, parsed. */
+CheckedKernel *sema_check(const Module *m, const Module *stdlib, const SemaOptions *opts, Diags *d);
+
+/* The builtin reference in markdown, printed from lang/builtins.def. */
+void builtins_reference(Buf *out);
+
+/* Prints a checked kernel: its parameters, tuning metadata and typed body. */
+void checked_print(const CheckedKernel *k, Buf *out);
+
+#endif

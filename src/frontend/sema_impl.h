@@ -1,0 +1,91 @@
+/* Internals shared by the checker's files (sema.c: statements, names and
+ * functions; expr.c: operators; builtins.c: the builtin table; value.c:
+ * constexpr values). */
+#ifndef TILE_SEMA_IMPL_H
+#define TILE_SEMA_IMPL_H
+
+#include "sema.h"
+
+typedef enum {
+#define BUILTIN(id, handler, flags, name, params, summary) B_##id,
+#include "builtins.def"
+#undef BUILTIN
+  B_COUNT
+} BuiltinId;
+
+enum { TL = 1, METHOD = 2, PY = 4 };
+
+typedef struct Binding {
+  const char *name;
+  Node *value;              /* typed: a CONST, a runtime NAME, a TUPLE */
+} Binding;
+
+typedef Vec(Binding) Scope;
+
+typedef struct Sema {
+  Arena *arena;
+  Diags *diags;
+  const Module *mod, *stdlib;
+  Scope scope;              /* variables of the function being checked */
+  NodeVec *out;             /* where checked statements go */
+  Node *ret;                /* typed return value of the current function */
+  int returned;             /* a return was reached on this path */
+  int in_helper;
+  int depth;                /* helper call depth */
+  int unrolled;             /* static_range iterations so far */
+  int in_for_iter;          /* checking the iterable of a for: range() is allowed */
+  int n_inlined;            /* helper calls inlined so far, for unique names */
+  const char *prefix;       /* "fn.N." inside an inlined helper, else NULL */
+  CheckedKernel *kernel;
+  Vec(Binding) constants;   /* module constants already evaluated */
+} Sema;
+
+/* value.c */
+Value *value_new(Sema *S, ValueKind kind);
+Value *value_int(Sema *S, int64_t i);
+Value *value_float(Sema *S, double f);
+Value *value_bool(Sema *S, int b);
+Value *value_string(Sema *S, const char *s);
+Value *value_dtype(Sema *S, DType t, int is_ptr);
+int value_truth(const Value *v, int *ok);
+int value_equal(const Value *x, const Value *y);
+Value *fold_binary(Sema *S, Loc loc, TokenKind op, const Value *x, const Value *y);
+Value *fold_unary(Sema *S, Loc loc, TokenKind op, const Value *x);
+
+/* sema.c */
+Node *mk_const(Sema *S, Loc loc, Value *v);
+int is_const(const Node *n);
+int is_const_kind(const Node *n, ValueKind k);
+Node *check_expr(Sema *S, Node *n);
+Node *poison(Sema *S, Loc loc);          /* an error value that silences follow-on errors */
+int is_poison(const Node *n);
+Value *const_of(Sema *S, Node *typed, const char *what);   /* constexpr or error */
+Node *const_to_node(Sema *S, Loc loc, Value *v);  /* lists become typed tuples */
+Node *call_function(Sema *S, Node *call, Node *def, Node **args, int n_args, Node **kw, int n_kw);
+void emit(Sema *S, Node *stmt);
+void sema_bind(Sema *S, const char *name, Node *value);
+void sema_check_body(Sema *S, NodeVec *body, NodeVec *out);
+
+/* expr.c */
+Node *runtime(Sema *S, Node *n);          /* materialise a scalar constexpr */
+Type *type_of(Sema *S, Node *n);          /* runtime type, or NULL */
+Node *cast(Sema *S, Node *n, DType elem, int is_ptr);
+Node *broadcast(Sema *S, Node *n, int rank, const int64_t *shape);
+Node *binary(Sema *S, Loc loc, TokenKind op, Node *x, Node *y);
+Node *unary(Sema *S, Loc loc, TokenKind op, Node *x);
+Node *to_bool(Sema *S, Node *n);
+Node *typed_node(Sema *S, NodeKind kind, Loc loc, Type *t);
+int check_shape_value(Sema *S, Loc loc, Value *v, int *rank, int64_t *shape);
+
+/* builtins.c */
+int builtin_lookup(const char *name, int flags);
+const char *builtin_name(int id);
+int builtin_flags(int id);
+const char *builtin_params(int id);
+const char *builtin_summary(int id);
+int builtin_count(void);
+Node *check_builtin_call(Sema *S, Node *call, int id, Node *self, Node **args, int n_args,
+                         Node **kw, int n_kw);
+const char *suggest(Sema *S, const char *name, const char *const *cands, int n);
+
+#endif

@@ -1,0 +1,298 @@
+/* Compile-time (constexpr) values and their arithmetic, with Python's
+ * semantics: integers floor-divide and take the divisor's sign in %, as the
+ * Python that evaluates Triton's constexprs does. */
+#include "sema_impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+Value *value_new(Sema *S, ValueKind kind) {
+  Value *v = arena_alloc(S->arena, sizeof *v);
+  v->kind = kind;
+  return v;
+}
+
+Value *value_int(Sema *S, int64_t i) {
+  Value *v = value_new(S, V_INT);
+  v->i = i;
+  return v;
+}
+
+Value *value_float(Sema *S, double f) {
+  Value *v = value_new(S, V_FLOAT);
+  v->f = f;
+  return v;
+}
+
+Value *value_bool(Sema *S, int b) {
+  Value *v = value_new(S, V_BOOL);
+  v->i = b != 0;
+  return v;
+}
+
+Value *value_string(Sema *S, const char *s) {
+  Value *v = value_new(S, V_STR);
+  v->s = s;
+  v->slen = strlen(s);
+  return v;
+}
+
+Value *value_dtype(Sema *S, DType t, int is_ptr) {
+  Value *v = value_new(S, V_DTYPE);
+  v->dtype = t;
+  v->dtype_is_ptr = is_ptr;
+  return v;
+}
+
+static void print_value(Buf *b, const Value *v) {
+  switch (v->kind) {
+  case V_INT: buf_printf(b, "%lld", (long long)v->i); break;
+  case V_FLOAT: {
+    if (isinf(v->f)) buf_puts(b, v->f > 0 ? "inf" : "-inf");
+    else if (isnan(v->f)) buf_puts(b, "nan");
+    else {
+      char tmp[64];
+      snprintf(tmp, sizeof tmp, "%.17g", v->f);
+      if (!strpbrk(tmp, ".e")) strcat(tmp, ".0");
+      buf_puts(b, tmp);
+    }
+    break;
+  }
+  case V_BOOL: buf_puts(b, v->i ? "True" : "False"); break;
+  case V_STR:
+    buf_puts(b, "'");
+    for (size_t i = 0; i < v->slen && i < 200; i++) {
+      unsigned char c = (unsigned char)v->s[i];
+      if (c < 0x20 || c == 0x7f || c == '\'' || c == '\\') buf_printf(b, "\\x%02x", c);
+      else buf_putn(b, (const char *)&c, 1);
+    }
+    buf_puts(b, "'");
+    break;
+  case V_NONE: buf_puts(b, "None"); break;
+  case V_DTYPE: buf_printf(b, "%s%s", v->dtype_is_ptr ? "*" : "", dtype_name(v->dtype)); break;
+  case V_FUNC: buf_printf(b, "function %s", v->func->name); break;
+  case V_BUILTIN: buf_printf(b, "builtin %s", builtin_name((int)v->i)); break;
+  case V_NAMESPACE: buf_printf(b, "module %s", v->s); break;
+  case V_CONSTEXPR: buf_puts(b, "tl.constexpr"); break;
+  case V_LAMBDA: buf_puts(b, "lambda"); break;
+  case V_LIST:
+  case V_CONFIG:
+    buf_puts(b, v->kind == V_CONFIG ? "Config(" : "(");
+    for (int i = 0; i < v->items.len; i++) {
+      if (i) buf_puts(b, ", ");
+      if (v->kind == V_CONFIG) buf_printf(b, "%s=", v->keys.data[i]);
+      print_value(b, v->items.data[i]);
+    }
+    buf_puts(b, v->kind == V_LIST && v->items.len == 1 ? ",)" : ")");
+    break;
+  }
+}
+
+const char *value_str(Arena *a, const Value *v) {
+  Buf b;
+  buf_init(&b, a);
+  print_value(&b, v);
+  return buf_cstr(&b);
+}
+
+int value_truth(const Value *v, int *ok) {
+  *ok = 1;
+  switch (v->kind) {
+  case V_INT:
+  case V_BOOL: return v->i != 0;
+  case V_FLOAT: return v->f != 0;
+  case V_STR: return v->slen != 0;
+  case V_NONE: return 0;
+  case V_LIST: return v->items.len != 0;
+  default: return 1;
+  }
+}
+
+static int is_number(const Value *v) { return v->kind == V_INT || v->kind == V_BOOL || v->kind == V_FLOAT; }
+static double as_double(const Value *v) { return v->kind == V_FLOAT ? v->f : (double)v->i; }
+
+int value_equal(const Value *x, const Value *y) {
+  if (is_number(x) && is_number(y)) {
+    if (x->kind == V_FLOAT || y->kind == V_FLOAT) return as_double(x) == as_double(y);
+    return x->i == y->i;
+  }
+  if (x->kind != y->kind) return 0;
+  switch (x->kind) {
+  case V_STR: return x->slen == y->slen && !memcmp(x->s, y->s, x->slen);
+  case V_NONE: return 1;
+  case V_DTYPE: return x->dtype == y->dtype && x->dtype_is_ptr == y->dtype_is_ptr;
+  case V_FUNC: return x->func == y->func;
+  case V_BUILTIN: return x->i == y->i && !x->self && !y->self;
+  case V_NAMESPACE: return !strcmp(x->s, y->s);
+  case V_LIST:
+    if (x->items.len != y->items.len) return 0;
+    for (int i = 0; i < x->items.len; i++)
+      if (!value_equal(x->items.data[i], y->items.data[i])) return 0;
+    return 1;
+  default: return x == y;
+  }
+}
+
+static Value *int_result(Sema *S, Loc loc, int overflow, int64_t r) {
+  if (overflow) {
+    diag_error(S->diags, loc, "constexpr integer overflow (values are limited to 64 bits)");
+    return NULL;
+  }
+  return value_int(S, r);
+}
+
+static int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
+  return q;
+}
+
+static int64_t floor_mod(int64_t a, int64_t b) {
+  int64_t r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+
+static Value *fold_int(Sema *S, Loc loc, TokenKind op, int64_t a, int64_t b) {
+  int64_t r = 0;
+  switch (op) {
+  case TK_PLUS: {
+    int overflow = __builtin_add_overflow(a, b, &r);
+    return int_result(S, loc, overflow, r);
+  }
+  case TK_MINUS: {
+    int overflow = __builtin_sub_overflow(a, b, &r);
+    return int_result(S, loc, overflow, r);
+  }
+  case TK_STAR: {
+    int overflow = __builtin_mul_overflow(a, b, &r);
+    return int_result(S, loc, overflow, r);
+  }
+  case TK_FLOORDIV:
+  case TK_PERCENT:
+    if (b == 0) {
+      diag_error(S->diags, loc, "integer division by zero in a constexpr");
+      return NULL;
+    }
+    if (a == INT64_MIN && b == -1) return int_result(S, loc, 1, 0);
+    return value_int(S, op == TK_FLOORDIV ? floor_div(a, b) : floor_mod(a, b));
+  case TK_AMP: return value_int(S, a & b);
+  case TK_PIPE: return value_int(S, a | b);
+  case TK_CARET: return value_int(S, a ^ b);
+  case TK_SHL:
+    if (b < 0 || b > 63 || (a != 0 && (b >= 63 || (a << b) >> b != a))) return int_result(S, loc, 1, 0);
+    return value_int(S, a << b);
+  case TK_SHR:
+    if (b < 0) {
+      diag_error(S->diags, loc, "negative shift count in a constexpr");
+      return NULL;
+    }
+    return value_int(S, b > 63 ? (a < 0 ? -1 : 0) : a >> b);
+  case TK_POW: {
+    if (b < 0) return value_float(S, pow((double)a, (double)b));
+    int64_t acc = 1;
+    for (int64_t i = 0; i < b; i++) {
+      if (__builtin_mul_overflow(acc, a, &acc)) return int_result(S, loc, 1, 0);
+      if (acc == 0 || acc == 1) break;
+    }
+    return value_int(S, acc);
+  }
+  default: return NULL;
+  }
+}
+
+static Value *fold_float(Sema *S, Loc loc, TokenKind op, double a, double b) {
+  switch (op) {
+  case TK_PLUS: return value_float(S, a + b);
+  case TK_MINUS: return value_float(S, a - b);
+  case TK_STAR: return value_float(S, a * b);
+  case TK_SLASH:
+  case TK_FLOORDIV:
+  case TK_PERCENT:
+    if (b == 0) {
+      diag_error(S->diags, loc, "float division by zero in a constexpr");
+      return NULL;
+    }
+    if (op == TK_SLASH) return value_float(S, a / b);
+    if (op == TK_FLOORDIV) return value_float(S, floor(a / b));
+    return value_float(S, a - b * floor(a / b));
+  case TK_POW: return value_float(S, pow(a, b));
+  default: return NULL;
+  }
+}
+
+static Value *compare(Sema *S, TokenKind op, const Value *x, const Value *y) {
+  if (op == TK_EQ || op == TK_NE) return value_bool(S, value_equal(x, y) == (op == TK_EQ));
+  int c;
+  if (is_number(x) && is_number(y)) {
+    double a = as_double(x), b = as_double(y);
+    if (x->kind != V_FLOAT && y->kind != V_FLOAT) c = (x->i > y->i) - (x->i < y->i);
+    else c = (a > b) - (a < b);
+  } else if (x->kind == V_STR && y->kind == V_STR) {
+    size_t n = x->slen < y->slen ? x->slen : y->slen;
+    c = memcmp(x->s, y->s, n);
+    if (!c) c = (x->slen > y->slen) - (x->slen < y->slen);
+  } else {
+    return NULL;
+  }
+  switch (op) {
+  case TK_LT: return value_bool(S, c < 0);
+  case TK_LE: return value_bool(S, c <= 0);
+  case TK_GT: return value_bool(S, c > 0);
+  default: return value_bool(S, c >= 0);
+  }
+}
+
+static Value *concat(Sema *S, const Value *x, const Value *y) {
+  if (x->kind == V_STR) {
+    char *s = arena_alloc(S->arena, x->slen + y->slen + 1);
+    memcpy(s, x->s, x->slen);
+    memcpy(s + x->slen, y->s, y->slen);
+    Value *v = value_new(S, V_STR);
+    v->s = s;
+    v->slen = x->slen + y->slen;
+    return v;
+  }
+  Value *v = value_new(S, V_LIST);
+  for (int i = 0; i < x->items.len; i++) vec_push(S->arena, &v->items, x->items.data[i]);
+  for (int i = 0; i < y->items.len; i++) vec_push(S->arena, &v->items, y->items.data[i]);
+  return v;
+}
+
+/* Returns NULL when the operation does not apply to these values (the
+ * caller reports it) or after reporting an arithmetic error. */
+Value *fold_binary(Sema *S, Loc loc, TokenKind op, const Value *x, const Value *y) {
+  if (op == TK_KW_IS) return value_bool(S, value_equal(x, y) && x->kind == y->kind);
+  if (op == TK_EQ || op == TK_NE || op == TK_LT || op == TK_LE || op == TK_GT || op == TK_GE)
+    return compare(S, op, x, y);
+  if (op == TK_PLUS && x->kind == y->kind && (x->kind == V_STR || x->kind == V_LIST))
+    return concat(S, x, y);
+  if (!is_number(x) || !is_number(y)) return NULL;
+  if (op == TK_SLASH) return fold_float(S, loc, op, as_double(x), as_double(y));
+  if (x->kind != V_FLOAT && y->kind != V_FLOAT) {
+    Value *r = fold_int(S, loc, op, x->i, y->i);
+    if (r && x->kind == V_BOOL && y->kind == V_BOOL && (op == TK_AMP || op == TK_PIPE || op == TK_CARET))
+      r->kind = V_BOOL;
+    return r;
+  }
+  if (op == TK_AMP || op == TK_PIPE || op == TK_CARET || op == TK_SHL || op == TK_SHR) return NULL;
+  return fold_float(S, loc, op, as_double(x), as_double(y));
+}
+
+Value *fold_unary(Sema *S, Loc loc, TokenKind op, const Value *x) {
+  int ok;
+  if (op == TK_KW_NOT) {
+    int t = value_truth(x, &ok);
+    return value_bool(S, !t);
+  }
+  if (x->kind == V_FLOAT) {
+    if (op == TK_MINUS) return value_float(S, -x->f);
+    if (op == TK_PLUS) return value_float(S, x->f);
+    return NULL;
+  }
+  if (x->kind != V_INT && x->kind != V_BOOL) return NULL;
+  if (op == TK_MINUS) return int_result(S, loc, x->i == INT64_MIN, -x->i);
+  if (op == TK_PLUS) return value_int(S, x->i);
+  return value_int(S, ~x->i);
+}

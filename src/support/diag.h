@@ -1,0 +1,56 @@
+/* Diagnostics in clang's form (file:line:col: error: message, the source
+ * line, a caret under the token) and the protected-call guard that turns a
+ * fatal condition anywhere in the library into a status at the API edge. */
+#ifndef TILE_DIAG_H
+#define TILE_DIAG_H
+
+#include "arena.h"
+
+#include <setjmp.h>
+#include <stdint.h>
+
+typedef struct Source {
+  const char *name;   /* file name as the user gave it */
+  const char *text;   /* the bytes; may hold NULs, need not end in a newline */
+  size_t len;
+} Source;
+
+typedef struct Loc {
+  const Source *src;  /* NULL: no place (command line, internal) */
+  uint32_t offset;    /* byte offset of the first character */
+  int line, col;      /* 1-based; col counts bytes */
+  int len;            /* bytes the token spans on its line, for the ~~~ */
+} Loc;
+
+typedef enum { DIAG_ERROR, DIAG_WARNING, DIAG_NOTE } DiagLevel;
+
+typedef struct Diag {
+  DiagLevel level;
+  Loc loc;
+  const char *msg;
+} Diag;
+
+struct Guard {
+  jmp_buf jump;
+  char message[256];   /* set by guard_fail; fixed so an exhausted arena can still report */
+};
+
+typedef struct Diags {
+  Arena *arena;
+  Vec(Diag) list;
+  int errors;
+  int max_errors;      /* past this, unwind to the guard */
+  Guard *guard;
+} Diags;
+
+void diags_init(Diags *d, Arena *a, Guard *g);
+void diag_error(Diags *d, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void diag_warning(Diags *d, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void diag_note(Diags *d, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void diag_render(const Diags *d, Buf *out);
+void diag_render_one(const Diag *dg, Buf *out);
+
+/* Unwind to the guard's setjmp with a message; never returns. */
+_Noreturn void guard_fail(Guard *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

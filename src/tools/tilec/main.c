@@ -1,0 +1,151 @@
+/* tilec: the tile compiler's command line.  It maps flags onto
+ * tile_options and calls the public API; it holds no compiler logic. */
+#include "tile/tile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_DEFINES = 256 };
+
+typedef struct Args {
+  const char *input, *output, *emit;
+  tile_options opts;
+  const char *defines[MAX_DEFINES];
+  int list_builtins;
+} Args;
+
+static const char usage[] =
+    "usage: tilec FILE.tl [options]\n"
+    "\n"
+    "Compiles a kernel written in the tile language (Triton's Python DSL).\n"
+    "\n"
+    "options:\n"
+    "  --emit=STAGE          print a stage instead of compiling: tokens, ast\n"
+    "                        (ast is typed and specialised when the parameters have\n"
+    "                        types, from --signature or annotations)\n"
+    "  --kernel NAME         the kernel to compile (default: the one function no\n"
+    "                        other function calls)\n"
+    "  --signature SIG       parameter types in Triton's AOT form, one per\n"
+    "                        non-constexpr parameter: \"*fp32:16,*fp32,i32\"\n"
+    "  -D NAME=VALUE         value of a tl.constexpr parameter (1024, 0.5, True,\n"
+    "                        \"leaky_relu\", tl.float16)\n"
+    "  --config N            take constexpr values from the kernel's Nth\n"
+    "                        @triton.autotune config\n"
+    "  --check               fail when a parameter has no type instead of printing\n"
+    "                        the untyped tree\n"
+    "  -o FILE               write the output to FILE instead of stdout\n"
+    "  --list-builtins       print the builtin reference (markdown)\n"
+    "  --version             print the version and exit\n"
+    "  --help                print this help and exit\n";
+
+static int usage_error(const char *fmt, const char *arg) {
+  fprintf(stderr, "tilec: error: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\ntry 'tilec --help'\n");
+  return 1;
+}
+
+/* Matches "--name VALUE" and "--name=VALUE"; advances *i past the value. */
+static const char *option_value(int argc, char **argv, int *i, const char *name) {
+  size_t n = strlen(name);
+  if (strncmp(argv[*i], name, n)) return NULL;
+  if (argv[*i][n] == '=') return argv[*i] + n + 1;
+  if (argv[*i][n] != 0) return NULL;
+  if (*i + 1 >= argc) return "";
+  return argv[++*i];
+}
+
+static int parse_args(int argc, char **argv, Args *a) {
+  tile_options_init(&a->opts);
+  a->opts.defines = a->defines;
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i], *v;
+    if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+      fputs(usage, stdout);
+      exit(0);
+    } else if (!strcmp(arg, "--version")) {
+      printf("tilec %s (%s)\n", tile_version(), tile_build_info());
+      exit(0);
+    } else if (!strcmp(arg, "--check")) {
+      a->opts.require_types = 1;
+    } else if (!strcmp(arg, "--list-builtins")) {
+      a->list_builtins = 1;
+    } else if ((v = option_value(argc, argv, &i, "--emit"))) {
+      a->emit = v;
+    } else if ((v = option_value(argc, argv, &i, "--kernel"))) {
+      a->opts.kernel = v;
+    } else if ((v = option_value(argc, argv, &i, "--signature"))) {
+      a->opts.signature = v;
+    } else if ((v = option_value(argc, argv, &i, "--config"))) {
+      char *end;
+      long n = strtol(v, &end, 10);
+      if (*end || !*v || n < 0 || n > 100000) return usage_error("--config needs a config index, got '%s'", v);
+      a->opts.config = (int)n;
+    } else if ((v = option_value(argc, argv, &i, "-o"))) {
+      a->output = v;
+    } else if (!strncmp(arg, "-D", 2)) {
+      v = arg[2] ? arg + 2 : (i + 1 < argc ? argv[++i] : "");
+      if (a->opts.num_defines == MAX_DEFINES) return usage_error("%s", "too many -D options");
+      a->defines[a->opts.num_defines++] = v;
+    } else if (arg[0] == '-' && arg[1]) {
+      return usage_error("unknown option '%s'", arg);
+    } else if (a->input) {
+      return usage_error("more than one input file ('%s')", arg);
+    } else {
+      a->input = arg;
+    }
+  }
+  if (!a->input && !a->list_builtins) return usage_error("%s", "no input file");
+  return 0;
+}
+
+static int stage_of(const char *emit, tile_stage *stage) {
+  if (!strcmp(emit, "tokens")) *stage = TILE_STAGE_TOKENS;
+  else if (!strcmp(emit, "ast")) *stage = TILE_STAGE_AST;
+  else return 0;
+  return 1;
+}
+
+static int write_output(const char *path, const char *text) {
+  FILE *f = path ? fopen(path, "wb") : stdout;
+  if (!f) {
+    perror(path);
+    return 1;
+  }
+  fputs(text, f);
+  if (path && fclose(f)) {
+    perror(path);
+    return 1;
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  Args a = {0};
+  if (parse_args(argc, argv, &a)) return 1;
+  tile_stage stage = TILE_STAGE_BUILTINS;
+  if (!a.list_builtins) {
+    if (!a.emit)
+      return usage_error("%s", "code generation (cubin, ptx) is not built yet; use --emit=tokens or --emit=ast");
+    if (!stage_of(a.emit, &stage)) return usage_error("unknown --emit stage '%s' (expected tokens or ast)", a.emit);
+  }
+  tile_context *ctx;
+  if (tile_context_create(&ctx) != TILE_OK) {
+    fprintf(stderr, "tilec: error: out of memory\n");
+    return 1;
+  }
+  const char *text = NULL;
+  tile_status s = a.list_builtins ? tile_emit(ctx, "<builtins>", "", 0, &a.opts, stage, &text)
+                                  : tile_emit_file(ctx, a.input, &a.opts, stage, &text);
+  fputs(tile_diagnostics(ctx), stderr);
+  int rc = 0;
+  if (s != TILE_OK) {
+    if (s != TILE_ERROR_COMPILE) fprintf(stderr, "tilec: error: %s\n", tile_error(ctx));
+    rc = 1;
+  } else {
+    rc = write_output(a.output, text);
+  }
+  tile_context_destroy(ctx);
+  return rc;
+}

@@ -1,0 +1,20 @@
+# lit configuration for tile's golden tests: every .tl file under tests/
+# (seeds/, errors/, lit/) carries its own RUN and CHECK lines.
+import os
+import sys
+
+import lit.formats
+
+config.name = "tile"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".tl"]
+config.excludes = ["unit", "fuzz"]
+config.test_source_root = os.path.dirname(__file__)
+
+tilec = lit_config.params.get("tilec", "tilec")
+filecheck = lit_config.params.get("filecheck", "FileCheck")
+not_tool = lit_config.params.get("not", "not")
+config.substitutions.append(("%tilec", tilec))
+config.substitutions.append(("FileCheck", filecheck))
+config.substitutions.append(("not ", not_tool + " "))
+config.substitutions.append(("%python", sys.executable))
