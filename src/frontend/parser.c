@@ -237,14 +237,13 @@ static Node *parse_subscript_item(Parser *P) {
 
 static Node *parse_trailers(Parser *P, Node *n) {
   for (;;) {
-    Token *t = tok(P);
     if (accept(P, TK_LPAREN)) {
       Node *call = new_node(P, ND_CALL, n->loc);
       call->a = n;
       parse_call_args(P, call);
       n = call;
     } else if (accept(P, TK_LBRACKET)) {
-      Node *sub = new_node(P, ND_SUBSCRIPT, t->loc);
+      Node *sub = new_node(P, ND_SUBSCRIPT, n->loc);
       sub->a = n;
       while (!at(P, TK_RBRACKET)) {
         vec_push(P->arena, &sub->args, parse_subscript_item(P));

@@ -481,11 +481,7 @@ static void check_assign(Sema *S, Node *n) {
 
 static void check_augassign(Sema *S, Node *n) {
   Node *cur = check_expr(S, n->a);
-  Node *v = binary(S, n->loc, n->op, cur, check_expr(S, n->b));
-  if (is_runtime(cur) && is_runtime(v) && !type_equal(cur->type, v->type) && !cur->type->is_ptr) {
-    /* x += y keeps x's type where the shapes agree, as in Triton's in-place ops */
-    if (type_same_shape(cur->type, v->type)) v = cast(S, v, cur->type->elem, 0);
-  }
+  Node *v = binary(S, n->loc, n->op, cur, check_expr(S, n->b)); /* x += y is x = x + y, as in Triton */
   assign_to(S, n->a, v, n->loc);
 }
 

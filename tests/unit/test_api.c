@@ -1,1 +1,118 @@
-int main(void){return 0;}
+/* The public API, used as a C program would use it: contexts, statuses,
+ * messages, ownership, and bad arguments. */
+#include "check.h"
+#include "tile/tile.h"
+
+#include <stdlib.h>
+
+static const char kernel[] =
+    "import triton.language as tl\n"
+    "@triton.jit\n"
+    "def scale(x_ptr, n, BLOCK: tl.constexpr):\n"
+    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+    "    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)\n";
+
+static void test_emit_ok(void) {
+  tile_context *ctx;
+  CHECK(tile_context_create(&ctx) == TILE_OK);
+  tile_options o;
+  tile_options_init(&o);
+  const char *defs[] = {"BLOCK=128"};
+  o.signature = "*fp32:16,i32";
+  o.defines = defs;
+  o.num_defines = 1;
+  const char *text = NULL;
+  CHECK(tile_emit(ctx, "scale.tl", kernel, sizeof kernel - 1, &o, TILE_STAGE_AST, &text) == TILE_OK);
+  CHECK_CONTAINS(text, "FuncDef scale");
+  CHECK_CONTAINS(text, "Hint x_ptr divisibility=16");
+  CHECK(strcmp(tile_error(ctx), "") == 0);
+  CHECK(tile_emit(ctx, "scale.tl", kernel, sizeof kernel - 1, &o, TILE_STAGE_TOKENS, &text) == TILE_OK);
+  CHECK_CONTAINS(text, "3:1 def\n");
+  tile_context_destroy(ctx);
+}
+
+static void test_compile_error_message(void) {
+  tile_context *ctx;
+  tile_context_create(&ctx);
+  tile_options o;
+  tile_options_init(&o);
+  o.signature = "*fp32,i32";
+  const char *text = (const char *)1;
+  tile_status s = tile_emit(ctx, "scale.tl", kernel, sizeof kernel - 1, &o, TILE_STAGE_AST, &text);
+  CHECK(s == TILE_ERROR_COMPILE);
+  CHECK(text == NULL);
+  CHECK_CONTAINS(tile_error(ctx), "scale.tl:3:21: error: constexpr parameter 'BLOCK' has no value");
+  CHECK_CONTAINS(tile_error(ctx), "def scale(x_ptr, n, BLOCK: tl.constexpr):\n                    ^~~~~\n");
+  CHECK_CONTAINS(tile_status_string(s), "compile");
+  tile_context_destroy(ctx);
+}
+
+static void test_bad_arguments(void) {
+  tile_context *ctx;
+  const char *text;
+  CHECK(tile_context_create(NULL) == TILE_ERROR_ARGUMENT);
+  CHECK(tile_emit(NULL, "a", "", 0, NULL, TILE_STAGE_AST, &text) == TILE_ERROR_ARGUMENT);
+  tile_context_create(&ctx);
+  CHECK(tile_emit(ctx, "a", NULL, 5, NULL, TILE_STAGE_AST, &text) == TILE_ERROR_ARGUMENT);
+  CHECK(tile_emit(ctx, "a", "", 0, NULL, TILE_STAGE_AST, NULL) == TILE_ERROR_ARGUMENT);
+  CHECK(tile_emit_file(ctx, "/nonexistent/k.tl", NULL, TILE_STAGE_AST, &text) == TILE_ERROR_IO);
+  CHECK_CONTAINS(tile_error(ctx), "cannot open '/nonexistent/k.tl'");
+  CHECK(tile_emit_file(ctx, "/", NULL, TILE_STAGE_AST, &text) != TILE_OK);
+  tile_context_destroy(ctx);
+  tile_context_destroy(NULL);
+}
+
+static void test_contexts_are_independent(void) {
+  tile_context *a, *b;
+  tile_context_create(&a);
+  tile_context_create(&b);
+  const char *ta, *tb;
+  tile_emit(a, "bad.tl", "def k(:\n", 8, NULL, TILE_STAGE_AST, &ta);
+  CHECK(tile_emit(b, "ok.tl", kernel, sizeof kernel - 1, NULL, TILE_STAGE_AST, &tb) == TILE_OK);
+  CHECK_CONTAINS(tile_error(a), "bad.tl:1:7: error");
+  CHECK(strcmp(tile_error(b), "") == 0);
+  CHECK_CONTAINS(tb, "FuncDef scale");
+  tile_context_destroy(a);
+  tile_context_destroy(b);
+}
+
+static void test_builtin_reference(void) {
+  tile_context *ctx;
+  tile_context_create(&ctx);
+  const char *text;
+  CHECK(tile_emit(ctx, "", "", 0, NULL, TILE_STAGE_BUILTINS, &text) == TILE_OK);
+  CHECK_CONTAINS(text, "| `load` | `(pointer, mask=None, other=None,");
+  CHECK_CONTAINS(text, "| `dot` |");
+  CHECK_CONTAINS(tile_build_info(), "LLVM 19");
+  tile_context_destroy(ctx);
+}
+
+static void test_many_compilations(void) {
+  tile_context *ctx;
+  tile_context_create(&ctx);
+  const char *text;
+  int ok = 1;
+  for (int i = 0; i < 200; i++) {
+    tile_options o;
+    tile_options_init(&o);
+    char def[32];
+    snprintf(def, sizeof def, "BLOCK=%d", 1 << (i % 10));
+    const char *defs[] = {def};
+    o.signature = "*fp32,i32";
+    o.defines = defs;
+    o.num_defines = 1;
+    ok &= tile_emit(ctx, "scale.tl", kernel, sizeof kernel - 1, &o, TILE_STAGE_AST, &text) == TILE_OK;
+  }
+  CHECK(ok);
+  tile_context_destroy(ctx);
+}
+
+int main(void) {
+  test_emit_ok();
+  test_compile_error_message();
+  test_bad_arguments();
+  test_contexts_are_independent();
+  test_builtin_reference();
+  test_many_compilations();
+  return check_report();
+}
