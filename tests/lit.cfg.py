@@ -10,6 +10,8 @@ config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".tl"]
 config.excludes = ["unit", "fuzz"]
 config.test_source_root = os.path.dirname(__file__)
+# scratch files (%t) go to the build tree, never next to the sources
+config.test_exec_root = lit_config.params.get("exec_root", os.path.join(config.test_source_root, "Output"))
 
 tilec = lit_config.params.get("tilec", "tilec")
 filecheck = lit_config.params.get("filecheck", "FileCheck")

@@ -319,7 +319,7 @@ static Node *pointer_arg(Call *c) {
   if (!p->type || !p->type->is_ptr) {
     if (!is_poison(p))
       fail(c, p, "the pointer argument must be a pointer or a tile of pointers, not %s",
-           p->type ? type_str(c->S->arena, p->type) : value_str(c->S->arena, p->cval));
+           describe(c->S, p));
     return NULL;
   }
   return p;
@@ -804,7 +804,7 @@ static Node *check_static_print(Call *c) {
   for (int i = 0; i < t->args.len; i++) {
     Node *v = t->args.data[i];
     buf_puts(&b, i ? " " : "");
-    buf_puts(&b, v->type && !is_const(v) ? type_str(S->arena, v->type) : v->cval ? value_str(S->arena, v->cval) : "?");
+    buf_puts(&b, describe(S, v));
   }
   diag_note(S->diags, c->node->loc, "static_print: %s", buf_cstr(&b));
   return mk_const(S, c->node->loc, value_new(S, V_NONE));

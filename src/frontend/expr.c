@@ -69,7 +69,7 @@ static Node *fold_consts(Sema *S, Loc loc, TokenKind op, Node *x, Node *y) {
   Value *v = fold_binary(S, loc, op, x->cval, y->cval);
   if (v) return mk_const(S, loc, v);
   {
-    const char *a = value_str(S->arena, x->cval), *b = value_str(S->arena, y->cval);
+    const char *a = describe(S, x), *b = describe(S, y);
     diag_error(S->diags, loc, "unsupported operand types for '%s': %s and %s", op_spelling(op), a, b);
   }
   return poison(S, loc);
@@ -163,7 +163,7 @@ Node *binary(Sema *S, Loc loc, TokenKind op, Node *x, Node *y) {
   if (!x->type || !y->type) {
     Node *bad = x->type ? y : x;
     diag_error(S->diags, bad->loc, "operand of '%s' must be a tile or a number, not %s", op_spelling(op),
-               value_str(S->arena, bad->cval));
+               describe(S, bad));
     return poison(S, loc);
   }
   if (x->type->is_ptr || y->type->is_ptr) return pointer_arith(S, loc, op, x, y);
@@ -190,7 +190,7 @@ Node *unary(Sema *S, Loc loc, TokenKind op, Node *x) {
   if (is_const(x) && !x->type) {
     Value *v = fold_unary(S, loc, op, x->cval);
     if (v) return mk_const(S, loc, v);
-    diag_error(S->diags, loc, "bad operand for unary '%s': %s", op_spelling(op), value_str(S->arena, x->cval));
+    diag_error(S->diags, loc, "bad operand for unary '%s': %s", op_spelling(op), describe(S, x));
     return poison(S, loc);
   }
   if (!x->type) {

@@ -26,6 +26,13 @@ int is_const_kind(const Node *n, ValueKind k) { return is_const(n) && !n->type &
 Node *poison(Sema *S, Loc loc) { return node_new(S->arena, ND_CONST, loc); }
 int is_poison(const Node *n) { return n->kind == ND_CONST && !n->cval; }
 
+/* What a value is, for messages: its type, its constexpr value, or its kind. */
+const char *describe(Sema *S, const Node *n) {
+  if (n->type) return type_str(S->arena, n->type);
+  if (n->cval) return value_str(S->arena, n->cval);
+  return n->kind == ND_TUPLE ? "a tuple" : "an invalid value";
+}
+
 static int is_runtime(const Node *n) { return n->type != NULL; }
 
 void emit(Sema *S, Node *stmt) { vec_push(S->arena, S->out, stmt); }
@@ -584,8 +591,8 @@ static void merge_branches(Sema *S, Node *out, Scope *then_sc, Scope *else_sc) {
       r.value = var_ref(S, out->loc, var, tt);
     } else if (!is_poison(b.value) && !is_poison(other)) {
       diag_error(S->diags, out->loc, "'%s' has type %s in the then-branch but %s in the else-branch", b.name,
-                 tt ? type_str(S->arena, tt) : value_str(S->arena, b.value->cval),
-                 et ? type_str(S->arena, et) : value_str(S->arena, other->cval));
+                 describe(S, b.value),
+                 describe(S, other));
     }
     vec_push(S->arena, &merged, r);
   }
@@ -648,7 +655,7 @@ static void check_carried_types(Sema *S, Node *loop, Scope *carried, NodeVec *bo
     diag_error(S->diags, loop->loc,
                "loop-carried variable '%s' has type %s before the loop but %s after an iteration",
                before.name, type_str(S->arena, want),
-               t ? type_str(S->arena, t) : value_str(S->arena, after->cval));
+               describe(S, after));
     diag_note(S->diags, loop->loc, "give it its final type before the loop, e.g. with tl.zeros(..., dtype=...)");
     scope_set(S, &S->scope, before.name, poison(S, loop->loc));
   }

@@ -48,6 +48,8 @@ typedef struct SemaOptions {
   int n_defines;
   int require_types;        /* 1: a parameter with no type is an error */
   int config;               /* autotune config whose values to use; -1: none */
+  int default_types;        /* for the fuzzer: untyped parameters get *fp32 (names with
+                               "ptr") or i32, constexprs without a value 16 */
 } SemaOptions;
 
 typedef struct KernelParam {

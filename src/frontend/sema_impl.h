@@ -59,6 +59,7 @@ int is_const_kind(const Node *n, ValueKind k);
 Node *check_expr(Sema *S, Node *n);
 Node *poison(Sema *S, Loc loc);          /* an error value that silences follow-on errors */
 int is_poison(const Node *n);
+const char *describe(Sema *S, const Node *n);   /* for messages */
 Value *const_of(Sema *S, Node *typed, const char *what);   /* constexpr or error */
 Node *const_to_node(Sema *S, Loc loc, Value *v);  /* lists become typed tuples */
 Node *call_function(Sema *S, Node *call, Node *def, Node **args, int n_args, Node **kw, int n_kw);

@@ -260,6 +260,12 @@ static Value *eval_meta(Sema *S, Node *n) {
     }
     return v;
   }
+  case ND_BINOP: { /* configs_a + configs_b, 2 ** i */
+    Value *x = eval_meta(S, n->a), *y = x ? eval_meta(S, n->b) : NULL;
+    Value *r = y ? fold_binary(S, n->loc, n->op, x, y) : NULL;
+    if (y && !r) diag_error(S->diags, n->loc, "unsupported operands for '%s' in a decorator", token_kind_name(n->op));
+    return r;
+  }
   case ND_CALL:
     if (!strcmp(callee_name(n), "Config")) return eval_config(S, n);
     /* fall through */
@@ -433,6 +439,15 @@ static int apply_options(Sema *S, const SemaOptions *opts) {
   return S->diags->errors == 0;
 }
 
+static void give_default_types(Sema *S) {
+  for (int i = 0; i < S->kernel->params.len; i++) {
+    KernelParam *p = &S->kernel->params.data[i];
+    if (p->is_constexpr && !p->value && !S->kernel->def->args.data[i]->b) p->value = value_int(S, 16);
+    if (!p->is_constexpr && !p->type)
+      p->type = strstr(p->name, "ptr") ? type_pointer(S->arena, DT_FP32) : type_scalar(S->arena, DT_I32);
+  }
+}
+
 static int params_typed(CheckedKernel *k) {
   for (int i = 0; i < k->params.len; i++)
     if (!k->params.data[i].is_constexpr && !k->params.data[i].type) return 0;
@@ -481,6 +496,7 @@ CheckedKernel *sema_check(const Module *m, const Module *stdlib, const SemaOptio
   collect_params(&S);
   check_decorators(&S, def);
   if (!apply_options(&S, opts)) return NULL;
+  if (opts->default_types) give_default_types(&S);
   if (!params_typed(S.kernel) && !opts->signature && !opts->require_types) return S.kernel;
   for (int i = 0; i < S.kernel->params.len; i++) {
     KernelParam *p = &S.kernel->params.data[i];
