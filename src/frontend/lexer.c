@@ -311,7 +311,7 @@ static void lex_one(Lexer *L) {
   }
   if (lex_punct(L)) return;
   L->pos++;
-  Loc loc = loc_at(L, start);
+  Loc loc = push(L, TK_ERROR, start)->loc;
   if (c == 0)
     diag_error(L->diags, loc, "unexpected NUL byte in source");
   else if (c < 0x20 || c == 0x7f)

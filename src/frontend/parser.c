@@ -56,6 +56,7 @@ _Noreturn static void fail_at(Parser *P, Token *t, const char *fmt, const char *
 
 _Noreturn static void fail_expected(Parser *P, const char *what) {
   Token *t = tok(P);
+  if (t->kind == TK_ERROR) longjmp(*P->recover, 1); /* the lexer has reported it */
   char msg[160];
   if (t->kind >= TK_POW_EQ || t->kind == TK_NAME)
     snprintf(msg, sizeof msg, "expected %s, found '%.*s'", what, t->loc.len > 40 ? 40 : t->loc.len,

@@ -43,12 +43,32 @@ static const char *level_name(DiagLevel l) {
   return l == DIAG_ERROR ? "error" : l == DIAG_WARNING ? "warning" : "note";
 }
 
-/* Bytes that would garble a terminal are shown as '?'; UTF-8 passes through. */
-static char shown(unsigned char c) {
-  return (c < 0x20 && c != '\t') || c == 0x7f ? '?' : (char)c;
+/* Length of the valid UTF-8 sequence at p (at most n bytes), 0 if invalid. */
+static int utf8_length(const unsigned char *p, size_t n) {
+  int len = p[0] >= 0xF0 && p[0] <= 0xF4 ? 4 : p[0] >= 0xE0 ? 3 : p[0] >= 0xC2 && p[0] < 0xE0 ? 2 : 0;
+  if (len == 0 || (size_t)len > n) return 0;
+  for (int i = 1; i < len; i++)
+    if ((p[i] & 0xC0) != 0x80) return 0;
+  return len;
 }
 
-static int is_continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
+/* Appends source bytes [from, to) as text a terminal shows safely: control
+ * bytes and invalid UTF-8 become '?'.  Returns the characters shown. */
+static size_t put_shown(Buf *out, const char *text, size_t from, size_t to) {
+  size_t shown = 0;
+  for (size_t i = from; i < to; shown++) {
+    unsigned char c = (unsigned char)text[i];
+    int len = c >= 0x80 ? utf8_length((const unsigned char *)text + i, to - i) : 1;
+    if (len > 1) {
+      buf_putn(out, text + i, (size_t)len);
+      i += (size_t)len;
+      continue;
+    }
+    buf_puts(out, c == '\t' ? "\t" : (c < 0x20 || c >= 0x7f) ? "?" : (char[]){(char)c, 0});
+    i++;
+  }
+  return shown;
+}
 
 /* Prints the source line of `loc` and a caret line beneath it; a very long
  * line is shown as a window around the column. */
@@ -69,16 +89,15 @@ static void render_source(const Loc *loc, Buf *out) {
     elided_back = 1;
   }
   if (elided_front) buf_puts(out, "...");
-  for (size_t i = from; i < to; i++) {
-    char c = shown((unsigned char)s->text[i]);
-    buf_putn(out, &c, 1);
-  }
+  put_shown(out, s->text, from, to);
   if (elided_back) buf_puts(out, "...");
   buf_puts(out, "\n");
   if (elided_front) buf_puts(out, "   ");
   for (size_t i = from; i < loc->offset; i++) {
     unsigned char c = (unsigned char)s->text[i];
-    if (is_continuation(c)) continue;
+    if (c >= 0x80 && utf8_length((const unsigned char *)s->text + i, loc->offset - i) > 1) {
+      i += (size_t)utf8_length((const unsigned char *)s->text + i, loc->offset - i) - 1;
+    }
     buf_puts(out, c == '\t' ? "\t" : " ");
   }
   buf_puts(out, "^");
