@@ -303,8 +303,9 @@ static Node *check_zeros(Call *c) {
   int rank;
   int64_t shape[MAX_RANK];
   DType dt;
-  int vi = c->id == B_FULL ? 1 : -1, di = c->id == B_FULL ? 2 : 1;
-  if (!shape_arg(c, 0, &rank, shape) || !dtype_arg(c, di, &dt, NULL)) return poison(c->S, c->node->loc);
+  int vi = c->id == B_FULL ? 1 : -1, di = c->id == B_FULL ? 2 : 1, is_ptr;
+  if (!shape_arg(c, 0, &rank, shape) || !dtype_arg(c, di, &dt, &is_ptr)) return poison(c->S, c->node->loc);
+  if (is_ptr) return fail(c, c->arg[di], "%s", "makes tiles of numbers; the dtype cannot be a pointer type");
   if (vi > 0) {
     Node *v = tile_arg(c, vi, "the fill value");
     if (!v) return poison(c->S, c->node->loc);
@@ -481,8 +482,8 @@ static Node *check_dot(Call *c) {
   if (!dtype_arg(c, 6, &out, NULL)) return poison(S, c->node->loc);
   if (ta->elem == DT_I8) out = DT_I32;
   else if (ta->elem == DT_FP64) out = DT_FP64;
-  else if (out != DT_FP32 && out != DT_FP16 && out != DT_BF16)
-    return fail(c, c->arg[6], "%s", "out_dtype must be float32, float16 or bfloat16");
+  else if (out != DT_FP32 && !(out == DT_FP16 && ta->elem == DT_FP16))
+    return fail(c, c->arg[6], "%s", "out_dtype must be float32 (or float16 for fp16 operands)");
   Value *prec = const_of(S, c->arg[3], "input_precision");
   if (!prec) return poison(S, c->node->loc);
   if (prec->kind != V_NONE && (prec->kind != V_STR || (strcmp(prec->s, "tf32") && strcmp(prec->s, "tf32x3") &&
@@ -497,10 +498,9 @@ static Node *check_dot(Call *c) {
   if (!is_none(c->arg[2])) {
     Node *acc = tile_arg(c, 2, "acc");
     if (!acc) return poison(S, c->node->loc);
-    if (!type_same_shape(acc->type, rt) || acc->type->is_ptr)
-      return fail(c, acc, "%s", arena_printf(S->arena, "acc has shape %s but the product has shape %s",
-                                             shape_str(S->arena, acc->type), shape_str(S->arena, rt)));
-    rt = acc->type;
+    if (!type_equal(acc->type, rt))
+      return fail(c, acc, "%s", arena_printf(S->arena, "acc has type %s but the product has type %s",
+                                             type_str(S->arena, acc->type), type_str(S->arena, rt)));
   }
   return result(c, rt);
 }
@@ -610,8 +610,9 @@ static Node *elementwise(Call *c, int first, int n, int floats_only) {
 
 static Node *check_binary_math(Call *c) {
   if (is_const(c->arg[0]) && is_const(c->arg[1]) && !c->arg[0]->type && !c->arg[1]->type) {
-    Value *lt = fold_binary(c->S, c->node->loc, TK_LT, c->arg[0]->cval, c->arg[1]->cval);
-    if (lt) return (lt->i == (c->id == B_MINIMUM)) ? c->arg[0] : c->arg[1];
+    Value *better = fold_binary(c->S, c->node->loc, c->id == B_MINIMUM ? TK_LT : TK_GT, c->arg[1]->cval,
+                                c->arg[0]->cval);
+    if (better) return better->i ? c->arg[1] : c->arg[0];
   }
   Node *x = elementwise(c, 0, 2, 0);
   return x ? result(c, x->type) : poison(c->S, c->node->loc);
@@ -867,10 +868,7 @@ static Node *check_py_minmax(Call *c) {
   if (t->args.len == 0) return fail(c, c->node, "%s", "expects at least one argument");
   Node *acc = t->args.data[0];
   for (int i = 1; i < t->args.len; i++) {
-    Node *x = t->args.data[i];
-    if ((acc->type && acc->type->rank) || (x->type && x->type->rank))
-      return fail(c, x, "%s", "Python's min/max take scalars; use tl.minimum/tl.maximum on tiles");
-    Node *pair[2] = {acc, x};
+    Node *pair[2] = {acc, t->args.data[i]};
     acc = check_builtin_call(S, c->node, c->id == B_PY_MIN ? B_MINIMUM : B_MAXIMUM, NULL, pair, 2, NULL, 0);
     if (is_poison(acc)) return acc;
   }

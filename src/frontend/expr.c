@@ -66,9 +66,10 @@ static int is_bitwise(TokenKind op) {
 }
 
 static Node *fold_consts(Sema *S, Loc loc, TokenKind op, Node *x, Node *y) {
+  int errors = S->diags->errors;
   Value *v = fold_binary(S, loc, op, x->cval, y->cval);
   if (v) return mk_const(S, loc, v);
-  {
+  if (S->diags->errors == errors) {
     const char *a = describe(S, x), *b = describe(S, y);
     diag_error(S->diags, loc, "unsupported operand types for '%s': %s and %s", op_spelling(op), a, b);
   }
@@ -169,7 +170,14 @@ Node *binary(Sema *S, Loc loc, TokenKind op, Node *x, Node *y) {
   if (x->type->is_ptr || y->type->is_ptr) return pointer_arith(S, loc, op, x, y);
   if (!check_operand_kinds(S, loc, op, x->type->elem, y->type->elem)) return poison(S, loc);
   DType ct = computation_type(op, x, y);
-  if (op == TK_SHL || op == TK_SHR) ct = x->type->elem; /* shifts keep the left type */
+  if ((op == TK_SLASH || op == TK_FLOORDIV || op == TK_PERCENT) && dtype_is_int(x->type->elem) &&
+      dtype_is_int(y->type->elem) && !is_const(x) && !is_const(y) && x->type->elem != DT_I1 &&
+      y->type->elem != DT_I1 && dtype_is_signed(x->type->elem) != dtype_is_signed(y->type->elem)) {
+    diag_error(S->diags, loc, "operator '%s' on %s and %s: the signedness differs, so the result is unlikely to be useful",
+               op_spelling(op), dtype_name(x->type->elem), dtype_name(y->type->elem));
+    diag_note(S->diags, loc, "convert one operand so both are signed or both unsigned");
+    return poison(S, loc);
+  }
   if (!broadcast_pair(S, loc, is_comparison(op) ? "a comparison" : "an arithmetic operator", &x, &y))
     return poison(S, loc);
   x = cast(S, x, ct, 0);

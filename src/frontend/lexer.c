@@ -163,6 +163,14 @@ static void lex_string(Lexer *L, size_t start, int raw) {
       L->pos += triple ? 3 : 1;
       break;
     }
+    if (c == '\\' && !raw && peek(L, 1) == 'x' && peek(L, 2) >= 0 && isxdigit(peek(L, 2)) && peek(L, 3) >= 0 &&
+        isxdigit(peek(L, 3))) {
+      char hex[3] = {(char)peek(L, 2), (char)peek(L, 3), 0};
+      char ch = (char)strtol(hex, NULL, 16);
+      buf_putn(&text, &ch, 1);
+      L->pos += 4;
+      continue;
+    }
     if (c == '\\' && !raw && peek(L, 1) >= 0) {
       int e = escape_value(peek(L, 1));
       if (peek(L, 1) == '\n') {

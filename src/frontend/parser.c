@@ -246,6 +246,7 @@ static Node *parse_trailers(Parser *P, Node *n) {
     } else if (accept(P, TK_LBRACKET)) {
       Node *sub = new_node(P, ND_SUBSCRIPT, n->loc);
       sub->a = n;
+      if (at(P, TK_RBRACKET)) fail_expected(P, "an index");
       while (!at(P, TK_RBRACKET)) {
         vec_push(P->arena, &sub->args, parse_subscript_item(P));
         if (!accept(P, TK_COMMA)) break;

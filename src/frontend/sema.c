@@ -30,7 +30,14 @@ int is_poison(const Node *n) { return n->kind == ND_CONST && !n->cval; }
 const char *describe(Sema *S, const Node *n) {
   if (n->type) return type_str(S->arena, n->type);
   if (n->cval) return value_str(S->arena, n->cval);
-  return n->kind == ND_TUPLE ? "a tuple" : "an invalid value";
+  if (n->kind == ND_CALL) return arena_printf(S->arena, "the result of %s(), which returns nothing", n->name);
+  if (n->kind != ND_TUPLE) return "an invalid value";
+  Buf b;
+  buf_init(&b, S->arena);
+  buf_puts(&b, "(");
+  for (int i = 0; i < n->args.len; i++) buf_printf(&b, "%s%s", i ? ", " : "", describe(S, n->args.data[i]));
+  buf_puts(&b, n->args.len == 1 ? ",)" : ")");
+  return buf_cstr(&b);
 }
 
 static int is_runtime(const Node *n) { return n->type != NULL; }
@@ -109,43 +116,52 @@ static Node *find_function(const Module *m, const char *name) {
   return NULL;
 }
 
-static Node *find_constant(const Module *m, const char *name) {
-  for (int i = m->root->body.len - 1; i >= 0; i--) {
+/* The last assignment to `name` among the module's first `limit` statements. */
+static int find_constant(const Module *m, const char *name, int limit) {
+  for (int i = limit - 1; i >= 0; i--) {
     Node *s = m->root->body.data[i];
     if (s->kind == ND_ASSIGN && s->args.len == 1 && s->args.data[0]->kind == ND_NAME &&
         !strcmp(s->args.data[0]->name, name))
-      return s->b;
-    if (s->kind == ND_ANNASSIGN && s->b && !strcmp(s->a->name, name)) return s->b;
+      return i;
+    if (s->kind == ND_ANNASSIGN && s->b && !strcmp(s->a->name, name)) return i;
   }
-  return NULL;
+  return -1;
 }
 
 /* Module constants are evaluated when first used, in an empty scope, so
- * host-side lines that no kernel uses cost nothing. */
+ * host-side lines that no kernel uses cost nothing.  They are evaluated as
+ * Python runs the module: `A = A + 1` reads the A assigned above it. */
 static Node *module_constant(Sema *S, Loc use, const char *name) {
+  int limit = S->module_limit ? S->module_limit : S->mod->root->body.len;
+  int at = find_constant(S->mod, name, limit);
+  if (at < 0) return NULL;
+  const char *key = arena_printf(S->arena, "%s@%d", name, at);
   for (int i = 0; i < S->constants.len; i++)
-    if (!strcmp(S->constants.data[i].name, name)) return S->constants.data[i].value;
-  Node *expr = find_constant(S->mod, name);
-  if (!expr) return NULL;
+    if (!strcmp(S->constants.data[i].name, key)) return S->constants.data[i].value;
+  Node *stmt = S->mod->root->body.data[at];
   Scope saved = S->scope;
+  int saved_limit = S->module_limit;
+  const char *saved_prefix = S->prefix;
   S->scope = (Scope){0};
-  Binding pending = {name, poison(S, use)}; /* a constant defined by itself reads as an error */
-  vec_push(S->arena, &S->constants, pending);
-  int slot = S->constants.len - 1;
-  Node *v = check_expr(S, expr);
+  S->module_limit = at;
+  S->prefix = NULL;
+  Node *v = check_expr(S, stmt->b);
   S->scope = saved;
+  S->module_limit = saved_limit;
+  S->prefix = saved_prefix;
   if (is_runtime(v)) {
-    diag_error(S->diags, expr->loc, "module-level '%s' must be a constexpr", name);
+    diag_error(S->diags, stmt->b->loc, "module-level '%s' must be a constexpr", name);
     v = poison(S, use);
   }
-  S->constants.data[slot].value = v;
+  Binding b = {key, v};
+  vec_push(S->arena, &S->constants, b);
   return v;
 }
 
 /* Names a kernel may reach through `tl.` (builtins, dtypes, the standard library). */
 static Node *namespace_member(Sema *S, Loc loc, const char *name) {
   int dt = dtype_lookup(name);
-  if (dt >= 0 && strlen(name) > 4) return mk_const(S, loc, value_dtype(S, (DType)dt, 0));
+  if (dt >= 0 && !strcmp(dtype_triton_name((DType)dt), name)) return mk_const(S, loc, value_dtype(S, (DType)dt, 0));
   if (!strcmp(name, "constexpr")) return mk_const(S, loc, value_new(S, V_CONSTEXPR));
   if (!strcmp(name, "language") || !strcmp(name, "math") || !strcmp(name, "core") ||
       !strcmp(name, "standard"))
@@ -305,15 +321,19 @@ static Node *check_subscript(Sema *S, Node *n) {
     if (it->kind == ND_NONE) {
       if (rank == MAX_RANK) break;
       shape[rank++] = 1;
-    } else if (it->kind == ND_SLICE && !it->a && !it->b && !it->c && src_dim < t->rank) {
+    } else if (it->kind == ND_SLICE && src_dim >= t->rank) {
+      diag_error(S->diags, it->loc, "too many indices for a tile of rank %d", t->rank);
+      return poison(S, n->loc);
+    } else if (it->kind == ND_SLICE && !it->a && !it->b && !it->c) {
       shape[rank++] = t->shape[src_dim++];
     } else {
       diag_error(S->diags, it->loc, "tiles can only be indexed with ':' and None");
       return poison(S, n->loc);
     }
   }
-  if (src_dim != t->rank || rank > MAX_RANK) {
-    diag_error(S->diags, n->loc, "index has %d ':' for a tile of rank %d", src_dim, t->rank);
+  while (src_dim < t->rank && rank < MAX_RANK) shape[rank++] = t->shape[src_dim++]; /* x[None] is x[None, :] */
+  if (src_dim != t->rank) {
+    diag_error(S->diags, n->loc, "indexing makes more than %d dimensions", MAX_RANK);
     return poison(S, n->loc);
   }
   Node *r = typed_node(S, ND_SUBSCRIPT, n->loc, type_tile(S->arena, t, rank, shape));
@@ -577,7 +597,7 @@ static void merge_branches(Sema *S, Node *out, Scope *then_sc, Scope *else_sc) {
     Node *other = scope_get(else_sc, b.name);
     if (!other) continue; /* defined on one path only: not visible after the if */
     if (other == b.value || (is_const(other) && is_const(b.value) && !other->type && !b.value->type &&
-                             value_equal(other->cval, b.value->cval))) {
+                             other->cval->kind == b.value->cval->kind && value_equal(other->cval, b.value->cval))) {
       vec_push(S->arena, &merged, b);
       continue;
     }
@@ -633,7 +653,12 @@ static void carry_loop_variables(Sema *S, Node *loop, Scope *carried) {
     Binding *b = &S->scope.data[i];
     if (!block_assigns(&loop->body, b->name) || is_poison(b->value)) continue;
     Type *t = carried_type(S, b->value);
-    if (!t) continue;
+    if (!t) {
+      Binding fixed = *b; /* checked after the body: it must not change */
+      fixed.value = b->value;
+      vec_push(S->arena, carried, fixed);
+      continue;
+    }
     const char *var = local_name(S, b->name);
     assign_at_end(S, S->out, loop->loc, var, b->value, t);
     b->value = var_ref(S, loop->loc, var, t);
@@ -641,11 +666,26 @@ static void carry_loop_variables(Sema *S, Node *loop, Scope *carried) {
   }
 }
 
+/* A value with no run-time type (a tuple, a string, a dtype) cannot change
+ * in a run-time loop: after the loop it would depend on the trip count. */
+static int check_fixed_value(Sema *S, Node *loop, Binding before, Node *after) {
+  if (before.value->type) return 0;
+  int same = after == before.value ||
+             (is_const(after) && is_const(before.value) && !after->type &&
+              after->cval->kind == before.value->cval->kind && value_equal(after->cval, before.value->cval));
+  if (!same)
+    diag_error(S->diags, loop->loc, "'%s' (%s) changes inside a run-time loop; only numbers and tiles can",
+               before.name, describe(S, before.value));
+  scope_set(S, &S->scope, before.name, same ? before.value : poison(S, loop->loc));
+  return 1;
+}
+
 static void check_carried_types(Sema *S, Node *loop, Scope *carried, NodeVec *body_out) {
   for (int i = 0; i < carried->len; i++) {
     Binding before = carried->data[i];
     Node *after = scope_get(&S->scope, before.name);
     if (!after || is_poison(after)) continue;
+    if (check_fixed_value(S, loop, before, after)) continue;
     Type *t = carried_type(S, after), *want = before.value->type;
     if (t && type_equal(t, want)) {
       assign_at_end(S, body_out, loop->loc, before.value->name, after, t);
@@ -900,7 +940,9 @@ Node *call_function(Sema *S, Node *call, Node *def, Node **args, int n_args, Nod
     target->name = def->args.data[i]->name;
     assign_to(S, target, bound[i], call->loc);
   }
+  int errors = S->diags->errors;
   check_block(S, &def->body, S->out);
+  if (S->diags->errors > errors) diag_note(S->diags, call->loc, "in '%s', called here", def->name);
   Node *result = S->ret ? S->ret : mk_const(S, call->loc, value_new(S, V_NONE));
   S->depth--;
   S->scope = caller_scope;

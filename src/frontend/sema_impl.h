@@ -36,6 +36,7 @@ typedef struct Sema {
   int in_for_iter;          /* checking the iterable of a for: range() is allowed */
   int n_inlined;            /* helper calls inlined so far, for unique names */
   const char *prefix;       /* "fn.N." inside an inlined helper, else NULL */
+  int module_limit;         /* evaluating a module constant: statements before this one */
   CheckedKernel *kernel;
   Vec(Binding) constants;   /* module constants already evaluated */
 } Sema;

@@ -16,17 +16,25 @@ static const Source *cli_source(Sema *S, const char *name, const char *text) {
   return src;
 }
 
-static Loc loc_in(const Source *src, size_t offset, size_t len) {
-  Loc l = {src, (uint32_t)offset, 1, (int)offset + 1, (int)(len ? len : 1)};
-  return l;
+/* The place of bytes [offset, offset+len) of a one-line text that starts at `base`. */
+static Loc loc_at(Loc base, size_t offset, size_t len) {
+  base.offset += (uint32_t)offset;
+  base.col += (int)offset;
+  base.len = (int)(len ? len : 1);
+  return base;
 }
 
-/* One signature entry: "*fp32", "*fp16:16", "i32", "i64:16", "i32:1". */
-static int parse_sig_entry(Sema *S, const Source *src, size_t start, size_t end, KernelParam *p) {
-  const char *t = src->text;
+static Loc loc_in(const Source *src, size_t offset, size_t len) {
+  Loc start = {src, 0, 1, 1, 1};
+  return loc_at(start, offset, len);
+}
+
+/* One signature entry: "*fp32", "*fp16:16", "i32", "i64:16", "i32:1".  `t`
+ * is the signature's text, which starts at `base`. */
+static int parse_sig_entry(Sema *S, const char *t, Loc base, size_t start, size_t end, KernelParam *p) {
   while (start < end && t[start] == ' ') start++;
   while (end > start && t[end - 1] == ' ') end--;
-  Loc loc = loc_in(src, start, end - start);
+  Loc loc = loc_at(base, start, end - start);
   size_t colon = start;
   while (colon < end && t[colon] != ':') colon++;
   int is_ptr = start < end && t[start] == '*';
@@ -45,11 +53,11 @@ static int parse_sig_entry(Sema *S, const Source *src, size_t start, size_t end,
     const char *hint = t + colon + 1;
     size_t hn = end - colon - 1;
     if (hn == 2 && !memcmp(hint, "16", 2)) p->divisibility = 16;
-    else if (hn == 1 && hint[0] == '1' && !is_ptr) {
+    else if (hn == 1 && hint[0] == '1' && !is_ptr && dtype_is_int((DType)dt)) {
       p->is_constexpr = 1;
       p->value = value_int(S, 1);
     } else {
-      diag_error(S->diags, loc_in(src, colon, end - colon), "unknown hint ':%.*s' (expected :16, or :1 on an integer)",
+      diag_error(S->diags, loc_at(base, colon, end - colon), "unknown hint ':%.*s' (expected :16, or :1 on an integer)",
                  (int)hn, hint);
       return 0;
     }
@@ -75,7 +83,7 @@ static int apply_signature(Sema *S, const char *sig) {
     size_t end = start;
     while (end < len && src->text[end] != ',') end++;
     if (start == len && i < want) break;
-    ok &= parse_sig_entry(S, src, start, end, p);
+    ok &= parse_sig_entry(S, src->text, loc_in(src, 0, 0), start, end, p);
     i++;
     start = end + 1;
   }
@@ -94,9 +102,8 @@ static int apply_signature(Sema *S, const char *sig) {
 static void apply_annotation(Sema *S, Node *param, KernelParam *p) {
   Node *a = param->a;
   if (!a) return;
-  if (a->kind == ND_STR) {
-    const Source *src = cli_source(S, arena_printf(S->arena, "%s:%d:%d", param->loc.src->name, a->loc.line, a->loc.col + 1), a->str);
-    parse_sig_entry(S, src, 0, src->len, p);
+  if (a->kind == ND_STR) { /* "*fp32": places inside it are one past the quote */
+    parse_sig_entry(S, a->str, loc_at(a->loc, 1, 0), 0, a->str_len, p);
     return;
   }
   if (a->kind == ND_NAME && (!strcmp(a->name, "int") || !strcmp(a->name, "float") || !strcmp(a->name, "bool"))) {
@@ -217,6 +224,13 @@ static Value *eval_config(Sema *S, Node *n) {
     if (!strcmp(kw->name, "pre_hook")) continue;
     Value *v = eval_meta(S, kw->a);
     if (!v) return NULL;
+    if (!strcmp(kw->name, "kwargs") && v->kind == V_CONFIG) { /* triton.Config(kwargs={...}) */
+      for (int j = 0; j < v->keys.len; j++) {
+        vec_push(S->arena, &cfg->keys, v->keys.data[j]);
+        vec_push(S->arena, &cfg->items, v->items.data[j]);
+      }
+      continue;
+    }
     vec_push(S->arena, &cfg->keys, arena_printf(S->arena, "@%s", kw->name));
     vec_push(S->arena, &cfg->items, v);
   }
@@ -380,17 +394,33 @@ static int called_by_others(const Module *m, Node *fn) {
   return 0;
 }
 
+static int is_jit(Node *fn) {
+  for (int i = 0; i < fn->kwargs.len; i++) {
+    const char *d = callee_name(fn->kwargs.data[i]);
+    if (!strcmp(d, "jit") || !strcmp(d, "autotune") || !strcmp(d, "heuristics")) return 1;
+  }
+  return 0;
+}
+
+static int any_jit(const Module *m) {
+  for (int i = 0; i < m->root->body.len; i++)
+    if (m->root->body.data[i]->kind == ND_FUNCDEF && is_jit(m->root->body.data[i])) return 1;
+  return 0;
+}
+
+/* The kernel: the function named, else the one @jit function (any function
+ * when none is decorated) that no other function calls. */
 static Node *select_kernel(Sema *S, const char *name) {
   const Module *m = S->mod;
   Node *found = NULL;
-  int n_roots = 0;
+  int n_roots = 0, jit_only = any_jit(m);
   Buf names;
   buf_init(&names, S->arena);
   for (int i = 0; i < m->root->body.len; i++) {
     Node *fn = m->root->body.data[i];
     if (fn->kind != ND_FUNCDEF) continue;
     if (name && !strcmp(fn->name, name)) return fn;
-    if (!name && !called_by_others(m, fn)) {
+    if (!name && (!jit_only || is_jit(fn)) && !called_by_others(m, fn)) {
       found = fn;
       buf_printf(&names, "%s%s", n_roots++ ? ", " : "", fn->name);
     }

@@ -126,11 +126,8 @@ DType promote(DType x, int x_weak, DType y, int y_weak, int div_or_mod) {
   }
   if (x == DT_FP64 || y == DT_FP64) return DT_FP64;
   if (x == DT_FP32 || y == DT_FP32) return DT_FP32;
-  if (x == DT_FP16 || y == DT_FP16 || x == DT_BF16 || y == DT_BF16) {
-    if (x == y && !div_or_mod) return x;
-    if ((x == DT_BF16 && y == DT_FP16) || (x == DT_FP16 && y == DT_BF16) || div_or_mod) return DT_FP32;
-    return dtype_is_float(x) ? x : y;
-  }
+  if (x == DT_FP16 || y == DT_FP16) return div_or_mod ? DT_FP32 : DT_FP16;
+  if (x == DT_BF16 || y == DT_BF16) return x == y && !div_or_mod ? DT_BF16 : DT_FP32;
   return integer_promote(x, y);
 }
 

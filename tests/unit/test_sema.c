@@ -52,7 +52,9 @@ static void check_kernel(Checked *c, const char *text, const char *sig, const ch
 /* Triton's documented results for its promotion rules. */
 static void test_promotion_table(void) {
   CHECK(promote(DT_FP16, 0, DT_FP32, 0, 0) == DT_FP32);
-  CHECK(promote(DT_FP16, 0, DT_BF16, 0, 0) == DT_FP32);
+  CHECK(promote(DT_FP16, 0, DT_BF16, 0, 0) == DT_FP16);
+  CHECK(promote(DT_BF16, 0, DT_I32, 0, 0) == DT_FP32);
+  CHECK(promote(DT_BF16, 0, DT_BF16, 0, 0) == DT_BF16);
   CHECK(promote(DT_FP16, 0, DT_I32, 0, 0) == DT_FP16);
   CHECK(promote(DT_FP16, 0, DT_FP16, 0, 1) == DT_FP32);
   CHECK(promote(DT_I32, 0, DT_FP32, 1, 0) == DT_FP32);   /* i32 tile + 1.5 */
