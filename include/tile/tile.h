@@ -42,6 +42,7 @@ typedef enum tile_stage {
   TILE_STAGE_TOKENS,     /* the token stream, one token a line */
   TILE_STAGE_AST,        /* the syntax tree; typed and specialised when the kernel's
                             parameters have types (signature or annotations) */
+  TILE_STAGE_TIR,        /* tile IR (docs/ir.md), after the optimisation passes */
   TILE_STAGE_BUILTINS    /* the builtin reference (markdown), from the builtin table */
 } tile_stage;
 

@@ -10,6 +10,16 @@
 #include "ast.h"
 #include "types.h"
 
+/* The builtins of lang/builtins.def; typed calls carry their id. */
+typedef enum {
+#define BUILTIN(id, handler, flags, name, params, summary) B_##id,
+#include "builtins.def"
+#undef BUILTIN
+  B_COUNT
+} BuiltinId;
+
+const char *builtin_name(int id);
+
 typedef enum {
   V_INT, V_FLOAT, V_BOOL, V_STR, V_NONE,
   V_DTYPE,        /* tl.float32, tl.pointer_type(tl.float16) */

@@ -6,13 +6,6 @@
 
 #include "sema.h"
 
-typedef enum {
-#define BUILTIN(id, handler, flags, name, params, summary) B_##id,
-#include "builtins.def"
-#undef BUILTIN
-  B_COUNT
-} BuiltinId;
-
 enum { TL = 1, METHOD = 2, PY = 4 };
 
 typedef struct Binding {
@@ -81,7 +74,6 @@ int check_shape_value(Sema *S, Loc loc, Value *v, int *rank, int64_t *shape);
 
 /* builtins.c */
 int builtin_lookup(const char *name, int flags);
-const char *builtin_name(int id);
 int builtin_flags(int id);
 const char *builtin_params(int id);
 const char *builtin_summary(int id);

@@ -21,7 +21,7 @@ static const char usage[] =
     "Compiles a kernel written in the tile language (Triton's Python DSL).\n"
     "\n"
     "options:\n"
-    "  --emit=STAGE          print a stage instead of compiling: tokens, ast\n"
+    "  --emit=STAGE          print a stage instead of compiling: tokens, ast, tir\n"
     "                        (ast is typed and specialised when the parameters have\n"
     "                        types, from --signature or annotations)\n"
     "  --kernel NAME         the kernel to compile (default: the one function no\n"
@@ -103,6 +103,7 @@ static int parse_args(int argc, char **argv, Args *a) {
 static int stage_of(const char *emit, tile_stage *stage) {
   if (!strcmp(emit, "tokens")) *stage = TILE_STAGE_TOKENS;
   else if (!strcmp(emit, "ast")) *stage = TILE_STAGE_AST;
+  else if (!strcmp(emit, "tir")) *stage = TILE_STAGE_TIR;
   else return 0;
   return 1;
 }
@@ -127,8 +128,8 @@ int main(int argc, char **argv) {
   tile_stage stage = TILE_STAGE_BUILTINS;
   if (!a.list_builtins) {
     if (!a.emit)
-      return usage_error("%s", "code generation (cubin, ptx) is not built yet; use --emit=tokens or --emit=ast");
-    if (!stage_of(a.emit, &stage)) return usage_error("unknown --emit stage '%s' (expected tokens or ast)", a.emit);
+      return usage_error("%s", "code generation (cubin, ptx) is not built yet; use --emit=tokens, ast or tir");
+    if (!stage_of(a.emit, &stage)) return usage_error("unknown --emit stage '%s' (expected tokens, ast or tir)", a.emit);
   }
   tile_context *ctx;
   if (tile_context_create(&ctx) != TILE_OK) {

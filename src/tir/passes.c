@@ -1,0 +1,65 @@
+/* The pass manager: runs the selected passes of passes.def in order, with
+ * the verifier after each one. */
+#include "passes.h"
+
+#include <string.h>
+
+static const struct {
+  const char *name;
+  void (*run)(TirFunc *f);
+} passes[] = {
+#define PASS(id, name, summary) {name, tir_##id},
+#include "passes.def"
+#undef PASS
+};
+enum { N_PASSES = sizeof passes / sizeof passes[0] };
+
+/* Whether `name` is one of the comma-separated words of `list`. */
+static int listed(const char *list, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = list; *p;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len == n && !strncmp(p, name, n)) return 1;
+    if (!end) break;
+    p = end + 1;
+  }
+  return 0;
+}
+
+static int check_names(const char *list, Diags *d) {
+  int bad = 0;
+  for (const char *p = list; *p;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    int known = (len == 3 && !strncmp(p, "all", 3)) || (len == 4 && !strncmp(p, "none", 4));
+    for (int i = 0; i < N_PASSES; i++) known |= strlen(passes[i].name) == len && !strncmp(p, passes[i].name, len);
+    if (!known) {
+      diag_error(d, (Loc){0}, "unknown pass '%.*s' (passes: fold, cse, licm, dce, all, none)", (int)len, p);
+      bad++;
+    }
+    if (!end) break;
+    p = end + 1;
+  }
+  return bad;
+}
+
+int tir_run_passes(TirFunc *f, const char *list, Diags *d, Buf *dump) {
+  if (!list) list = "all";
+  int problems = check_names(list, d);
+  if (problems) return problems;
+  for (int i = 0; i < N_PASSES; i++) {
+    if (!listed(list, "all") && !listed(list, passes[i].name)) continue;
+    passes[i].run(f);
+    if (dump) {
+      buf_printf(dump, "// after %s\n", passes[i].name);
+      tir_print(f, dump);
+    }
+    problems = tir_verify(f, d);
+    if (problems) {
+      diag_note(d, (Loc){0}, "the tile IR verifier failed after pass '%s'", passes[i].name);
+      return problems;
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,179 @@
+/* The textual form of tile IR (docs/ir.md):
+ *   %7 = add %5, %6 : i32[1024]  loc(24:27)
+ * one op a line, regions in braces, every op's source line and column. */
+#include "tir.h"
+
+#include <math.h>
+#include <stdio.h>
+
+static const char *const cmp_names[] = {"lt", "le", "gt", "ge", "eq", "ne"};
+static const char *const reduce_names[] = {"sum", "max", "min", "argmax", "argmin", "prod"};
+static const char *const atomic_names[] = {"add", "max", "min", "and", "or", "xor", "xchg"};
+static const char *const dot_names[] = {"ieee", "tf32", "tf32x3"};
+static const char *const hint_names[] = {"multiple_of", "max_contiguous", "max_constancy"};
+static const char *const rand_names[] = {"uniform", "normal", "int"};
+
+static void print_block(const TirFunc *f, const TirBlock *b, Buf *out, int depth);
+
+static void print_values(Buf *out, const int *v, int n) {
+  for (int i = 0; i < n; i++) buf_printf(out, "%s%%%d", i ? ", " : "", v[i]);
+}
+
+static void print_types(const TirFunc *f, Buf *out, const int *v, int n) {
+  for (int i = 0; i < n; i++) buf_printf(out, "%s%s", i ? ", " : "", type_str(f->arena, tir_type(f, v[i])));
+}
+
+static void print_string(Buf *out, const char *s) {
+  buf_puts(out, "\"");
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c < 0x20 || c == '"' || c == '\\' || c >= 0x7f) buf_printf(out, "\\x%02x", c);
+    else buf_putn(out, (const char *)&c, 1);
+  }
+  buf_puts(out, "\"");
+}
+
+static void print_float(Buf *out, double v) {
+  if (isinf(v)) buf_puts(out, v > 0 ? "inf" : "-inf");
+  else if (isnan(v)) buf_puts(out, "nan");
+  else buf_printf(out, "%.17g", v);
+}
+
+/* The attributes after the operands, per op. */
+static void print_attributes(const TirFunc *f, const TirOp *op, Buf *out) {
+  switch (op->code) {
+  case TIR_CONSTANT:
+    buf_puts(out, " ");
+    if (dtype_is_float(tir_type(f, op->results.data[0])->elem)) print_float(out, op->fval);
+    else buf_printf(out, "%lld", (long long)op->ival);
+    break;
+  case TIR_PROGRAM_ID:
+  case TIR_NUM_PROGRAMS:
+  case TIR_EXPAND_DIMS: buf_printf(out, " axis=%d", op->axis); break;
+  case TIR_MAKE_RANGE: buf_printf(out, " %lld, %lld", (long long)op->ival, (long long)op->ival2); break;
+  case TIR_REDUCE: buf_printf(out, " axis=%d", op->axis); break;
+  case TIR_SCAN: buf_printf(out, " axis=%d%s", op->axis, op->flags & SCAN_REVERSE ? " reverse" : ""); break;
+  case TIR_RAND: buf_printf(out, " rounds=%lld", (long long)op->ival); break;
+  case TIR_FOR: if (op->ival) buf_printf(out, " num_stages=%lld", (long long)op->ival); break;
+  case TIR_TRANS:
+  case TIR_HINT:
+    buf_puts(out, " [");
+    for (int i = 0; i < op->n_ints; i++) buf_printf(out, "%s%lld", i ? ", " : "", (long long)op->ints[i]);
+    buf_puts(out, "]");
+    break;
+  case TIR_PRINT:
+  case TIR_ASSERT:
+    buf_puts(out, " ");
+    print_string(out, op->str ? op->str : "");
+    if (op->flags & PRINT_HEX) buf_puts(out, " hex");
+    break;
+  case TIR_LOAD:
+  case TIR_STORE:
+    if (op->str && *op->str) buf_printf(out, " cache=%s", op->str);
+    if (op->flags & LOAD_VOLATILE) buf_puts(out, " volatile");
+    break;
+  default: break;
+  }
+}
+
+/* The op's name, with its kind where it has one: cmp.lt, reduce.sum. */
+static void print_name(const TirOp *op, Buf *out) {
+  buf_puts(out, tir_op_name(op->code));
+  const char *kind = NULL;
+  switch (op->code) {
+  case TIR_CMP: kind = cmp_names[op->kind]; break;
+  case TIR_REDUCE: case TIR_SCAN: kind = reduce_names[op->kind]; break;
+  case TIR_ATOMIC_RMW: kind = atomic_names[op->kind]; break;
+  case TIR_DOT: kind = dot_names[op->kind]; break;
+  case TIR_RAND: kind = rand_names[op->kind]; break;
+  case TIR_HINT: kind = hint_names[op->kind]; break;
+  default: break;
+  }
+  if (kind) buf_printf(out, ".%s", kind);
+}
+
+static void print_loc(const TirOp *op, Buf *out) {
+  if (op->loc.src) buf_printf(out, "  loc(%d:%d)", op->loc.line, op->loc.col);
+  buf_puts(out, "\n");
+}
+
+static void print_region(const TirFunc *f, const TirBlock *b, Buf *out, int depth) {
+  buf_puts(out, " {\n");
+  print_block(f, b, out, depth + 1);
+  buf_printf(out, "%*s}", depth * 2, "");
+}
+
+static void print_bound(Buf *out, const TirBlock *b, int first, const TirOp *op, int operand_first) {
+  buf_puts(out, "(");
+  for (int i = first; i < b->args.len; i++)
+    buf_printf(out, "%s%%%d = %%%d", i > first ? ", " : "", b->args.data[i], op->operands.data[operand_first + i - first]);
+  buf_puts(out, ")");
+}
+
+/* for, if and while print their regions in a form of their own. */
+static void print_structured(const TirFunc *f, const TirOp *op, Buf *out, int depth) {
+  const TirBlock *r0 = op->regions[0], *r1 = op->regions[1];
+  if (op->code == TIR_FOR) {
+    buf_printf(out, "for %%%d = %%%d to %%%d step %%%d iter", r0->args.data[0], op->operands.data[0],
+               op->operands.data[1], op->operands.data[2]);
+    print_bound(out, r0, 1, op, 3);
+  } else if (op->code == TIR_IF) {
+    buf_printf(out, "if %%%d", op->operands.data[0]);
+  } else {
+    buf_puts(out, "while ");
+    print_bound(out, r0, 0, op, 0);
+  }
+  print_attributes(f, op, out);
+  if (op->results.len) {
+    buf_puts(out, " -> ");
+    print_types(f, out, op->results.data, op->results.len);
+  }
+  print_region(f, r0, out, depth);
+  if (op->code == TIR_IF && (r1->ops.len > 1 || op->results.len)) {
+    buf_puts(out, " else");
+    print_region(f, r1, out, depth);
+  } else if (op->code == TIR_WHILE) {
+    buf_puts(out, " do (");
+    print_values(out, r1->args.data, r1->args.len);
+    buf_puts(out, ")");
+    print_region(f, r1, out, depth);
+  }
+}
+
+static void print_op(const TirFunc *f, const TirOp *op, Buf *out, int depth) {
+  buf_printf(out, "%*s", depth * 2, "");
+  if (op->results.len) {
+    print_values(out, op->results.data, op->results.len);
+    buf_puts(out, " = ");
+  }
+  if (op->regions[0]) {
+    print_structured(f, op, out, depth);
+    print_loc(op, out);
+    return;
+  }
+  print_name(op, out);
+  if (op->operands.len) buf_puts(out, " ");
+  print_values(out, op->operands.data, op->operands.len);
+  print_attributes(f, op, out);
+  if (op->results.len) {
+    buf_puts(out, " : ");
+    print_types(f, out, op->results.data, op->results.len);
+  }
+  print_loc(op, out);
+}
+
+static void print_block(const TirFunc *f, const TirBlock *b, Buf *out, int depth) {
+  for (int i = 0; i < b->ops.len; i++) print_op(f, b->ops.data[i], out, depth);
+}
+
+void tir_print(const TirFunc *f, Buf *out) {
+  buf_printf(out, "func @%s(", f->name);
+  for (int i = 0; i < f->params.len; i++) {
+    const TirParam *p = &f->params.data[i];
+    buf_printf(out, "%s%%%d: %s", i ? ", " : "", p->value, type_str(f->arena, tir_type(f, p->value)));
+    buf_printf(out, " {name = \"%s\"%s}", p->name, p->divisibility > 1 ? ", divisibility = 16" : "");
+  }
+  buf_printf(out, ") num_warps=%d num_stages=%d {\n", f->num_warps, f->num_stages);
+  print_block(f, f->body, out, 1);
+  buf_puts(out, "}\n");
+}

@@ -1,0 +1,51 @@
+/* Tile IR: the op table and the building functions. */
+#include "tir.h"
+
+static const struct {
+  const char *name;
+  int flags, arity;
+} ops[] = {
+#define OP(id, name, flags, operands) {name, flags, operands},
+#include "ops.def"
+#undef OP
+};
+
+const char *tir_op_name(TirCode c) { return ops[c].name; }
+int tir_op_flags(TirCode c) { return ops[c].flags; }
+int tir_op_arity(TirCode c) { return ops[c].arity; }
+
+TirFunc *tir_func_new(Arena *a, const char *name) {
+  TirFunc *f = arena_alloc(a, sizeof *f);
+  f->arena = a;
+  f->name = name;
+  f->body = tir_block_new(f);
+  f->num_warps = 4;
+  f->num_stages = 3;
+  return f;
+}
+
+int tir_value_new(TirFunc *f, Type *t, const char *name) {
+  vec_push(f->arena, &f->types, t);
+  vec_push(f->arena, &f->names, name);
+  return f->types.len - 1;
+}
+
+TirBlock *tir_block_new(TirFunc *f) { return arena_alloc(f->arena, sizeof(TirBlock)); }
+
+TirOp *tir_op_new(TirFunc *f, TirCode code, Loc loc) {
+  TirOp *op = arena_alloc(f->arena, sizeof *op);
+  op->code = code;
+  op->loc = loc;
+  return op;
+}
+
+void tir_append(TirFunc *f, TirBlock *b, TirOp *op) { vec_push(f->arena, &b->ops, op); }
+void tir_add_operand(TirFunc *f, TirOp *op, int value) { vec_push(f->arena, &op->operands, value); }
+
+int tir_add_result(TirFunc *f, TirOp *op, Type *t) {
+  int v = tir_value_new(f, t, NULL);
+  vec_push(f->arena, &op->results, v);
+  return v;
+}
+
+Type *tir_type(const TirFunc *f, int value) { return f->types.data[value]; }

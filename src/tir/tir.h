@@ -1,0 +1,91 @@
+/* Tile IR: SSA over tiles and scalars with structured control flow, modelled
+ * on Triton's TTIR.  A function is a block of operations; values are small
+ * integer ids into the function's type table; loops and ifs own blocks
+ * (regions) whose arguments are the loop variables, and pass values out
+ * through yield.  Every operation keeps the source location it came from. */
+#ifndef TILE_TIR_H
+#define TILE_TIR_H
+
+#include "../frontend/sema.h"
+
+typedef enum {
+#define OP(id, name, flags, operands) TIR_##id,
+#include "ops.def"
+#undef OP
+  TIR_COUNT
+} TirCode;
+
+enum { PURE = 1, EW = 2, TERM = 4 };
+
+/* Sub-kinds, kept in TirOp.kind. */
+typedef enum { CMP_LT, CMP_LE, CMP_GT, CMP_GE, CMP_EQ, CMP_NE } CmpKind;
+typedef enum { RED_SUM, RED_MAX, RED_MIN, RED_ARGMAX, RED_ARGMIN, RED_PROD } ReduceKind;
+typedef enum { ATOM_ADD, ATOM_MAX, ATOM_MIN, ATOM_AND, ATOM_OR, ATOM_XOR, ATOM_XCHG } AtomicKind;
+typedef enum { DOT_IEEE, DOT_TF32, DOT_TF32X3 } DotPrecision;
+typedef enum { HINT_MULTIPLE_OF, HINT_MAX_CONTIGUOUS, HINT_MAX_CONSTANCY } HintKind;
+typedef enum { RAND_UNIFORM, RAND_NORMAL, RAND_INT } RandKind;
+
+enum { LOAD_MASK = 1, LOAD_OTHER = 2, SCAN_REVERSE = 4, PRINT_HEX = 8, LOAD_VOLATILE = 16 };
+
+typedef struct TirBlock TirBlock;
+
+typedef struct TirOp {
+  TirCode code;
+  Loc loc;
+  Vec(int) operands;     /* value ids */
+  Vec(int) results;      /* value ids */
+  int kind;              /* CmpKind, ReduceKind, ... as the op says */
+  int axis;
+  int flags;             /* LOAD_MASK, SCAN_REVERSE, ... */
+  int64_t ival, ival2;   /* CONSTANT (integer), MAKE_RANGE bounds, RAND rounds */
+  double fval;           /* CONSTANT (float) */
+  int64_t ints[MAX_RANK];/* TRANS permutation, HINT values */
+  int n_ints;
+  const char *str;       /* PRINT prefix, ASSERT message, LOAD/STORE cache modifier */
+  TirBlock *regions[2];
+} TirOp;
+
+struct TirBlock {
+  Vec(int) args;         /* value ids bound on entry */
+  Vec(TirOp *) ops;
+};
+
+typedef struct TirParam {
+  const char *name;
+  int value;             /* value id */
+  int divisibility;      /* 16 when the launch promises it */
+} TirParam;
+
+typedef struct TirFunc {
+  Arena *arena;
+  const char *name;
+  Vec(Type *) types;     /* the type of every value id */
+  Vec(const char *) names; /* a source name for a value, or NULL (for printing) */
+  Vec(TirParam) params;  /* run-time parameters, in order */
+  TirBlock *body;
+  int num_warps, num_stages;
+} TirFunc;
+
+const char *tir_op_name(TirCode c);
+int tir_op_flags(TirCode c);
+int tir_op_arity(TirCode c);
+
+/* Building. */
+TirFunc *tir_func_new(Arena *a, const char *name);
+int tir_value_new(TirFunc *f, Type *t, const char *name);
+TirBlock *tir_block_new(TirFunc *f);
+TirOp *tir_op_new(TirFunc *f, TirCode code, Loc loc);
+void tir_append(TirFunc *f, TirBlock *b, TirOp *op);
+void tir_add_operand(TirFunc *f, TirOp *op, int value);
+int tir_add_result(TirFunc *f, TirOp *op, Type *t);
+Type *tir_type(const TirFunc *f, int value);
+
+/* The checked AST of a kernel to tile IR (lower.c). */
+TirFunc *tir_lower(const CheckedKernel *k, Arena *a, Diags *d);
+/* The textual form (print.c), documented in docs/ir.md. */
+void tir_print(const TirFunc *f, Buf *out);
+/* Checks types, shapes and dominance; reports to `d` and returns the number
+ * of problems (verify.c). */
+int tir_verify(const TirFunc *f, Diags *d);
+
+#endif

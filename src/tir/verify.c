@@ -1,0 +1,265 @@
+/* The tile IR verifier: every value defined once and before its uses (a
+ * value defined in a region is visible only inside it), operand counts,
+ * and the type and shape rules of each op.  It runs after lowering and
+ * after every pass in tests; a failure is a compiler bug, reported at the
+ * op's source location. */
+#include "tir.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Verifier {
+  const TirFunc *f;
+  Diags *diags;
+  char *visible;         /* per value: defined and in scope here */
+  char *defined;         /* per value: defined anywhere so far (SSA: once) */
+  int problems;
+} Verifier;
+
+static void problem(Verifier *V, const TirOp *op, const char *fmt, const char *detail) {
+  char msg[300];
+  snprintf(msg, sizeof msg, fmt, detail);
+  diag_error(V->diags, op->loc, "internal error: tile IR verifier: '%s': %s", tir_op_name(op->code), msg);
+  V->problems++;
+}
+
+static Type *T(Verifier *V, const TirOp *op, int i) { return tir_type(V->f, op->operands.data[i]); }
+static Type *R(Verifier *V, const TirOp *op, int i) { return tir_type(V->f, op->results.data[i]); }
+static const char *S(Verifier *V, Type *t) { return type_str(V->f->arena, t); }
+
+static void define(Verifier *V, const TirOp *op, int value) {
+  if (value < 0 || value >= V->f->types.len) {
+    problem(V, op, "%s", "defines a value outside the function's table");
+    return;
+  }
+  if (V->defined[value]) problem(V, op, "defines %%%s twice", arena_printf(V->f->arena, "%d", value));
+  V->defined[value] = V->visible[value] = 1;
+}
+
+static void check_operands_visible(Verifier *V, const TirOp *op) {
+  for (int i = 0; i < op->operands.len; i++) {
+    int v = op->operands.data[i];
+    if (v < 0 || v >= V->f->types.len || !V->visible[v])
+      problem(V, op, "uses %%%s before its definition or outside its region", arena_printf(V->f->arena, "%d", v));
+  }
+}
+
+static void check_same(Verifier *V, const TirOp *op, Type *a, Type *b, const char *what) {
+  if (!type_equal(a, b)) problem(V, op, "%s", arena_printf(V->f->arena, "%s: %s and %s differ", what, S(V, a), S(V, b)));
+}
+
+static void check_elementwise(Verifier *V, const TirOp *op) {
+  Type *r = R(V, op, 0);
+  for (int i = 0; i < op->operands.len; i++)
+    if (!type_same_shape(T(V, op, i), r)) problem(V, op, "operand shape differs from the result's (%s)", S(V, r));
+  switch (op->code) {
+  case TIR_CMP: if (r->elem != DT_I1) problem(V, op, "%s", "result must be i1"); /* fall through */
+  case TIR_CAST:
+  case TIR_BITCAST:
+  case TIR_ADDPTR: break;
+  case TIR_SELECT:
+    if (T(V, op, 0)->elem != DT_I1) problem(V, op, "%s", "the condition must be i1");
+    check_same(V, op, T(V, op, 1), r, "value and result");
+    check_same(V, op, T(V, op, 2), r, "value and result");
+    break;
+  default:
+    for (int i = 0; i < op->operands.len; i++) check_same(V, op, T(V, op, i), r, "operand and result");
+  }
+  if (op->code == TIR_CMP) check_same(V, op, T(V, op, 0), T(V, op, 1), "compared operands");
+  if (op->code == TIR_ADDPTR && (!T(V, op, 0)->is_ptr || T(V, op, 1)->is_ptr || !dtype_is_int(T(V, op, 1)->elem)))
+    problem(V, op, "%s", "needs a pointer and an integer offset");
+}
+
+static void check_shape_op(Verifier *V, const TirOp *op) {
+  Type *x = T(V, op, 0), *r = R(V, op, 0);
+  if (x->elem != r->elem || x->is_ptr != r->is_ptr) problem(V, op, "%s", "changes the element type");
+  switch (op->code) {
+  case TIR_SPLAT:
+    if (x->rank != 0) problem(V, op, "%s", "operand must be a scalar");
+    break;
+  case TIR_BROADCAST:
+    if (x->rank != r->rank) problem(V, op, "%s", "ranks differ");
+    for (int i = 0; i < x->rank && x->rank == r->rank; i++)
+      if (x->shape[i] != r->shape[i] && x->shape[i] != 1) problem(V, op, "%s", "only size-1 dimensions grow");
+    break;
+  case TIR_EXPAND_DIMS:
+    if (r->rank != x->rank + 1 || op->axis < 0 || op->axis > x->rank || r->shape[op->axis] != 1)
+      problem(V, op, "%s", "the result must insert a size-1 dimension at axis");
+    break;
+  case TIR_RESHAPE:
+  case TIR_HINT:
+    if (type_numel(x) != type_numel(r)) problem(V, op, "%s", "element counts differ");
+    break;
+  case TIR_TRANS:
+    if (op->n_ints != x->rank || r->rank != x->rank) problem(V, op, "%s", "the permutation must cover every dimension");
+    for (int i = 0; i < op->n_ints && op->n_ints == x->rank; i++)
+      if (op->ints[i] < 0 || op->ints[i] >= x->rank || r->shape[i] != x->shape[op->ints[i]])
+        problem(V, op, "%s", "the result is not the permuted operand");
+    break;
+  default: break;
+  }
+}
+
+static void check_memory(Verifier *V, const TirOp *op) {
+  Type *p = T(V, op, 0);
+  if (!p->is_ptr) problem(V, op, "%s", "the first operand must be a pointer");
+  int values = op->code == TIR_LOAD ? 0 : op->code == TIR_ATOMIC_CAS ? 2 : 1;
+  for (int i = 1; i < op->operands.len; i++) {
+    Type *t = T(V, op, i);
+    if (!type_same_shape(t, p)) problem(V, op, "%s", "operands must have the pointer's shape");
+    int is_mask = (op->flags & LOAD_MASK) && i == 1 + values;
+    if (is_mask && t->elem != DT_I1) problem(V, op, "%s", "the mask must be i1");
+    if (!is_mask && t->elem != p->elem) problem(V, op, "%s", "values must have the pointee type");
+  }
+  if (op->results.len && (R(V, op, 0)->elem != p->elem || !type_same_shape(R(V, op, 0), p)))
+    problem(V, op, "%s", "the result must have the pointee type and the pointer's shape");
+}
+
+static void check_dot(Verifier *V, const TirOp *op) {
+  Type *a = T(V, op, 0), *b = T(V, op, 1), *c = T(V, op, 2), *r = R(V, op, 0);
+  int n = a->rank;
+  if (n < 2 || b->rank != n || r->rank != n || a->shape[n - 1] != b->shape[n - 2] || r->shape[n - 2] != a->shape[n - 2] ||
+      r->shape[n - 1] != b->shape[n - 1])
+    problem(V, op, "%s", "shapes do not form a matrix product");
+  check_same(V, op, c, r, "accumulator and result");
+}
+
+static void check_reduce(Verifier *V, const TirOp *op) {
+  Type *x = T(V, op, 0), *r = R(V, op, 0);
+  if (op->axis < 0 || op->axis >= x->rank || r->rank != x->rank - 1) {
+    problem(V, op, "%s", "the result must drop the axis");
+    return;
+  }
+  for (int i = 0, j = 0; i < x->rank; i++)
+    if (i != op->axis && x->shape[i] != r->shape[j++]) problem(V, op, "%s", "the other dimensions must stay");
+}
+
+static void check_types_match(Verifier *V, const TirOp *op, const int *values, int n, const int *want, int m,
+                              const char *what) {
+  if (n != m) {
+    problem(V, op, "%s count differs", what);
+    return;
+  }
+  for (int i = 0; i < n; i++) check_same(V, op, tir_type(V->f, values[i]), tir_type(V->f, want[i]), what);
+}
+
+static void verify_block(Verifier *V, const TirBlock *b, TirCode end);
+
+/* Verifies a region with its arguments visible, then hides what it defined. */
+static void verify_region(Verifier *V, const TirOp *op, const TirBlock *b, TirCode end) {
+  if (!b) {
+    problem(V, op, "%s", "a region is missing");
+    return;
+  }
+  char *saved = malloc((size_t)V->f->types.len);
+  if (!saved) return;
+  memcpy(saved, V->visible, (size_t)V->f->types.len);
+  for (int i = 0; i < b->args.len; i++) define(V, op, b->args.data[i]);
+  verify_block(V, b, end);
+  memcpy(V->visible, saved, (size_t)V->f->types.len);
+  free(saved);
+}
+
+static const TirOp *terminator(const TirBlock *b) { return b && b->ops.len ? b->ops.data[b->ops.len - 1] : NULL; }
+
+static void check_structured(Verifier *V, const TirOp *op) {
+  const TirBlock *r0 = op->regions[0], *r1 = op->regions[1];
+  const TirOp *t0 = terminator(r0), *t1 = terminator(r1);
+  const int *res = op->results.data;
+  int nres = op->results.len;
+  if (op->code == TIR_FOR) {
+    if (op->operands.len < 3 || !r0 || r0->args.len != op->operands.len - 2) {
+      problem(V, op, "%s", "needs lb, ub, step and one block argument per carried value plus the induction variable");
+      return;
+    }
+    check_types_match(V, op, op->operands.data + 3, op->operands.len - 3, res, nres, "carried value");
+    check_types_match(V, op, r0->args.data + 1, r0->args.len - 1, res, nres, "block argument");
+    if (t0) check_types_match(V, op, t0->operands.data, t0->operands.len, res, nres, "yielded value");
+  } else if (op->code == TIR_IF) {
+    if (T(V, op, 0)->elem != DT_I1 || T(V, op, 0)->rank) problem(V, op, "%s", "the condition must be an i1 scalar");
+    if (t0) check_types_match(V, op, t0->operands.data, t0->operands.len, res, nres, "yielded value");
+    if (t1) check_types_match(V, op, t1->operands.data, t1->operands.len, res, nres, "yielded value");
+  } else {
+    if (!r0 || !r1) return;
+    check_types_match(V, op, r0->args.data, r0->args.len, op->operands.data, op->operands.len, "block argument");
+    check_types_match(V, op, r1->args.data, r1->args.len, res, nres, "block argument");
+    if (t0 && t0->operands.len) check_types_match(V, op, t0->operands.data + 1, t0->operands.len - 1, res, nres, "condition value");
+    if (t1) check_types_match(V, op, t1->operands.data, t1->operands.len, op->operands.data, op->operands.len, "yielded value");
+  }
+}
+
+static void check_types(Verifier *V, const TirOp *op) {
+  int flags = tir_op_flags(op->code);
+  if (flags & EW) {
+    check_elementwise(V, op);
+    return;
+  }
+  switch (op->code) {
+  case TIR_SPLAT: case TIR_BROADCAST: case TIR_EXPAND_DIMS: case TIR_RESHAPE: case TIR_TRANS: case TIR_HINT:
+    check_shape_op(V, op);
+    break;
+  case TIR_LOAD: case TIR_STORE: case TIR_ATOMIC_RMW: case TIR_ATOMIC_CAS: check_memory(V, op); break;
+  case TIR_DOT: check_dot(V, op); break;
+  case TIR_REDUCE: check_reduce(V, op); break;
+  case TIR_SCAN: check_same(V, op, T(V, op, 0), R(V, op, 0), "operand and result"); break;
+  case TIR_MAKE_RANGE:
+    if (R(V, op, 0)->rank != 1 || R(V, op, 0)->shape[0] != op->ival2 - op->ival) problem(V, op, "%s", "wrong length");
+    break;
+  case TIR_FOR: case TIR_IF: case TIR_WHILE: check_structured(V, op); break;
+  default: break;
+  }
+}
+
+static int results_expected(const TirOp *op) {
+  int flags = tir_op_flags(op->code);
+  if (flags & (PURE | EW)) return 1;
+  return op->code == TIR_LOAD || op->code == TIR_ATOMIC_RMW || op->code == TIR_ATOMIC_CAS ? 1 : -1;
+}
+
+static void verify_op(Verifier *V, const TirOp *op) {
+  int arity = tir_op_arity(op->code);
+  if (arity >= 0 && op->operands.len != arity) {
+    problem(V, op, "has %s operands", arena_printf(V->f->arena, "%d (expected %d)", op->operands.len, arity));
+    return;
+  }
+  int want = results_expected(op);
+  if (want >= 0 && op->results.len != want) {
+    problem(V, op, "%s", "has the wrong number of results");
+    return;
+  }
+  check_operands_visible(V, op);
+  if (op->code == TIR_FOR || op->code == TIR_IF) verify_region(V, op, op->regions[0], TIR_YIELD);
+  if (op->code == TIR_IF) verify_region(V, op, op->regions[1], TIR_YIELD);
+  if (op->code == TIR_WHILE) {
+    verify_region(V, op, op->regions[0], TIR_CONDITION);
+    verify_region(V, op, op->regions[1], TIR_YIELD);
+  }
+  if (V->problems == 0) check_types(V, op);
+  for (int i = 0; i < op->results.len; i++) define(V, op, op->results.data[i]);
+}
+
+static void verify_block(Verifier *V, const TirBlock *b, TirCode end) {
+  for (int i = 0; i < b->ops.len; i++) {
+    const TirOp *op = b->ops.data[i];
+    int last = i == b->ops.len - 1;
+    if ((tir_op_flags(op->code) & TERM) && (!last || op->code != end))
+      problem(V, op, "%s", "a terminator in the wrong place");
+    verify_op(V, op);
+  }
+  const TirOp *t = terminator(b);
+  if (!t || t->code != end) {
+    diag_error(V->diags, t ? t->loc : (Loc){0}, "internal error: tile IR verifier: a block does not end with '%s'",
+               tir_op_name(end));
+    V->problems++;
+  }
+}
+
+int tir_verify(const TirFunc *f, Diags *d) {
+  Verifier V = {f, d, NULL, NULL, 0};
+  V.visible = arena_alloc(f->arena, (size_t)f->types.len + 1);
+  V.defined = arena_alloc(f->arena, (size_t)f->types.len + 1);
+  for (int i = 0; i < f->params.len; i++) V.visible[f->params.data[i].value] = V.defined[f->params.data[i].value] = 1;
+  verify_block(&V, f->body, TIR_RETURN);
+  return V.problems;
+}
