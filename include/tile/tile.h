@@ -43,6 +43,7 @@ typedef enum tile_stage {
   TILE_STAGE_AST,        /* the syntax tree; typed and specialised when the kernel's
                             parameters have types (signature or annotations) */
   TILE_STAGE_TIR,        /* tile IR (docs/ir.md), after the optimisation passes */
+  TILE_STAGE_AXIS_INFO,  /* the AxisInfo analysis of the optimised tile IR */
   TILE_STAGE_BUILTINS    /* the builtin reference (markdown), from the builtin table */
 } tile_stage;
 
@@ -55,6 +56,8 @@ typedef struct tile_options {
   int num_defines;
   int config;                /* index of an @autotune config to take constexprs from; -1: none */
   int require_types;         /* nonzero: untyped parameters are an error (always check) */
+  const char *passes;        /* tile IR passes to run: "fold,cse,licm,dce", "none"; NULL: all */
+  int print_after_all;       /* nonzero: the IR after each pass precedes the output */
 } tile_options;
 
 typedef struct tile_context tile_context;

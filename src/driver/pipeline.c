@@ -2,7 +2,7 @@
  * Later stages (tile IR, GPU-layout IR, LLVM IR, PTX, cubin) join here in
  * order as they are built. */
 #include "driver.h"
-#include "../tir/tir.h"
+#include "../tir/passes.h"
 
 static Module *parse_stdlib(Compilation *c) {
   Source *src = arena_alloc(&c->arena, sizeof *src);
@@ -33,7 +33,7 @@ tile_status pipeline_run(Compilation *c, const tile_options *opts, tile_stage st
   Module *stdlib = parse_stdlib(c);
   SemaOptions so = {0};
   sema_options(opts, &so);
-  if (stage == TILE_STAGE_TIR) so.require_types = 1;
+  if (stage >= TILE_STAGE_TIR) so.require_types = 1;
   CheckedKernel *k = sema_check(m, stdlib, &so, &c->diags);
   if (!k) return TILE_ERROR_COMPILE;
   if (stage == TILE_STAGE_AST) {
@@ -43,6 +43,8 @@ tile_status pipeline_run(Compilation *c, const tile_options *opts, tile_stage st
   }
   TirFunc *f = tir_lower(k, &c->arena, &c->diags);
   if (c->diags.errors || tir_verify(f, &c->diags)) return TILE_ERROR_COMPILE;
-  tir_print(f, out);
+  if (tir_run_passes(f, opts->passes, &c->diags, opts->print_after_all ? out : NULL)) return TILE_ERROR_COMPILE;
+  if (stage == TILE_STAGE_AXIS_INFO) tir_print_axis_info(f, out);
+  else tir_print(f, out);
   return TILE_OK;
 }

@@ -134,8 +134,8 @@ static int bind(Sema *S, Node *call, int id, Node **args, int n_args, Node **kw,
     }
   }
   if (pos < n_args) {
-    diag_error(S->diags, args[pos]->loc, "%s() takes at most %d positional arguments but %d were given", fn, pos,
-               n_args);
+    diag_error(S->diags, args[pos]->loc, "%s() takes at most %d positional argument%s but %d were given", fn, pos,
+               pos == 1 ? "" : "s", n_args);
     return 0;
   }
   for (int k = 0; k < n_kw; k++) {
@@ -338,16 +338,22 @@ static int mask_arg(Call *c, int i) {
   return 1;
 }
 
-static const char *const cache_modifiers[] = {"", ".ca", ".cg", ".cv", ".wb", ".cs", ".wt", NULL};
+static const char *const load_cache_modifiers[] = {"", ".ca", ".cg", ".cv", NULL};
+static const char *const store_cache_modifiers[] = {"", ".wb", ".cg", ".cs", ".wt", NULL};
 static const char *const eviction_policies[] = {"", "evict_first", "evict_last", "evict_normal", NULL};
 
 static int string_option(Call *c, int i, const char *what, const char *const *allowed) {
   Value *v = const_of(c->S, c->arg[i], what);
   if (!v) return 0;
   if (v->kind == V_NONE) return 1;
-  for (int k = 0; v->kind == V_STR && allowed[k]; k++)
-    if (!strcmp(v->s, allowed[k])) return 1;
-  fail(c, c->arg[i], "unsupported %s", what);
+  Buf list;
+  buf_init(&list, c->S->arena);
+  for (int k = 0; allowed[k]; k++) {
+    if (v->kind == V_STR && !strcmp(v->s, allowed[k])) return 1;
+    if (*allowed[k]) buf_printf(&list, "%s'%s'", list.len ? ", " : "", allowed[k]);
+  }
+  fail(c, c->arg[i], "%s", arena_printf(c->S->arena, "unsupported %s %s (expected one of %s)", what,
+                                        value_str(c->S->arena, v), buf_cstr(&list)));
   return 0;
 }
 
@@ -357,7 +363,7 @@ static Node *check_load(Call *c) {
   if (!p || !mask_arg(c, 1)) return poison(S, c->node->loc);
   if (!is_none(c->arg[2]) && is_none(c->arg[1]))
     return fail(c, c->arg[2], "%s", "'other' needs a 'mask': masked-off lanes are what it fills");
-  if (!string_option(c, 5, "cache_modifier", cache_modifiers) ||
+  if (!string_option(c, 5, "cache_modifier", load_cache_modifiers) ||
       !string_option(c, 6, "eviction_policy", eviction_policies))
     return poison(S, c->node->loc);
   Node *xs[3] = {p};
@@ -413,7 +419,7 @@ static Node *check_store(Call *c) {
   Node *p = pointer_arg(c);
   if (!p) return poison(c->S, c->node->loc);
   Node *v = value_for_pointer(c, 1, p);
-  if (!v || !mask_for_pointer(c, 2, p) || !string_option(c, 4, "cache_modifier", cache_modifiers) ||
+  if (!v || !mask_for_pointer(c, 2, p) || !string_option(c, 4, "cache_modifier", store_cache_modifiers) ||
       !string_option(c, 5, "eviction_policy", eviction_policies))
     return poison(c->S, c->node->loc);
   c->arg[1] = v;

@@ -24,6 +24,7 @@ typedef struct Lexer {
   int line;
   size_t line_start;     /* offset of the current line's first byte */
   int depth;             /* open brackets: newlines inside are joined */
+  int indent_reported;   /* the indentation limit is reported once */
   int indents[MAX_INDENT_DEPTH];
   int n_indents;
   TokenVec toks;
@@ -54,7 +55,7 @@ static void newline(Lexer *L) {
   L->line_start = L->pos;
 }
 
-static int is_name_start(int c) { return c == '_' || isalpha(c) || c >= 0x80; }
+static int is_name_start(int c) { return c == '_' || (c < 0x80 && isalpha(c)); }
 static int is_name_char(int c) { return is_name_start(c) || isdigit(c); }
 
 static void lex_name(Lexer *L) {
@@ -118,8 +119,8 @@ static void lex_number(Lexer *L) {
     t->fval = strtod(digits, &stop);
   } else {
     t->ival = strtoull(digits, &stop, base);
-    if (errno == ERANGE)
-      diag_error(L->diags, t->loc, "integer literal is too large (the limit is 2^64-1)");
+    if (errno == ERANGE || t->ival > INT64_MAX)
+      diag_error(L->diags, t->loc, "integer literal is too large (the limit is 2^63-1)");
   }
   if (*stop || !*digits) diag_error(L->diags, t->loc, "invalid numeric literal");
 }
@@ -153,10 +154,9 @@ static void lex_string(Lexer *L, size_t start, int raw) {
       L->line_start = start_line_start;
       size_t save = L->pos;
       L->pos = start + 1;
-      Token *t = push(L, TK_STRING, start);
+      Token *t = push(L, TK_ERROR, start); /* the parser stays quiet about the rest */
       L->pos = save;
       diag_error(L->diags, t->loc, "unterminated string literal");
-      t->str = "";
       return;
     }
     if (c == quote && (!triple || (peek(L, 1) == quote && peek(L, 2) == quote))) {
@@ -253,8 +253,9 @@ static void indent_to(Lexer *L, int width) {
   int top = L->indents[L->n_indents - 1];
   if (width > top) {
     if (L->n_indents == MAX_INDENT_DEPTH) {
-      diag_error(L->diags, loc_at(L, L->pos), "too many levels of indentation (the limit is %d)",
-                 MAX_INDENT_DEPTH);
+      if (!L->indent_reported++)
+        diag_error(L->diags, loc_at(L, L->pos), "too many levels of indentation (the limit is %d)",
+                   MAX_INDENT_DEPTH);
       return;
     }
     L->indents[L->n_indents++] = width;
@@ -274,6 +275,26 @@ static int last_is(Lexer *L, TokenKind k) { return L->toks.len && L->toks.data[L
 static void lex_line_start(Lexer *L) {
   int width = measure_indent(L);
   if (width >= 0) indent_to(L, width);
+}
+
+/* A character outside ASCII (an en dash or smart quote pasted from a web
+ * page, say): one error naming it, as Python does. */
+static void lex_non_ascii(Lexer *L, size_t start) {
+  const unsigned char *p = (const unsigned char *)L->src->text + start;
+  size_t avail = L->src->len - start;
+  int len = p[0] >= 0xF0 ? 4 : p[0] >= 0xE0 ? 3 : p[0] >= 0xC0 ? 2 : 1;
+  uint32_t cp = len == 1 ? p[0] : p[0] & (0x3F >> (len - 1));
+  int valid = (size_t)len <= avail && len > 1;
+  for (int i = 1; valid && i < len; i++) {
+    valid = (p[i] & 0xC0) == 0x80;
+    cp = (cp << 6) | (p[i] & 0x3F);
+  }
+  L->pos += valid ? (size_t)len : 1;
+  Token *t = push(L, TK_ERROR, start);
+  if (valid)
+    diag_error(L->diags, t->loc, "invalid character '%.*s' (U+%04X)", len, (const char *)p, (unsigned)cp);
+  else
+    diag_error(L->diags, t->loc, "invalid byte 0x%02x (not UTF-8 text)", p[0]);
 }
 
 static void lex_one(Lexer *L) {
@@ -318,6 +339,10 @@ static void lex_one(Lexer *L) {
     return;
   }
   if (lex_punct(L)) return;
+  if (c >= 0x80) {
+    lex_non_ascii(L, start);
+    return;
+  }
   L->pos++;
   Loc loc = push(L, TK_ERROR, start)->loc;
   if (c == 0)

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { MAX_NESTING = 200 };
+enum { MAX_NESTING = 200, MAX_CHAIN = 1000 };
 
 typedef struct Parser {
   const Source *src;
@@ -17,6 +17,7 @@ typedef struct Parser {
   int pos;
   int nesting;          /* expression/block depth, against stack exhaustion */
   int in_function;
+  int stmt_start;       /* token index where the current statement began */
   jmp_buf *recover;     /* the innermost statement's recovery point */
 } Parser;
 
@@ -46,7 +47,17 @@ static const char *describe(const Token *t) {
   return token_kind_name(t->kind);
 }
 
+/* Whether the lexer already reported a bad token in this statement: a parse
+ * error there would only echo it. */
+static int lexer_error_in_statement(Parser *P) {
+  for (int i = P->stmt_start; i <= P->pos && i < P->toks->len; i++)
+    if (P->toks->data[i].kind == TK_ERROR) return 1;
+  return 0;
+}
+
 _Noreturn static void fail_at(Parser *P, Token *t, const char *fmt, const char *arg) {
+  if (lexer_error_in_statement(P))
+    longjmp(*P->recover, 1);
   if (t->kind == TK_INDENT)
     diag_error(P->diags, t->loc, "unexpected indent");
   else
@@ -56,7 +67,7 @@ _Noreturn static void fail_at(Parser *P, Token *t, const char *fmt, const char *
 
 _Noreturn static void fail_expected(Parser *P, const char *what) {
   Token *t = tok(P);
-  if (t->kind == TK_ERROR) longjmp(*P->recover, 1); /* the lexer has reported it */
+  if (lexer_error_in_statement(P)) longjmp(*P->recover, 1);
   char msg[160];
   if (t->kind >= TK_POW_EQ || t->kind == TK_NAME)
     snprintf(msg, sizeof msg, "expected %s, found '%.*s'", what, t->loc.len > 40 ? 40 : t->loc.len,
@@ -69,6 +80,23 @@ _Noreturn static void fail_expected(Parser *P, const char *what) {
 static Token *expect(Parser *P, TokenKind k, const char *what) {
   if (!at(P, k)) fail_expected(P, what);
   return advance(P);
+}
+
+/* Expects the bracket that closes `open`; on failure a note shows `open`. */
+static void expect_close(Parser *P, TokenKind k, const char *what, const Token *open) {
+  if (at(P, k)) {
+    advance(P);
+    return;
+  }
+  if (!lexer_error_in_statement(P)) {
+    int errors = P->diags->errors;
+    jmp_buf here, *outer = P->recover;
+    P->recover = &here;
+    if (setjmp(here) == 0) fail_expected(P, what);
+    P->recover = outer;
+    if (P->diags->errors > errors) diag_note(P->diags, open->loc, "to match this '%s'", token_kind_name(open->kind));
+  }
+  longjmp(*P->recover, 1);
 }
 
 static Node *new_node(Parser *P, NodeKind kind, Loc loc) { return node_new(P->arena, kind, loc); }
@@ -116,16 +144,19 @@ static void parse_elements(Parser *P, NodeVec *out, TokenKind close, int *saw_co
 
 static Node *parse_paren(Parser *P) {
   Token *open = advance(P);
+  enter(P);
   Node *n = new_node(P, ND_TUPLE, open->loc);
   int comma = 0;
   parse_elements(P, &n->args, TK_RPAREN, &comma);
-  expect(P, TK_RPAREN, "')'");
+  expect_close(P, TK_RPAREN, "')'", open);
+  leave(P);
   if (n->args.len == 1 && !comma) return n->args.data[0];
   return n;
 }
 
 static Node *parse_dict(Parser *P) {
   Token *open = advance(P);
+  enter(P);
   Node *n = new_node(P, ND_DICT, open->loc);
   while (!at(P, TK_RBRACE)) {
     vec_push(P->arena, &n->args, parse_test(P));
@@ -133,13 +164,14 @@ static Node *parse_dict(Parser *P) {
     vec_push(P->arena, &n->kwargs, parse_test(P));
     if (!accept(P, TK_COMMA)) break;
   }
-  expect(P, TK_RBRACE, "'}'");
+  expect_close(P, TK_RBRACE, "'}'", open);
+  leave(P);
   return n;
 }
 
 /* listcomp: '[' test 'for' targets 'in' or_test ['if' or_test] ']' -- for autotune configs */
-static Node *parse_comprehension(Parser *P, Loc loc, Node *element) {
-  Node *n = new_node(P, ND_LISTCOMP, loc);
+static Node *parse_comprehension(Parser *P, const Token *open, Node *element) {
+  Node *n = new_node(P, ND_LISTCOMP, open->loc);
   advance(P);
   n->a = element;
   Node *target = parse_testlist(P, parse_expr);
@@ -148,7 +180,30 @@ static Node *parse_comprehension(Parser *P, Loc loc, Node *element) {
   expect(P, TK_KW_IN, "'in' in comprehension");
   n->b = parse_bool(P, TK_KW_OR);
   if (accept(P, TK_KW_IF)) n->c = parse_bool(P, TK_KW_OR);
-  expect(P, TK_RBRACKET, "']' to close the comprehension");
+  expect_close(P, TK_RBRACKET, "']' to close the comprehension", open);
+  return n;
+}
+
+/* list: '[' [test ((',' test)* [','] | comprehension)] ']' */
+static Node *parse_list(Parser *P) {
+  Token *open = advance(P);
+  enter(P);
+  Node *n = new_node(P, ND_LIST, open->loc);
+  if (!at(P, TK_RBRACKET)) {
+    Node *first = parse_test(P);
+    if (at(P, TK_KW_FOR)) {
+      n = parse_comprehension(P, open, first);
+      leave(P);
+      return n;
+    }
+    vec_push(P->arena, &n->args, first);
+    if (accept(P, TK_COMMA)) {
+      int comma = 0;
+      parse_elements(P, &n->args, TK_RBRACKET, &comma);
+    }
+  }
+  expect_close(P, TK_RBRACKET, "']'", open);
+  leave(P);
   return n;
 }
 
@@ -162,8 +217,7 @@ static Node *parse_atom(Parser *P) {
     return n;
   case TK_INT:
     n = new_node(P, ND_INT, advance(P)->loc);
-    n->ival = (int64_t)t->ival;
-    if (t->ival > INT64_MAX) diag_error(P->diags, t->loc, "integer literal does not fit in 64 bits");
+    n->ival = t->ival > INT64_MAX ? INT64_MAX : (int64_t)t->ival; /* the lexer reported a larger one */
     return n;
   case TK_FLOAT:
     n = new_node(P, ND_FLOAT, advance(P)->loc);
@@ -178,29 +232,15 @@ static Node *parse_atom(Parser *P) {
   case TK_KW_NONE: return new_node(P, ND_NONE, advance(P)->loc);
   case TK_ELLIPSIS: return new_node(P, ND_ELLIPSIS, advance(P)->loc);
   case TK_LPAREN: return parse_paren(P);
-  case TK_LBRACKET: {
-    n = new_node(P, ND_LIST, advance(P)->loc);
-    if (!at(P, TK_RBRACKET)) {
-      Node *first = parse_test(P);
-      if (at(P, TK_KW_FOR)) return parse_comprehension(P, n->loc, first);
-      vec_push(P->arena, &n->args, first);
-      if (!accept(P, TK_COMMA)) {
-        expect(P, TK_RBRACKET, "']'");
-        return n;
-      }
-    }
-    int comma = 0;
-    parse_elements(P, &n->args, TK_RBRACKET, &comma);
-    expect(P, TK_RBRACKET, "']'");
-    return n;
-  }
+  case TK_LBRACKET: return parse_list(P);
   case TK_LBRACE: return parse_dict(P);
   default: fail_expected(P, "an expression");
   }
 }
 
 /* arglist: (test | NAME '=' test) (',' ...)* [','] */
-static void parse_call_args(Parser *P, Node *call) {
+static void parse_call_args(Parser *P, Node *call, const Token *open) {
+  enter(P);
   while (!at(P, TK_RPAREN)) {
     if (at(P, TK_STAR) || at(P, TK_POW))
       fail_at(P, tok(P), "%s", "'*args' and '**kwargs' are not supported in kernels");
@@ -218,7 +258,8 @@ static void parse_call_args(Parser *P, Node *call) {
     }
     if (!accept(P, TK_COMMA)) break;
   }
-  expect(P, TK_RPAREN, "')' to close the call");
+  expect_close(P, TK_RPAREN, "')' to close the call", open);
+  leave(P);
 }
 
 /* subscript: test | [test] ':' [test] [':' [test]] */
@@ -237,21 +278,25 @@ static Node *parse_subscript_item(Parser *P) {
 }
 
 static Node *parse_trailers(Parser *P, Node *n) {
-  for (;;) {
+  for (int chain = 0;; chain++) {
+    Token *open = tok(P);
+    if (chain > MAX_CHAIN) fail_at(P, open, "%s", "expression is too long (more than 1000 calls, indexes or attributes in a row)");
     if (accept(P, TK_LPAREN)) {
       Node *call = new_node(P, ND_CALL, n->loc);
       call->a = n;
-      parse_call_args(P, call);
+      parse_call_args(P, call, open);
       n = call;
     } else if (accept(P, TK_LBRACKET)) {
       Node *sub = new_node(P, ND_SUBSCRIPT, n->loc);
       sub->a = n;
       if (at(P, TK_RBRACKET)) fail_expected(P, "an index");
+      enter(P);
       while (!at(P, TK_RBRACKET)) {
         vec_push(P->arena, &sub->args, parse_subscript_item(P));
         if (!accept(P, TK_COMMA)) break;
       }
-      expect(P, TK_RBRACKET, "']'");
+      expect_close(P, TK_RBRACKET, "']'", open);
+      leave(P);
       n = sub;
     } else if (accept(P, TK_DOT)) {
       Token *name = expect(P, TK_NAME, "an attribute name after '.'");
@@ -311,9 +356,11 @@ static int in_level(int level, TokenKind k) {
 
 static Node *parse_binary(Parser *P, int level) {
   if (level == N_LEVELS) return parse_factor(P);
-  enter(P);
   Node *n = parse_binary(P, level + 1);
+  int chain = 0;
   while (in_level(level, tok(P)->kind)) {
+    if (++chain > MAX_CHAIN) /* the tree's depth: later stages walk it recursively */
+      fail_at(P, tok(P), "%s", "expression is too long (more than 1000 operators in a row)");
     Token *t = advance(P);
     Node *b = new_node(P, ND_BINOP, t->loc);
     b->op = t->kind;
@@ -321,7 +368,6 @@ static Node *parse_binary(Parser *P, int level) {
     b->b = parse_binary(P, level + 1);
     n = b;
   }
-  leave(P);
   return n;
 }
 
@@ -423,17 +469,17 @@ static Node *parse_lambda(Parser *P) {
 /* test: or_test ['if' or_test 'else' test] | lambda */
 static Node *parse_test(Parser *P) {
   if (at(P, TK_KW_LAMBDA)) return parse_lambda(P);
-  enter(P);
   Node *n = parse_bool(P, TK_KW_OR);
   if (at(P, TK_KW_IF)) {
     Node *ife = new_node(P, ND_IFEXP, advance(P)->loc);
     ife->b = n;
     ife->a = parse_bool(P, TK_KW_OR);
     expect(P, TK_KW_ELSE, "'else' in conditional expression");
+    enter(P);
     ife->c = parse_test(P);
+    leave(P);
     n = ife;
   }
-  leave(P);
   return n;
 }
 
@@ -704,7 +750,8 @@ static void parse_compound(Parser *P, NodeVec *body) {
 static void parse_statement(Parser *P, NodeVec *body) {
   jmp_buf here;
   jmp_buf *outer = P->recover;
-  int saved_nesting = P->nesting, saved_in_function = P->in_function;
+  int saved_nesting = P->nesting, saved_in_function = P->in_function, saved_start = P->stmt_start;
+  P->stmt_start = P->pos;
   P->recover = &here;
   if (setjmp(here) == 0) {
     parse_compound(P, body);
@@ -714,6 +761,7 @@ static void parse_statement(Parser *P, NodeVec *body) {
     synchronize(P);
   }
   P->recover = outer;
+  P->stmt_start = saved_start;
 }
 
 /* block: ':' (NEWLINE INDENT stmt+ DEDENT | simple_stmts) */
@@ -732,7 +780,7 @@ static void parse_block(Parser *P, NodeVec *body) {
 }
 
 Module *parse_module(const Source *src, const TokenVec *toks, Diags *d) {
-  Parser P = {src, toks, d, d->arena, 0, 0, 0, NULL};
+  Parser P = {src, toks, d, d->arena, 0, 0, 0, 0, NULL};
   Module *m = arena_alloc(d->arena, sizeof *m);
   m->src = src;
   m->root = new_node(&P, ND_MODULE, toks->data[0].loc);
@@ -748,7 +796,7 @@ Module *parse_module(const Source *src, const TokenVec *toks, Diags *d) {
 }
 
 Node *parse_expression(const Source *src, const TokenVec *toks, Diags *d) {
-  Parser P = {src, toks, d, d->arena, 0, 0, 0, NULL};
+  Parser P = {src, toks, d, d->arena, 0, 0, 0, 0, NULL};
   jmp_buf here;
   P.recover = &here;
   if (setjmp(here)) return NULL;

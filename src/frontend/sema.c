@@ -204,7 +204,15 @@ static Node *lookup_name(Sema *S, Loc loc, const char *name) {
 }
 
 static void undefined_name(Sema *S, Loc loc, const char *name) {
-  diag_error(S->diags, loc, "name '%s' is not defined", name);
+  for (int i = S->dropped.len - 1; i >= 0; i--)
+    if (!strcmp(S->dropped.data[i].name, name)) {
+      Loc at = S->dropped.data[i].value->loc;
+      diag_error(S->diags, loc, "'%.60s' is assigned on only one path of the if at line %d, so it has no value here",
+                 name, at.line);
+      diag_note(S->diags, at, "give it a value before the if, or in both branches");
+      return;
+    }
+  diag_error(S->diags, loc, "name '%.60s%s' is not defined", name, strlen(name) > 60 ? "..." : "");
   const char *cands[256];
   int n = 0;
   for (int i = 0; i < S->scope.len && n < 200; i++) cands[n++] = S->scope.data[i].name;
@@ -218,6 +226,20 @@ static void undefined_name(Sema *S, Loc loc, const char *name) {
 
 /* ---- expressions --------------------------------------------------------- */
 
+/* A constexpr read through a name reports errors where it is used, not
+ * where it was defined. */
+static Node *at_use(Sema *S, Node *v, Loc loc) {
+  if (v->kind == ND_CONST && !v->type) {
+    Node *c = node_new(S->arena, ND_CONST, loc);
+    c->cval = v->cval;
+    return c;
+  }
+  if (v->kind != ND_TUPLE) return v;
+  Node *t = node_new(S->arena, ND_TUPLE, loc);
+  for (int i = 0; i < v->args.len; i++) vec_push(S->arena, &t->args, at_use(S, v->args.data[i], loc));
+  return t;
+}
+
 static Node *check_name(Sema *S, Node *n) {
   Node *v = lookup_name(S, n->loc, n->name);
   if (!v) {
@@ -225,7 +247,7 @@ static Node *check_name(Sema *S, Node *n) {
     return poison(S, n->loc);
   }
   if (is_runtime(v) && v->kind == ND_NAME) return var_ref(S, n->loc, v->name, v->type);
-  return v;
+  return at_use(S, v, n->loc);
 }
 
 static Node *tile_attribute(Sema *S, Node *obj, Node *n) {
@@ -242,9 +264,11 @@ static Node *tile_attribute(Sema *S, Node *obj, Node *n) {
     return check_builtin_call(S, n, B_TRANS, NULL, &arg, 1, NULL, 0);
   }
   int id = builtin_lookup(n->name, METHOD);
-  if (id >= 0) {
-    Value *v = value_new(S, V_BUILTIN);
+  Node *fn = id < 0 ? find_function(S->stdlib, n->name) : NULL;
+  if (id >= 0 || fn) {
+    Value *v = value_new(S, fn ? V_FUNC : V_BUILTIN);
     v->i = id;
+    v->func = fn;
     v->self = obj;
     return mk_const(S, n->loc, v);
   }
@@ -365,9 +389,17 @@ static Node *check_call(Sema *S, Node *n) {
   Value *f = is_const(callee) && !callee->type ? callee->cval : NULL;
   if (f && f->kind == V_BUILTIN)
     return check_builtin_call(S, n, (int)f->i, f->self, args, n->args.len, kws, n->kwargs.len);
+  if (f && f->kind == V_FUNC && f->self) { /* x.sigmoid(): x is the first argument */
+    if (n->args.len == 64) return poison(S, n->loc);
+    memmove(args + 1, args, sizeof args[0] * (size_t)n->args.len);
+    args[0] = f->self;
+    return call_function(S, n, f->func, args, n->args.len + 1, kws, n->kwargs.len);
+  }
   if (f && f->kind == V_FUNC) return call_function(S, n, f->func, args, n->args.len, kws, n->kwargs.len);
-  diag_error(S->diags, n->a->loc, "%s is not callable",
-             f ? value_str(S->arena, f) : callee->type ? type_str(S->arena, callee->type) : "a tuple");
+  if (callee->type)
+    diag_error(S->diags, n->a->loc, "this is a run-time %s value, not a function", type_str(S->arena, callee->type));
+  else
+    diag_error(S->diags, n->a->loc, "%s is not callable", describe(S, callee));
   return poison(S, n->loc);
 }
 
@@ -595,7 +627,11 @@ static void merge_branches(Sema *S, Node *out, Scope *then_sc, Scope *else_sc) {
   for (int i = 0; i < then_sc->len; i++) {
     Binding b = then_sc->data[i];
     Node *other = scope_get(else_sc, b.name);
-    if (!other) continue; /* defined on one path only: not visible after the if */
+    if (!other) { /* defined on one path only: not visible after the if */
+      Binding d = {b.name, out};
+      vec_push(S->arena, &S->dropped, d);
+      continue;
+    }
     if (other == b.value || (is_const(other) && is_const(b.value) && !other->type && !b.value->type &&
                              other->cval->kind == b.value->cval->kind && value_equal(other->cval, b.value->cval))) {
       vec_push(S->arena, &merged, b);
@@ -616,8 +652,15 @@ static void merge_branches(Sema *S, Node *out, Scope *then_sc, Scope *else_sc) {
     }
     vec_push(S->arena, &merged, r);
   }
+  for (int i = 0; i < else_sc->len; i++)
+    if (!scope_get(then_sc, else_sc->data[i].name)) {
+      Binding d = {else_sc->data[i].name, out};
+      vec_push(S->arena, &S->dropped, d);
+    }
   S->scope = merged;
 }
+
+static void check_stmt(Sema *S, Node *n);
 
 static void check_if(Sema *S, Node *n) {
   Node *c = check_expr(S, n->a);
@@ -635,14 +678,25 @@ static void check_if(Sema *S, Node *n) {
   Node *out = node_new(S->arena, ND_IF, n->loc);
   out->a = to_bool(S, c);
   Scope before = scope_copy(S, &S->scope);
-  int returned = S->returned;
+  int returned = S->returned, early_exit = S->early_exit_ok;
+  S->early_exit_ok = 0;
   check_block(S, &n->body, &out->body);
+  int then_returned = S->returned;
   Scope then_sc = S->scope;
   S->scope = before;
+  S->returned = returned;
   check_block(S, &n->orelse, &out->orelse);
-  if (S->returned != returned)
-    diag_error(S->diags, n->loc, "return inside an if on a run-time condition is not supported");
-  merge_branches(S, out, &then_sc, &S->scope);
+  int else_returned = S->returned;
+  if ((then_returned || else_returned) && !returned && !(early_exit && !else_returned)) {
+    diag_error(S->diags, S->return_loc, "a return inside an if on a run-time condition is supported only as a "
+                                         "kernel's early exit: 'if cond: return' in the kernel's body, not nested");
+    S->returned = 0;
+  }
+  if (early_exit && then_returned && !else_returned) {
+    S->returned = 1; /* the rest of the kernel was the else branch: both paths have ended */
+  } else {
+    merge_branches(S, out, &then_sc, &S->scope);
+  }
   emit(S, out);
 }
 
@@ -796,7 +850,10 @@ static void check_for(Sema *S, Node *n) {
   check_block(S, &n->body, &out->body);
   check_carried_types(S, n, &carried, &out->body);
   drop_loop_locals(S, &before);
-  if (S->returned) diag_error(S->diags, n->loc, "return inside a run-time loop is not supported");
+  if (S->returned) {
+    diag_error(S->diags, S->return_loc, "return inside a run-time loop is not supported");
+    S->returned = 0;
+  }
   emit(S, out);
 }
 
@@ -826,6 +883,7 @@ static void check_return(Sema *S, Node *n) {
   }
   S->ret = v;
   S->returned = 1;
+  S->return_loc = n->loc;
   if (!S->in_helper) emit(S, node_new(S->arena, ND_RETURN, n->loc)); /* a helper's value goes to its caller */
 }
 
@@ -863,10 +921,32 @@ static void check_stmt(Sema *S, Node *n) {
   }
 }
 
+/* `if cond: return` in a kernel's body: Triton's early exit.  The rest of
+ * the body becomes the if's else branch. */
+static int is_early_exit(Sema *S, Node *s) {
+  if (s->kind != ND_IF || S->in_helper || S->block_depth != 1 || s->orelse.len || !s->body.len) return 0;
+  Node *last = s->body.data[s->body.len - 1];
+  return last->kind == ND_RETURN && !last->a;
+}
+
 static void check_block(Sema *S, NodeVec *body, NodeVec *out) {
   NodeVec *saved = S->out;
   S->out = out;
-  for (int i = 0; i < body->len && !S->returned; i++) check_stmt(S, body->data[i]);
+  S->block_depth++;
+  for (int i = 0; i < body->len && !S->returned; i++) {
+    Node *s = body->data[i];
+    if (is_early_exit(S, s)) {
+      Node with_rest = *s;
+      with_rest.orelse.data = body->data + i + 1;
+      with_rest.orelse.len = with_rest.orelse.cap = body->len - i - 1;
+      S->early_exit_ok = 1;
+      check_if(S, &with_rest);
+      S->early_exit_ok = 0;
+      break;
+    }
+    check_stmt(S, s);
+  }
+  S->block_depth--;
   S->out = saved;
 }
 
@@ -877,7 +957,8 @@ static int bind_params(Sema *S, Node *call, Node *def, Node **args, int n_args, 
                        Node **bound) {
   int n_params = def->args.len;
   if (n_args > n_params) {
-    diag_error(S->diags, call->loc, "%s() takes %d arguments but %d were given", def->name, n_params, n_args);
+    diag_error(S->diags, args[n_params]->loc, "%s() takes %d argument%s but %d were given", def->name, n_params,
+               n_params == 1 ? "" : "s", n_args);
     return 0;
   }
   for (int i = 0; i < n_params; i++) bound[i] = i < n_args ? args[i] : NULL;
@@ -911,6 +992,15 @@ static int bind_params(Sema *S, Node *call, Node *def, Node **args, int n_args, 
   return 1;
 }
 
+/* Whether a note already points at this place (a recursive call's repeats). */
+static int noted_here(Sema *S, Loc loc) {
+  for (int i = 0; i < S->diags->list.len; i++) {
+    Diag *d = &S->diags->list.data[i];
+    if (d->level == DIAG_NOTE && d->loc.src == loc.src && d->loc.offset == loc.offset) return 1;
+  }
+  return 0;
+}
+
 /* Helpers are inlined, as Triton does: the body is checked where it is
  * called, with the arguments' types and constexpr values, its variables
  * renamed "fn.N.var" so they cannot clash with the caller's. */
@@ -942,7 +1032,8 @@ Node *call_function(Sema *S, Node *call, Node *def, Node **args, int n_args, Nod
   }
   int errors = S->diags->errors;
   check_block(S, &def->body, S->out);
-  if (S->diags->errors > errors) diag_note(S->diags, call->loc, "in '%s', called here", def->name);
+  if (S->diags->errors > errors && !noted_here(S, call->loc))
+    diag_note(S->diags, call->loc, "in '%s', called here", def->name);
   Node *result = S->ret ? S->ret : mk_const(S, call->loc, value_new(S, V_NONE));
   S->depth--;
   S->scope = caller_scope;

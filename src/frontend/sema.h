@@ -69,6 +69,7 @@ typedef struct KernelParam {
   Value *value;             /* constexpr value */
   Type *type;               /* runtime parameter's type */
   int divisibility;         /* 16 from a ':16' hint, else 1 */
+  int value_from_define;    /* set by -D (a second -D is an error) */
 } KernelParam;
 
 typedef struct TuneConfig {

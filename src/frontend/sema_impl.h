@@ -29,9 +29,13 @@ typedef struct Sema {
   int in_for_iter;          /* checking the iterable of a for: range() is allowed */
   int n_inlined;            /* helper calls inlined so far, for unique names */
   const char *prefix;       /* "fn.N." inside an inlined helper, else NULL */
+  int block_depth;          /* 1 in the kernel's own body */
+  int early_exit_ok;        /* checking a kernel's 'if cond: return' */
+  Loc return_loc;           /* the last return reached */
   int module_limit;         /* evaluating a module constant: statements before this one */
   CheckedKernel *kernel;
   Vec(Binding) constants;   /* module constants already evaluated */
+  Vec(Binding) dropped;     /* names bound on one path of a run-time if: value = the if */
 } Sema;
 
 /* value.c */

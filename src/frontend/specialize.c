@@ -125,11 +125,23 @@ static KernelParam *find_param(CheckedKernel *k, const char *name, size_t n) {
   return NULL;
 }
 
-static Value *eval_source_expr(Sema *S, const Source *src) {
+/* The constexpr value of a -D NAME=VALUE: the whole argument is lexed, so
+ * an error in VALUE is shown in place within it. */
+static Value *define_value(Sema *S, const Source *src, size_t name_len) {
   TokenVec toks = lex(src, S->diags);
-  Node *e = parse_expression(src, &toks, S->diags);
-  if (!e) return NULL;
-  return const_of(S, check_expr(S, e), "a -D value");
+  if (S->diags->errors) return NULL;
+  if (toks.len < 2 || toks.data[0].kind != TK_NAME || toks.data[0].loc.len != (int)name_len ||
+      toks.data[1].kind != TK_ASSIGN) {
+    diag_error(S->diags, loc_in(src, 0, name_len), "-D needs NAME=VALUE with NAME a parameter name");
+    return NULL;
+  }
+  TokenVec value = {toks.data + 2, toks.len - 2, toks.len - 2};
+  if (value.data[0].kind == TK_NEWLINE || value.data[0].kind == TK_EOF) {
+    diag_error(S->diags, loc_in(src, name_len, 1), "-D %.*s= has no value", (int)name_len, src->text);
+    return NULL;
+  }
+  Node *e = parse_expression(src, &value, S->diags);
+  return e ? const_of(S, check_expr(S, e), "a -D value") : NULL;
 }
 
 static void apply_define(Sema *S, const char *def) {
@@ -142,15 +154,20 @@ static void apply_define(Sema *S, const char *def) {
   size_t n = (size_t)(eq - src->text);
   KernelParam *p = find_param(S->kernel, src->text, n);
   if (!p || !p->is_constexpr) {
-    diag_error(S->diags, loc_in(src, 0, n), "kernel '%s' has no constexpr parameter '%.*s'", S->kernel->def->name,
-               (int)n, src->text);
+    if (p)
+      diag_error(S->diags, loc_in(src, 0, n), "'%.*s' is a run-time parameter of '%s': its type comes from --signature",
+                 (int)n, src->text, S->kernel->def->name);
+    else
+      diag_error(S->diags, loc_in(src, 0, n), "kernel '%s' has no constexpr parameter '%.*s'", S->kernel->def->name,
+                 (int)n, src->text);
     return;
   }
-  Source *value_src = arena_alloc(S->arena, sizeof *value_src);
-  value_src->name = "<-D>";
-  value_src->text = eq + 1;
-  value_src->len = strlen(eq + 1);
-  Value *v = eval_source_expr(S, value_src);
+  if (p->value_from_define) {
+    diag_error(S->diags, loc_in(src, 0, n), "-D %.*s is given twice", (int)n, src->text);
+    return;
+  }
+  p->value_from_define = 1;
+  Value *v = define_value(S, src, n);
   if (v) p->value = v;
 }
 

@@ -586,8 +586,10 @@ static void lower_if(Lower *L, Node *n) {
   NodeVec *branches[2] = {&n->body, &n->orelse};
   Type *types[64];
   if (results.len > 64) diag_error(L->diags, n->loc, "an if may define at most 64 variables");
+  int returned = L->returned;
   for (int b = 0; b < 2; b++) {
     L->env = env_clone(L, &outer);
+    L->returned = returned;
     TirBlock *region = tir_block_new(L->f);
     op->regions[b] = region;
     lower_block(L, branches[b], region);
@@ -596,6 +598,7 @@ static void lower_if(Lower *L, Node *n) {
       for (int i = 0; i < results.len && i < 64; i++) types[i] = ty(L, env_get(&L->env, results.data[i].name));
   }
   L->env = outer;
+  L->returned = returned;
   tir_append(L->f, L->block, op);
   for (int i = 0; i < results.len && i < 64; i++) env_set(L, results.data[i].name, tir_add_result(L->f, op, types[i]));
 }
@@ -607,8 +610,8 @@ static void lower_stmt(Lower *L, Node *s) {
   case ND_IF: lower_if(L, s); break;
   case ND_FOR: lower_for(L, s); break;
   case ND_WHILE: lower_while(L, s); break;
-  case ND_RETURN:
-    emit_op(L, TIR_RETURN, s->loc);
+  case ND_RETURN: /* inside an if (a kernel's early exit) the branch just ends */
+    if (L->block == L->f->body) emit_op(L, TIR_RETURN, s->loc);
     L->returned = 1;
     break;
   default: diag_error(L->diags, s->loc, "internal error: %s cannot be lowered", node_kind_name(s->kind));

@@ -32,6 +32,10 @@ static const char usage[] =
     "                        \"leaky_relu\", tl.float16)\n"
     "  --config N            take constexpr values from the kernel's Nth\n"
     "                        @triton.autotune config\n"
+    "  --passes=LIST         tile IR passes to run: fold,cse,licm,dce (default all; none)\n"
+    "  --print-after-all     print the tile IR after each pass too\n"
+    "  --print-axis-info     print the AxisInfo analysis (contiguity, divisibility,\n"
+    "                        constancy) of the optimised tile IR\n"
     "  --check               fail when a parameter has no type instead of printing\n"
     "                        the untyped tree\n"
     "  -o FILE               write the output to FILE instead of stdout\n"
@@ -71,6 +75,12 @@ static int parse_args(int argc, char **argv, Args *a) {
       a->opts.require_types = 1;
     } else if (!strcmp(arg, "--list-builtins")) {
       a->list_builtins = 1;
+    } else if (!strcmp(arg, "--print-after-all")) {
+      a->opts.print_after_all = 1;
+    } else if (!strcmp(arg, "--print-axis-info")) {
+      a->emit = "axisinfo";
+    } else if ((v = option_value(argc, argv, &i, "--passes"))) {
+      a->opts.passes = v;
     } else if ((v = option_value(argc, argv, &i, "--emit"))) {
       a->emit = v;
     } else if ((v = option_value(argc, argv, &i, "--kernel"))) {
@@ -104,6 +114,7 @@ static int stage_of(const char *emit, tile_stage *stage) {
   if (!strcmp(emit, "tokens")) *stage = TILE_STAGE_TOKENS;
   else if (!strcmp(emit, "ast")) *stage = TILE_STAGE_AST;
   else if (!strcmp(emit, "tir")) *stage = TILE_STAGE_TIR;
+  else if (!strcmp(emit, "axisinfo")) *stage = TILE_STAGE_AXIS_INFO;
   else return 0;
   return 1;
 }
