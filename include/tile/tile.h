@@ -34,7 +34,9 @@ typedef enum tile_status {
   TILE_ERROR_ARGUMENT,   /* a bad argument to the API (NULL, out of range) */
   TILE_ERROR_IO,         /* a file could not be read or written */
   TILE_ERROR_MEMORY,     /* out of memory, or a compilation over its memory cap */
-  TILE_ERROR_UNSUPPORTED /* asked for something this build cannot do yet */
+  TILE_ERROR_UNSUPPORTED,/* asked for something this build cannot do yet */
+  TILE_ERROR_RUNTIME     /* the kernel failed while running: an out-of-bounds access,
+                            a failed device_assert; tile_error() says where */
 } tile_status;
 
 /* Which stage's text tile_emit produces. */
@@ -85,6 +87,37 @@ TILE_API tile_status tile_emit(tile_context *ctx, const char *name, const char *
 /* The same, reading the source from a file. */
 TILE_API tile_status tile_emit_file(tile_context *ctx, const char *path, const tile_options *opts,
                                     tile_stage stage, const char **text);
+
+/* ---- running kernels ------------------------------------------------------ */
+
+typedef enum tile_arg_kind { TILE_ARG_BUFFER, TILE_ARG_INT, TILE_ARG_FLOAT } tile_arg_kind;
+
+/* One argument of a launch, for a non-constexpr parameter.  Make them with
+ * tile_buffer, tile_int and tile_float. */
+typedef struct tile_arg {
+  tile_arg_kind kind;
+  const char *dtype;   /* element type of a buffer, or the scalar's type: "fp32", "i64", ...
+                          (Triton's short names); NULL for a scalar: Triton's rule */
+  void *data;          /* a buffer's memory (host memory for tile_run_cpu) */
+  size_t count;        /* a buffer's length in elements */
+  long long i;         /* TILE_ARG_INT */
+  double f;            /* TILE_ARG_FLOAT */
+} tile_arg;
+
+TILE_API tile_arg tile_buffer(void *data, const char *dtype, size_t count);
+TILE_API tile_arg tile_int(long long value);    /* i32 if it fits, else i64, as Triton */
+TILE_API tile_arg tile_float(double value);     /* fp32 */
+
+/* Compiles `source` specialised for `args` (their types, alignment and
+ * values equal to 1, as Triton specialises) and runs it on the CPU
+ * interpreter over grid[0] x grid[1] x grid[2] programs, reading and
+ * writing the buffers in place.  An explicit opts->signature overrides the
+ * types taken from the arguments.  Text from device_print goes to *printed
+ * (may be NULL).  A run that fails returns TILE_ERROR_RUNTIME; the buffers
+ * may then be partly written. */
+TILE_API tile_status tile_run_cpu(tile_context *ctx, const char *name, const char *source, size_t len,
+                                  const tile_options *opts, const unsigned grid[3], const tile_arg *args,
+                                  int num_args, const char **printed);
 
 #ifdef __cplusplus
 }

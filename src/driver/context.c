@@ -20,6 +20,7 @@ const char *tile_status_string(tile_status s) {
   case TILE_ERROR_IO: return "i/o error";
   case TILE_ERROR_MEMORY: return "out of memory";
   case TILE_ERROR_UNSUPPORTED: return "unsupported";
+  case TILE_ERROR_RUNTIME: return "kernel failed while running";
   }
   return "unknown status";
 }
@@ -50,22 +51,48 @@ void tile_options_init(tile_options *opts) {
   opts->config = -1;
 }
 
-static tile_status fail(tile_context *ctx, tile_status s, const char *fmt, const char *detail) {
-  char msg[1024];
-  snprintf(msg, sizeof msg, fmt, detail);
-  ctx->error = arena_strdup(&ctx->results, msg);
+tile_status context_fail(tile_context *ctx, tile_status s, const char *message) {
+  ctx->error = arena_strdup(&ctx->results, message);
   return s;
 }
 
-/* Copies what the compilation produced (text, diagnostics) into the
- * context, whose arena outlives the compilation's. */
-static void keep_results(tile_context *ctx, Compilation *c, tile_status s, Buf *out, const char **text) {
+static tile_status fail(tile_context *ctx, tile_status s, const char *fmt, const char *detail) {
+  char msg[1024];
+  snprintf(msg, sizeof msg, fmt, detail);
+  return context_fail(ctx, s, msg);
+}
+
+/* Copies the compilation's diagnostics into the context, whose arena
+ * outlives the compilation's. */
+void keep_diagnostics(tile_context *ctx, Compilation *c, tile_status s) {
   Buf diag;
   buf_init(&diag, &c->arena);
   diag_render(&c->diags, &diag);
   ctx->diagnostics = arena_strdup(&ctx->results, buf_cstr(&diag));
-  if (s != TILE_OK) ctx->error = ctx->diagnostics;
+  if (s == TILE_ERROR_COMPILE) ctx->error = ctx->diagnostics;
+}
+
+static void keep_results(tile_context *ctx, Compilation *c, tile_status s, Buf *out, const char **text) {
+  keep_diagnostics(ctx, c, s);
   if (text) *text = s == TILE_OK ? arena_strndup(&ctx->results, buf_cstr(out), out->len) : NULL;
+}
+
+Compilation *compilation_begin(tile_context *ctx, const char *name, const char *source, size_t len) {
+  arena_free(&ctx->results);
+  ctx->error = ctx->diagnostics = "";
+  Compilation *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  c->ctx = ctx;
+  arena_init(&c->arena, ctx->memory_cap);
+  c->arena.guard = &c->guard;
+  diags_init(&c->diags, &c->arena, &c->guard);
+  c->source = (Source){name ? name : "<input>", source ? source : "", len};
+  return c;
+}
+
+void compilation_end(Compilation *c) {
+  arena_free(&c->arena);
+  free(c);
 }
 
 /* Runs one compilation under its guard: a longjmp from anywhere inside
@@ -97,16 +124,10 @@ tile_status tile_emit(tile_context *ctx, const char *name, const char *source, s
   if (!text || (!source && len)) return fail(ctx, TILE_ERROR_ARGUMENT, "%s", "tile_emit: NULL source or text");
   tile_options defaults;
   tile_options_init(&defaults);
-  Compilation *c = calloc(1, sizeof *c);
+  Compilation *c = compilation_begin(ctx, name, source, len);
   if (!c) return fail(ctx, TILE_ERROR_MEMORY, "%s", "out of memory");
-  c->ctx = ctx;
-  arena_init(&c->arena, ctx->memory_cap);
-  c->arena.guard = &c->guard;
-  diags_init(&c->diags, &c->arena, &c->guard);
-  c->source = (Source){name ? name : "<input>", source ? source : "", len};
   tile_status s = run_protected(c, opts ? opts : &defaults, stage, text);
-  arena_free(&c->arena);
-  free(c);
+  compilation_end(c);
   return s;
 }
 

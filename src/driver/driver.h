@@ -23,6 +23,13 @@ typedef struct Compilation {
 } Compilation;
 
 tile_status pipeline_run(Compilation *c, const tile_options *opts, tile_stage stage, Buf *out);
+struct TirFunc *pipeline_tir(Compilation *c, const tile_options *opts);
+/* Starts and ends a compilation owned by ctx (context.c). */
+Compilation *compilation_begin(tile_context *ctx, const char *name, const char *source, size_t len);
+void compilation_end(Compilation *c);
+/* Copies the compilation's diagnostics into ctx (tile_diagnostics, tile_error). */
+void keep_diagnostics(tile_context *ctx, Compilation *c, tile_status s);
+tile_status context_fail(tile_context *ctx, tile_status s, const char *message);
 extern const unsigned char tile_stdlib_source[];
 extern const size_t tile_stdlib_size;
 

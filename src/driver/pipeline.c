@@ -22,6 +22,22 @@ static void sema_options(const tile_options *o, SemaOptions *s) {
   s->require_types = o->require_types;
 }
 
+/* Source to optimised tile IR; NULL after errors (in c->diags). */
+TirFunc *pipeline_tir(Compilation *c, const tile_options *opts) {
+  TokenVec toks = lex(&c->source, &c->diags);
+  Module *m = parse_module(&c->source, &toks, &c->diags);
+  if (c->diags.errors) return NULL;
+  SemaOptions so = {0};
+  sema_options(opts, &so);
+  so.require_types = 1;
+  CheckedKernel *k = sema_check(m, parse_stdlib(c), &so, &c->diags);
+  if (!k) return NULL;
+  TirFunc *f = tir_lower(k, &c->arena, &c->diags);
+  if (c->diags.errors || tir_verify(f, &c->diags)) return NULL;
+  if (tir_run_passes(f, opts->passes, &c->diags, NULL)) return NULL;
+  return f;
+}
+
 tile_status pipeline_run(Compilation *c, const tile_options *opts, tile_stage stage, Buf *out) {
   TokenVec toks = lex(&c->source, &c->diags);
   if (stage == TILE_STAGE_TOKENS) {

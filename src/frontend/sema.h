@@ -70,6 +70,7 @@ typedef struct KernelParam {
   Type *type;               /* runtime parameter's type */
   int divisibility;         /* 16 from a ':16' hint, else 1 */
   int value_from_define;    /* set by -D (a second -D is an error) */
+  int specialized;          /* a run-time parameter made constexpr 1 by a ':1' hint */
 } KernelParam;
 
 typedef struct TuneConfig {

@@ -54,7 +54,7 @@ static int parse_sig_entry(Sema *S, const char *t, Loc base, size_t start, size_
     size_t hn = end - colon - 1;
     if (hn == 2 && !memcmp(hint, "16", 2)) p->divisibility = 16;
     else if (hn == 1 && hint[0] == '1' && !is_ptr && dtype_is_int((DType)dt)) {
-      p->is_constexpr = 1;
+      p->is_constexpr = p->specialized = 1;
       p->value = value_int(S, 1);
     } else {
       diag_error(S->diags, loc_at(base, colon, end - colon), "unknown hint ':%.*s' (expected :16, or :1 on an integer)",

@@ -5,6 +5,7 @@
  * flow through block arguments and yields; source locations on every op. */
 #include "tir.h"
 
+#include <math.h>
 #include <string.h>
 
 typedef struct EnvEntry {
@@ -117,10 +118,17 @@ static int lower_subscript(Lower *L, Node *n) {
 
 /* ---- constants and operators --------------------------------------------- */
 
+/* A float constant's integer value, for a constant of integer type; values
+ * with no integer (NaN, infinities, out of range) give 0 rather than C's
+ * undefined conversion. */
+static int64_t float_to_int64(double f) {
+  return isfinite(f) && f > -9.2e18 && f < 9.2e18 ? (int64_t)f : 0;
+}
+
 static int lower_const(Lower *L, Node *n) {
   const Value *v = n->cval;
   double f = v->kind == V_FLOAT ? v->f : (double)v->i;
-  int64_t i = v->kind == V_FLOAT ? (int64_t)v->f : v->i;
+  int64_t i = v->kind == V_FLOAT ? float_to_int64(v->f) : v->i;
   return emit_constant(L, n->loc, n->type, i, f);
 }
 
@@ -342,7 +350,8 @@ static int lower_full(Lower *L, Node *n, NodeVec *a, int id) {
   Node *value = a->data[1];
   if (value->kind == ND_CONST && value->cval) {
     double f = value->cval->kind == V_FLOAT ? value->cval->f : (double)value->cval->i;
-    return emit_constant(L, n->loc, n->type, (int64_t)f, f);
+    int64_t i = value->cval->kind == V_FLOAT ? float_to_int64(f) : value->cval->i;
+    return emit_constant(L, n->loc, n->type, i, f);
   }
   return emit(L, TIR_SPLAT, n->loc, n->type, lower_expr(L, value), -1, -1);
 }
@@ -407,8 +416,12 @@ static int lower_builtin(Lower *L, Node *n) {
   case B_TRANS:
   case B_PERMUTE: return lower_permute(L, n, a);
   case B_TO:
-  case B_CAST:
-    return emit(L, a->data[3]->cval->i ? TIR_BITCAST : TIR_CAST, n->loc, n->type, lower_expr(L, a->data[0]), -1, -1);
+  case B_CAST: {
+    int r = emit(L, a->data[3]->cval->i ? TIR_BITCAST : TIR_CAST, n->loc, n->type, lower_expr(L, a->data[0]), -1, -1);
+    const char *rounding = const_str(a->data[2]);
+    last_op(L)->kind = rounding && !strcmp(rounding, "rtz") ? ROUND_RTZ : ROUND_RTNE;
+    return r;
+  }
   case B_MULTIPLE_OF: case B_MAX_CONTIGUOUS: case B_MAX_CONSTANCY: return lower_hint(L, n, a, id);
   case B_DEVICE_ASSERT:
     op = effect_op(L, n, TIR_ASSERT, 1, 2);
@@ -629,10 +642,13 @@ TirFunc *tir_lower(const CheckedKernel *k, Arena *a, Diags *d) {
   Lower L = {0};
   L.f = tir_func_new(a, k->def->name);
   L.diags = d;
-  for (int i = 0; i < k->params.len; i++) {
+  for (int i = 0, arg = 0; i < k->params.len; i++) {
     const KernelParam *p = &k->params.data[i];
-    if (p->is_constexpr) continue;
-    TirParam tp = {p->name, tir_value_new(L.f, p->type, p->name), p->divisibility};
+    if (p->is_constexpr) {
+      arg += p->specialized; /* a ':1' argument is still passed at launch */
+      continue;
+    }
+    TirParam tp = {p->name, tir_value_new(L.f, p->type, p->name), p->divisibility, arg++};
     vec_push(a, &L.f->params, tp);
     env_set(&L, p->name, tp.value);
   }

@@ -24,6 +24,7 @@ typedef enum { ATOM_ADD, ATOM_MAX, ATOM_MIN, ATOM_AND, ATOM_OR, ATOM_XOR, ATOM_X
 typedef enum { DOT_IEEE, DOT_TF32, DOT_TF32X3 } DotPrecision;
 typedef enum { HINT_MULTIPLE_OF, HINT_MAX_CONTIGUOUS, HINT_MAX_CONSTANCY } HintKind;
 typedef enum { RAND_UNIFORM, RAND_NORMAL, RAND_INT } RandKind;
+typedef enum { ROUND_RTNE, ROUND_RTZ } CastRounding;   /* CAST: fp_downcast_rounding */
 
 enum { LOAD_MASK = 1, LOAD_OTHER = 2, SCAN_REVERSE = 4, PRINT_HEX = 8, LOAD_VOLATILE = 16 };
 
@@ -54,6 +55,7 @@ typedef struct TirParam {
   const char *name;
   int value;             /* value id */
   int divisibility;      /* 16 when the launch promises it */
+  int arg_index;         /* position among the kernel's run-time parameters (the launch's arguments) */
 } TirParam;
 
 typedef struct TirFunc {

@@ -1,6 +1,7 @@
 /* tilec: the tile compiler's command line.  It maps flags onto
  * tile_options and calls the public API; it holds no compiler logic. */
 #include "tile/tile.h"
+#include "run.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,8 @@ typedef struct Args {
 
 static const char usage[] =
     "usage: tilec FILE.tl [options]\n"
+    "       tilec run FILE.tl [--kernel NAME] --grid G0[,G1[,G2]] [-D NAME=VALUE]...\n"
+    "                 [--device cpu|gpu] -- ARG...\n"
     "\n"
     "Compiles a kernel written in the tile language (Triton's Python DSL).\n"
     "\n"
@@ -41,7 +44,12 @@ static const char usage[] =
     "  -o FILE               write the output to FILE instead of stdout\n"
     "  --list-builtins       print the builtin reference (markdown)\n"
     "  --version             print the version and exit\n"
-    "  --help                print this help and exit\n";
+    "  --help                print this help and exit\n"
+    "\n"
+    "tilec run runs the kernel on the CPU interpreter. Each ARG, one per\n"
+    "non-constexpr parameter: a number (a scalar), PATH.npy (an input buffer of\n"
+    "the file's dtype), or out:PATH.npy:DTYPE:D0xD1... (an output buffer, poisoned\n"
+    "before the run and written to PATH after it).\n";
 
 static int usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "tilec: error: ");
@@ -134,6 +142,7 @@ static int write_output(const char *path, const char *text) {
 }
 
 int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "run")) return tilec_run(argc, argv);
   Args a = {0};
   if (parse_args(argc, argv, &a)) return 1;
   tile_stage stage = TILE_STAGE_BUILTINS;

@@ -1,0 +1,795 @@
+/* The CPU interpreter (see interp.h).  Every value lives in a slot of 8-byte
+ * words, one per element: integers and pointers as int64 (wrapped to their
+ * width after each op), floats as double rounded to their type after each
+ * op.  Slots are reused across ops, iterations and programs, so a run
+ * allocates once per value. */
+#include "interp.h"
+#include "../tir/numeric.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { ADDRESS_SHIFT = 44 };  /* a pointer is (buffer + 1) << 44, plus a signed byte offset */
+
+typedef struct Slot {
+  int64_t n, cap;
+  union {
+    int64_t *i;
+    double *f;
+  };
+} Slot;
+
+typedef struct Interp {
+  InterpLaunch *launch;
+  const TirFunc *f;
+  Slot *slots;
+  int pid[3];
+  jmp_buf fail;
+} Interp;
+
+/* ---- failure ------------------------------------------------------------- */
+
+_Noreturn static void fail(Interp *I, const TirOp *op, const char *fmt, ...) {
+  char msg[360];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  const char *file = op && op->loc.src ? op->loc.src->name : "?";
+  snprintf(I->launch->error, sizeof I->launch->error, "kernel '%s', %s:%d (program %d, %d, %d): %s", I->f->name, file,
+           op ? op->loc.line : 0, I->pid[0], I->pid[1], I->pid[2], msg);
+  longjmp(I->fail, 1);
+}
+
+/* ---- slots --------------------------------------------------------------- */
+
+static Type *type_of_value(Interp *I, int v) { return tir_type(I->f, v); }
+
+static Slot *slot_for(Interp *I, const TirOp *op, int v) {
+  Slot *s = &I->slots[v];
+  int64_t n = type_numel(type_of_value(I, v));
+  if (n > s->cap) {
+    void *p = realloc(s->i, (size_t)n * sizeof(int64_t));
+    if (!p) fail(I, op, "out of memory for a tile of %lld elements", (long long)n);
+    s->i = p;
+    s->cap = n;
+  }
+  s->n = n;
+  return s;
+}
+
+static Slot *in(Interp *I, const TirOp *op, int k) { return &I->slots[op->operands.data[k]]; }
+static Type *in_type(Interp *I, const TirOp *op, int k) { return type_of_value(I, op->operands.data[k]); }
+static Slot *out(Interp *I, const TirOp *op) { return slot_for(I, op, op->results.data[0]); }
+static Type *out_type(Interp *I, const TirOp *op) { return type_of_value(I, op->results.data[0]); }
+
+static void copy_slot(Interp *I, const TirOp *op, int to, int from) {
+  if (to == from) return;
+  Slot *d = slot_for(I, op, to), *s = &I->slots[from];
+  memcpy(d->i, s->i, (size_t)s->n * sizeof(int64_t));
+}
+
+/* ---- numbers ------------------------------------------------------------- */
+
+static int is_float(const Type *t) { return !t->is_ptr && dtype_is_float(t->elem); }
+static int is_unsigned(const Type *t) { return !t->is_ptr && dtype_kind(t->elem) == DK_UINT; }
+
+static double round_float(double v, DType t) { return round_to_dtype(v, t); }
+
+static int64_t wrap(int64_t v, const Type *t) { return t->is_ptr ? v : wrap_int(v, t->elem); }
+
+/* Value conversion of one element, as the GPU's cvt: float to integer
+ * truncates and saturates, NaN gives 0; to i1 is != 0. */
+static void convert(const Type *from, const Type *to, const Slot *s, int64_t k, Slot *d) {
+  if (is_float(to)) {
+    double v = is_float(from) ? s->f[k] : is_unsigned(from) ? (double)(uint64_t)s->i[k] : (double)s->i[k];
+    d->f[k] = round_float(v, to->elem);
+    return;
+  }
+  if (to->elem == DT_I1 && !to->is_ptr) {
+    d->i[k] = is_float(from) ? s->f[k] != 0 : s->i[k] != 0;
+    return;
+  }
+  if (!is_float(from)) {
+    d->i[k] = wrap(s->i[k], to);
+    return;
+  }
+  double v = s->f[k];
+  int bits = dtype_bits(to->elem);
+  double lo = is_unsigned(to) ? 0 : -ldexp(1, bits - 1), hi = is_unsigned(to) ? ldexp(1, bits) - 1 : ldexp(1, bits - 1) - 1;
+  if (isnan(v)) d->i[k] = 0;
+  else if (v <= lo) d->i[k] = is_unsigned(to) ? 0 : (bits == 64 ? INT64_MIN : (int64_t)lo);
+  else if (v >= hi) d->i[k] = bits == 64 ? (is_unsigned(to) ? -1 : INT64_MAX) : wrap((int64_t)hi, to);
+  else d->i[k] = wrap(is_unsigned(to) ? (int64_t)(uint64_t)v : (int64_t)v, to);
+}
+
+/* The bits of an element as stored in memory, and back (for bitcast). */
+static uint64_t bits_of(const Type *t, const Slot *s, int64_t k) {
+  if (!is_float(t)) return (uint64_t)s->i[k] & (dtype_bits(t->elem) >= 64 || t->is_ptr ? ~0ull : ((1ull << dtype_bits(t->elem)) - 1));
+  float f = (float)s->f[k];
+  uint32_t u;
+  switch (t->elem) {
+  case DT_FP16: return fp16_from_double(s->f[k]);
+  case DT_BF16: return bf16_from_double(s->f[k]);
+  case DT_FP32: memcpy(&u, &f, 4); return u;
+  default: {
+    uint64_t b;
+    memcpy(&b, &s->f[k], 8);
+    return b;
+  }
+  }
+}
+
+static void from_bits(const Type *t, uint64_t b, Slot *d, int64_t k) {
+  if (!is_float(t)) {
+    d->i[k] = t->is_ptr ? (int64_t)b : wrap((int64_t)b, t);
+    return;
+  }
+  switch (t->elem) {
+  case DT_FP16: d->f[k] = fp16_to_double((uint16_t)b); break;
+  case DT_BF16: d->f[k] = bf16_to_double((uint16_t)b); break;
+  case DT_FP32: {
+    uint32_t u = (uint32_t)b;
+    float f;
+    memcpy(&f, &u, 4);
+    d->f[k] = f;
+    break;
+  }
+  default: memcpy(&d->f[k], &b, 8);
+  }
+}
+
+/* ---- memory -------------------------------------------------------------- */
+
+static int64_t buffer_base(int buffer) { return (int64_t)(buffer + 1) << ADDRESS_SHIFT; }
+
+/* Resolves an address to host memory, or fails naming the buffer and index. */
+static void *resolve(Interp *I, const TirOp *op, int64_t addr, int64_t lane, size_t size, const char *what) {
+  int64_t half = (int64_t)1 << (ADDRESS_SHIFT - 1);
+  int buffer = (int)((addr + half) >> ADDRESS_SHIFT) - 1;
+  InterpLaunch *L = I->launch;
+  if (buffer < 0 || buffer >= L->n_buffers)
+    fail(I, op, "%s through an invalid pointer (lane %lld)", what, (long long)lane);
+  int64_t offset = addr - buffer_base(buffer);
+  InterpBuffer *b = &L->buffers[buffer];
+  if (offset < 0 || (uint64_t)offset + size > b->bytes || offset % (int64_t)size)
+    fail(I, op, "out-of-bounds %s: element %lld of '%s', which has %lld elements (lane %lld)", what,
+         (long long)(offset >= 0 ? offset / (int64_t)size : -((-offset + (int64_t)size - 1) / (int64_t)size)), b->name,
+         (long long)(b->bytes / size), (long long)lane);
+  return (char *)b->data + offset;
+}
+
+static size_t elem_bytes(DType t) { return t == DT_I1 ? 1 : (size_t)dtype_bits(t) / 8; }
+
+static void read_elem(DType t, const void *p, Slot *d, int64_t k) {
+  Type ty = {t, 0, 0, {0}};
+  uint64_t b = 0;
+  memcpy(&b, p, elem_bytes(t));
+  if (t == DT_I1) b = b != 0;
+  from_bits(&ty, b, d, k);
+}
+
+static void write_elem(DType t, void *p, const Slot *s, int64_t k) {
+  Type ty = {t, 0, 0, {0}};
+  uint64_t b = bits_of(&ty, s, k);
+  memcpy(p, &b, elem_bytes(t));
+}
+
+static int lane_on(const Slot *mask, int64_t k) { return !mask || mask->i[k]; }
+
+static void exec_load(Interp *I, const TirOp *op) {
+  Slot *ptr = in(I, op, 0), *mask = op->flags & LOAD_MASK ? in(I, op, 1) : NULL;
+  Slot *other = op->flags & LOAD_OTHER ? in(I, op, 2) : NULL;
+  DType t = in_type(I, op, 0)->elem;
+  Slot *d = out(I, op);
+  for (int64_t k = 0; k < d->n; k++) {
+    if (lane_on(mask, k)) read_elem(t, resolve(I, op, ptr->i[k], k, elem_bytes(t), "load"), d, k);
+    else if (other) d->i[k] = other->i[k];
+    else d->i[k] = 0; /* undefined on the GPU; 0 here */
+  }
+}
+
+static void exec_store(Interp *I, const TirOp *op) {
+  Slot *ptr = in(I, op, 0), *v = in(I, op, 1), *mask = op->flags & LOAD_MASK ? in(I, op, 2) : NULL;
+  DType t = in_type(I, op, 0)->elem;
+  for (int64_t k = 0; k < ptr->n; k++)
+    if (lane_on(mask, k)) write_elem(t, resolve(I, op, ptr->i[k], k, elem_bytes(t), "store"), v, k);
+}
+
+static double combine_float(int kind, double a, double b) {
+  switch (kind) {
+  case ATOM_ADD: return a + b;
+  case ATOM_MAX: return fmax(a, b);
+  case ATOM_MIN: return fmin(a, b);
+  default: return b;
+  }
+}
+
+static int64_t combine_int(int kind, const Type *t, int64_t a, int64_t b) {
+  int u = is_unsigned(t);
+  switch (kind) {
+  case ATOM_ADD: return (int64_t)((uint64_t)a + (uint64_t)b);
+  case ATOM_MAX: return u ? ((uint64_t)a > (uint64_t)b ? a : b) : (a > b ? a : b);
+  case ATOM_MIN: return u ? ((uint64_t)a < (uint64_t)b ? a : b) : (a < b ? a : b);
+  case ATOM_AND: return a & b;
+  case ATOM_OR: return a | b;
+  case ATOM_XOR: return a ^ b;
+  default: return b;
+  }
+}
+
+/* Atomics run lane by lane in order: one program runs at a time here. */
+static void exec_atomic(Interp *I, const TirOp *op) {
+  Slot *ptr = in(I, op, 0), *d = out(I, op);
+  Type *t = out_type(I, op);
+  int cas = op->code == TIR_ATOMIC_CAS;
+  Slot *cmp = cas ? in(I, op, 1) : NULL, *v = in(I, op, cas ? 2 : 1);
+  Slot *mask = !cas && (op->flags & LOAD_MASK) ? in(I, op, 2) : NULL;
+  Slot old = {1, 1, {.i = NULL}}, nv = old;
+  int64_t old_word, new_word;
+  old.i = &old_word;
+  nv.i = &new_word;
+  for (int64_t k = 0; k < ptr->n; k++) {
+    if (!lane_on(mask, k)) {
+      d->i[k] = 0;
+      continue;
+    }
+    void *p = resolve(I, op, ptr->i[k], k, elem_bytes(t->elem), "atomic");
+    read_elem(t->elem, p, &old, 0);
+    if (cas) new_word = old_word == cmp->i[k] || (is_float(t) && old.f[0] == cmp->f[k]) ? v->i[k] : old_word;
+    else if (is_float(t)) nv.f[0] = round_float(combine_float(op->kind, old.f[0], v->f[k]), t->elem);
+    else new_word = wrap(combine_int(op->kind, t, old_word, v->i[k]), t);
+    write_elem(t->elem, p, &nv, 0);
+    d->i[k] = old_word;
+  }
+}
+
+/* ---- elementwise --------------------------------------------------------- */
+
+static double float_binary(TirCode code, double a, double b) {
+  switch (code) {
+  case TIR_ADD: return a + b;
+  case TIR_SUB: return a - b;
+  case TIR_MUL: return a * b;
+  case TIR_DIV: return a / b;
+  case TIR_REM: return fmod(a, b);
+  case TIR_MAXIMUM: return fmax(a, b);
+  default: return fmin(a, b);
+  }
+}
+
+/* Integer ops with C's semantics at the type's width.  Division by zero is
+ * undefined on the GPU; it gives -1 (quotient) and the dividend (remainder) here. */
+static int64_t int_binary(TirCode code, const Type *t, int64_t a, int64_t b) {
+  int u = is_unsigned(t), bits = t->is_ptr ? 64 : dtype_bits(t->elem);
+  uint64_t ua = (uint64_t)a, ub = (uint64_t)b, mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
+  switch (code) {
+  case TIR_ADD: return (int64_t)(ua + ub);
+  case TIR_SUB: return (int64_t)(ua - ub);
+  case TIR_MUL: return (int64_t)(ua * ub);
+  case TIR_DIV:
+    if (b == 0) return -1;
+    if (u) return (int64_t)((ua & mask) / (ub & mask));
+    return a == INT64_MIN && b == -1 ? a : a / b;
+  case TIR_REM:
+    if (b == 0) return a;
+    if (u) return (int64_t)((ua & mask) % (ub & mask));
+    return a == INT64_MIN && b == -1 ? 0 : a % b;
+  case TIR_AND: return a & b;
+  case TIR_OR: return a | b;
+  case TIR_XOR: return a ^ b;
+  case TIR_SHL: return (ub & mask) >= (uint64_t)bits ? 0 : (int64_t)(ua << ub);
+  case TIR_SHR:
+    if ((ub & mask) >= (uint64_t)bits) return u || a >= 0 ? 0 : -1;
+    return u ? (int64_t)((ua & mask) >> ub) : a >> b;
+  case TIR_MAXIMUM: return u ? (int64_t)((ua & mask) > (ub & mask) ? ua : ub) : (a > b ? a : b);
+  case TIR_MINIMUM: return u ? (int64_t)((ua & mask) < (ub & mask) ? ua : ub) : (a < b ? a : b);
+  default: { /* UMULHI on 32-bit operands */
+    uint64_t p = (uint64_t)(uint32_t)a * (uint64_t)(uint32_t)b;
+    return (int64_t)(p >> 32);
+  }
+  }
+}
+
+static int compare(int kind, int c) {
+  switch (kind) {
+  case CMP_LT: return c < 0;
+  case CMP_LE: return c <= 0;
+  case CMP_GT: return c > 0;
+  case CMP_GE: return c >= 0;
+  case CMP_EQ: return c == 0;
+  default: return c != 0;
+  }
+}
+
+static void exec_cmp(Interp *I, const TirOp *op) {
+  Slot *a = in(I, op, 0), *b = in(I, op, 1), *d = out(I, op);
+  Type *t = in_type(I, op, 0);
+  for (int64_t k = 0; k < d->n; k++) {
+    if (is_float(t)) {
+      double x = a->f[k], y = b->f[k];
+      d->i[k] = isnan(x) || isnan(y) ? op->kind == CMP_NE : compare(op->kind, (x > y) - (x < y));
+    } else if (is_unsigned(t) || t->is_ptr) {
+      uint64_t x = (uint64_t)a->i[k], y = (uint64_t)b->i[k];
+      d->i[k] = compare(op->kind, (x > y) - (x < y));
+    } else {
+      d->i[k] = compare(op->kind, (a->i[k] > b->i[k]) - (a->i[k] < b->i[k]));
+    }
+  }
+}
+
+static void exec_binary(Interp *I, const TirOp *op) {
+  Slot *a = in(I, op, 0), *b = in(I, op, 1), *d = out(I, op);
+  Type *t = out_type(I, op);
+  if (is_float(t)) {
+    if (op->code == TIR_UMULHI || op->code == TIR_AND || op->code == TIR_OR || op->code == TIR_XOR ||
+        op->code == TIR_SHL || op->code == TIR_SHR)
+      fail(I, op, "integer operation on floats");
+    for (int64_t k = 0; k < d->n; k++) d->f[k] = round_float(float_binary(op->code, a->f[k], b->f[k]), t->elem);
+  } else {
+    for (int64_t k = 0; k < d->n; k++) d->i[k] = wrap(int_binary(op->code, t, a->i[k], b->i[k]), t);
+  }
+}
+
+static double math1(TirCode code, double x, int single) {
+  switch (code) {
+  case TIR_EXP: return single ? expf((float)x) : exp(x);
+  case TIR_EXP2: return single ? exp2f((float)x) : exp2(x);
+  case TIR_LOG: return single ? logf((float)x) : log(x);
+  case TIR_LOG2: return single ? log2f((float)x) : log2(x);
+  case TIR_SQRT: return single ? sqrtf((float)x) : sqrt(x);
+  case TIR_RSQRT: return single ? 1.0f / sqrtf((float)x) : 1.0 / sqrt(x);
+  case TIR_SIN: return single ? sinf((float)x) : sin(x);
+  case TIR_COS: return single ? cosf((float)x) : cos(x);
+  case TIR_ERF: return single ? erff((float)x) : erf(x);
+  case TIR_FLOOR: return floor(x);
+  case TIR_CEIL: return ceil(x);
+  case TIR_ABS: return fabs(x);
+  default: return -x;
+  }
+}
+
+static void exec_unary(Interp *I, const TirOp *op) {
+  Slot *a = in(I, op, 0), *d = out(I, op);
+  Type *t = out_type(I, op);
+  for (int64_t k = 0; k < d->n; k++) {
+    if (is_float(t)) {
+      d->f[k] = round_float(math1(op->code, a->f[k], t->elem != DT_FP64), t->elem);
+    } else if (op->code == TIR_NOT) {
+      d->i[k] = t->elem == DT_I1 ? !a->i[k] : wrap(~a->i[k], t);
+    } else if (op->code == TIR_NEG) {
+      d->i[k] = wrap((int64_t)(0 - (uint64_t)a->i[k]), t);
+    } else if (op->code == TIR_ABS) {
+      d->i[k] = is_unsigned(t) || a->i[k] >= 0 ? a->i[k] : wrap((int64_t)(0 - (uint64_t)a->i[k]), t);
+    } else {
+      fail(I, op, "'%s' needs floating-point operands", tir_op_name(op->code));
+    }
+  }
+}
+
+static void exec_ternary(Interp *I, const TirOp *op) {
+  Slot *a = in(I, op, 0), *b = in(I, op, 1), *c = in(I, op, 2), *d = out(I, op);
+  Type *t = out_type(I, op);
+  for (int64_t k = 0; k < d->n; k++) {
+    if (op->code == TIR_SELECT) d->i[k] = a->i[k] ? b->i[k] : c->i[k]; /* words copy floats too */
+    else if (op->code == TIR_FMA) d->f[k] = round_float(t->elem == DT_FP64 ? fma(a->f[k], b->f[k], c->f[k])
+                                                                          : fmaf((float)a->f[k], (float)b->f[k], (float)c->f[k]),
+                                                       t->elem);
+    else d->f[k] = fmin(fmax(a->f[k], b->f[k]), c->f[k]); /* CLAMP */
+  }
+}
+
+static void exec_cast(Interp *I, const TirOp *op) {
+  Slot *s = in(I, op, 0), *d = out(I, op);
+  Type *from = in_type(I, op, 0), *to = out_type(I, op);
+  int toward_zero = op->kind == ROUND_RTZ && is_float(from) && is_float(to);
+  for (int64_t k = 0; k < d->n; k++) {
+    if (op->code == TIR_BITCAST) from_bits(to, bits_of(from, s, k), d, k);
+    else if (from->is_ptr || to->is_ptr) d->i[k] = s->i[k];
+    else if (toward_zero) d->f[k] = round_toward_zero(s->f[k], to->elem);
+    else convert(from, to, s, k, d);
+  }
+}
+
+static void exec_addptr(Interp *I, const TirOp *op) {
+  Slot *p = in(I, op, 0), *o = in(I, op, 1), *d = out(I, op);
+  int64_t size = (int64_t)elem_bytes(out_type(I, op)->elem);
+  Type *ot = in_type(I, op, 1);
+  for (int64_t k = 0; k < d->n; k++) {
+    int64_t off = is_unsigned(ot) ? (int64_t)(uint64_t)o->i[k] : o->i[k];
+    d->i[k] = p->i[k] + off * size;
+  }
+}
+
+/* ---- shapes -------------------------------------------------------------- */
+
+static void unravel(int64_t k, const Type *t, int64_t *idx) {
+  for (int d = t->rank - 1; d >= 0; d--) {
+    idx[d] = k % t->shape[d];
+    k /= t->shape[d];
+  }
+}
+
+static int64_t ravel(const int64_t *idx, const Type *t) {
+  int64_t k = 0;
+  for (int d = 0; d < t->rank; d++) k = k * t->shape[d] + idx[d];
+  return k;
+}
+
+static void exec_broadcast(Interp *I, const TirOp *op) {
+  Slot *s = in(I, op, 0), *d = out(I, op);
+  Type *from = in_type(I, op, 0), *to = out_type(I, op);
+  int64_t idx[MAX_RANK];
+  for (int64_t k = 0; k < d->n; k++) {
+    if (op->code == TIR_SPLAT) {
+      d->i[k] = s->i[0];
+      continue;
+    }
+    unravel(k, to, idx);
+    for (int i = 0; i < from->rank; i++)
+      if (from->shape[i] == 1) idx[i] = 0;
+    d->i[k] = s->i[ravel(idx, from)];
+  }
+}
+
+static void exec_trans(Interp *I, const TirOp *op) {
+  Slot *s = in(I, op, 0), *d = out(I, op);
+  Type *from = in_type(I, op, 0), *to = out_type(I, op);
+  int64_t idx[MAX_RANK], src[MAX_RANK];
+  for (int64_t k = 0; k < d->n; k++) {
+    unravel(k, to, idx);
+    for (int i = 0; i < to->rank; i++) src[op->ints[i]] = idx[i];
+    d->i[k] = s->i[ravel(src, from)];
+  }
+}
+
+/* Expand_dims, reshape and hints keep row-major order: the words copy. */
+static void exec_copy(Interp *I, const TirOp *op) {
+  Slot *s = in(I, op, 0), *d = out(I, op);
+  memcpy(d->i, s->i, (size_t)d->n * sizeof(int64_t));
+}
+
+/* ---- reductions, scans, dot ---------------------------------------------- */
+
+typedef struct Axis {
+  int64_t outer, len, inner;
+} Axis;
+
+static Axis split_axis(const Type *t, int axis) {
+  Axis a = {1, t->shape[axis], 1};
+  for (int i = 0; i < axis; i++) a.outer *= t->shape[i];
+  for (int i = axis + 1; i < t->rank; i++) a.inner *= t->shape[i];
+  return a;
+}
+
+/* Whether x beats best for max (sign 1) or min (sign -1); ties keep the first. */
+static int better(const Type *t, const Slot *s, int64_t x, int64_t best, int sign) {
+  if (is_float(t)) return sign > 0 ? s->f[x] > s->f[best] : s->f[x] < s->f[best];
+  if (is_unsigned(t)) return sign > 0 ? (uint64_t)s->i[x] > (uint64_t)s->i[best] : (uint64_t)s->i[x] < (uint64_t)s->i[best];
+  return sign > 0 ? s->i[x] > s->i[best] : s->i[x] < s->i[best];
+}
+
+static void exec_reduce(Interp *I, const TirOp *op) {
+  Slot *s = in(I, op, 0), *d = out(I, op);
+  Type *t = in_type(I, op, 0), *rt = out_type(I, op);
+  Axis a = split_axis(t, op->axis);
+  int sign = op->kind == RED_MAX || op->kind == RED_ARGMAX ? 1 : -1;
+  for (int64_t o = 0; o < a.outer; o++)
+    for (int64_t i = 0; i < a.inner; i++) {
+      int64_t first = o * a.len * a.inner + i, best = first, r = o * a.inner + i;
+      double fsum = 0;
+      int64_t isum = 0;
+      for (int64_t j = 0; j < a.len; j++) {
+        int64_t x = first + j * a.inner;
+        if (op->kind == RED_SUM) {
+          if (is_float(t)) fsum = round_float(fsum + s->f[x], t->elem);
+          else isum = wrap((int64_t)((uint64_t)isum + (uint64_t)s->i[x]), t);
+        } else if (better(t, s, x, best, sign) || (is_float(t) && isnan(s->f[best]) && !isnan(s->f[x]))) {
+          best = x;
+        }
+      }
+      if (op->kind == RED_SUM) {
+        if (is_float(rt)) d->f[r] = fsum;
+        else d->i[r] = isum;
+      } else if (op->kind == RED_ARGMAX || op->kind == RED_ARGMIN) {
+        d->i[r] = (best - first) / a.inner;
+      } else {
+        d->i[r] = s->i[best];
+      }
+    }
+}
+
+static void exec_scan(Interp *I, const TirOp *op) {
+  Slot *s = in(I, op, 0), *d = out(I, op);
+  Type *t = in_type(I, op, 0);
+  Axis a = split_axis(t, op->axis);
+  int reverse = op->flags & SCAN_REVERSE, prod = op->kind == RED_PROD;
+  for (int64_t o = 0; o < a.outer; o++)
+    for (int64_t i = 0; i < a.inner; i++) {
+      double facc = prod;
+      int64_t iacc = prod;
+      for (int64_t jj = 0; jj < a.len; jj++) {
+        int64_t j = reverse ? a.len - 1 - jj : jj, x = (o * a.len + j) * a.inner + i;
+        if (is_float(t)) {
+          facc = round_float(prod ? facc * s->f[x] : facc + s->f[x], t->elem);
+          d->f[x] = facc;
+        } else {
+          iacc = wrap(prod ? (int64_t)((uint64_t)iacc * (uint64_t)s->i[x]) : (int64_t)((uint64_t)iacc + (uint64_t)s->i[x]), t);
+          d->i[x] = iacc;
+        }
+      }
+    }
+}
+
+/* Matrix product with the accumulation the tensor cores do: products of the
+ * operands (tf32-rounded for DOT_TF32) summed in fp32 over k in order
+ * (i32 for i8, fp64 for fp64), starting from acc.  fp32 operands are
+ * copied to float rows first so the inner loop runs over contiguous floats. */
+static void dot_float(const Slot *a, const Slot *b, const Slot *c, Slot *d, int64_t z, int64_t M, int64_t N, int64_t K,
+                      int tf32, DType out, float *fa, float *fb, float *row) {
+  for (int64_t i = 0; i < M * K; i++) fa[i] = tf32 ? round_to_tf32((float)a->f[z * M * K + i]) : (float)a->f[z * M * K + i];
+  for (int64_t i = 0; i < K * N; i++) fb[i] = tf32 ? round_to_tf32((float)b->f[z * K * N + i]) : (float)b->f[z * K * N + i];
+  for (int64_t m = 0; m < M; m++) {
+    const double *acc = c->f + (z * M + m) * N;
+    for (int64_t n = 0; n < N; n++) row[n] = (float)acc[n];
+    for (int64_t k = 0; k < K; k++) {
+      float x = fa[m * K + k];
+      const float *brow = fb + k * N;
+      for (int64_t n = 0; n < N; n++) row[n] = fmaf(x, brow[n], row[n]);
+    }
+    for (int64_t n = 0; n < N; n++) d->f[(z * M + m) * N + n] = round_float(row[n], out);
+  }
+}
+
+static void dot_exact(const Slot *a, const Slot *b, const Slot *c, Slot *d, int64_t z, int64_t M, int64_t N, int64_t K,
+                      const Type *rt) {
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t n = 0; n < N; n++) {
+      int64_t o = (z * M + m) * N + n;
+      if (!is_float(rt)) {
+        int64_t acc = c->i[o];
+        for (int64_t k = 0; k < K; k++) acc += a->i[(z * M + m) * K + k] * b->i[(z * K + k) * N + n];
+        d->i[o] = wrap(acc, rt);
+      } else {
+        double acc = c->f[o];
+        for (int64_t k = 0; k < K; k++) acc = fma(a->f[(z * M + m) * K + k], b->f[(z * K + k) * N + n], acc);
+        d->f[o] = acc;
+      }
+    }
+}
+
+static void exec_dot(Interp *I, const TirOp *op) {
+  Slot *a = in(I, op, 0), *b = in(I, op, 1), *c = in(I, op, 2), *d = out(I, op);
+  Type *ta = in_type(I, op, 0), *tb = in_type(I, op, 1), *rt = out_type(I, op);
+  int r = ta->rank;
+  int64_t batch = r == 3 ? ta->shape[0] : 1, M = ta->shape[r - 2], K = ta->shape[r - 1], N = tb->shape[r - 1];
+  if (!is_float(rt) || rt->elem == DT_FP64) {
+    for (int64_t z = 0; z < batch; z++) dot_exact(a, b, c, d, z, M, N, K, rt);
+    return;
+  }
+  float *scratch = malloc(sizeof(float) * (size_t)(M * K + K * N + N));
+  if (!scratch) fail(I, op, "out of memory for a dot of %lldx%lldx%lld", (long long)M, (long long)N, (long long)K);
+  for (int64_t z = 0; z < batch; z++)
+    dot_float(a, b, c, d, z, M, N, K, op->kind != DOT_IEEE && ta->elem == DT_FP32, rt->elem, scratch, scratch + M * K,
+              scratch + M * K + K * N);
+  free(scratch);
+}
+
+/* ---- random numbers: Philox 4x32, as Triton's tl.rand ---------------------- */
+
+static void philox(uint64_t seed, uint32_t c[4], int rounds) {
+  uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+  for (int r = 0; r < rounds; r++) {
+    uint32_t c0 = c[0], c2 = c[2];
+    uint64_t pa = (uint64_t)0xD2511F53u * c0, pb = (uint64_t)0xCD9E8D57u * c2;
+    c[0] = (uint32_t)(pb >> 32) ^ c[1] ^ k0;
+    c[2] = (uint32_t)(pa >> 32) ^ c[3] ^ k1;
+    c[1] = (uint32_t)pb;
+    c[3] = (uint32_t)pa;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+}
+
+static float uniform_of(uint32_t x) {
+  int32_t v = (int32_t)x;
+  if (v < 0) v = -v - 1;
+  return (float)v * 4.6566127342e-10f;
+}
+
+static void exec_rand(Interp *I, const TirOp *op) {
+  Slot *seed = in(I, op, 0), *off = in(I, op, 1), *d = out(I, op);
+  for (int64_t k = 0; k < d->n; k++) {
+    uint32_t c[4] = {(uint32_t)off->i[k], 0, 0, 0};
+    philox((uint64_t)seed->i[0], c, (int)op->ival);
+    if (op->kind == RAND_INT) {
+      d->i[k] = c[0];
+    } else if (op->kind == RAND_UNIFORM) {
+      d->f[k] = uniform_of(c[0]);
+    } else {
+      float u1 = fmaxf(1.0e-7f, uniform_of(c[0])), th = 6.283185307179586f * uniform_of(c[1]);
+      d->f[k] = sqrtf(-2.0f * logf(u1)) * cosf(th);
+    }
+  }
+}
+
+/* ---- debugging ----------------------------------------------------------- */
+
+static void print_element(Buf *b, const Type *t, const Slot *s, int64_t k, int hex) {
+  if (hex) buf_printf(b, "0x%llx", (unsigned long long)bits_of(t, s, k));
+  else if (is_float(t)) buf_printf(b, "%.9g", s->f[k]);
+  else if (is_unsigned(t)) buf_printf(b, "%llu", (unsigned long long)s->i[k]);
+  else buf_printf(b, "%lld", (long long)s->i[k]);
+}
+
+static void exec_print(Interp *I, const TirOp *op) {
+  Buf *b = I->launch->output;
+  if (!b) return;
+  for (int v = 0; v < op->operands.len; v++) {
+    Slot *s = in(I, op, v);
+    Type *t = in_type(I, op, v);
+    int64_t idx[MAX_RANK];
+    for (int64_t k = 0; k < s->n; k++) {
+      buf_printf(b, "pid (%d, %d, %d) idx (", I->pid[0], I->pid[1], I->pid[2]);
+      unravel(k, t, idx);
+      for (int i = 0; i < t->rank; i++) buf_printf(b, "%s%lld", i ? ", " : "", (long long)idx[i]);
+      buf_printf(b, ")%s%s", op->str && *op->str ? " " : "", op->str ? op->str : "");
+      if (op->operands.len > 1) buf_printf(b, " (operand %d)", v);
+      buf_puts(b, " ");
+      print_element(b, t, s, k, op->flags & PRINT_HEX);
+      buf_puts(b, "\n");
+    }
+  }
+}
+
+static void exec_assert(Interp *I, const TirOp *op) {
+  Slot *c = in(I, op, 0), *mask = op->flags & LOAD_MASK ? in(I, op, 1) : NULL;
+  for (int64_t k = 0; k < c->n; k++)
+    if (lane_on(mask, k) && !c->i[k]) fail(I, op, "device_assert failed: %s (lane %lld)", op->str ? op->str : "", (long long)k);
+}
+
+/* ---- values and control flow ---------------------------------------------- */
+
+static void exec_constant(Interp *I, const TirOp *op) {
+  Slot *d = out(I, op);
+  Type *t = out_type(I, op);
+  for (int64_t k = 0; k < d->n; k++) {
+    if (is_float(t)) d->f[k] = round_float(op->fval, t->elem);
+    else d->i[k] = wrap(op->ival, t);
+  }
+}
+
+static void exec_range(Interp *I, const TirOp *op) {
+  Slot *d = out(I, op);
+  for (int64_t k = 0; k < d->n; k++) d->i[k] = op->ival + k;
+}
+
+enum { MAX_ITERATIONS = 1 << 30 };
+
+static const TirOp *run_block(Interp *I, const TirBlock *b);
+
+static void set_results(Interp *I, const TirOp *op, const TirOp *term, int skip) {
+  for (int i = 0; i < op->results.len; i++) copy_slot(I, op, op->results.data[i], term->operands.data[i + skip]);
+}
+
+/* Carried values move result slot -> block argument -> (body) -> yield ->
+ * result slot, so a yield that swaps arguments stays correct. */
+static void exec_for(Interp *I, const TirOp *op) {
+  const TirBlock *body = op->regions[0];
+  int64_t lb = in(I, op, 0)->i[0], ub = in(I, op, 1)->i[0], step = in(I, op, 2)->i[0];
+  if (step == 0) fail(I, op, "the loop's step is zero");
+  for (int i = 0; i < op->results.len; i++) copy_slot(I, op, op->results.data[i], op->operands.data[3 + i]);
+  int64_t n = 0;
+  for (int64_t iv = lb; step > 0 ? iv < ub : iv > ub; iv += step) {
+    if (++n > MAX_ITERATIONS) fail(I, op, "the loop ran more than 2^30 iterations");
+    slot_for(I, op, body->args.data[0])->i[0] = iv;
+    for (int i = 0; i < op->results.len; i++) copy_slot(I, op, body->args.data[1 + i], op->results.data[i]);
+    set_results(I, op, run_block(I, body), 0);
+  }
+}
+
+static void exec_if(Interp *I, const TirOp *op) {
+  const TirBlock *b = op->regions[in(I, op, 0)->i[0] ? 0 : 1];
+  set_results(I, op, run_block(I, b), 0);
+}
+
+static void exec_while(Interp *I, const TirOp *op) {
+  const TirBlock *before = op->regions[0], *after = op->regions[1];
+  for (int i = 0; i < op->operands.len; i++) copy_slot(I, op, before->args.data[i], op->operands.data[i]);
+  for (int64_t n = 0;; n++) {
+    if (n > MAX_ITERATIONS) fail(I, op, "the while loop ran more than 2^30 iterations");
+    const TirOp *cond = run_block(I, before);
+    if (!I->slots[cond->operands.data[0]].i[0]) {
+      set_results(I, op, cond, 1);
+      return;
+    }
+    for (int i = 0; i < after->args.len; i++) copy_slot(I, op, after->args.data[i], cond->operands.data[i + 1]);
+    const TirOp *y = run_block(I, after);
+    for (int i = 0; i < op->results.len; i++) copy_slot(I, op, op->results.data[i], y->operands.data[i]);
+    for (int i = 0; i < op->results.len; i++) copy_slot(I, op, before->args.data[i], op->results.data[i]);
+  }
+}
+
+static void exec_op(Interp *I, const TirOp *op) {
+  switch (op->code) {
+  case TIR_CONSTANT: exec_constant(I, op); break;
+  case TIR_PROGRAM_ID: out(I, op)->i[0] = I->pid[op->axis]; break;
+  case TIR_NUM_PROGRAMS: out(I, op)->i[0] = I->launch->grid[op->axis]; break;
+  case TIR_MAKE_RANGE: exec_range(I, op); break;
+  case TIR_SPLAT: case TIR_BROADCAST: exec_broadcast(I, op); break;
+  case TIR_EXPAND_DIMS: case TIR_RESHAPE: case TIR_HINT: exec_copy(I, op); break;
+  case TIR_TRANS: exec_trans(I, op); break;
+  case TIR_ADDPTR: exec_addptr(I, op); break;
+  case TIR_LOAD: exec_load(I, op); break;
+  case TIR_STORE: exec_store(I, op); break;
+  case TIR_ATOMIC_RMW: case TIR_ATOMIC_CAS: exec_atomic(I, op); break;
+  case TIR_DOT: exec_dot(I, op); break;
+  case TIR_REDUCE: exec_reduce(I, op); break;
+  case TIR_SCAN: exec_scan(I, op); break;
+  case TIR_ADD: case TIR_SUB: case TIR_MUL: case TIR_DIV: case TIR_REM: case TIR_AND: case TIR_OR: case TIR_XOR:
+  case TIR_SHL: case TIR_SHR: case TIR_MAXIMUM: case TIR_MINIMUM: case TIR_UMULHI: exec_binary(I, op); break;
+  case TIR_CMP: exec_cmp(I, op); break;
+  case TIR_NEG: case TIR_NOT: case TIR_ABS: case TIR_EXP: case TIR_EXP2: case TIR_LOG: case TIR_LOG2: case TIR_SQRT:
+  case TIR_RSQRT: case TIR_SIN: case TIR_COS: case TIR_ERF: case TIR_FLOOR: case TIR_CEIL: exec_unary(I, op); break;
+  case TIR_FMA: case TIR_CLAMP: case TIR_SELECT: exec_ternary(I, op); break;
+  case TIR_CAST: case TIR_BITCAST: exec_cast(I, op); break;
+  case TIR_RAND: exec_rand(I, op); break;
+  case TIR_PRINT: exec_print(I, op); break;
+  case TIR_ASSERT: exec_assert(I, op); break;
+  case TIR_BARRIER: break;
+  case TIR_FOR: exec_for(I, op); break;
+  case TIR_IF: exec_if(I, op); break;
+  case TIR_WHILE: exec_while(I, op); break;
+  default: fail(I, op, "cannot interpret '%s'", tir_op_name(op->code));
+  }
+}
+
+/* Runs a block up to its terminator, which it returns. */
+static const TirOp *run_block(Interp *I, const TirBlock *b) {
+  for (int i = 0; i < b->ops.len; i++) {
+    const TirOp *op = b->ops.data[i];
+    if (tir_op_flags(op->code) & TERM) return op;
+    exec_op(I, op);
+  }
+  return NULL;
+}
+
+static void bind_params(Interp *I) {
+  for (int i = 0; i < I->f->params.len; i++) {
+    const TirParam *p = &I->f->params.data[i];
+    const InterpArg *a = &I->launch->args[i];
+    Type *t = type_of_value(I, p->value);
+    Slot *s = slot_for(I, NULL, p->value);
+    if (t->is_ptr) s->i[0] = buffer_base(a->buffer);
+    else if (is_float(t)) s->f[0] = round_float(a->f, t->elem);
+    else s->i[0] = wrap(a->i, t);
+  }
+}
+
+int interp_run(InterpLaunch *launch) {
+  Interp I = {0};
+  I.launch = launch;
+  I.f = launch->f;
+  I.slots = calloc((size_t)I.f->types.len + 1, sizeof(Slot));
+  launch->error[0] = 0;
+  if (!I.slots) {
+    snprintf(launch->error, sizeof launch->error, "out of memory");
+    return -1;
+  }
+  int status = 0;
+  if (setjmp(I.fail) == 0) {
+    bind_params(&I);
+    for (I.pid[2] = 0; I.pid[2] < launch->grid[2]; I.pid[2]++)
+      for (I.pid[1] = 0; I.pid[1] < launch->grid[1]; I.pid[1]++)
+        for (I.pid[0] = 0; I.pid[0] < launch->grid[0]; I.pid[0]++) run_block(&I, I.f->body);
+  } else {
+    status = -1;
+  }
+  for (int i = 0; i < I.f->types.len; i++) free(I.slots[i].i);
+  free(I.slots);
+  return status;
+}

@@ -1,0 +1,36 @@
+/* The CPU interpreter: runs a tile IR function over a launch grid on host
+ * buffers, a tile at a time, with the semantics the GPU code has (C integer
+ * division, IEEE float rounding at each op's precision, masked lanes of a
+ * load giving `other`).  Pointers are checked: an access outside the buffer
+ * it came from stops the run with the kernel, line, program and index. */
+#ifndef TILE_INTERP_H
+#define TILE_INTERP_H
+
+#include "../tir/tir.h"
+
+typedef struct InterpBuffer {
+  const char *name;      /* the parameter it is bound to, for messages */
+  void *data;            /* host memory, elem-typed, C order */
+  size_t bytes;
+} InterpBuffer;
+
+typedef struct InterpArg {
+  int buffer;            /* index into buffers for a pointer parameter, else -1 */
+  int64_t i;             /* integer parameter */
+  double f;              /* float parameter */
+} InterpArg;
+
+typedef struct InterpLaunch {
+  const TirFunc *f;
+  int grid[3];
+  InterpBuffer *buffers;
+  int n_buffers;
+  const InterpArg *args; /* one per f->params */
+  Buf *output;           /* device_print text goes here; NULL: dropped */
+  char error[512];       /* set when the run fails */
+} InterpLaunch;
+
+/* Returns 0, or -1 with launch->error set. */
+int interp_run(InterpLaunch *launch);
+
+#endif

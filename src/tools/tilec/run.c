@@ -1,0 +1,231 @@
+/* tilec run: runs a kernel on the CPU interpreter with arguments from the
+ * command line, .npy inputs and outputs.
+ *   tilec run FILE.tl [--kernel NAME] --grid G0[,G1[,G2]] [-D NAME=VALUE]...
+ *             [--device cpu|gpu] -- ARG...
+ * ARG is a number (a scalar), PATH.npy (an input buffer of the file's dtype)
+ * or out:PATH.npy:DTYPE:D0xD1... (an output buffer, poisoned before the run
+ * and written to PATH after it). */
+#include "run.h"
+
+#include "runtime/npy.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_ARGS = 64 };
+
+typedef struct Output {
+  const char *path;
+  NpyArray array;
+} Output;
+
+typedef struct RunArgs {
+  const char *input, *device;
+  unsigned grid[3];
+  int have_grid;
+  tile_options opts;
+  const char *defines[256];
+  tile_arg args[MAX_ARGS];
+  NpyArray arrays[MAX_ARGS];     /* inputs and outputs, freed at the end */
+  const char *out_paths[MAX_ARGS];
+  int n_args;
+} RunArgs;
+
+static int run_error(const char *fmt, const char *arg) {
+  fprintf(stderr, "tilec run: error: ");
+  fprintf(stderr, fmt, arg);
+  fputc('\n', stderr);
+  return 1;
+}
+
+static int parse_grid(const char *s, unsigned grid[3]) {
+  grid[0] = grid[1] = grid[2] = 1;
+  for (int i = 0; i < 3; i++) {
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (end == s || errno || v > 0x7fffffffUL || *s == '-') return 0;
+    grid[i] = (unsigned)v;
+    if (*end == 0) return 1;
+    if (*end != ',') return 0;
+    s = end + 1;
+  }
+  return 0;
+}
+
+/* The poison an output starts with: NaN for floats, 0xA5 bytes otherwise,
+ * so an element the kernel never wrote is visible. */
+static void poison(NpyArray *a) {
+  if (a->dtype == NPY_F16 || a->dtype == NPY_BF16) {
+    uint16_t nan = a->dtype == NPY_F16 ? 0x7e00 : 0x7fc0;
+    for (size_t i = 0; i < a->count; i++) memcpy((char *)a->data + 2 * i, &nan, 2);
+  } else if (a->dtype == NPY_F32) {
+    for (size_t i = 0; i < a->count; i++) ((float *)a->data)[i] = NAN;
+  } else if (a->dtype == NPY_F64) {
+    for (size_t i = 0; i < a->count; i++) ((double *)a->data)[i] = NAN;
+  } else {
+    memset(a->data, 0xA5, a->count * a->elem_size);
+  }
+}
+
+/* out:PATH.npy:DTYPE:D0xD1... */
+static int parse_output(RunArgs *r, const char *arg) {
+  char buf[1024];
+  snprintf(buf, sizeof buf, "%s", arg + 4);
+  char *dims = strrchr(buf, ':');
+  if (!dims) return run_error("'%s': expected out:PATH.npy:DTYPE:D0xD1...", arg);
+  *dims++ = 0;
+  char *dtype = strrchr(buf, ':');
+  if (!dtype) return run_error("'%s': expected out:PATH.npy:DTYPE:D0xD1...", arg);
+  *dtype++ = 0;
+  NpyDtype t;
+  if (npy_dtype_from_name(dtype, &t)) return run_error("unknown dtype '%s' (expected e.g. fp32, fp16, i32)", dtype);
+  int64_t shape[NPY_MAX_RANK];
+  int rank = 0;
+  for (char *p = dims; *p;) {
+    char *end;
+    long long d = strtoll(p, &end, 10);
+    if (end == p || d < 0 || rank == NPY_MAX_RANK) return run_error("bad shape '%s' (expected e.g. 1823x781)", dims);
+    shape[rank++] = d;
+    p = *end == 'x' ? end + 1 : end;
+    if (*end && *end != 'x') return run_error("bad shape '%s' (expected e.g. 1823x781)", dims);
+  }
+  char err[512];
+  NpyArray *a = &r->arrays[r->n_args];
+  if (npy_alloc(a, t, rank, shape, err, sizeof err)) return run_error("%s", err);
+  poison(a);
+  r->out_paths[r->n_args] = strdup(buf);
+  r->args[r->n_args++] = tile_buffer(a->data, npy_dtype_name(t), a->count);
+  return 0;
+}
+
+static int is_number(const char *s, int *is_int) {
+  char *end;
+  errno = 0;
+  strtoll(s, &end, 0);
+  if (*s && !*end && !errno) {
+    *is_int = 1;
+    return 1;
+  }
+  strtod(s, &end);
+  *is_int = 0;
+  return *s && !*end;
+}
+
+static int parse_kernel_arg(RunArgs *r, const char *arg) {
+  if (r->n_args == MAX_ARGS) return run_error("%s", "too many arguments (the limit is 64)");
+  int is_int;
+  if (!strncmp(arg, "out:", 4)) return parse_output(r, arg);
+  if (is_number(arg, &is_int)) {
+    r->args[r->n_args++] = is_int ? tile_int(strtoll(arg, NULL, 0)) : tile_float(strtod(arg, NULL));
+    return 0;
+  }
+  size_t n = strlen(arg);
+  if (n < 4 || strcmp(arg + n - 4, ".npy")) return run_error("argument '%s' is not a number, a .npy file or out:...", arg);
+  char err[512];
+  NpyArray *a = &r->arrays[r->n_args];
+  if (npy_read(arg, a, err, sizeof err)) return run_error("%s", err);
+  r->args[r->n_args++] = tile_buffer(a->data, npy_dtype_name(a->dtype), a->count);
+  return 0;
+}
+
+static int parse_run_args(int argc, char **argv, RunArgs *r) {
+  tile_options_init(&r->opts);
+  r->opts.defines = r->defines;
+  r->device = "cpu";
+  int i = 2;
+  for (; i < argc && strcmp(argv[i], "--"); i++) {
+    const char *a = argv[i];
+    const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--kernel") && next) r->opts.kernel = argv[++i];
+    else if (!strcmp(a, "--grid") && next) {
+      if (!parse_grid(argv[++i], r->grid)) return run_error("bad --grid '%s' (expected G0[,G1[,G2]])", argv[i]);
+      r->have_grid = 1;
+    } else if (!strcmp(a, "--device") && next) r->device = argv[++i];
+    else if (!strcmp(a, "--signature") && next) r->opts.signature = argv[++i];
+    else if (!strncmp(a, "-D", 2)) {
+      if (r->opts.num_defines == 256) return run_error("%s", "too many -D options");
+      r->defines[r->opts.num_defines++] = a[2] ? a + 2 : (next ? argv[++i] : "");
+    } else if (a[0] == '-') return run_error("unknown option '%s'", a);
+    else if (r->input) return run_error("more than one input file ('%s')", a);
+    else r->input = a;
+  }
+  if (!r->input) return run_error("%s", "no input file");
+  if (!r->have_grid) return run_error("%s", "--grid is required");
+  if (strcmp(r->device, "cpu") && strcmp(r->device, "gpu")) return run_error("unknown --device '%s' (cpu or gpu)", r->device);
+  for (i++; i < argc; i++)
+    if (parse_kernel_arg(r, argv[i])) return 1;
+  return 0;
+}
+
+static char *read_all(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 1 << 16;
+  char *s = malloc(cap);
+  *len = 0;
+  for (size_t got; s && (got = fread(s + *len, 1, cap - *len, f)) > 0;) {
+    *len += got;
+    if (*len == cap) {
+      char *bigger = cap < (64u << 20) ? realloc(s, cap *= 2) : NULL;
+      if (!bigger) {
+        free(s);
+        s = NULL;
+      }
+      s = bigger;
+    }
+  }
+  fclose(f);
+  return s;
+}
+
+static int write_outputs(RunArgs *r) {
+  for (int i = 0; i < r->n_args; i++) {
+    if (!r->out_paths[i]) continue;
+    char err[512];
+    if (npy_write(r->out_paths[i], &r->arrays[i], err, sizeof err)) return run_error("%s", err);
+  }
+  return 0;
+}
+
+static int execute(RunArgs *r) {
+  if (!strcmp(r->device, "gpu"))
+    return run_error("%s", "--device gpu: the GPU backend is not built yet; use --device cpu");
+  size_t len;
+  char *src = read_all(r->input, &len);
+  if (!src) return run_error("cannot read '%s'", r->input);
+  tile_context *ctx;
+  if (tile_context_create(&ctx) != TILE_OK) {
+    free(src);
+    return run_error("%s", "out of memory");
+  }
+  const char *printed = NULL;
+  tile_status s = tile_run_cpu(ctx, r->input, src, len, &r->opts, r->grid, r->args, r->n_args, &printed);
+  if (printed) fputs(printed, stdout);
+  fputs(tile_diagnostics(ctx), stderr);
+  int rc = 0;
+  if (s != TILE_OK) {
+    if (s != TILE_ERROR_COMPILE) fprintf(stderr, "tilec run: error: %s\n", tile_error(ctx));
+    rc = 1;
+  } else {
+    rc = write_outputs(r);
+  }
+  tile_context_destroy(ctx);
+  free(src);
+  return rc;
+}
+
+int tilec_run(int argc, char **argv) {
+  RunArgs *r = calloc(1, sizeof *r);
+  if (!r) return run_error("%s", "out of memory");
+  int rc = parse_run_args(argc, argv, r) || execute(r);
+  for (int i = 0; i < MAX_ARGS; i++) {
+    npy_free(&r->arrays[i]);
+    free((char *)r->out_paths[i]);
+  }
+  free(r);
+  return rc;
+}

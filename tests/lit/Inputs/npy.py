@@ -1,0 +1,64 @@
+"""Tiny .npy writer/checker for the tilec run tests (no numpy needed).
+
+  npy.py make PATH DTYPE N SEED      write N random values (f4: [-1, 1), i4: [-100, 100))
+  npy.py add X Y Z                   check Z == X + Y elementwise (f4), print "ok N"
+  npy.py softmax X Z ROWS COLS       check each row of Z is softmax of X's row (rel 1e-5)
+"""
+import math
+import random
+import struct
+import sys
+
+CODES = {"f4": ("<f4", "f"), "i4": ("<i4", "i")}
+
+
+def save(path, values, code, shape):
+    descr, fmt = CODES[code]
+    dims = ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "")
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (descr, dims)
+    header += " " * (64 - (10 + len(header) + 1) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+        f.write(struct.pack("<%d%s" % (len(values), fmt), *values))
+
+
+def load(path):
+    data = open(path, "rb").read()
+    assert data[:6] == b"\x93NUMPY", path
+    n = struct.unpack("<H", data[8:10])[0]
+    header = data[10:10 + n].decode()
+    fmt = "f" if "<f4" in header else "i"
+    body = data[10 + n:]
+    return list(struct.unpack("<%d%s" % (len(body) // 4, fmt), body))
+
+
+def main(argv):
+    cmd = argv[1]
+    if cmd == "make":
+        path, code, n, seed = argv[2], argv[3], int(argv[4]), int(argv[5])
+        rng = random.Random(seed)
+        if code == "f4":
+            values = [rng.uniform(-1, 1) for _ in range(n)]
+        else:
+            values = [rng.randrange(-100, 100) for _ in range(n)]
+        save(path, values, code, (n,))
+    elif cmd == "add":
+        x, y, z = load(argv[2]), load(argv[3]), load(argv[4])
+        bad = [i for i in range(len(z)) if math.isnan(z[i]) or abs(z[i] - struct.unpack("f", struct.pack("f", x[i] + y[i]))[0]) > 1e-7]
+        print("ok %d" % len(z) if not bad and len(z) == len(x) else "mismatch at %s" % bad[:5])
+    elif cmd == "softmax":
+        x, z, rows, cols = load(argv[2]), load(argv[3]), int(argv[4]), int(argv[5])
+        worst = 0.0
+        for r in range(rows):
+            row = x[r * cols:(r + 1) * cols]
+            m = max(row)
+            s = sum(math.exp(v - m) for v in row)
+            for c in range(cols):
+                ref = math.exp(row[c] - m) / s
+                got = z[r * cols + c]
+                worst = max(worst, float("inf") if math.isnan(got) else abs(got - ref) / ref)
+        print("ok" if worst < 1e-5 else "error %g" % worst)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
