@@ -46,7 +46,8 @@ typedef enum tile_stage {
                             parameters have types (signature or annotations) */
   TILE_STAGE_TIR,        /* tile IR (docs/ir.md), after the optimisation passes */
   TILE_STAGE_AXIS_INFO,  /* the AxisInfo analysis of the optimised tile IR */
-  TILE_STAGE_BUILTINS    /* the builtin reference (markdown), from the builtin table */
+  TILE_STAGE_BUILTINS,   /* the builtin reference (markdown), from the builtin table */
+  TILE_STAGE_OPS         /* the tile IR op reference (markdown), from the op table */
 } tile_stage;
 
 /* How a kernel is specialised.  Initialise with tile_options_init; the

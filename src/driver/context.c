@@ -2,6 +2,7 @@
  * compilation runs under a guard, so an internal limit anywhere in the
  * pipeline (memory, error count) comes back as a status, never a crash. */
 #include "driver.h"
+#include "../tir/tir.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -104,6 +105,7 @@ static tile_status run_protected(Compilation *c, const tile_options *opts, tile_
   if (setjmp(c->guard.jump) == 0) {
     tile_status s = TILE_OK;
     if (stage == TILE_STAGE_BUILTINS) builtins_reference(&out);
+    else if (stage == TILE_STAGE_OPS) tir_ops_reference(&out);
     else s = pipeline_run(c, opts, stage, &out);
     keep_results(ctx, c, s, &out, text);
     return s;

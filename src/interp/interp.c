@@ -670,6 +670,8 @@ static void exec_range(Interp *I, const TirOp *op) {
 
 enum { MAX_ITERATIONS = 1 << 30 };
 
+static int64_t iteration_limit(Interp *I) { return I->launch->max_iterations ? I->launch->max_iterations : MAX_ITERATIONS; }
+
 static const TirOp *run_block(Interp *I, const TirBlock *b);
 
 static void set_results(Interp *I, const TirOp *op, const TirOp *term, int skip) {
@@ -685,7 +687,7 @@ static void exec_for(Interp *I, const TirOp *op) {
   for (int i = 0; i < op->results.len; i++) copy_slot(I, op, op->results.data[i], op->operands.data[3 + i]);
   int64_t n = 0;
   for (int64_t iv = lb; step > 0 ? iv < ub : iv > ub; iv += step) {
-    if (++n > MAX_ITERATIONS) fail(I, op, "the loop ran more than 2^30 iterations");
+    if (++n > iteration_limit(I)) fail(I, op, "the loop ran more than %lld iterations", (long long)iteration_limit(I));
     slot_for(I, op, body->args.data[0])->i[0] = iv;
     for (int i = 0; i < op->results.len; i++) copy_slot(I, op, body->args.data[1 + i], op->results.data[i]);
     set_results(I, op, run_block(I, body), 0);
@@ -701,7 +703,7 @@ static void exec_while(Interp *I, const TirOp *op) {
   const TirBlock *before = op->regions[0], *after = op->regions[1];
   for (int i = 0; i < op->operands.len; i++) copy_slot(I, op, before->args.data[i], op->operands.data[i]);
   for (int64_t n = 0;; n++) {
-    if (n > MAX_ITERATIONS) fail(I, op, "the while loop ran more than 2^30 iterations");
+    if (n > iteration_limit(I)) fail(I, op, "the while loop ran more than %lld iterations", (long long)iteration_limit(I));
     const TirOp *cond = run_block(I, before);
     if (!I->slots[cond->operands.data[0]].i[0]) {
       set_results(I, op, cond, 1);

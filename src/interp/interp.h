@@ -27,6 +27,7 @@ typedef struct InterpLaunch {
   int n_buffers;
   const InterpArg *args; /* one per f->params */
   Buf *output;           /* device_print text goes here; NULL: dropped */
+  int64_t max_iterations;/* per loop; 0: 2^30 (a bound so a runaway loop ends) */
   char error[512];       /* set when the run fails */
 } InterpLaunch;
 

@@ -4,8 +4,9 @@
 static const struct {
   const char *name;
   int flags, arity;
+  const char *summary;
 } ops[] = {
-#define OP(id, name, flags, operands) {name, flags, operands},
+#define OP(id, name, flags, operands, summary) {name, flags, operands, summary},
 #include "ops.def"
 #undef OP
 };
@@ -49,3 +50,13 @@ int tir_add_result(TirFunc *f, TirOp *op, Type *t) {
 }
 
 Type *tir_type(const TirFunc *f, int value) { return f->types.data[value]; }
+
+void tir_ops_reference(Buf *out) {
+  buf_puts(out, "| op | operands | flags | meaning |\n|---|---|---|---|\n");
+  for (int i = 0; i < TIR_COUNT; i++) {
+    int f = ops[i].flags;
+    buf_printf(out, "| `%s` | %s | %s%s%s | %s |\n", ops[i].name,
+               ops[i].arity < 0 ? "variable" : arena_printf(out->arena, "%d", ops[i].arity), f & PURE ? "pure " : "",
+               f & EW ? "elementwise " : "", f & TERM ? "terminator" : "", ops[i].summary);
+  }
+}

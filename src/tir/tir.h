@@ -9,7 +9,7 @@
 #include "../frontend/sema.h"
 
 typedef enum {
-#define OP(id, name, flags, operands) TIR_##id,
+#define OP(id, name, flags, operands, summary) TIR_##id,
 #include "ops.def"
 #undef OP
   TIR_COUNT
@@ -68,6 +68,8 @@ typedef struct TirFunc {
   int num_warps, num_stages;
 } TirFunc;
 
+/* The op table as markdown (tilec --list-ops). */
+void tir_ops_reference(Buf *out);
 const char *tir_op_name(TirCode c);
 int tir_op_flags(TirCode c);
 int tir_op_arity(TirCode c);

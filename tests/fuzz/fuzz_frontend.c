@@ -1,13 +1,39 @@
-/* libFuzzer harness over the frontend: every input is lexed, parsed and,
- * with default parameter types (pointers for names with "ptr", else i32;
- * constexprs without a value get 16), checked.  Any crash, leak, hang or
- * sanitizer report is a bug: bad source must only ever produce
- * diagnostics. */
+/* libFuzzer harness over the whole CPU pipeline: every input is lexed,
+ * parsed and, with default parameter types (pointers for names with "ptr",
+ * else i32; constexprs without a value get 16), checked; what type-checks
+ * is lowered to tile IR, verified, optimised with the verifier after every
+ * pass, and run on the interpreter over two programs with small buffers.
+ * Any crash, leak, hang or sanitizer report is a bug: bad source must only
+ * ever produce diagnostics, and a bad kernel only a clean run-time error. */
 #include "driver/driver.h"
+#include "interp/interp.h"
+#include "tir/passes.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+enum { BUFFER_BYTES = 4096 };
+
+static void interpret(TirFunc *f) {
+  InterpBuffer buffers[64];
+  InterpArg args[64];
+  static unsigned char memory[64][BUFFER_BYTES];
+  int n = f->params.len < 64 ? f->params.len : 64;
+  for (int i = 0; i < n; i++) {
+    buffers[i] = (InterpBuffer){f->params.data[i].name, memory[i], BUFFER_BYTES};
+    args[i] = (InterpArg){tir_type(f, f->params.data[i].value)->is_ptr ? i : -1, 3, 3.0};
+  }
+  InterpLaunch launch = {0};
+  launch.f = f;
+  launch.grid[0] = 2;
+  launch.grid[1] = launch.grid[2] = 1;
+  launch.buffers = buffers;
+  launch.n_buffers = n;
+  launch.args = args;
+  launch.max_iterations = 1000;
+  if (n == f->params.len) interp_run(&launch);
+}
 
 static void run(const char *text, size_t len) {
   Compilation c = {0};
@@ -22,14 +48,23 @@ static void run(const char *text, size_t len) {
     *std = (Source){"<stdlib>", (const char *)tile_stdlib_source, tile_stdlib_size};
     TokenVec stoks = lex(std, &c.diags);
     Module *stdlib = parse_module(std, &stoks, &c.diags);
+    CheckedKernel *k = NULL;
     if (!c.diags.errors) {
       SemaOptions o = {0};
       o.config = -1;
       o.default_types = 1;
-      CheckedKernel *k = sema_check(m, stdlib, &o, &c.diags);
+      o.require_types = 1;
+      k = sema_check(m, stdlib, &o, &c.diags);
+    }
+    if (k) {
       Buf out;
       buf_init(&out, &c.arena);
-      if (k) checked_print(k, &out);
+      checked_print(k, &out);
+      TirFunc *f = tir_lower(k, &c.arena, &c.diags);
+      if (tir_verify(f, &c.diags)) abort(); /* lowering made invalid IR: a compiler bug */
+      if (tir_run_passes(f, NULL, &c.diags, NULL)) abort();
+      tir_print(f, &out);
+      interpret(f);
     }
     Buf d;
     buf_init(&d, &c.arena);

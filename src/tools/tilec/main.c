@@ -43,6 +43,7 @@ static const char usage[] =
     "                        the untyped tree\n"
     "  -o FILE               write the output to FILE instead of stdout\n"
     "  --list-builtins       print the builtin reference (markdown)\n"
+    "  --list-ops            print the tile IR op reference (markdown)\n"
     "  --version             print the version and exit\n"
     "  --help                print this help and exit\n"
     "\n"
@@ -83,6 +84,8 @@ static int parse_args(int argc, char **argv, Args *a) {
       a->opts.require_types = 1;
     } else if (!strcmp(arg, "--list-builtins")) {
       a->list_builtins = 1;
+    } else if (!strcmp(arg, "--list-ops")) {
+      a->list_builtins = 2;
     } else if (!strcmp(arg, "--print-after-all")) {
       a->opts.print_after_all = 1;
     } else if (!strcmp(arg, "--print-axis-info")) {
@@ -145,7 +148,7 @@ int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "run")) return tilec_run(argc, argv);
   Args a = {0};
   if (parse_args(argc, argv, &a)) return 1;
-  tile_stage stage = TILE_STAGE_BUILTINS;
+  tile_stage stage = a.list_builtins == 2 ? TILE_STAGE_OPS : TILE_STAGE_BUILTINS;
   if (!a.list_builtins) {
     if (!a.emit)
       return usage_error("%s", "code generation (cubin, ptx) is not built yet; use --emit=tokens, ast or tir");
