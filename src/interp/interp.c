@@ -109,38 +109,13 @@ static void convert(const Type *from, const Type *to, const Slot *s, int64_t k, 
 
 /* The bits of an element as stored in memory, and back (for bitcast). */
 static uint64_t bits_of(const Type *t, const Slot *s, int64_t k) {
-  if (!is_float(t)) return (uint64_t)s->i[k] & (dtype_bits(t->elem) >= 64 || t->is_ptr ? ~0ull : ((1ull << dtype_bits(t->elem)) - 1));
-  float f = (float)s->f[k];
-  uint32_t u;
-  switch (t->elem) {
-  case DT_FP16: return fp16_from_double(s->f[k]);
-  case DT_BF16: return bf16_from_double(s->f[k]);
-  case DT_FP32: memcpy(&u, &f, 4); return u;
-  default: {
-    uint64_t b;
-    memcpy(&b, &s->f[k], 8);
-    return b;
-  }
-  }
+  if (is_float(t)) return float_to_bits(s->f[k], t->elem);
+  return (uint64_t)s->i[k] & (dtype_bits(t->elem) >= 64 || t->is_ptr ? ~0ull : ((1ull << dtype_bits(t->elem)) - 1));
 }
 
 static void from_bits(const Type *t, uint64_t b, Slot *d, int64_t k) {
-  if (!is_float(t)) {
-    d->i[k] = t->is_ptr ? (int64_t)b : wrap((int64_t)b, t);
-    return;
-  }
-  switch (t->elem) {
-  case DT_FP16: d->f[k] = fp16_to_double((uint16_t)b); break;
-  case DT_BF16: d->f[k] = bf16_to_double((uint16_t)b); break;
-  case DT_FP32: {
-    uint32_t u = (uint32_t)b;
-    float f;
-    memcpy(&f, &u, 4);
-    d->f[k] = f;
-    break;
-  }
-  default: memcpy(&d->f[k], &b, 8);
-  }
+  if (is_float(t)) d->f[k] = float_from_bits(b, t->elem);
+  else d->i[k] = t->is_ptr ? (int64_t)b : wrap((int64_t)b, t);
 }
 
 /* ---- memory -------------------------------------------------------------- */

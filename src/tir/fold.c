@@ -243,40 +243,11 @@ static int convert(DType from, DType to, Const a, Const *r) {
   return 1;
 }
 
-/* The bits of a non-NaN float of type t. */
-static uint64_t float_bits(double v, DType t) {
-  if (t == DT_FP16) return fp16_from_double(v);
-  if (t == DT_BF16) return bf16_from_double(v);
-  if (t == DT_FP32) {
-    float f = (float)v;
-    uint32_t b;
-    memcpy(&b, &f, sizeof b);
-    return b;
-  }
-  uint64_t b;
-  memcpy(&b, &v, sizeof b);
-  return b;
-}
-
-static double float_from_bits(uint64_t bits, DType t) {
-  if (t == DT_FP16) return fp16_to_double((uint16_t)bits);
-  if (t == DT_BF16) return bf16_to_double((uint16_t)bits);
-  if (t == DT_FP32) {
-    uint32_t b = (uint32_t)bits;
-    float f;
-    memcpy(&f, &b, sizeof f);
-    return f;
-  }
-  double d;
-  memcpy(&d, &bits, sizeof d);
-  return d;
-}
-
 /* Same bits, another type of the same width.  NaNs are left alone: their
  * payload does not survive the trip through a double. */
 static int reinterpret(DType from, DType to, Const a, Const *r) {
   if (dtype_bits(from) != dtype_bits(to) || (dtype_is_float(from) && isnan(a.f))) return 0;
-  uint64_t bits = dtype_is_float(from) ? float_bits(a.f, from) : (uint64_t)a.i;
+  uint64_t bits = dtype_is_float(from) ? float_to_bits(a.f, from) : (uint64_t)a.i;
   if (!dtype_is_float(to)) {
     r->i = wrap_int((int64_t)bits, to);
     return 1;

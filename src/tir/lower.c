@@ -504,6 +504,15 @@ static void emit_yield(Lower *L, TirBlock *b, Env *vars, Loc loc, TirCode code, 
   tir_append(L->f, b, y);
 }
 
+/* Puts a loop after its body is built: the environment of before the loop,
+ * with the carried variables now the loop's results. */
+static void finish_loop(Lower *L, TirOp *op, Env *carried, Env outer) {
+  L->env = outer;
+  tir_append(L->f, L->block, op);
+  for (int i = 0; i < carried->len; i++)
+    env_set(L, carried->data[i].name, tir_add_result(L->f, op, ty(L, carried->data[i].value)));
+}
+
 /* A scalar operand that may still be an untyped constexpr (range bounds). */
 static int lower_scalar(Lower *L, Node *n, Type *t) {
   if (n->kind == ND_CONST && !n->type) return emit_constant(L, n->loc, t, n->cval->i, (double)n->cval->i);
@@ -535,9 +544,7 @@ static void lower_for(Lower *L, Node *n) {
   bind_args(L, body, &carried);
   lower_block(L, &n->body, body);
   emit_yield(L, body, &carried, n->loc, TIR_YIELD, -1);
-  L->env = outer;
-  tir_append(L->f, L->block, op);
-  for (int i = 0; i < carried.len; i++) env_set(L, carried.data[i].name, tir_add_result(L->f, op, ty(L, carried.data[i].value)));
+  finish_loop(L, op, &carried, outer);
 }
 
 static void lower_while(Lower *L, Node *n) {
@@ -558,9 +565,7 @@ static void lower_while(Lower *L, Node *n) {
   bind_args(L, after, &carried);
   lower_block(L, &n->body, after);
   emit_yield(L, after, &carried, n->loc, TIR_YIELD, -1);
-  L->env = outer;
-  tir_append(L->f, L->block, op);
-  for (int i = 0; i < carried.len; i++) env_set(L, carried.data[i].name, tir_add_result(L->f, op, ty(L, carried.data[i].value)));
+  finish_loop(L, op, &carried, outer);
 }
 
 /* Every name a block assigns, nested blocks included (loop variables not). */

@@ -146,3 +146,29 @@ int float_to_int(double v, DType to, int64_t *out) {
   }
   return 1;
 }
+
+uint64_t float_to_bits(double v, DType t) {
+  if (t == DT_FP16) return fp16_from_double(v);
+  if (t == DT_BF16) return bf16_from_double(v);
+  if (t == DT_FP32) {
+    float f = (float)v;
+    uint32_t b;
+    memcpy(&b, &f, sizeof b);
+    return b;
+  }
+  uint64_t b;
+  memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+double float_from_bits(uint64_t bits, DType t) {
+  if (t == DT_FP16) return fp16_to_double((uint16_t)bits);
+  if (t == DT_BF16) return bf16_to_double((uint16_t)bits);
+  if (t == DT_FP32) {
+    uint32_t b = (uint32_t)bits;
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return f;
+  }
+  return bits_to_double(bits);
+}

@@ -28,6 +28,10 @@ uint16_t bf16_from_double(double v);
 double fp16_to_double(uint16_t bits);
 double bf16_to_double(uint16_t bits);
 
+/* The bits of v as the float type t (v already of that type), and back. */
+uint64_t float_to_bits(double v, DType t);
+double float_from_bits(uint64_t bits, DType t);
+
 /* f rounded to tf32 (10 mantissa bits), to nearest with ties away from
  * zero, as cvt.rna.tf32.f32 does before a tensor-core fp32 product. */
 float round_to_tf32(float f);
