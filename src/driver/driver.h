@@ -23,7 +23,8 @@ typedef struct Compilation {
 } Compilation;
 
 tile_status pipeline_run(Compilation *c, const tile_options *opts, tile_stage stage, Buf *out);
-struct TirFunc *pipeline_tir(Compilation *c, const tile_options *opts);
+/* Source to optimised tile IR (the IR after each pass into dump, if any); NULL after errors. */
+struct TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump);
 /* Starts and ends a compilation owned by ctx (context.c). */
 Compilation *compilation_begin(tile_context *ctx, const char *name, const char *source, size_t len);
 void compilation_end(Compilation *c);

@@ -67,14 +67,24 @@ static int bind_arguments(const TirFunc *f, const tile_arg *args, int n, InterpL
   for (int i = 0; i < n; i++) buffers[i] = (InterpBuffer){"?", args[i].data, 0};
   for (int p = 0; p < f->params.len; p++) {
     const TirParam *tp = &f->params.data[p];
+    if (tp->arg_index >= n) {
+      snprintf(err, errsz, "kernel '%s' takes more arguments than the %d given", f->name, n);
+      return 0;
+    }
     const tile_arg *a = &args[tp->arg_index];
+    Type *t = tir_type(f, tp->value);
+    if ((a->kind == TILE_ARG_BUFFER) != t->is_ptr) {
+      snprintf(err, errsz, "argument %d ('%s'): a %s for a parameter of type %s", tp->arg_index, tp->name,
+               a->kind == TILE_ARG_BUFFER ? "buffer" : "number", type_str(f->arena, t));
+      return 0;
+    }
     iargs[p] = (InterpArg){-1, a->i, a->kind == TILE_ARG_FLOAT ? a->f : (double)a->i};
     if (a->kind != TILE_ARG_BUFFER) continue;
-    int dt = dtype_lookup(a->dtype);
-    DType elem = tir_type(f, tp->value)->elem;
+    int dt = a->dtype ? dtype_lookup(a->dtype) : -1;
+    DType elem = t->elem;
     if (dt != (int)elem) {
       snprintf(err, errsz, "argument %d ('%s'): a buffer of %s for a parameter of type *%s", tp->arg_index, tp->name,
-               a->dtype, dtype_name(elem));
+               a->dtype ? a->dtype : "(no dtype)", dtype_name(elem));
       return 0;
     }
     buffers[tp->arg_index].name = tp->name;
@@ -90,7 +100,7 @@ static int bind_arguments(const TirFunc *f, const tile_arg *args, int n, InterpL
 /* The pipeline under the compilation's guard; NULL after errors. */
 static TirFunc *compile_protected(Compilation *c, const tile_options *opts) {
   if (setjmp(c->guard.jump) != 0) return NULL;
-  return pipeline_tir(c, opts);
+  return pipeline_tir(c, opts, NULL);
 }
 
 static tile_status run(Compilation *c, const tile_options *opts, const unsigned grid[3], const tile_arg *args, int n,
@@ -102,7 +112,12 @@ static tile_status run(Compilation *c, const tile_options *opts, const unsigned 
   if (!f) return c->diags.errors ? TILE_ERROR_COMPILE : context_fail(ctx, TILE_ERROR_MEMORY, c->guard.message);
   InterpLaunch L = {0};
   InterpBuffer buffers[256];
-  InterpArg iargs[256];
+  InterpArg iargs[256]; /* params that take arguments: at most n <= 256 */
+  if (f->params.len > n) {
+    snprintf(err, sizeof err, "kernel '%s' has %d run-time parameters but %d arguments were given", f->name,
+             f->params.len, n);
+    return context_fail(ctx, TILE_ERROR_ARGUMENT, err);
+  }
   if (!bind_arguments(f, args, n, &L, buffers, iargs, err, sizeof err)) return context_fail(ctx, TILE_ERROR_ARGUMENT, err);
   Buf out;
   buf_init(&out, &c->arena);

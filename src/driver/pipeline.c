@@ -23,7 +23,7 @@ static void sema_options(const tile_options *o, SemaOptions *s) {
 }
 
 /* Source to optimised tile IR; NULL after errors (in c->diags). */
-TirFunc *pipeline_tir(Compilation *c, const tile_options *opts) {
+TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump) {
   TokenVec toks = lex(&c->source, &c->diags);
   Module *m = parse_module(&c->source, &toks, &c->diags);
   if (c->diags.errors) return NULL;
@@ -34,7 +34,7 @@ TirFunc *pipeline_tir(Compilation *c, const tile_options *opts) {
   if (!k) return NULL;
   TirFunc *f = tir_lower(k, &c->arena, &c->diags);
   if (c->diags.errors || tir_verify(f, &c->diags)) return NULL;
-  if (tir_run_passes(f, opts->passes, &c->diags, NULL)) return NULL;
+  if (tir_run_passes(f, opts->passes, &c->diags, dump)) return NULL;
   return f;
 }
 
@@ -44,22 +44,19 @@ tile_status pipeline_run(Compilation *c, const tile_options *opts, tile_stage st
     tokens_print(&toks, out);
     return c->diags.errors ? TILE_ERROR_COMPILE : TILE_OK;
   }
-  Module *m = parse_module(&c->source, &toks, &c->diags);
-  if (c->diags.errors) return TILE_ERROR_COMPILE;
-  Module *stdlib = parse_stdlib(c);
-  SemaOptions so = {0};
-  sema_options(opts, &so);
-  if (stage >= TILE_STAGE_TIR) so.require_types = 1;
-  CheckedKernel *k = sema_check(m, stdlib, &so, &c->diags);
-  if (!k) return TILE_ERROR_COMPILE;
   if (stage == TILE_STAGE_AST) {
+    Module *m = parse_module(&c->source, &toks, &c->diags);
+    if (c->diags.errors) return TILE_ERROR_COMPILE;
+    SemaOptions so = {0};
+    sema_options(opts, &so);
+    CheckedKernel *k = sema_check(m, parse_stdlib(c), &so, &c->diags);
+    if (!k) return TILE_ERROR_COMPILE;
     if (k->typed) checked_print(k, out);
     else ast_print(m->root, out);
     return TILE_OK;
   }
-  TirFunc *f = tir_lower(k, &c->arena, &c->diags);
-  if (c->diags.errors || tir_verify(f, &c->diags)) return TILE_ERROR_COMPILE;
-  if (tir_run_passes(f, opts->passes, &c->diags, opts->print_after_all ? out : NULL)) return TILE_ERROR_COMPILE;
+  TirFunc *f = pipeline_tir(c, opts, opts->print_after_all ? out : NULL);
+  if (!f) return TILE_ERROR_COMPILE;
   if (stage == TILE_STAGE_AXIS_INFO) tir_print_axis_info(f, out);
   else tir_print(f, out);
   return TILE_OK;

@@ -270,6 +270,10 @@ static Node *common_broadcast(Call *c, Node **xs, int n) {
     }
     acc.rank = rank;
     memcpy(acc.shape, shape, sizeof shape);
+    if (type_numel(&acc) > MAX_TILE_ELEMENTS) {
+      diag_error(S->diags, xs[i]->loc, "%s: broadcasting makes a tile of more than 2^20 elements", fname(c));
+      return NULL;
+    }
   }
   for (int i = 0; i < n; i++) xs[i] = broadcast(S, xs[i], acc.rank, acc.shape);
   return xs[0];
@@ -551,7 +555,8 @@ static Node *check_reduce(Call *c) {
   Type *rt = reduced_type(S, x->type, axis, all, keep, elem);
   int with_indices = (c->id == B_MAX || c->id == B_MIN) && const_bool_arg(c, 2, "return_indices");
   if (!with_indices) return result(c, rt);
-  /* (values, indices): the call yields the values; the indices read it again */
+  /* (values, indices): two reductions of one input, evaluated once */
+  c->arg[0] = materialize(S, x, c->node->loc);
   Node *vals = result(c, rt);
   Node *idx = result(c, type_with_elem(S->arena, rt, DT_I32, 0));
   idx->ival = 1;

@@ -88,6 +88,11 @@ static int broadcast_pair(Sema *S, Loc loc, const char *what, Node **x, Node **y
               shape_str(S->arena, (*y)->type));
     return 0;
   }
+  if (shape_numel(rank, shape) > MAX_TILE_ELEMENTS) {
+    diag_error(S->diags, loc, "broadcasting %s and %s makes a tile of more than 2^20 elements",
+               shape_str(S->arena, (*x)->type), shape_str(S->arena, (*y)->type));
+    return 0;
+  }
   *x = broadcast(S, *x, rank, shape);
   *y = broadcast(S, *y, rank, shape);
   return 1;

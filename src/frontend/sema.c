@@ -343,7 +343,10 @@ static Node *check_subscript(Sema *S, Node *n) {
   for (int i = 0; i < n->args.len; i++) {
     Node *it = n->args.data[i];
     if (it->kind == ND_NONE) {
-      if (rank == MAX_RANK) break;
+      if (rank == MAX_RANK) {
+        diag_error(S->diags, it->loc, "indexing makes more than %d dimensions", MAX_RANK);
+        return poison(S, n->loc);
+      }
       shape[rank++] = 1;
     } else if (it->kind == ND_SLICE && src_dim >= t->rank) {
       diag_error(S->diags, it->loc, "too many indices for a tile of rank %d", t->rank);
@@ -533,14 +536,34 @@ static void assign_to(Sema *S, Node *target, Node *value, Loc loc) {
   for (int i = 0; i < target->args.len; i++) assign_to(S, target->args.data[i], tuple->args.data[i], loc);
 }
 
+/* Evaluates the run-time parts of a value into temporaries, so that
+ * `a, b = b, a` reads both before writing either, and `c = d = f()` runs
+ * f once. */
+Node *materialize(Sema *S, Node *v, Loc loc) {
+  if (v->kind == ND_TUPLE) {
+    Node *t = node_new(S->arena, ND_TUPLE, v->loc);
+    for (int i = 0; i < v->args.len; i++) vec_push(S->arena, &t->args, materialize(S, v->args.data[i], loc));
+    return t;
+  }
+  if (!is_runtime(v) || is_const(v)) return v;
+  const char *tmp = arena_printf(S->arena, "tmp.%d", ++S->n_temps);
+  Node *a = node_new(S->arena, ND_ASSIGN, loc);
+  vec_push(S->arena, &a->args, var_ref(S, v->loc, tmp, v->type));
+  a->b = v;
+  emit(S, a);
+  return var_ref(S, v->loc, tmp, v->type);
+}
+
 static void check_assign(Sema *S, Node *n) {
   Node *v = check_expr(S, n->b);
+  if (n->args.len > 1 || n->args.data[0]->kind != ND_NAME) v = materialize(S, v, n->loc);
   for (int i = 0; i < n->args.len; i++) assign_to(S, n->args.data[i], v, n->loc);
 }
 
 static void check_augassign(Sema *S, Node *n) {
   Node *cur = check_expr(S, n->a);
   Node *v = binary(S, n->loc, n->op, cur, check_expr(S, n->b)); /* x += y is x = x + y, as in Triton */
+  if (n->a->kind != ND_NAME) v = materialize(S, v, n->loc);
   assign_to(S, n->a, v, n->loc);
 }
 
@@ -645,6 +668,7 @@ static void merge_branches(Sema *S, Node *out, Scope *then_sc, Scope *else_sc) {
       assign_at_end(S, &out->body, out->loc, var, b.value, tt);
       assign_at_end(S, &out->orelse, out->loc, var, other, tt);
       r.value = var_ref(S, out->loc, var, tt);
+      vec_push(S->arena, &out->args, r.value); /* lowering yields exactly these */
     } else if (!is_poison(b.value) && !is_poison(other)) {
       diag_error(S->diags, out->loc, "'%s' has type %s in the then-branch but %s in the else-branch", b.name,
                  describe(S, b.value),
@@ -755,6 +779,14 @@ static void check_carried_types(Sema *S, Node *loop, Scope *carried, NodeVec *bo
   }
 }
 
+/* The typed loop lists the run-time variables it carries (as NAME nodes in
+ * args), so lowering carries exactly these. */
+static void record_carried(Sema *S, Node *loop, Scope *carried) {
+  for (int i = 0; i < carried->len; i++)
+    if (carried->data[i].value->type && carried->data[i].value->kind == ND_NAME)
+      vec_push(S->arena, &loop->args, carried->data[i].value);
+}
+
 /* Keeps only the names that existed before a loop body (Triton drops names
  * first bound inside a loop). */
 static void drop_loop_locals(Sema *S, const Scope *before) {
@@ -849,7 +881,11 @@ static void check_for(Sema *S, Node *n) {
   scope_set(S, &S->scope, n->a->name, out->a);
   check_block(S, &n->body, &out->body);
   check_carried_types(S, n, &carried, &out->body);
+  Node *target_before = scope_get(&before, n->a->name);
+  if (target_before && !scope_get(&carried, n->a->name)) /* the loop variable's name means what it did before */
+    scope_set(S, &S->scope, n->a->name, target_before);
   drop_loop_locals(S, &before);
+  record_carried(S, out, &carried);
   if (S->returned) {
     diag_error(S->diags, S->return_loc, "return inside a run-time loop is not supported");
     S->returned = 0;
@@ -872,6 +908,7 @@ static void check_while(Sema *S, Node *n) {
   check_block(S, &n->body, &out->body);
   check_carried_types(S, n, &carried, &out->body);
   drop_loop_locals(S, &before);
+  record_carried(S, out, &carried);
   emit(S, out);
 }
 

@@ -27,6 +27,7 @@ typedef struct Sema {
   int depth;                /* helper call depth */
   int unrolled;             /* static_range iterations so far */
   int in_for_iter;          /* checking the iterable of a for: range() is allowed */
+  int n_temps;              /* temporaries made so far, for unique names */
   int n_inlined;            /* helper calls inlined so far, for unique names */
   const char *prefix;       /* "fn.N." inside an inlined helper, else NULL */
   int block_depth;          /* 1 in the kernel's own body */
@@ -62,6 +63,8 @@ Value *const_of(Sema *S, Node *typed, const char *what);   /* constexpr or error
 Node *const_to_node(Sema *S, Loc loc, Value *v);  /* lists become typed tuples */
 Node *call_function(Sema *S, Node *call, Node *def, Node **args, int n_args, Node **kw, int n_kw);
 void emit(Sema *S, Node *stmt);
+/* Evaluates a value's run-time parts into temporaries (read once, in order). */
+Node *materialize(Sema *S, Node *v, Loc loc);
 void sema_bind(Sema *S, const char *name, Node *value);
 void sema_check_body(Sema *S, NodeVec *body, NodeVec *out);
 

@@ -69,7 +69,8 @@ int type_equal(const Type *x, const Type *y) {
 
 int64_t type_numel(const Type *t) {
   int64_t n = 1;
-  for (int i = 0; i < t->rank; i++) n *= t->shape[i];
+  for (int i = 0; i < t->rank; i++)
+    if (__builtin_mul_overflow(n, t->shape[i], &n)) return INT64_MAX;
   return n;
 }
 
@@ -106,6 +107,13 @@ int broadcast_shapes(const Type *x, const Type *y, int *rank, int64_t *shape) {
   return 1;
 }
 
+int64_t shape_numel(int rank, const int64_t *shape) {
+  Type t = {0};
+  t.rank = rank;
+  for (int i = 0; i < rank; i++) t.shape[i] = shape[i];
+  return type_numel(&t);
+}
+
 static DType integer_promote(DType x, DType y) {
   int xb = dtype_bits(x), yb = dtype_bits(y);
   int xs = dtype_kind(x) == DK_SINT, ys = dtype_kind(y) == DK_SINT;
@@ -116,10 +124,13 @@ static DType integer_promote(DType x, DType y) {
   return xb >= yb ? x : y;
 }
 
+/* Triton's dtype kinds: bool < integral < floating; signedness is not a kind. */
+static int kind_class(DType t) { return dtype_kind(t) == DK_BOOL ? 0 : dtype_kind(t) == DK_FLOAT ? 2 : 1; }
+
 DType promote(DType x, int x_weak, DType y, int y_weak, int div_or_mod) {
   if (x_weak != y_weak) {
     DType weak = x_weak ? x : y, strong = x_weak ? y : x;
-    if (dtype_kind(weak) <= dtype_kind(strong)) {
+    if (kind_class(weak) <= kind_class(strong)) {
       if (div_or_mod && (strong == DT_FP16 || strong == DT_BF16)) return DT_FP32;
       return strong;
     }

@@ -47,6 +47,8 @@ int64_t type_numel(const Type *t);
 const char *type_str(Arena *a, const Type *t);
 const char *shape_str(Arena *a, const Type *t);   /* "(64, 32)" */
 
+/* Elements in a shape; INT64_MAX when the product overflows. */
+int64_t shape_numel(int rank, const int64_t *shape);
 /* numpy-style broadcast of two shapes; 0 if they do not broadcast. */
 int broadcast_shapes(const Type *x, const Type *y, int *rank, int64_t *shape);
 /* Triton's computation type for an arithmetic op.  `x_weak`/`y_weak` mark a

@@ -191,11 +191,11 @@ static Value *fold_int(Sema *S, Loc loc, TokenKind op, int64_t a, int64_t b) {
     return value_int(S, b > 63 ? (a < 0 ? -1 : 0) : a >> b);
   case TK_POW: {
     if (b < 0) return value_float(S, pow((double)a, (double)b));
-    int64_t acc = 1;
-    for (int64_t i = 0; i < b; i++) {
+    if (a == 0 || a == 1) return value_int(S, b == 0 ? 1 : a);
+    if (a == -1) return value_int(S, b % 2 ? -1 : 1);
+    int64_t acc = 1; /* |a| >= 2: at most 63 steps before overflow */
+    for (int64_t i = 0; i < b; i++)
       if (__builtin_mul_overflow(acc, a, &acc)) return int_result(S, loc, 1, 0);
-      if (acc == 0 || acc == 1) break;
-    }
     return value_int(S, acc);
   }
   default: return NULL;

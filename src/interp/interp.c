@@ -86,8 +86,7 @@ static int64_t wrap(int64_t v, const Type *t) { return t->is_ptr ? v : wrap_int(
  * truncates and saturates, NaN gives 0; to i1 is != 0. */
 static void convert(const Type *from, const Type *to, const Slot *s, int64_t k, Slot *d) {
   if (is_float(to)) {
-    double v = is_float(from) ? s->f[k] : is_unsigned(from) ? (double)(uint64_t)s->i[k] : (double)s->i[k];
-    d->f[k] = round_float(v, to->elem);
+    d->f[k] = is_float(from) ? round_float(s->f[k], to->elem) : int_to_float(s->i[k], from->elem, to->elem);
     return;
   }
   if (to->elem == DT_I1 && !to->is_ptr) {
@@ -123,12 +122,13 @@ static void from_bits(const Type *t, uint64_t b, Slot *d, int64_t k) {
 static int64_t buffer_base(int buffer) { return (int64_t)(buffer + 1) << ADDRESS_SHIFT; }
 
 /* Resolves an address to host memory, or fails naming the buffer and index. */
+static int buffer_of(int64_t addr);
+
 static void *resolve(Interp *I, const TirOp *op, int64_t addr, int64_t lane, size_t size, const char *what) {
-  int64_t half = (int64_t)1 << (ADDRESS_SHIFT - 1);
-  int buffer = (int)((addr + half) >> ADDRESS_SHIFT) - 1;
+  int buffer = buffer_of(addr);
   InterpLaunch *L = I->launch;
   if (buffer < 0 || buffer >= L->n_buffers)
-    fail(I, op, "%s through an invalid pointer (lane %lld)", what, (long long)lane);
+    fail(I, op, "out-of-bounds %s through a pointer outside every buffer (lane %lld)", what, (long long)lane);
   int64_t offset = addr - buffer_base(buffer);
   InterpBuffer *b = &L->buffers[buffer];
   if (offset < 0 || (uint64_t)offset + size > b->bytes || offset % (int64_t)size)
@@ -215,7 +215,7 @@ static void exec_atomic(Interp *I, const TirOp *op) {
     }
     void *p = resolve(I, op, ptr->i[k], k, elem_bytes(t->elem), "atomic");
     read_elem(t->elem, p, &old, 0);
-    if (cas) new_word = old_word == cmp->i[k] || (is_float(t) && old.f[0] == cmp->f[k]) ? v->i[k] : old_word;
+    if (cas) new_word = bits_of(t, &old, 0) == bits_of(t, cmp, k) ? v->i[k] : old_word; /* the GPU compares bits */
     else if (is_float(t)) nv.f[0] = round_float(combine_float(op->kind, old.f[0], v->f[k]), t->elem);
     else new_word = wrap(combine_int(op->kind, t, old_word, v->i[k]), t);
     write_elem(t->elem, p, &nv, 0);
@@ -370,13 +370,23 @@ static void exec_cast(Interp *I, const TirOp *op) {
   }
 }
 
+/* Buffer of an address, or -1 for none. */
+static int buffer_of(int64_t addr) {
+  uint64_t half = (uint64_t)1 << (ADDRESS_SHIFT - 1);
+  return (int)(((uint64_t)addr + half) >> ADDRESS_SHIFT) - 1;
+}
+
+/* A pointer moved so far that it would name another buffer becomes the
+ * invalid address 0: dereferencing it fails, computing it does not. */
 static void exec_addptr(Interp *I, const TirOp *op) {
   Slot *p = in(I, op, 0), *o = in(I, op, 1), *d = out(I, op);
   int64_t size = (int64_t)elem_bytes(out_type(I, op)->elem);
   Type *ot = in_type(I, op, 1);
   for (int64_t k = 0; k < d->n; k++) {
-    int64_t off = is_unsigned(ot) ? (int64_t)(uint64_t)o->i[k] : o->i[k];
-    d->i[k] = p->i[k] + off * size;
+    int64_t off = o->i[k], bytes, addr;
+    int bad = (is_unsigned(ot) && off < 0) || __builtin_mul_overflow(off, size, &bytes) ||
+              __builtin_add_overflow(p->i[k], bytes, &addr) || buffer_of(addr) != buffer_of(p->i[k]);
+    d->i[k] = bad ? 0 : addr;
   }
 }
 
@@ -452,6 +462,7 @@ static void exec_reduce(Interp *I, const TirOp *op) {
   Slot *s = in(I, op, 0), *d = out(I, op);
   Type *t = in_type(I, op, 0), *rt = out_type(I, op);
   Axis a = split_axis(t, op->axis);
+  if (op->kind == RED_PROD) fail(I, op, "reduce.prod is not interpreted");
   int sign = op->kind == RED_MAX || op->kind == RED_ARGMAX ? 1 : -1;
   for (int64_t o = 0; o < a.outer; o++)
     for (int64_t i = 0; i < a.inner; i++) {
@@ -548,8 +559,8 @@ static void exec_dot(Interp *I, const TirOp *op) {
   }
   float *scratch = malloc(sizeof(float) * (size_t)(M * K + K * N + N));
   if (!scratch) fail(I, op, "out of memory for a dot of %lldx%lldx%lld", (long long)M, (long long)N, (long long)K);
-  for (int64_t z = 0; z < batch; z++)
-    dot_float(a, b, c, d, z, M, N, K, op->kind != DOT_IEEE && ta->elem == DT_FP32, rt->elem, scratch, scratch + M * K,
+  for (int64_t z = 0; z < batch; z++) /* tf32x3 recovers fp32 accuracy on the GPU: computed as ieee here */
+    dot_float(a, b, c, d, z, M, N, K, op->kind == DOT_TF32 && ta->elem == DT_FP32, rt->elem, scratch, scratch + M * K,
               scratch + M * K + K * N);
   free(scratch);
 }
@@ -578,8 +589,9 @@ static float uniform_of(uint32_t x) {
 
 static void exec_rand(Interp *I, const TirOp *op) {
   Slot *seed = in(I, op, 0), *off = in(I, op, 1), *d = out(I, op);
+  int wide = dtype_bits(in_type(I, op, 1)->elem) == 64;
   for (int64_t k = 0; k < d->n; k++) {
-    uint32_t c[4] = {(uint32_t)off->i[k], 0, 0, 0};
+    uint32_t c[4] = {(uint32_t)off->i[k], wide ? (uint32_t)((uint64_t)off->i[k] >> 32) : 0, 0, 0};
     philox((uint64_t)seed->i[0], c, (int)op->ival);
     if (op->kind == RAND_INT) {
       d->i[k] = c[0];
@@ -601,9 +613,12 @@ static void print_element(Buf *b, const Type *t, const Slot *s, int64_t k, int h
   else buf_printf(b, "%lld", (long long)s->i[k]);
 }
 
+enum { MAX_PRINTED = 16 << 20 };
+
 static void exec_print(Interp *I, const TirOp *op) {
   Buf *b = I->launch->output;
   if (!b) return;
+  if (b->len > MAX_PRINTED) fail(I, op, "device_print wrote more than 16 MiB");
   for (int v = 0; v < op->operands.len; v++) {
     Slot *s = in(I, op, v);
     Type *t = in_type(I, op, v);
@@ -661,11 +676,12 @@ static void exec_for(Interp *I, const TirOp *op) {
   if (step == 0) fail(I, op, "the loop's step is zero");
   for (int i = 0; i < op->results.len; i++) copy_slot(I, op, op->results.data[i], op->operands.data[3 + i]);
   int64_t n = 0;
-  for (int64_t iv = lb; step > 0 ? iv < ub : iv > ub; iv += step) {
+  for (int64_t iv = lb; step > 0 ? iv < ub : iv > ub;) {
     if (++n > iteration_limit(I)) fail(I, op, "the loop ran more than %lld iterations", (long long)iteration_limit(I));
     slot_for(I, op, body->args.data[0])->i[0] = iv;
     for (int i = 0; i < op->results.len; i++) copy_slot(I, op, body->args.data[1 + i], op->results.data[i]);
     set_results(I, op, run_block(I, body), 0);
+    if (__builtin_add_overflow(iv, step, &iv)) break; /* the next value is past any bound */
   }
 }
 

@@ -337,6 +337,7 @@ static int lower_hint(Lower *L, Node *n, NodeVec *a, int id) {
 static int lower_print(Lower *L, Node *n, NodeVec *a) {
   Node *values = a->data[1];
   int v[64], count = 0;
+  if (values->args.len > 64) diag_error(L->diags, n->loc, "device_print takes at most 64 values");
   for (int i = 0; i < values->args.len && count < 64; i++) v[count++] = lower_expr(L, values->args.data[i]);
   TirOp *op = emit_op(L, TIR_PRINT, n->loc);
   for (int i = 0; i < count; i++) tir_add_operand(L->f, op, v[i]);
@@ -467,25 +468,20 @@ static int lower_expr(Lower *L, Node *n) {
 
 /* ---- control flow -------------------------------------------------------- */
 
-static int block_assigns(NodeVec *body, const char *name);
-
-static int stmt_assigns(Node *s, const char *name) {
-  if (s->kind == ND_ASSIGN) return !strcmp(s->args.data[0]->name, name);
-  if (s->kind == ND_FOR && !strcmp(s->a->name, name)) return 1;
-  return block_assigns(&s->body, name) || block_assigns(&s->orelse, name);
-}
-
-static int block_assigns(NodeVec *body, const char *name) {
-  for (int i = 0; i < body->len; i++)
-    if (stmt_assigns(body->data[i], name)) return 1;
-  return 0;
-}
-
-/* The variables a loop carries: those that live before it and that its body assigns. */
-static Env carried_vars(Lower *L, NodeVec *body) {
+/* The variables the checker decided flow out of a loop or an if (its args):
+ * each with its value before the statement. */
+static Env recorded_vars(Lower *L, Node *n) {
   Env c = {0};
-  for (int i = 0; i < L->env.len; i++)
-    if (block_assigns(body, L->env.data[i].name)) vec_push(L->f->arena, &c, L->env.data[i]);
+  for (int i = 0; i < n->args.len; i++) {
+    const char *name = n->args.data[i]->name;
+    int v = env_get(&L->env, name);
+    EnvEntry e = {name, v};
+    if (v < 0 && n->kind != ND_IF) {
+      diag_error(L->diags, n->loc, "internal error: loop variable '%s' has no value before the loop", name);
+      continue;
+    }
+    vec_push(L->f->arena, &c, e);
+  }
   return c;
 }
 
@@ -500,7 +496,11 @@ static void bind_args(Lower *L, TirBlock *b, Env *vars) {
 static void emit_yield(Lower *L, TirBlock *b, Env *vars, Loc loc, TirCode code, int cond) {
   TirOp *y = tir_op_new(L->f, code, loc);
   if (cond >= 0) tir_add_operand(L->f, y, cond);
-  for (int i = 0; i < vars->len; i++) tir_add_operand(L->f, y, env_get(&L->env, vars->data[i].name));
+  for (int i = 0; i < vars->len; i++) {
+    int v = env_get(&L->env, vars->data[i].name);
+    if (v < 0) diag_error(L->diags, loc, "internal error: '%s' has no value at the end of a block", vars->data[i].name);
+    else tir_add_operand(L->f, y, v);
+  }
   tir_append(L->f, b, y);
 }
 
@@ -530,7 +530,7 @@ static void lower_for(Lower *L, Node *n) {
   int bounds[3] = {lb, ub, step};
   for (int i = 0; i < 3; i++)
     if (ty(L, bounds[i])->elem != it->elem) bounds[i] = emit(L, TIR_CAST, n->loc, it, bounds[i], -1, -1);
-  Env carried = carried_vars(L, &n->body);
+  Env carried = recorded_vars(L, n);
   TirOp *op = tir_op_new(L->f, TIR_FOR, n->loc);
   for (int i = 0; i < 3; i++) tir_add_operand(L->f, op, bounds[i]);
   for (int i = 0; i < carried.len; i++) tir_add_operand(L->f, op, carried.data[i].value);
@@ -548,7 +548,7 @@ static void lower_for(Lower *L, Node *n) {
 }
 
 static void lower_while(Lower *L, Node *n) {
-  Env carried = carried_vars(L, &n->body);
+  Env carried = recorded_vars(L, n);
   TirOp *op = tir_op_new(L->f, TIR_WHILE, n->loc);
   for (int i = 0; i < carried.len; i++) tir_add_operand(L->f, op, carried.data[i].value);
   Env outer = env_copy(L);
@@ -568,36 +568,9 @@ static void lower_while(Lower *L, Node *n) {
   finish_loop(L, op, &carried, outer);
 }
 
-/* Every name a block assigns, nested blocks included (loop variables not). */
-static void assigned_names(Lower *L, NodeVec *body, Env *out) {
-  for (int i = 0; i < body->len; i++) {
-    Node *s = body->data[i];
-    if (s->kind == ND_ASSIGN && env_get(out, s->args.data[0]->name) < 0) {
-      EnvEntry e = {s->args.data[0]->name, 0};
-      vec_push(L->f->arena, out, e);
-    }
-    assigned_names(L, &s->body, out);
-    assigned_names(L, &s->orelse, out);
-  }
-}
-
-/* The names an if defines for after it: assigned in a branch and alive
- * before, or assigned in both branches. */
-static Env if_results(Lower *L, Node *n) {
-  Env assigned = {0}, r = {0};
-  assigned_names(L, &n->body, &assigned);
-  assigned_names(L, &n->orelse, &assigned);
-  for (int i = 0; i < assigned.len; i++) {
-    const char *name = assigned.data[i].name;
-    if (env_get(&L->env, name) >= 0 || (block_assigns(&n->body, name) && block_assigns(&n->orelse, name)))
-      vec_push(L->f->arena, &r, assigned.data[i]);
-  }
-  return r;
-}
-
 static void lower_if(Lower *L, Node *n) {
   int cond = lower_expr(L, n->a);
-  Env results = if_results(L, n);
+  Env results = recorded_vars(L, n);
   TirOp *op = tir_op_new(L->f, TIR_IF, n->loc);
   tir_add_operand(L->f, op, cond);
   Env outer = env_copy(L);
@@ -613,7 +586,7 @@ static void lower_if(Lower *L, Node *n) {
     lower_block(L, branches[b], region);
     emit_yield(L, region, &results, n->loc, TIR_YIELD, -1);
     if (b == 0)
-      for (int i = 0; i < results.len && i < 64; i++) types[i] = ty(L, env_get(&L->env, results.data[i].name));
+      for (int i = 0; i < results.len && i < 64; i++) types[i] = n->args.data[i]->type;
   }
   L->env = outer;
   L->returned = returned;

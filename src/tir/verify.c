@@ -84,8 +84,12 @@ static void check_shape_op(Verifier *V, const TirOp *op) {
       if (x->shape[i] != r->shape[i] && x->shape[i] != 1) problem(V, op, "%s", "only size-1 dimensions grow");
     break;
   case TIR_EXPAND_DIMS:
-    if (r->rank != x->rank + 1 || op->axis < 0 || op->axis > x->rank || r->shape[op->axis] != 1)
+    if (r->rank != x->rank + 1 || op->axis < 0 || op->axis > x->rank || r->shape[op->axis] != 1) {
       problem(V, op, "%s", "the result must insert a size-1 dimension at axis");
+      break;
+    }
+    for (int i = 0, j = 0; i < r->rank; i++)
+      if (i != op->axis && r->shape[i] != x->shape[j++]) problem(V, op, "%s", "the other dimensions must stay");
     break;
   case TIR_RESHAPE:
   case TIR_HINT:
@@ -127,6 +131,9 @@ static void check_dot(Verifier *V, const TirOp *op) {
 
 static void check_reduce(Verifier *V, const TirOp *op) {
   Type *x = T(V, op, 0), *r = R(V, op, 0);
+  int arg = op->kind == RED_ARGMAX || op->kind == RED_ARGMIN;
+  if (arg ? r->elem != DT_I32 : r->elem != x->elem)
+    problem(V, op, "%s", arg ? "an index result must be i32" : "the result keeps the element type");
   if (op->axis < 0 || op->axis >= x->rank || r->rank != x->rank - 1) {
     problem(V, op, "%s", "the result must drop the axis");
     return;
@@ -152,13 +159,11 @@ static void verify_region(Verifier *V, const TirOp *op, const TirBlock *b, TirCo
     problem(V, op, "%s", "a region is missing");
     return;
   }
-  char *saved = malloc((size_t)V->f->types.len);
-  if (!saved) return;
+  char *saved = arena_alloc(V->f->arena, (size_t)V->f->types.len + 1);
   memcpy(saved, V->visible, (size_t)V->f->types.len);
   for (int i = 0; i < b->args.len; i++) define(V, op, b->args.data[i]);
   verify_block(V, b, end);
   memcpy(V->visible, saved, (size_t)V->f->types.len);
-  free(saved);
 }
 
 static const TirOp *terminator(const TirBlock *b) { return b && b->ops.len ? b->ops.data[b->ops.len - 1] : NULL; }
@@ -173,6 +178,9 @@ static void check_structured(Verifier *V, const TirOp *op) {
       problem(V, op, "%s", "needs lb, ub, step and one block argument per carried value plus the induction variable");
       return;
     }
+    for (int i = 0; i < 3; i++)
+      if (T(V, op, i)->rank || T(V, op, i)->elem != tir_type(V->f, r0->args.data[0])->elem)
+        problem(V, op, "%s", "bounds and step must be scalars of the induction variable's type");
     check_types_match(V, op, op->operands.data + 3, op->operands.len - 3, res, nres, "carried value");
     check_types_match(V, op, r0->args.data + 1, r0->args.len - 1, res, nres, "block argument");
     if (t0) check_types_match(V, op, t0->operands.data, t0->operands.len, res, nres, "yielded value");
@@ -184,6 +192,9 @@ static void check_structured(Verifier *V, const TirOp *op) {
     if (!r0 || !r1) return;
     check_types_match(V, op, r0->args.data, r0->args.len, op->operands.data, op->operands.len, "block argument");
     check_types_match(V, op, r1->args.data, r1->args.len, res, nres, "block argument");
+    if (t0 && (!t0->operands.len || tir_type(V->f, t0->operands.data[0])->elem != DT_I1 ||
+               tir_type(V->f, t0->operands.data[0])->rank))
+      problem(V, op, "%s", "the condition must be an i1 scalar");
     if (t0 && t0->operands.len) check_types_match(V, op, t0->operands.data + 1, t0->operands.len - 1, res, nres, "condition value");
     if (t1) check_types_match(V, op, t1->operands.data, t1->operands.len, op->operands.data, op->operands.len, "yielded value");
   }
@@ -204,7 +215,8 @@ static void check_types(Verifier *V, const TirOp *op) {
   case TIR_REDUCE: check_reduce(V, op); break;
   case TIR_SCAN: check_same(V, op, T(V, op, 0), R(V, op, 0), "operand and result"); break;
   case TIR_MAKE_RANGE:
-    if (R(V, op, 0)->rank != 1 || R(V, op, 0)->shape[0] != op->ival2 - op->ival) problem(V, op, "%s", "wrong length");
+    if (R(V, op, 0)->rank != 1 || R(V, op, 0)->shape[0] != op->ival2 - op->ival || R(V, op, 0)->elem != DT_I32)
+      problem(V, op, "%s", "must be an i32 tile of length end - start");
     break;
   case TIR_FOR: case TIR_IF: case TIR_WHILE: check_structured(V, op); break;
   default: break;

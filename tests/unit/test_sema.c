@@ -61,6 +61,7 @@ static void test_promotion_table(void) {
   CHECK(promote(DT_FP16, 0, DT_FP32, 1, 0) == DT_FP16);  /* fp16 tile + 1.5 */
   CHECK(promote(DT_I8, 0, DT_I32, 1, 0) == DT_I8);       /* i8 tile + 1 */
   CHECK(promote(DT_I32, 0, DT_U32, 0, 0) == DT_U32);
+  CHECK(promote(DT_U8, 0, DT_I32, 1, 0) == DT_U8);       /* u8 tile + 1: a literal of the same kind */
   CHECK(promote(DT_I64, 0, DT_U32, 0, 0) == DT_I64);
   CHECK(promote(DT_I1, 0, DT_I16, 0, 0) == DT_I16);
   CHECK(promote(DT_FP64, 0, DT_FP16, 0, 0) == DT_FP64);

@@ -87,8 +87,10 @@ static int parse_output(RunArgs *r, const char *arg) {
   int rank = 0;
   for (char *p = dims; *p;) {
     char *end;
+    errno = 0;
     long long d = strtoll(p, &end, 10);
-    if (end == p || d < 0 || rank == NPY_MAX_RANK) return run_error("bad shape '%s' (expected e.g. 1823x781)", dims);
+    if (end == p || d < 0 || errno || rank == NPY_MAX_RANK)
+      return run_error("bad shape '%s' (expected e.g. 1823x781)", dims);
     shape[rank++] = d;
     p = *end == 'x' ? end + 1 : end;
     if (*end && *end != 'x') return run_error("bad shape '%s' (expected e.g. 1823x781)", dims);
@@ -98,6 +100,10 @@ static int parse_output(RunArgs *r, const char *arg) {
   if (npy_alloc(a, t, rank, shape, err, sizeof err)) return run_error("%s", err);
   poison(a);
   r->out_paths[r->n_args] = strdup(buf);
+  if (!r->out_paths[r->n_args]) {
+    npy_free(a);
+    return run_error("%s", "out of memory");
+  }
   r->args[r->n_args++] = tile_buffer(a->data, npy_dtype_name(t), a->count);
   return 0;
 }
