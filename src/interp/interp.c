@@ -237,36 +237,17 @@ static double float_binary(TirCode code, double a, double b) {
   }
 }
 
-/* Integer ops with C's semantics at the type's width.  Division by zero is
- * undefined on the GPU; it gives -1 (quotient) and the dividend (remainder) here. */
-static int64_t int_binary(TirCode code, const Type *t, int64_t a, int64_t b) {
-  int u = is_unsigned(t), bits = t->is_ptr ? 64 : dtype_bits(t->elem);
-  uint64_t ua = (uint64_t)a, ub = (uint64_t)b, mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
+/* Integer ops: the shared definitions (numeric.c), and where those leave the
+ * result undefined, what NVIDIA GPUs give: x / 0 = -1, x % 0 = x, shifts past
+ * the width give 0 (or -1 for a negative signed value shifted right). */
+static int64_t integer_op(TirCode code, const Type *t, int64_t a, int64_t b) {
+  int64_t r;
+  if (int_binary(code, t->elem, a, b, &r)) return r;
   switch (code) {
-  case TIR_ADD: return (int64_t)(ua + ub);
-  case TIR_SUB: return (int64_t)(ua - ub);
-  case TIR_MUL: return (int64_t)(ua * ub);
-  case TIR_DIV:
-    if (b == 0) return -1;
-    if (u) return (int64_t)((ua & mask) / (ub & mask));
-    return a == INT64_MIN && b == -1 ? a : a / b;
-  case TIR_REM:
-    if (b == 0) return a;
-    if (u) return (int64_t)((ua & mask) % (ub & mask));
-    return a == INT64_MIN && b == -1 ? 0 : a % b;
-  case TIR_AND: return a & b;
-  case TIR_OR: return a | b;
-  case TIR_XOR: return a ^ b;
-  case TIR_SHL: return (ub & mask) >= (uint64_t)bits ? 0 : (int64_t)(ua << ub);
-  case TIR_SHR:
-    if ((ub & mask) >= (uint64_t)bits) return u || a >= 0 ? 0 : -1;
-    return u ? (int64_t)((ua & mask) >> ub) : a >> b;
-  case TIR_MAXIMUM: return u ? (int64_t)((ua & mask) > (ub & mask) ? ua : ub) : (a > b ? a : b);
-  case TIR_MINIMUM: return u ? (int64_t)((ua & mask) < (ub & mask) ? ua : ub) : (a < b ? a : b);
-  default: { /* UMULHI on 32-bit operands */
-    uint64_t p = (uint64_t)(uint32_t)a * (uint64_t)(uint32_t)b;
-    return (int64_t)(p >> 32);
-  }
+  case TIR_DIV: return b == 0 ? -1 : a; /* INT_MIN / -1 stays INT_MIN */
+  case TIR_REM: return b == 0 ? a : 0;
+  case TIR_SHR: return !is_unsigned(t) && a < 0 ? -1 : 0;
+  default: return 0;
   }
 }
 
@@ -306,7 +287,7 @@ static void exec_binary(Interp *I, const TirOp *op) {
       fail(I, op, "integer operation on floats");
     for (int64_t k = 0; k < d->n; k++) d->f[k] = round_float(float_binary(op->code, a->f[k], b->f[k]), t->elem);
   } else {
-    for (int64_t k = 0; k < d->n; k++) d->i[k] = wrap(int_binary(op->code, t, a->i[k], b->i[k]), t);
+    for (int64_t k = 0; k < d->n; k++) d->i[k] = wrap(integer_op(op->code, t, a->i[k], b->i[k]), t);
   }
 }
 
@@ -334,12 +315,8 @@ static void exec_unary(Interp *I, const TirOp *op) {
   for (int64_t k = 0; k < d->n; k++) {
     if (is_float(t)) {
       d->f[k] = round_float(math1(op->code, a->f[k], t->elem != DT_FP64), t->elem);
-    } else if (op->code == TIR_NOT) {
-      d->i[k] = t->elem == DT_I1 ? !a->i[k] : wrap(~a->i[k], t);
-    } else if (op->code == TIR_NEG) {
-      d->i[k] = wrap((int64_t)(0 - (uint64_t)a->i[k]), t);
-    } else if (op->code == TIR_ABS) {
-      d->i[k] = is_unsigned(t) || a->i[k] >= 0 ? a->i[k] : wrap((int64_t)(0 - (uint64_t)a->i[k]), t);
+    } else if (int_unary(op->code, t->elem, a->i[k], &d->i[k])) {
+      d->i[k] = wrap(d->i[k], t);
     } else {
       fail(I, op, "'%s' needs floating-point operands", tir_op_name(op->code));
     }
