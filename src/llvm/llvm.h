@@ -2,11 +2,19 @@
 #ifndef TILE_LLVM_H
 #define TILE_LLVM_H
 
+#include <llvm-c/Types.h>
 #include <stddef.h>
-#include <stdio.h>
+#include <stdlib.h>
+
+#define LLVM_NVPTX_TRIPLE "nvptx64-nvidia-cuda"
 
 /* 1 if LLVM's NVPTX backend is linked in and registers; its description
  * (or LLVM's error) goes to `message`. */
 int llvm_nvptx_available(char *message, size_t size);
+
+/* Verifies `module`, optimises it at -O3 and emits PTX for `arch` ("sm_90")
+ * into a malloc'd, NUL-terminated *ptx (the caller frees it).  Returns 0, or
+ * -1 with a message in err. */
+int llvm_emit_ptx(LLVMModuleRef module, const char *arch, char **ptx, size_t *len, char *err, size_t size);
 
 #endif

@@ -4,6 +4,8 @@
 #include "../../include/tile/tile.h"
 #include "llvm.h"
 
+#include <stdio.h>
+
 #include <llvm-c/Core.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
