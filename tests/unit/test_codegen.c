@@ -61,8 +61,8 @@ static void run_on_gpu(const char *cubin, size_t cubin_len) {
   size_t bytes = sizeof(float) * (size_t)n;
   float *x = malloc(bytes), *y = malloc(bytes), *z = malloc(bytes);
   for (int k = 0; k < n; k++) {
-    x[k] = (float)rand() / RAND_MAX;
-    y[k] = (float)rand() / RAND_MAX;
+    x[k] = (float)rand() / (float)RAND_MAX;
+    y[k] = (float)rand() / (float)RAND_MAX;
   }
   CUmodule module;
   CUfunction fn;

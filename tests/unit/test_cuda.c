@@ -59,8 +59,8 @@ static void test_vector_add(CudaDriver *d) {
   size_t bytes = sizeof(float) * (size_t)n;
   float *x = malloc(bytes), *y = malloc(bytes), *z = malloc(bytes);
   for (int i = 0; i < n; i++) {
-    x[i] = (float)rand() / RAND_MAX;
-    y[i] = (float)rand() / RAND_MAX;
+    x[i] = (float)rand() / (float)RAND_MAX;
+    y[i] = (float)rand() / (float)RAND_MAX;
   }
   CUmodule module;
   CUfunction fn;
