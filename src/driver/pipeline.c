@@ -4,6 +4,8 @@
 #include "driver.h"
 #include "../tir/passes.h"
 
+#include <string.h>
+
 static Module *parse_stdlib(Compilation *c) {
   Source *src = arena_alloc(&c->arena, sizeof *src);
   src->name = "<stdlib>";
@@ -23,7 +25,17 @@ static void sema_options(const tile_options *o, SemaOptions *s) {
 }
 
 /* Source to optimised tile IR; NULL after errors (in c->diags). */
+static int is_ir_text(const Source *s) {
+  size_t n = strlen(s->name);
+  return n > 4 && !strcmp(s->name + n - 4, ".tir");
+}
+
 TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump) {
+  if (is_ir_text(&c->source)) { /* tile IR text: passes can be tested from it */
+    TirFunc *f = tir_read(&c->source, &c->arena, &c->diags);
+    if (!f || tir_verify(f, &c->diags) || tir_run_passes(f, opts->passes, &c->diags, dump)) return NULL;
+    return f;
+  }
   TokenVec toks = lex(&c->source, &c->diags);
   Module *m = parse_module(&c->source, &toks, &c->diags);
   if (c->diags.errors) return NULL;

@@ -74,7 +74,7 @@ static size_t put_shown(Buf *out, const char *text, size_t from, size_t to) {
  * line is shown as a window around the column. */
 static void render_source(const Loc *loc, Buf *out) {
   const Source *s = loc->src;
-  if (!s || loc->offset > s->len) return;
+  if (!s || loc->offset > s->len || (size_t)(loc->col - 1) > loc->offset) return;
   size_t start = loc->offset - (size_t)(loc->col - 1);
   size_t end = loc->offset;
   while (end < s->len && s->text[end] != '\n') end++;

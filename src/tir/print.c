@@ -6,12 +6,6 @@
 #include <math.h>
 #include <stdio.h>
 
-static const char *const cmp_names[] = {"lt", "le", "gt", "ge", "eq", "ne"};
-static const char *const reduce_names[] = {"sum", "max", "min", "argmax", "argmin", "prod"};
-static const char *const atomic_names[] = {"add", "max", "min", "and", "or", "xor", "xchg"};
-static const char *const dot_names[] = {"ieee", "tf32", "tf32x3"};
-static const char *const hint_names[] = {"multiple_of", "max_contiguous", "max_constancy"};
-static const char *const rand_names[] = {"uniform", "normal", "int"};
 
 static void print_block(const TirFunc *f, const TirBlock *b, Buf *out, int depth);
 
@@ -80,16 +74,7 @@ static void print_attributes(const TirFunc *f, const TirOp *op, Buf *out) {
 /* The op's name, with its kind where it has one: cmp.lt, reduce.sum. */
 static void print_name(const TirOp *op, Buf *out) {
   buf_puts(out, tir_op_name(op->code));
-  const char *kind = NULL;
-  switch (op->code) {
-  case TIR_CMP: kind = cmp_names[op->kind]; break;
-  case TIR_REDUCE: case TIR_SCAN: kind = reduce_names[op->kind]; break;
-  case TIR_ATOMIC_RMW: kind = atomic_names[op->kind]; break;
-  case TIR_DOT: kind = dot_names[op->kind]; break;
-  case TIR_RAND: kind = rand_names[op->kind]; break;
-  case TIR_HINT: kind = hint_names[op->kind]; break;
-  default: break;
-  }
+  const char *kind = tir_kind_name(op->code, op->kind);
   if (kind) buf_printf(out, ".%s", kind);
 }
 

@@ -1,6 +1,8 @@
 /* Tile IR: the op table and the building functions. */
 #include "tir.h"
 
+#include <string.h>
+
 static const struct {
   const char *name;
   int flags, arity;
@@ -59,4 +61,44 @@ void tir_ops_reference(Buf *out) {
                ops[i].arity < 0 ? "variable" : arena_printf(out->arena, "%d", ops[i].arity), f & PURE ? "pure " : "",
                f & EW ? "elementwise " : "", f & TERM ? "terminator" : "", ops[i].summary);
   }
+}
+
+/* The names of ops' kinds, as the textual form writes them (cmp.lt). */
+static const char *const *kind_names(TirCode code, int *count) {
+  static const char *const cmp[] = {"lt", "le", "gt", "ge", "eq", "ne"};
+  static const char *const reduce[] = {"sum", "max", "min", "argmax", "argmin", "prod"};
+  static const char *const atomic[] = {"add", "max", "min", "and", "or", "xor", "xchg"};
+  static const char *const dot[] = {"ieee", "tf32", "tf32x3"};
+  static const char *const hint[] = {"multiple_of", "max_contiguous", "max_constancy"};
+  static const char *const rand[] = {"uniform", "normal", "int"};
+#define KINDS(table) (*count = (int)(sizeof table / sizeof table[0]), table)
+  switch (code) {
+  case TIR_CMP: return KINDS(cmp);
+  case TIR_REDUCE: case TIR_SCAN: return KINDS(reduce);
+  case TIR_ATOMIC_RMW: return KINDS(atomic);
+  case TIR_DOT: return KINDS(dot);
+  case TIR_HINT: return KINDS(hint);
+  case TIR_RAND: return KINDS(rand);
+  default: *count = 0; return NULL;
+  }
+#undef KINDS
+}
+
+const char *tir_kind_name(TirCode code, int kind) {
+  int n;
+  const char *const *names = kind_names(code, &n);
+  return names && kind >= 0 && kind < n ? names[kind] : NULL;
+}
+
+int tir_kind_lookup(TirCode code, const char *name, size_t len) {
+  int n;
+  const char *const *names = kind_names(code, &n);
+  for (int i = 0; i < n; i++)
+    if (strlen(names[i]) == len && !strncmp(names[i], name, len)) return i;
+  return -1;
+}
+
+int tir_has_kinds(TirCode code) {
+  int n;
+  return kind_names(code, &n) != NULL;
 }

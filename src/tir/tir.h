@@ -68,6 +68,11 @@ typedef struct TirFunc {
   int num_warps, num_stages;
 } TirFunc;
 
+/* Kind names of ops that have kinds (cmp.lt, reduce.sum): NULL / -1 if none. */
+const char *tir_kind_name(TirCode code, int kind);
+int tir_kind_lookup(TirCode code, const char *name, size_t len);
+int tir_has_kinds(TirCode code);
+
 /* The op table as markdown (tilec --list-ops). */
 void tir_ops_reference(Buf *out);
 const char *tir_op_name(TirCode c);
@@ -88,6 +93,10 @@ Type *tir_type(const TirFunc *f, int value);
 TirFunc *tir_lower(const CheckedKernel *k, Arena *a, Diags *d);
 /* The textual form (print.c), documented in docs/ir.md. */
 void tir_print(const TirFunc *f, Buf *out);
+/* Reads the textual form back (read.c): NULL after errors in `d`, placed in
+ * the text.  Op locations are the printed loc(line:col) of the source the
+ * text came from. */
+TirFunc *tir_read(const Source *text, Arena *a, Diags *d);
 /* Checks types, shapes and dominance; reports to `d` and returns the number
  * of problems (verify.c). */
 int tir_verify(const TirFunc *f, Diags *d);

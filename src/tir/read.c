@@ -1,0 +1,440 @@
+/* The reader of tile IR's textual form (print.c writes it, docs/ir.md
+ * describes it), so that passes can be tested from IR text and IR can be
+ * saved and reloaded.  It builds the function as printed, value ids
+ * included; the verifier then checks it.  A syntax error stops the read
+ * with one diagnostic placed in the text. */
+#include "tir.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Reader {
+  const Source *src;
+  Diags *diags;
+  TirFunc *f;
+  size_t pos;
+  Source *origin;        /* stands for the source the printed loc() refer to */
+  jmp_buf fail;
+} Reader;
+
+/* ---- characters and tokens ----------------------------------------------- */
+
+static int peek(Reader *R) { return R->pos < R->src->len ? (unsigned char)R->src->text[R->pos] : -1; }
+
+static Loc here(Reader *R) {
+  Loc l = {R->src, (uint32_t)R->pos, 1, 1, 1};
+  for (size_t i = 0; i < R->pos; i++) {
+    if (R->src->text[i] == '\n') {
+      l.line++;
+      l.col = 1;
+    } else {
+      l.col++;
+    }
+  }
+  return l;
+}
+
+_Noreturn static void fail(Reader *R, const char *what) {
+  diag_error(R->diags, here(R), "tile IR: expected %s", what);
+  longjmp(R->fail, 1);
+}
+
+/* Skips white space and // comments (the headers of --print-after-all). */
+static void skip(Reader *R) {
+  for (;;) {
+    int c = peek(R);
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') R->pos++;
+    else if (c == '/' && R->pos + 1 < R->src->len && R->src->text[R->pos + 1] == '/')
+      while (peek(R) >= 0 && peek(R) != '\n') R->pos++;
+    else return;
+  }
+}
+
+static int at(Reader *R, const char *s) {
+  skip(R);
+  size_t n = strlen(s);
+  return R->pos + n <= R->src->len && !memcmp(R->src->text + R->pos, s, n);
+}
+
+static int accept(Reader *R, const char *s) {
+  if (!at(R, s)) return 0;
+  R->pos += strlen(s);
+  return 1;
+}
+
+static void expect(Reader *R, const char *s) {
+  if (!accept(R, s)) {
+    char what[64];
+    snprintf(what, sizeof what, "'%s'", s);
+    fail(R, what);
+  }
+}
+
+/* A word: letters, digits, '_' and '.' (op names with kinds, dtypes). */
+static const char *word(Reader *R, size_t *len) {
+  skip(R);
+  size_t start = R->pos;
+  while (peek(R) >= 0 && (isalnum(peek(R)) || peek(R) == '_' || peek(R) == '.')) R->pos++;
+  *len = R->pos - start;
+  return R->src->text + start;
+}
+
+static int64_t integer(Reader *R) {
+  skip(R);
+  char *end;
+  errno = 0;
+  long long v = strtoll(R->src->text + R->pos, &end, 10);
+  if (end == R->src->text + R->pos || errno) fail(R, "an integer");
+  R->pos = (size_t)(end - R->src->text);
+  return v;
+}
+
+static double number(Reader *R) {
+  skip(R);
+  if (accept(R, "inf")) return INFINITY;
+  if (accept(R, "-inf")) return -INFINITY;
+  if (accept(R, "nan")) return NAN;
+  char *end;
+  double v = strtod(R->src->text + R->pos, &end);
+  if (end == R->src->text + R->pos) fail(R, "a number");
+  R->pos = (size_t)(end - R->src->text);
+  return v;
+}
+
+static const char *string(Reader *R) {
+  expect(R, "\"");
+  Buf b;
+  buf_init(&b, R->f->arena);
+  while (peek(R) >= 0 && peek(R) != '"') {
+    char c = R->src->text[R->pos++];
+    if (c == '\\' && peek(R) == 'x' && R->pos + 2 < R->src->len) {
+      char hex[3] = {R->src->text[R->pos + 1], R->src->text[R->pos + 2], 0};
+      c = (char)strtol(hex, NULL, 16);
+      R->pos += 3;
+    }
+    buf_putn(&b, &c, 1);
+  }
+  expect(R, "\"");
+  return buf_cstr(&b);
+}
+
+/* ---- values and types ------------------------------------------------------ */
+
+static int value_id(Reader *R) {
+  expect(R, "%");
+  int64_t v = integer(R);
+  if (v < 0 || v > 10000000) fail(R, "a value number");
+  return (int)v;
+}
+
+/* A use: the value must be defined above (the printed order is SSA order). */
+static int use(Reader *R) {
+  Loc loc = here(R);
+  int v = value_id(R);
+  if (v >= R->f->types.len || !R->f->types.data[v]) {
+    diag_error(R->diags, loc, "tile IR: %%%d is used before it is defined", v);
+    longjmp(R->fail, 1);
+  }
+  return v;
+}
+
+static void define(Reader *R, int v, Type *t, Loc loc) {
+  while (R->f->types.len <= v) tir_value_new(R->f, NULL, NULL);
+  if (R->f->types.data[v]) {
+    diag_error(R->diags, loc, "tile IR: %%%d is defined twice", v);
+    longjmp(R->fail, 1);
+  }
+  R->f->types.data[v] = t;
+}
+
+static Type *type(Reader *R) {
+  int is_ptr = accept(R, "*");
+  size_t n;
+  const char *w = word(R, &n);
+  char name[16] = "";
+  if (n < sizeof name) memcpy(name, w, n);
+  int dt = dtype_lookup(name);
+  if (dt < 0) fail(R, "a type such as i32, *fp32 or fp16[64,32]");
+  Type *t = is_ptr ? type_pointer(R->f->arena, (DType)dt) : type_scalar(R->f->arena, (DType)dt);
+  if (accept(R, "[")) {
+    do {
+      if (t->rank == MAX_RANK) fail(R, "at most 8 dimensions");
+      t->shape[t->rank++] = integer(R);
+      if (t->shape[t->rank - 1] <= 0) fail(R, "a positive dimension");
+    } while (accept(R, ","));
+    expect(R, "]");
+  }
+  return t;
+}
+
+/* ---- ops ------------------------------------------------------------------- */
+
+static void read_block(Reader *R, TirBlock *b, Loc *last);
+
+static void read_loc(Reader *R, TirOp *op) {
+  expect(R, "loc(");
+  op->loc.src = R->origin;
+  op->loc.line = (int)integer(R);
+  expect(R, ":");
+  op->loc.col = (int)integer(R);
+  op->loc.len = 1;
+  expect(R, ")");
+}
+
+static TirCode op_code(Reader *R, const char *w, size_t n, int *kind) {
+  size_t base = n;
+  for (size_t i = 0; i < n; i++)
+    if (w[i] == '.') {
+      base = i;
+      break;
+    }
+  for (int c = 0; c < TIR_COUNT; c++) {
+    const char *name = tir_op_name((TirCode)c);
+    if (strlen(name) != base || strncmp(name, w, base)) continue;
+    *kind = 0;
+    if (base < n) *kind = tir_kind_lookup((TirCode)c, w + base + 1, n - base - 1);
+    if (*kind < 0 || (base == n && tir_has_kinds((TirCode)c))) fail(R, "an op kind such as cmp.lt or reduce.sum");
+    return (TirCode)c;
+  }
+  fail(R, "an op name (see tilec --list-ops)");
+}
+
+/* The attributes between the operands and the ':' of the result types. */
+static void read_attributes(Reader *R, TirOp *op, int result_is_float_constant) {
+  for (;;) {
+    skip(R);
+    if (at(R, ":") || at(R, "loc(")) return;
+    if (accept(R, "axis=")) op->axis = (int)integer(R);
+    else if (accept(R, "rounds=")) op->ival = integer(R);
+    else if (accept(R, "cache=")) {
+      size_t n;
+      const char *w = word(R, &n);
+      op->str = arena_strndup(R->f->arena, w, n);
+    } else if (accept(R, "volatile")) op->flags |= LOAD_VOLATILE;
+    else if (accept(R, "reverse")) op->flags |= SCAN_REVERSE;
+    else if (accept(R, "hex")) op->flags |= PRINT_HEX;
+    else if (accept(R, "rtz")) op->kind = ROUND_RTZ;
+    else if (at(R, "\"")) op->str = string(R);
+    else if (accept(R, "[")) {
+      while (!at(R, "]")) {
+        if (op->n_ints == MAX_RANK) fail(R, "at most 8 values");
+        op->ints[op->n_ints++] = integer(R);
+        if (!accept(R, ",")) break;
+      }
+      expect(R, "]");
+    } else if (op->code == TIR_CONSTANT && result_is_float_constant) op->fval = number(R);
+    else if (op->code == TIR_CONSTANT) {
+      op->ival = integer(R);
+      op->fval = (double)op->ival;
+    } else if (op->code == TIR_MAKE_RANGE) {
+      op->ival = integer(R);
+      expect(R, ",");
+      op->ival2 = integer(R);
+    } else {
+      fail(R, "an attribute, ':' or loc(...)");
+    }
+  }
+}
+
+/* A constant's value is read before its type; look ahead for the type. */
+static int constant_is_float(Reader *R) {
+  size_t save = R->pos;
+  while (peek(R) >= 0 && peek(R) != ':' && peek(R) != '\n') R->pos++;
+  int is_float = 0;
+  if (accept(R, ":")) {
+    Type *t = type(R);
+    is_float = dtype_is_float(t->elem);
+  }
+  R->pos = save;
+  return is_float;
+}
+
+static void read_results(Reader *R, TirOp *op, const int *ids, int n, Loc loc) {
+  for (int i = 0; i < n; i++) {
+    if (i) expect(R, ",");
+    Type *t = type(R);
+    define(R, ids[i], t, loc);
+    vec_push(R->f->arena, &op->results, ids[i]);
+  }
+}
+
+static void read_plain(Reader *R, TirOp *op, const int *ids, int n_ids, Loc loc) {
+  skip(R);
+  while (at(R, "%")) {
+    tir_add_operand(R->f, op, use(R));
+    if (!accept(R, ",")) break;
+  }
+  int is_float = op->code == TIR_CONSTANT && constant_is_float(R);
+  read_attributes(R, op, is_float);
+  if (op->code == TIR_LOAD) op->flags |= (op->operands.len > 1 ? LOAD_MASK : 0) | (op->operands.len > 2 ? LOAD_OTHER : 0);
+  if ((op->code == TIR_STORE && op->operands.len > 2) || (op->code == TIR_ATOMIC_RMW && op->operands.len > 2) ||
+      (op->code == TIR_ASSERT && op->operands.len > 1))
+    op->flags |= LOAD_MASK;
+  if (accept(R, ":")) read_results(R, op, ids, n_ids, loc);
+  else if (n_ids) fail(R, "':' and the result types");
+}
+
+/* (%a = %init, ...): block arguments bound to operands. */
+static void read_bindings(Reader *R, TirOp *op, TirBlock *b) {
+  expect(R, "(");
+  while (!at(R, ")")) {
+    Loc loc = here(R);
+    int arg = value_id(R);
+    expect(R, "=");
+    int init = use(R);
+    tir_add_operand(R->f, op, init);
+    define(R, arg, R->f->types.data[init], loc);
+    vec_push(R->f->arena, &b->args, arg);
+    if (!accept(R, ",")) break;
+  }
+  expect(R, ")");
+}
+
+static void read_result_types(Reader *R, TirOp *op, const int *ids, int n, Loc loc) {
+  if (accept(R, "->")) read_results(R, op, ids, n, loc);
+  else if (n) fail(R, "'->' and the result types");
+}
+
+static void read_structured(Reader *R, TirOp *op, const int *ids, int n, Loc loc) {
+  TirBlock *r0 = tir_block_new(R->f);
+  op->regions[0] = r0;
+  Loc end;
+  if (op->code == TIR_FOR) {
+    Loc iv_loc = here(R);
+    int iv = value_id(R);
+    expect(R, "=");
+    tir_add_operand(R->f, op, use(R));
+    expect(R, "to");
+    tir_add_operand(R->f, op, use(R));
+    expect(R, "step");
+    tir_add_operand(R->f, op, use(R));
+    define(R, iv, R->f->types.data[op->operands.data[0]], iv_loc);
+    vec_push(R->f->arena, &r0->args, iv);
+    expect(R, "iter");
+    read_bindings(R, op, r0);
+    if (accept(R, "num_stages=")) op->ival = integer(R);
+  } else if (op->code == TIR_IF) {
+    tir_add_operand(R->f, op, use(R));
+  } else {
+    read_bindings(R, op, r0);
+  }
+  read_result_types(R, op, ids, n, loc);
+  expect(R, "{");
+  read_block(R, r0, &end);
+  if (op->code == TIR_IF) {
+    op->regions[1] = tir_block_new(R->f);
+    if (accept(R, "else")) {
+      expect(R, "{");
+      read_block(R, op->regions[1], &end);
+    } else { /* a printed if without else yields nothing */
+      tir_append(R->f, op->regions[1], tir_op_new(R->f, TIR_YIELD, loc));
+    }
+  } else if (op->code == TIR_WHILE) {
+    TirBlock *r1 = tir_block_new(R->f);
+    op->regions[1] = r1;
+    expect(R, "do");
+    expect(R, "(");
+    for (int i = 0; !at(R, ")"); i++) {
+      Loc arg_loc = here(R);
+      int arg = value_id(R);
+      if (i >= op->results.len) fail(R, "as many body arguments as results");
+      define(R, arg, R->f->types.data[op->results.data[i]], arg_loc);
+      vec_push(R->f->arena, &r1->args, arg);
+      if (!accept(R, ",")) break;
+    }
+    expect(R, ")");
+    expect(R, "{");
+    read_block(R, r1, &end);
+  }
+}
+
+static TirOp *read_op(Reader *R) {
+  Loc loc = here(R);
+  int ids[64], n = 0;
+  if (at(R, "%")) {
+    do {
+      if (n == 64) fail(R, "at most 64 results");
+      ids[n++] = value_id(R);
+    } while (accept(R, ","));
+    expect(R, "=");
+  }
+  size_t len;
+  skip(R);
+  size_t start = R->pos;
+  const char *w = word(R, &len);
+  int kind = 0;
+  R->pos = start; /* an unknown name is reported at its start */
+  TirCode code = op_code(R, w, len, &kind);
+  R->pos = start + len;
+  TirOp *op = tir_op_new(R->f, code, loc);
+  op->kind = kind;
+  if (op->code == TIR_FOR || op->code == TIR_IF || op->code == TIR_WHILE) read_structured(R, op, ids, n, loc);
+  else read_plain(R, op, ids, n, loc);
+  read_loc(R, op);
+  return op;
+}
+
+static void read_block(Reader *R, TirBlock *b, Loc *last) {
+  while (!accept(R, "}")) {
+    if (peek(R) < 0) fail(R, "'}'");
+    tir_append(R->f, b, read_op(R));
+  }
+  *last = here(R);
+}
+
+static void read_params(Reader *R) {
+  expect(R, "(");
+  for (int i = 0; !at(R, ")"); i++) {
+    Loc loc = here(R);
+    TirParam p = {NULL, value_id(R), 1, i};
+    expect(R, ":");
+    define(R, p.value, type(R), loc);
+    expect(R, "{");
+    expect(R, "name");
+    expect(R, "=");
+    p.name = string(R);
+    if (accept(R, ",")) {
+      expect(R, "divisibility");
+      expect(R, "=");
+      p.divisibility = (int)integer(R);
+    }
+    expect(R, "}");
+    vec_push(R->f->arena, &R->f->params, p);
+    if (!accept(R, ",")) break;
+  }
+  expect(R, ")");
+}
+
+TirFunc *tir_read(const Source *text, Arena *a, Diags *d) {
+  Reader R;
+  memset(&R, 0, sizeof R);
+  R.src = text;
+  R.diags = d;
+  R.origin = arena_alloc(a, sizeof *R.origin);
+  R.origin->name = "<source>"; /* loc() places are in the kernel the IR came from */
+  R.origin->text = "";
+  if (setjmp(R.fail)) return NULL; /* nothing after this is modified before a longjmp but R itself */
+  expect(&R, "func");
+  expect(&R, "@");
+  size_t n;
+  const char *name = word(&R, &n);
+  if (!n) fail(&R, "the function's name");
+  R.f = tir_func_new(a, arena_strndup(a, name, n));
+  read_params(&R);
+  expect(&R, "num_warps=");
+  R.f->num_warps = (int)integer(&R);
+  expect(&R, "num_stages=");
+  R.f->num_stages = (int)integer(&R);
+  expect(&R, "{");
+  Loc end;
+  read_block(&R, R.f->body, &end);
+  for (int i = 0; i < R.f->types.len; i++) /* numbers never defined: give them a type, unused */
+    if (!R.f->types.data[i]) R.f->types.data[i] = type_scalar(a, DT_I32);
+  skip(&R);
+  if (peek(&R) >= 0) fail(&R, "the end of the text after the function");
+  return R.f;
+}
