@@ -2,7 +2,8 @@
  * parsed and, with default parameter types (pointers for names with "ptr",
  * else i32; constexprs without a value get 16), checked; what type-checks
  * is lowered to tile IR, verified, optimised with the verifier after every
- * pass, and run on the interpreter over two programs with small buffers.
+ * pass, printed and read back (the same text), and run on the interpreter
+ * over two programs with small buffers.
  * Any crash, leak, hang or sanitizer report is a bug: bad source must only
  * ever produce diagnostics, and a bad kernel only a clean run-time error. */
 #include "driver/driver.h"
@@ -35,6 +36,18 @@ static void interpret(TirFunc *f) {
   if (n == f->params.len) interp_run(&launch);
 }
 
+/* Printed IR must read back to a valid function that prints the same. */
+static void round_trip(Compilation *c, const char *text, size_t len) {
+  Source *src = arena_alloc(&c->arena, sizeof *src);
+  *src = (Source){"fuzz.tir", text, len};
+  TirFunc *g = tir_read(src, &c->arena, &c->diags);
+  if (!g || tir_verify(g, &c->diags)) abort();
+  Buf again;
+  buf_init(&again, &c->arena);
+  tir_print(g, &again);
+  if (again.len != len || memcmp(buf_cstr(&again), text, len)) abort();
+}
+
 static void run(const char *text, size_t len) {
   Compilation c = {0};
   arena_init(&c.arena, 256u << 20);
@@ -63,7 +76,10 @@ static void run(const char *text, size_t len) {
       TirFunc *f = tir_lower(k, &c.arena, &c.diags);
       if (tir_verify(f, &c.diags)) abort(); /* lowering made invalid IR: a compiler bug */
       if (tir_run_passes(f, NULL, &c.diags, NULL)) abort();
-      tir_print(f, &out);
+      Buf ir;
+      buf_init(&ir, &c.arena);
+      tir_print(f, &ir);
+      round_trip(&c, buf_cstr(&ir), ir.len);
       interpret(f);
     }
     Buf d;
