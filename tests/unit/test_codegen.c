@@ -3,6 +3,7 @@
  * cubin through ptxas -> on a GPU, loaded and run by the runtime and
  * checked element by element on fresh random data. */
 #include "check.h"
+#include "gpu_vector_add.h"
 #include "backend/ptxas.h"
 #include "llvm/llvm.h"
 #include "runtime/cuda_driver.h"
@@ -51,45 +52,16 @@ static LLVMModuleRef vector_add_module(LLVMContextRef ctx) {
   return m;
 }
 
-static void run_on_gpu(const char *cubin, size_t cubin_len) {
+static void run_on_gpu(const char *cubin) {
   CudaDriver d;
   if (cuda_open(&d, NULL, 0)) {
     printf("no GPU here, the cubin is not run: %s\n", d.error);
     return;
   }
-  int n = 98432;
-  size_t bytes = sizeof(float) * (size_t)n;
-  float *x = malloc(bytes), *y = malloc(bytes), *z = malloc(bytes);
-  for (int k = 0; k < n; k++) {
-    x[k] = (float)rand() / (float)RAND_MAX;
-    y[k] = (float)rand() / (float)RAND_MAX;
-  }
-  CUmodule module;
-  CUfunction fn;
-  CUdeviceptr dx = 0, dy = 0, dz = 0;
-  (void)cubin_len;
-  int ok = !cuda_check(&d, d.cuModuleLoadDataEx_fn(&module, cubin, 0, NULL, NULL), "cuModuleLoadDataEx") &&
-           !cuda_check(&d, d.cuModuleGetFunction_fn(&fn, module, "add"), "cuModuleGetFunction") &&
-           !cuda_check(&d, d.cuMemAlloc_fn(&dx, bytes), "cuMemAlloc") &&
-           !cuda_check(&d, d.cuMemAlloc_fn(&dy, bytes), "cuMemAlloc") &&
-           !cuda_check(&d, d.cuMemAlloc_fn(&dz, bytes), "cuMemAlloc") &&
-           !cuda_check(&d, d.cuMemcpyHtoD_fn(dx, x, bytes), "cuMemcpyHtoD") &&
-           !cuda_check(&d, d.cuMemcpyHtoD_fn(dy, y, bytes), "cuMemcpyHtoD") &&
-           !cuda_check(&d, d.cuMemsetD8_fn(dz, 0xFF, bytes), "cuMemsetD8");
-  void *params[] = {&dx, &dy, &dz, &n};
-  ok = ok && !cuda_check(&d, d.cuLaunchKernel_fn(fn, (unsigned)(n + 127) / 128, 1, 1, 128, 1, 1, 0, NULL, params, NULL),
-                         "cuLaunchKernel") &&
-       !cuda_check(&d, d.cuCtxSynchronize_fn(), "cuCtxSynchronize") &&
-       !cuda_check(&d, d.cuMemcpyDtoH_fn(z, dz, bytes), "cuMemcpyDtoH");
-  if (!ok) fprintf(stderr, "%s\n", d.error);
-  CHECK(ok);
-  int exact = 1;
-  for (int k = 0; k < n && ok; k++) exact &= z[k] == x[k] + y[k];
+  int exact = gpu_vector_add(&d, cubin, 128);
   CHECK(exact);
-  printf("LLVM -> PTX -> cubin vector add on the GPU: %s\n", ok && exact ? "exact" : "FAILED");
-  d.cuMemFree_fn(dx), d.cuMemFree_fn(dy), d.cuMemFree_fn(dz);
+  printf("LLVM -> PTX -> cubin vector add on the GPU: %s\n", exact ? "exact" : "FAILED");
   cuda_close(&d);
-  free(x), free(y), free(z);
 }
 
 int main(void) {
@@ -117,7 +89,7 @@ int main(void) {
                          sizeof err) == -1);
     CHECK_CONTAINS(err, "ptxas failed (exit");
     free(bad_log);
-    if (cubin) run_on_gpu(cubin, cubin_len);
+    if (cubin) run_on_gpu(cubin);
     free(cubin);
     free(log);
   } else {

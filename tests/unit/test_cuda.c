@@ -3,6 +3,7 @@
  * README) it loads a hand-written PTX vector add, runs it on fresh random
  * data with a poisoned output, and checks every element. */
 #include "check.h"
+#include "gpu_vector_add.h"
 #include "runtime/cuda_driver.h"
 
 #include <math.h>
@@ -55,40 +56,11 @@ static void test_missing_library(void) {
 }
 
 static void test_vector_add(CudaDriver *d) {
-  int n = 98432;
-  size_t bytes = sizeof(float) * (size_t)n;
-  float *x = malloc(bytes), *y = malloc(bytes), *z = malloc(bytes);
-  for (int i = 0; i < n; i++) {
-    x[i] = (float)rand() / (float)RAND_MAX;
-    y[i] = (float)rand() / (float)RAND_MAX;
-  }
-  CUmodule module;
-  CUfunction fn;
-  CUdeviceptr dx, dy, dz;
-  CHECK(cuda_check(d, d->cuModuleLoadDataEx_fn(&module, add_ptx, 0, NULL, NULL), "cuModuleLoadDataEx") == 0);
-  CHECK(cuda_check(d, d->cuModuleGetFunction_fn(&fn, module, "add"), "cuModuleGetFunction") == 0);
-  CHECK(cuda_check(d, d->cuMemAlloc_fn(&dx, bytes), "cuMemAlloc") == 0);
-  CHECK(cuda_check(d, d->cuMemAlloc_fn(&dy, bytes), "cuMemAlloc") == 0);
-  CHECK(cuda_check(d, d->cuMemAlloc_fn(&dz, bytes), "cuMemAlloc") == 0);
-  CHECK(cuda_check(d, d->cuMemcpyHtoD_fn(dx, x, bytes), "cuMemcpyHtoD") == 0);
-  CHECK(cuda_check(d, d->cuMemcpyHtoD_fn(dy, y, bytes), "cuMemcpyHtoD") == 0);
-  CHECK(cuda_check(d, d->cuMemsetD8_fn(dz, 0xFF, bytes), "cuMemsetD8") == 0); /* NaN everywhere */
-  void *params[] = {&dx, &dy, &dz, &n};
-  CHECK(cuda_check(d, d->cuLaunchKernel_fn(fn, (unsigned)(n + 255) / 256, 1, 1, 256, 1, 1, 0, NULL, params, NULL),
-                   "cuLaunchKernel") == 0);
-  CHECK(cuda_check(d, d->cuCtxSynchronize_fn(), "cuCtxSynchronize") == 0);
-  CHECK(cuda_check(d, d->cuMemcpyDtoH_fn(z, dz, bytes), "cuMemcpyDtoH") == 0);
-  int exact = 1;
-  for (int i = 0; i < n; i++) exact &= z[i] == x[i] + y[i];
+  int exact = gpu_vector_add(d, add_ptx, 256);
   CHECK(exact);
   char name[128] = "";
   d->cuDeviceGetName_fn(name, sizeof name, d->device);
   printf("vector add on %s: %s\n", name, exact ? "exact" : "MISMATCH");
-  d->cuMemFree_fn(dx);
-  d->cuMemFree_fn(dy);
-  d->cuMemFree_fn(dz);
-  d->cuModuleUnload_fn(module);
-  free(x), free(y), free(z);
 }
 
 static void test_bad_module(CudaDriver *d) {
