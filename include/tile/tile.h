@@ -47,7 +47,11 @@ typedef enum tile_stage {
   TILE_STAGE_TIR,        /* tile IR (docs/ir.md), after the optimisation passes */
   TILE_STAGE_AXIS_INFO,  /* the AxisInfo analysis of the optimised tile IR */
   TILE_STAGE_BUILTINS,   /* the builtin reference (markdown), from the builtin table */
-  TILE_STAGE_OPS         /* the tile IR op reference (markdown), from the op table */
+  TILE_STAGE_OPS,        /* the tile IR op reference (markdown), from the op table */
+  TILE_STAGE_TGIR,       /* GPU-layout IR (docs/tgir.md): a layout on every tile value */
+  TILE_STAGE_LLIR,       /* LLVM IR, as lowered (before LLVM's optimiser) */
+  TILE_STAGE_PTX,        /* PTX for opts->arch, from LLVM's NVPTX backend at -O3 */
+  TILE_STAGE_METADATA    /* the kernel's metadata JSON (docs/abi.md); runs ptxas for registers and spills */
 } tile_stage;
 
 /* How a kernel is specialised.  Initialise with tile_options_init; the
@@ -61,6 +65,9 @@ typedef struct tile_options {
   int require_types;         /* nonzero: untyped parameters are an error (always check) */
   const char *passes;        /* tile IR passes to run: "fold,cse,licm,dce", "none"; NULL: all */
   int print_after_all;       /* nonzero: the IR after each pass precedes the output */
+  int num_warps;             /* warps per program, a power of two 1..32; 0: the @autotune config's, else 4 */
+  int num_stages;            /* software-pipelining depth; 0: the @autotune config's, else 3 */
+  const char *arch;          /* "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"; NULL: the GPU present, else sm_90 */
 } tile_options;
 
 typedef struct tile_context tile_context;
@@ -119,6 +126,88 @@ TILE_API tile_arg tile_float(double value);     /* fp32 */
 TILE_API tile_status tile_run_cpu(tile_context *ctx, const char *name, const char *source, size_t len,
                                   const tile_options *opts, const unsigned grid[3], const tile_arg *args,
                                   int num_args, const char **printed);
+
+/* ---- the GPU ----------------------------------------------------------------
+ *
+ * The CUDA driver (libcuda.so.1) is loaded with dlopen on the first call
+ * that needs it; compiling never does.  Without a GPU these calls return
+ * TILE_ERROR_UNSUPPORTED with tile_error() saying why, unless the context
+ * runs kernels on the CPU interpreter (TILE_INTERPRET=1 when the context is
+ * created): then device memory is host memory and launches run on the
+ * interpreter, so the same host program runs anywhere.
+ *
+ * Environment, read once by tile_context_create: TILE_INTERPRET=1,
+ * TILE_CACHE_DIR (default ~/.cache/tile), TILE_PTXAS_PATH,
+ * TILE_CUDA_LIBRARY (default libcuda.so.1). */
+
+typedef struct tile_kernel tile_kernel;
+typedef struct tile_stream_s *tile_stream;   /* a CUstream; NULL is the default stream */
+typedef struct tile_event_s *tile_event;     /* a CUevent */
+
+/* Device memory, on the context's device (device 0 unless tile_device_open
+ * chose another).  Device pointers are passed to kernels with tile_buffer. */
+TILE_API tile_status tile_device_open(tile_context *ctx, int ordinal);
+TILE_API const char *tile_device_name(tile_context *ctx);        /* "NVIDIA H100 80GB HBM3", or "" */
+TILE_API tile_status tile_malloc(tile_context *ctx, void **device_ptr, size_t bytes);
+TILE_API tile_status tile_free(tile_context *ctx, void *device_ptr);  /* NULL is fine */
+TILE_API tile_status tile_memcpy_to_device(tile_context *ctx, void *device_dst, const void *host_src, size_t bytes);
+TILE_API tile_status tile_memcpy_to_host(tile_context *ctx, void *host_dst, const void *device_src, size_t bytes);
+TILE_API tile_status tile_memset(tile_context *ctx, void *device_ptr, int byte, size_t bytes);
+TILE_API tile_status tile_synchronize(tile_context *ctx);
+TILE_API tile_status tile_stream_create(tile_context *ctx, tile_stream *out);
+TILE_API tile_status tile_stream_synchronize(tile_context *ctx, tile_stream s);
+TILE_API void tile_stream_destroy(tile_context *ctx, tile_stream s);
+TILE_API tile_status tile_event_create(tile_context *ctx, tile_event *out);
+TILE_API tile_status tile_event_record(tile_context *ctx, tile_event e, tile_stream s);
+TILE_API tile_status tile_event_elapsed(tile_context *ctx, tile_event start, tile_event end, float *ms);
+TILE_API void tile_event_destroy(tile_context *ctx, tile_event e);
+
+/* A kernel compiled just in time.  Each launch specialises it on its
+ * arguments as Triton does (pointer and integer types, pointers and
+ * integers divisible by 16, integers equal to 1) and compiles each
+ * specialisation once: cached in memory, and on disk under TILE_CACHE_DIR
+ * keyed by source, specialisation, options, target and compiler version.
+ * The options (kernel, defines, config, num_warps, arch...) are copied and
+ * fixed here; a given opts->signature fixes the types instead of the
+ * arguments.  The kernel belongs to ctx and dies with it at the latest. */
+TILE_API tile_status tile_kernel_create(tile_context *ctx, const char *name, const char *source, size_t len,
+                                        const tile_options *opts, tile_kernel **out);
+TILE_API tile_status tile_kernel_create_file(tile_context *ctx, const char *path, const tile_options *opts,
+                                             tile_kernel **out);
+/* A kernel compiled ahead of time: a cubin (or PTX) written by tilec with
+ * the metadata JSON tilec --metadata wrote beside it (docs/abi.md).
+ * libtile_rt, the runtime without the compiler, has these. */
+TILE_API tile_status tile_kernel_load(tile_context *ctx, const void *image, size_t size, const char *metadata,
+                                      tile_kernel **out);
+TILE_API tile_status tile_kernel_load_file(tile_context *ctx, const char *image_path, const char *metadata_path,
+                                           tile_kernel **out);
+TILE_API void tile_kernel_destroy(tile_kernel *k);   /* NULL is fine */
+
+/* Compiles the specialisation for `args` without launching it (warms the
+ * caches); the accessors below then describe it.  args may be NULL when
+ * the kernel has a fixed signature. */
+TILE_API tile_status tile_kernel_compile(tile_kernel *k, const tile_arg *args, int num_args);
+/* Of the specialisation compiled or launched last (borrowed strings, valid
+ * until the kernel's next compile or launch): */
+TILE_API const char *tile_kernel_metadata(tile_kernel *k);  /* JSON: name, signature, constexprs, num_warps, shared... */
+TILE_API tile_status tile_kernel_image(tile_kernel *k, const void **data, size_t *size); /* the cubin, or PTX */
+TILE_API const char *tile_kernel_text(tile_kernel *k, tile_stage stage);  /* tir, tgir, llir, ptx; NULL if not kept */
+/* A constexpr's value in that specialisation (also "num_warps",
+ * "num_stages"), for grid functions: Triton's meta['BLOCK_SIZE']. */
+TILE_API tile_status tile_kernel_constexpr(const tile_kernel *k, const char *name, long long *value);
+
+/* Computes the grid from the specialisation's meta-parameters, as
+ * Triton's grid = lambda meta: (triton.cdiv(n, meta['BLOCK_SIZE']),). */
+typedef void (*tile_grid_fn)(const tile_kernel *k, const tile_arg *args, int num_args, unsigned grid[3], void *user);
+
+/* Launches over grid[0] x grid[1] x grid[2] programs on `stream`.  The
+ * arguments are checked against the kernel's parameters (count, kinds,
+ * buffer dtypes, NULL buffers) before anything runs; an empty grid
+ * launches nothing. */
+TILE_API tile_status tile_launch(tile_kernel *k, const unsigned grid[3], tile_stream stream, const tile_arg *args,
+                                 int num_args);
+TILE_API tile_status tile_launch_grid(tile_kernel *k, tile_grid_fn grid, void *user, tile_stream stream,
+                                      const tile_arg *args, int num_args);
 
 #ifdef __cplusplus
 }

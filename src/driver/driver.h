@@ -23,6 +23,28 @@ typedef struct Compilation {
 } Compilation;
 
 tile_status pipeline_run(Compilation *c, const tile_options *opts, tile_stage stage, Buf *out);
+
+/* What the GPU half of the pipeline made; text and bytes live in the
+ * compilation's arena.  Later stages are NULL when not reached. */
+typedef struct GpuArtifacts {
+  struct TirFunc *f;         /* GPU-layout IR */
+  const char *arch;          /* the target it was made for: "sm_90a", "sim" */
+  const char *tgir;          /* GPU-layout IR as text */
+  const char *llir;          /* LLVM IR as lowered */
+  const char *ptx;
+  size_t ptx_len;
+  const unsigned char *cubin;
+  size_t cubin_size;
+  const char *ptxas_log;     /* ptxas -v: registers, shared memory, spills */
+  int shared_bytes;          /* dynamic shared memory per program */
+} GpuArtifacts;
+
+/* Source to GPU code, up to stage `last`: TILE_STAGE_TGIR, TILE_STAGE_LLIR,
+ * TILE_STAGE_PTX, or TILE_STAGE_METADATA for the cubin as well (ptxas
+ * `ptxas_path`, NULL: located as ptxas.h says).  opts->arch NULL means
+ * sm_90; the API resolves "the GPU present" before calling. */
+tile_status pipeline_gpu(Compilation *c, const tile_options *opts, tile_stage last, const char *ptxas_path,
+                         GpuArtifacts *out);
 /* Source to optimised tile IR (the IR after each pass into dump, if any); NULL after errors. */
 struct TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump);
 /* Starts and ends a compilation owned by ctx (context.c). */

@@ -691,7 +691,7 @@ static void exec_op(Interp *I, const TirOp *op) {
   case TIR_NUM_PROGRAMS: out(I, op)->i[0] = I->launch->grid[op->axis]; break;
   case TIR_MAKE_RANGE: exec_range(I, op); break;
   case TIR_SPLAT: case TIR_BROADCAST: exec_broadcast(I, op); break;
-  case TIR_EXPAND_DIMS: case TIR_RESHAPE: case TIR_HINT: exec_copy(I, op); break;
+  case TIR_EXPAND_DIMS: case TIR_RESHAPE: case TIR_HINT: case TIR_CONVERT_LAYOUT: exec_copy(I, op); break;
   case TIR_TRANS: exec_trans(I, op); break;
   case TIR_ADDPTR: exec_addptr(I, op); break;
   case TIR_LOAD: exec_load(I, op); break;

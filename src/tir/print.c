@@ -2,6 +2,7 @@
  *   %7 = add %5, %6 : i32[1024]  loc(24:27)
  * one op a line, regions in braces, every op's source line and column. */
 #include "tir.h"
+#include "../tgir/layout.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -13,8 +14,12 @@ static void print_values(Buf *out, const int *v, int n) {
   for (int i = 0; i < n; i++) buf_printf(out, "%s%%%d", i ? ", " : "", v[i]);
 }
 
+/* Types, each with its layout in GPU-layout IR (src/tgir). */
 static void print_types(const TirFunc *f, Buf *out, const int *v, int n) {
-  for (int i = 0; i < n; i++) buf_printf(out, "%s%s", i ? ", " : "", type_str(f->arena, tir_type(f, v[i])));
+  for (int i = 0; i < n; i++) {
+    buf_printf(out, "%s%s", i ? ", " : "", type_str(f->arena, tir_type(f, v[i])));
+    if (tir_layout(f, v[i])) buf_printf(out, " %s", layout_name(f->arena, tir_layout(f, v[i])));
+  }
 }
 
 static void print_string(Buf *out, const char *s) {

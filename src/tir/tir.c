@@ -53,13 +53,22 @@ int tir_add_result(TirFunc *f, TirOp *op, Type *t) {
 
 Type *tir_type(const TirFunc *f, int value) { return f->types.data[value]; }
 
+const struct Layout *tir_layout(const TirFunc *f, int value) {
+  return value >= 0 && value < f->layouts.len ? f->layouts.data[value] : NULL;
+}
+
+void tir_set_layout(TirFunc *f, int value, const struct Layout *l) {
+  while (f->layouts.len <= value) vec_push(f->arena, &f->layouts, NULL);
+  f->layouts.data[value] = l;
+}
+
 void tir_ops_reference(Buf *out) {
   buf_puts(out, "| op | operands | flags | meaning |\n|---|---|---|---|\n");
   for (int i = 0; i < TIR_COUNT; i++) {
     int f = ops[i].flags;
-    buf_printf(out, "| `%s` | %s | %s%s%s | %s |\n", ops[i].name,
+    buf_printf(out, "| `%s` | %s | %s%s%s%s | %s |\n", ops[i].name,
                ops[i].arity < 0 ? "variable" : arena_printf(out->arena, "%d", ops[i].arity), f & PURE ? "pure " : "",
-               f & EW ? "elementwise " : "", f & TERM ? "terminator" : "", ops[i].summary);
+               f & EW ? "elementwise " : "", f & TERM ? "terminator" : "", f & GPU ? "GPU-layout IR only" : "", ops[i].summary);
   }
 }
 

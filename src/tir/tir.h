@@ -15,7 +15,7 @@ typedef enum {
   TIR_COUNT
 } TirCode;
 
-enum { PURE = 1, EW = 2, TERM = 4 };
+enum { PURE = 1, EW = 2, TERM = 4, GPU = 8 };
 
 /* Sub-kinds, kept in TirOp.kind. */
 typedef enum { CMP_LT, CMP_LE, CMP_GT, CMP_GE, CMP_EQ, CMP_NE } CmpKind;
@@ -66,6 +66,9 @@ typedef struct TirFunc {
   Vec(TirParam) params;  /* run-time parameters, in order */
   TirBlock *body;
   int num_warps, num_stages;
+  /* GPU-layout IR (src/tgir): set by layout assignment */
+  struct LayoutTable *layout_table;
+  Vec(const struct Layout *) layouts; /* per value id; NULL for scalars (shorter: not yet assigned) */
 } TirFunc;
 
 /* Kind names of ops that have kinds (cmp.lt, reduce.sum): NULL / -1 if none. */
@@ -88,6 +91,9 @@ void tir_append(TirFunc *f, TirBlock *b, TirOp *op);
 void tir_add_operand(TirFunc *f, TirOp *op, int value);
 int tir_add_result(TirFunc *f, TirOp *op, Type *t);
 Type *tir_type(const TirFunc *f, int value);
+/* The layout of a value in GPU-layout IR; NULL for scalars and before layouts are assigned. */
+const struct Layout *tir_layout(const TirFunc *f, int value);
+void tir_set_layout(TirFunc *f, int value, const struct Layout *l);
 
 /* The checked AST of a kernel to tile IR (lower.c). */
 TirFunc *tir_lower(const CheckedKernel *k, Arena *a, Diags *d);

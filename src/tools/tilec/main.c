@@ -126,6 +126,9 @@ static int stage_of(const char *emit, tile_stage *stage) {
   else if (!strcmp(emit, "ast")) *stage = TILE_STAGE_AST;
   else if (!strcmp(emit, "tir")) *stage = TILE_STAGE_TIR;
   else if (!strcmp(emit, "axisinfo")) *stage = TILE_STAGE_AXIS_INFO;
+  else if (!strcmp(emit, "tgir")) *stage = TILE_STAGE_TGIR;
+  else if (!strcmp(emit, "llir")) *stage = TILE_STAGE_LLIR;
+  else if (!strcmp(emit, "ptx")) *stage = TILE_STAGE_PTX;
   else return 0;
   return 1;
 }

@@ -1,0 +1,27 @@
+/* Code generation from GPU-layout IR, as the rest of the library sees it:
+ * no LLVM types here, so only src/llvm includes LLVM's headers. */
+#ifndef TILE_LLVM_GENERATE_H
+#define TILE_LLVM_GENERATE_H
+
+#include "../tir/tir.h"
+
+typedef struct GpuTarget {
+  const char *arch;   /* "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"; or "sim": LLVM IR for the host
+                         that calls the thread simulator of tests/sim instead of GPU instructions */
+} GpuTarget;
+
+typedef struct GpuCode {
+  const char *llir;   /* the LLVM module as text, before optimisation (if asked) */
+  const char *ptx;    /* PTX text (if asked and the target is a GPU) */
+  size_t ptx_len;
+  int shared_bytes;   /* dynamic shared memory the kernel needs */
+} GpuCode;
+
+/* Lowers `f` (GPU-layout IR) to LLVM IR for `t`, and with want_ptx runs
+ * LLVM's optimiser and NVPTX backend to PTX.  Text lives in `a`.  Returns
+ * 0, or -1 after reporting to `d` (an op or layout the backend cannot lower
+ * yet, LLVM's own failure). */
+int llvm_generate(const TirFunc *f, const GpuTarget *t, int want_llir, int want_ptx, Arena *a, GpuCode *out,
+                  Diags *d);
+
+#endif

@@ -1,0 +1,394 @@
+/* Layouts and their linear form (see layout.h). */
+#include "layout.h"
+
+#include <string.h>
+
+static int is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+
+static int64_t product(const int *v, int n) {
+  int64_t p = 1;
+  for (int i = 0; i < n; i++) p *= v[i];
+  return p;
+}
+
+static int is_permutation(const int *order, int rank) {
+  int seen[MAX_RANK] = {0};
+  for (int i = 0; i < rank; i++) {
+    if (order[i] < 0 || order[i] >= rank || seen[order[i]]) return 0;
+    seen[order[i]] = 1;
+  }
+  return 1;
+}
+
+/* ---- interning ---- */
+
+const Layout *layout_intern(LayoutTable *t, const Layout *l) {
+  for (int i = 0; i < t->list.len; i++) {
+    Layout probe = *t->list.data[i];
+    probe.id = l->id;
+    if (!memcmp(&probe, l, sizeof probe)) return t->list.data[i];
+  }
+  Layout *copy = arena_alloc(t->arena, sizeof *copy);
+  *copy = *l;
+  int same_kind = 0;
+  for (int i = 0; i < t->list.len; i++) same_kind += t->list.data[i]->kind == l->kind;
+  copy->id = same_kind;
+  vec_push(t->arena, &t->list, copy);
+  return copy;
+}
+
+/* A zeroed layout, so interning can compare bytes. */
+static Layout blank(LayoutKind kind, int rank, int num_warps) {
+  Layout l;
+  memset(&l, 0, sizeof l);
+  l.kind = kind;
+  l.rank = rank;
+  l.num_warps = num_warps;
+  return l;
+}
+
+const Layout *layout_blocked(LayoutTable *t, int rank, const int *spt, const int *tpw, const int *wpc,
+                             const int *order, const char **why) {
+  if (rank < 1 || rank > MAX_RANK) return *why = "a blocked layout needs a rank from 1 to 8", NULL;
+  for (int i = 0; i < rank; i++)
+    if (!is_pow2(spt[i]) || !is_pow2(tpw[i]) || !is_pow2(wpc[i]))
+      return *why = "sizes per thread, threads per warp and warps per CTA must be powers of two", NULL;
+  if (product(tpw, rank) != WARP_SIZE) return *why = "threads per warp must multiply to 32", NULL;
+  if (product(wpc, rank) > (1 << MAX_WARP_BITS)) return *why = "more than 32 warps", NULL;
+  if (!is_permutation(order, rank)) return *why = "the order must be a permutation of the dimensions", NULL;
+  Layout l = blank(LAYOUT_BLOCKED, rank, (int)product(wpc, rank));
+  memcpy(l.size_per_thread, spt, sizeof(int) * (size_t)rank);
+  memcpy(l.threads_per_warp, tpw, sizeof(int) * (size_t)rank);
+  memcpy(l.warps_per_cta, wpc, sizeof(int) * (size_t)rank);
+  memcpy(l.order, order, sizeof(int) * (size_t)rank);
+  return layout_intern(t, &l);
+}
+
+static int clamp(int64_t v, int64_t lo, int64_t hi) { return (int)(v < lo ? lo : v > hi ? hi : v); }
+
+const Layout *layout_default(LayoutTable *t, int rank, const int64_t *shape, const int *size_per_thread,
+                             const int *order, int num_warps) {
+  int spt[MAX_RANK], tpw[MAX_RANK], wpc[MAX_RANK], ord[MAX_RANK];
+  for (int i = 0; i < rank; i++) {
+    spt[i] = size_per_thread ? size_per_thread[i] : 1;
+    ord[i] = order ? order[i] : rank - 1 - i;
+  }
+  int lanes = WARP_SIZE, warps = num_warps, threads = WARP_SIZE * num_warps, used_lanes = 1, used_warps = 1;
+  for (int i = 0; i < rank - 1; i++) {
+    int d = ord[i];
+    int64_t wanted = shape[d] / spt[d] > 1 ? shape[d] / spt[d] : 1;
+    int here = clamp(threads, 1, wanted);
+    tpw[d] = clamp(here, 1, lanes);
+    wpc[d] = clamp(here / tpw[d], 1, warps);
+    lanes /= tpw[d];
+    warps /= wpc[d];
+    threads /= here;
+    used_lanes *= tpw[d];
+    used_warps *= wpc[d];
+  }
+  tpw[ord[rank - 1]] = WARP_SIZE / used_lanes;
+  wpc[ord[rank - 1]] = num_warps / used_warps;
+  const char *why;
+  return layout_blocked(t, rank, spt, tpw, wpc, ord, &why);
+}
+
+const Layout *layout_slice(LayoutTable *t, int dim, const Layout *parent) {
+  Layout l = blank(LAYOUT_SLICE, parent->rank - 1, parent->num_warps);
+  l.dim = dim;
+  l.parent = parent;
+  return layout_intern(t, &l);
+}
+
+const Layout *layout_dot_operand(LayoutTable *t, int op_index, const Layout *parent, int k_width) {
+  Layout l = blank(LAYOUT_DOT_OPERAND, parent->rank, parent->num_warps);
+  l.op_index = op_index;
+  l.parent = parent;
+  l.k_width = k_width;
+  return layout_intern(t, &l);
+}
+
+/* ---- linear layouts ---- */
+
+static void strides_of(int rank, const int64_t *shape, int64_t *stride) {
+  int64_t s = 1;
+  for (int d = rank - 1; d >= 0; d--) {
+    stride[d] = s;
+    s *= shape[d];
+  }
+}
+
+/* The flat offset of coordinate c along dim d, 0 when the tile is smaller. */
+static uint32_t basis(const LinearLayout *ll, const int64_t *stride, int d, int64_t c) {
+  return c < ll->shape[d] ? (uint32_t)(c * stride[d]) : 0;
+}
+
+static int push_reg(LinearLayout *ll, uint32_t b, const char **why) {
+  if (!b) return 0; /* a register never repeats another */
+  if (ll->n_reg == MAX_REG_BITS) return *why = "the tile needs more than 2^20 registers per thread", -1;
+  ll->reg[ll->n_reg++] = b;
+  return 0;
+}
+
+static void init_linear(LinearLayout *ll, int rank, const int64_t *shape) {
+  memset(ll, 0, sizeof *ll);
+  ll->rank = rank;
+  memcpy(ll->shape, shape, sizeof(int64_t) * (size_t)rank);
+}
+
+static int blocked_linear(const Layout *l, LinearLayout *ll, const char **why) {
+  int64_t stride[MAX_RANK];
+  strides_of(ll->rank, ll->shape, stride);
+  const int *spt = l->size_per_thread, *tpw = l->threads_per_warp, *wpc = l->warps_per_cta;
+  for (int i = 0; i < l->rank; i++) {
+    int d = l->order[i];
+    for (int64_t c = 1; c < spt[d]; c <<= 1)
+      if (push_reg(ll, basis(ll, stride, d, c), why)) return -1;
+  }
+  for (int i = 0; i < l->rank; i++) {
+    int d = l->order[i];
+    for (int64_t c = spt[d]; c < (int64_t)spt[d] * tpw[d]; c <<= 1) ll->lane[ll->n_lane++] = basis(ll, stride, d, c);
+  }
+  for (int i = 0; i < l->rank; i++) {
+    int d = l->order[i];
+    for (int64_t c = (int64_t)spt[d] * tpw[d]; c < (int64_t)spt[d] * tpw[d] * wpc[d]; c <<= 1)
+      ll->warp[ll->n_warp++] = basis(ll, stride, d, c);
+  }
+  for (int i = 0; i < l->rank; i++) { /* the tile is larger than one pass of the CTA: repeat in registers */
+    int d = l->order[i];
+    for (int64_t c = (int64_t)spt[d] * tpw[d] * wpc[d]; c < ll->shape[d]; c <<= 1)
+      if (push_reg(ll, basis(ll, stride, d, c), why)) return -1;
+  }
+  return 0;
+}
+
+/* Re-expresses an offset of shape `from` in shape `to`, which has the same
+ * dimensions except `dropped` (of size 1 in `from`) or `inserted`. */
+static uint32_t reshape_offset(uint32_t off, int from_rank, const int64_t *from, int to_rank, const int64_t *to,
+                               int dropped, int inserted, int64_t inserted_coord) {
+  int64_t fstride[MAX_RANK], tstride[MAX_RANK], coords[MAX_RANK], out[MAX_RANK] = {0};
+  strides_of(from_rank, from, fstride);
+  strides_of(to_rank, to, tstride);
+  for (int d = 0; d < from_rank; d++) coords[d] = (off / fstride[d]) % from[d];
+  for (int d = 0, e = 0; e < to_rank; e++) {
+    if (e == inserted) {
+      out[e] = inserted_coord;
+      continue;
+    }
+    if (d == dropped) d++;
+    out[e] = coords[d++];
+  }
+  uint32_t r = 0;
+  for (int e = 0; e < to_rank; e++) r += (uint32_t)(out[e] * tstride[e]);
+  return r;
+}
+
+/* Maps every basis of `src` (over shape `from`) into `dst` (over `to`). */
+static int rebase(const LinearLayout *src, LinearLayout *dst, int dropped, int inserted, const char **why) {
+  for (int i = 0; i < src->n_reg; i++) {
+    uint32_t b = reshape_offset(src->reg[i], src->rank, src->shape, dst->rank, dst->shape, dropped, inserted, 0);
+    if (push_reg(dst, b, why)) return -1;
+  }
+  dst->n_lane = src->n_lane;
+  dst->n_warp = src->n_warp;
+  for (int i = 0; i < src->n_lane; i++)
+    dst->lane[i] = reshape_offset(src->lane[i], src->rank, src->shape, dst->rank, dst->shape, dropped, inserted, 0);
+  for (int i = 0; i < src->n_warp; i++)
+    dst->warp[i] = reshape_offset(src->warp[i], src->rank, src->shape, dst->rank, dst->shape, dropped, inserted, 0);
+  return 0;
+}
+
+static int slice_linear(const Layout *l, LinearLayout *ll, const char **why) {
+  int64_t pshape[MAX_RANK];
+  for (int d = 0, e = 0; d < l->parent->rank; d++) pshape[d] = d == l->dim ? 1 : ll->shape[e++];
+  LinearLayout parent;
+  if (layout_linear(l->parent, l->parent->rank, pshape, &parent, why)) return -1;
+  return rebase(&parent, ll, l->dim, -1, why);
+}
+
+/* FMA operands: a thread holds every K element of the rows (A) or columns
+ * (B) of the accumulator elements it holds; the parent's threads along the
+ * other operand's dimension hold copies. */
+static int dot_operand_linear(const Layout *l, LinearLayout *ll, const char **why) {
+  if (l->parent->kind != LAYOUT_BLOCKED) return *why = "tensor-core dot operands are not supported yet", -1;
+  int r = ll->rank, kdim = l->op_index == 0 ? r - 1 : r - 2;
+  int64_t pshape[MAX_RANK], stride[MAX_RANK];
+  memcpy(pshape, ll->shape, sizeof(int64_t) * (size_t)r);
+  pshape[kdim] = 1; /* the accumulator's layout along M (A) or N (B) */
+  LinearLayout parent;
+  if (layout_linear(l->parent, r, pshape, &parent, why) || rebase(&parent, ll, -1, -1, why)) return -1;
+  strides_of(r, ll->shape, stride);
+  for (int64_t c = 1; c < ll->shape[kdim]; c <<= 1)
+    if (push_reg(ll, (uint32_t)(c * stride[kdim]), why)) return -1;
+  return 0;
+}
+
+int layout_linear(const Layout *l, int rank, const int64_t *shape, LinearLayout *out, const char **why) {
+  init_linear(out, rank, shape);
+  if (rank != l->rank) return *why = "the layout's rank differs from the tile's", -1;
+  for (int d = 0; d < rank; d++)
+    if (!is_pow2(shape[d])) return *why = "tile dimensions must be powers of two", -1;
+  switch (l->kind) {
+  case LAYOUT_BLOCKED: return blocked_linear(l, out, why);
+  case LAYOUT_SLICE: return slice_linear(l, out, why);
+  case LAYOUT_DOT_OPERAND: return dot_operand_linear(l, out, why);
+  case LAYOUT_MMA:
+  case LAYOUT_SHARED: break;
+  }
+  return *why = "tensor-core and shared layouts have no register form yet", -1;
+}
+
+int layout_linear_of(const Layout *l, const Type *t, LinearLayout *out, const char **why) {
+  if (t->rank == 0 || !l) {
+    init_linear(out, 0, NULL);
+    out->n_lane = LANE_BITS;
+    return 0;
+  }
+  return layout_linear(l, t->rank, t->shape, out, why);
+}
+
+/* ---- using linear layouts ---- */
+
+uint32_t ll_reg_offset(const LinearLayout *ll, uint32_t r) {
+  uint32_t off = 0;
+  for (int i = 0; i < ll->n_reg; i++)
+    if (r >> i & 1) off ^= ll->reg[i];
+  return off;
+}
+
+uint32_t ll_offset(const LinearLayout *ll, uint32_t r, uint32_t lane, uint32_t warp) {
+  uint32_t off = ll_reg_offset(ll, r);
+  for (int i = 0; i < ll->n_lane; i++)
+    if (lane >> i & 1) off ^= ll->lane[i];
+  for (int i = 0; i < ll->n_warp; i++)
+    if (warp >> i & 1) off ^= ll->warp[i];
+  return off;
+}
+
+/* Gaussian elimination over GF(2): each row keeps which registers bits
+ * XOR to it. */
+int ll_find_register(const LinearLayout *ll, uint32_t offset) {
+  uint32_t rows[MAX_REG_BITS], which[MAX_REG_BITS];
+  int n = ll->n_reg;
+  for (int i = 0; i < n; i++) {
+    rows[i] = ll->reg[i];
+    which[i] = 1u << i;
+  }
+  for (int i = 0; i < n; i++) { /* reduce: row i gets a leading bit no later row has */
+    int best = i;
+    for (int j = i + 1; j < n; j++)
+      if (rows[j] > rows[best]) best = j;
+    uint32_t tr = rows[i], tw = which[i];
+    rows[i] = rows[best], which[i] = which[best];
+    rows[best] = tr, which[best] = tw;
+    if (!rows[i]) break;
+    uint32_t top = 1u << (31 - __builtin_clz(rows[i]));
+    for (int j = 0; j < n; j++)
+      if (j != i && (rows[j] & top)) rows[j] ^= rows[i], which[j] ^= which[i];
+  }
+  uint32_t r = 0;
+  for (int i = 0; i < n && offset; i++) {
+    if (!rows[i]) break;
+    uint32_t top = 1u << (31 - __builtin_clz(rows[i]));
+    if (offset & top) offset ^= rows[i], r ^= which[i];
+  }
+  return offset ? -1 : (int)r;
+}
+
+void ll_coords(const LinearLayout *ll, uint32_t offset, int64_t *coords) {
+  int64_t stride[MAX_RANK];
+  strides_of(ll->rank, ll->shape, stride);
+  for (int d = 0; d < ll->rank; d++) coords[d] = (offset / stride[d]) % ll->shape[d];
+}
+
+uint32_t ll_flat(const LinearLayout *ll, const int64_t *coords) {
+  int64_t stride[MAX_RANK];
+  strides_of(ll->rank, ll->shape, stride);
+  uint32_t off = 0;
+  for (int d = 0; d < ll->rank; d++) off += (uint32_t)(coords[d] * stride[d]);
+  return off;
+}
+
+int ll_same_threads(const LinearLayout *a, const LinearLayout *b) {
+  if (a->n_lane != b->n_lane || a->n_warp != b->n_warp) return 0;
+  return !memcmp(a->lane, b->lane, sizeof(uint32_t) * (size_t)a->n_lane) &&
+         !memcmp(a->warp, b->warp, sizeof(uint32_t) * (size_t)a->n_warp);
+}
+
+int ll_contiguous_registers(const LinearLayout *ll, int dim) {
+  int64_t stride[MAX_RANK];
+  strides_of(ll->rank, ll->shape, stride);
+  int k = 0;
+  while (k < ll->n_reg && ((int64_t)1 << k) < ll->shape[dim] && ll->reg[k] == (uint32_t)(stride[dim] << k)) k++;
+  return 1 << k;
+}
+
+/* ---- printing ---- */
+
+static void print_ints(Buf *b, const char *name, const int *v, int n) {
+  buf_printf(b, "%s = [", name);
+  for (int i = 0; i < n; i++) buf_printf(b, "%s%d", i ? ", " : "", v[i]);
+  buf_puts(b, "]");
+}
+
+static const char *kind_name(LayoutKind k) {
+  switch (k) {
+  case LAYOUT_BLOCKED: return "blocked";
+  case LAYOUT_SLICE: return "slice";
+  case LAYOUT_DOT_OPERAND: return "dot_op";
+  case LAYOUT_MMA: return "mma";
+  case LAYOUT_SHARED: return "shared";
+  }
+  return "?";
+}
+
+const char *layout_name(Arena *a, const Layout *l) { return arena_printf(a, "#%s%d", kind_name(l->kind), l->id); }
+
+const char *layout_str(Arena *a, const Layout *l) {
+  Buf b;
+  buf_init(&b, a);
+  buf_printf(&b, "#%s<{", kind_name(l->kind));
+  switch (l->kind) {
+  case LAYOUT_BLOCKED:
+    print_ints(&b, "sizePerThread", l->size_per_thread, l->rank);
+    print_ints(&b, ", threadsPerWarp", l->threads_per_warp, l->rank);
+    print_ints(&b, ", warpsPerCTA", l->warps_per_cta, l->rank);
+    print_ints(&b, ", order", l->order, l->rank);
+    break;
+  case LAYOUT_SLICE: buf_printf(&b, "dim = %d, parent = %s", l->dim, layout_name(a, l->parent)); break;
+  case LAYOUT_DOT_OPERAND:
+    buf_printf(&b, "opIdx = %d, parent = %s, kWidth = %d", l->op_index, layout_name(a, l->parent), l->k_width);
+    break;
+  case LAYOUT_MMA:
+    buf_printf(&b, "versionMajor = %d, ", l->version);
+    print_ints(&b, "warpsPerCTA", l->warps_per_cta, l->rank);
+    print_ints(&b, ", instrShape", l->instr, 3);
+    break;
+  case LAYOUT_SHARED:
+    buf_printf(&b, "vec = %d, perPhase = %d, maxPhase = %d, ", l->vec, l->per_phase, l->max_phase);
+    print_ints(&b, "order", l->order, l->rank);
+    break;
+  }
+  buf_puts(&b, "}>");
+  return buf_cstr(&b);
+}
+
+static void print_bases(Buf *b, const LinearLayout *ll, const char *name, const uint32_t *v, int n) {
+  buf_printf(b, "%s = [", name);
+  for (int i = 0; i < n; i++) {
+    int64_t c[MAX_RANK];
+    ll_coords(ll, v[i], c);
+    buf_puts(b, i ? ", [" : "[");
+    for (int d = 0; d < ll->rank; d++) buf_printf(b, "%s%lld", d ? ", " : "", (long long)c[d]);
+    buf_puts(b, "]");
+  }
+  buf_puts(b, "]");
+}
+
+const char *ll_str(Arena *a, const LinearLayout *ll) {
+  Buf b;
+  buf_init(&b, a);
+  print_bases(&b, ll, "reg", ll->reg, ll->n_reg);
+  print_bases(&b, ll, ", lane", ll->lane, ll->n_lane);
+  print_bases(&b, ll, ", warp", ll->warp, ll->n_warp);
+  return buf_cstr(&b);
+}

@@ -1,0 +1,125 @@
+/* Layouts: how a tile's elements are spread over the registers, lanes and
+ * warps of one program (a CTA), as in Triton's TTGIR.
+ *
+ * A Layout is an encoding that does not depend on the tile's shape (a
+ * blocked layout says "4 elements per thread along dim 1, 8x4 lanes, 4x1
+ * warps, dim 1 fastest"); applied to a shape it gives a LinearLayout, the
+ * one representation code generation works from.  Because every tile
+ * dimension is a power of two, an element's row-major flat index has each
+ * dimension's coordinate in its own bits, so a layout is linear over GF(2):
+ * the element held in register r of lane l of warp w is the XOR of one
+ * basis offset for each set bit of r, l and w.  Blocked, slice, dot-operand
+ * and (next) tensor-core layouts all reduce to that form, so conversions,
+ * reductions and broadcasts are written once, over bases.
+ *
+ * A zero lane or warp basis means those threads hold the same elements
+ * (replication, as a small tile on many threads); register bases are never
+ * zero, so every register of a thread holds a different element.
+ *
+ * Layouts are interned in a per-function table: two equal layouts are the
+ * same pointer. */
+#ifndef TILE_TGIR_LAYOUT_H
+#define TILE_TGIR_LAYOUT_H
+
+#include "../frontend/types.h"
+
+typedef enum {
+  LAYOUT_BLOCKED,     /* size_per_thread x threads_per_warp x warps_per_cta tiles, order fastest first */
+  LAYOUT_SLICE,       /* parent with dimension `dim` removed: a reduction's result, expand_dims' operand */
+  LAYOUT_DOT_OPERAND, /* operand op_index of a dot whose result has layout `parent` */
+  LAYOUT_MMA,         /* tensor-core accumulator (issue 5: version 2 mma.sync, 3 wgmma) */
+  LAYOUT_SHARED,      /* shared memory, swizzled: column group (c/vec) ^ ((r/per_phase) % max_phase) */
+} LayoutKind;
+
+typedef struct Layout Layout;
+struct Layout {
+  LayoutKind kind;
+  int rank;                        /* rank of the tiles it applies to */
+  int num_warps;                   /* warps of the program */
+  int size_per_thread[MAX_RANK];   /* BLOCKED */
+  int threads_per_warp[MAX_RANK];  /* BLOCKED: product 32 */
+  int warps_per_cta[MAX_RANK];     /* BLOCKED, MMA: product num_warps */
+  int order[MAX_RANK];             /* BLOCKED, SHARED: dimensions, fastest-varying first */
+  int dim;                         /* SLICE */
+  const Layout *parent;            /* SLICE, DOT_OPERAND */
+  int op_index;                    /* DOT_OPERAND: 0 for A, 1 for B */
+  int k_width;                     /* DOT_OPERAND: consecutive K elements a thread holds (tensor cores) */
+  int vec, per_phase, max_phase;   /* SHARED */
+  int version;                     /* MMA */
+  int instr[3];                    /* MMA: instruction shape m, n, k */
+  int id;                          /* position in its table; printed as #blocked<id> */
+};
+
+/* The layouts of one function, interned. */
+typedef struct LayoutTable {
+  Arena *arena;
+  Vec(const Layout *) list;
+} LayoutTable;
+
+enum { WARP_SIZE = 32, LANE_BITS = 5, MAX_WARP_BITS = 5, MAX_REG_BITS = 20 };
+
+/* A layout applied to a shape: bases as row-major flat element offsets. */
+typedef struct LinearLayout {
+  int n_reg, n_lane, n_warp;          /* bits of the register, lane and warp index */
+  uint32_t reg[MAX_REG_BITS];         /* never 0 */
+  uint32_t lane[LANE_BITS];           /* 0: lanes differing in this bit hold the same elements */
+  uint32_t warp[MAX_WARP_BITS];
+  int rank;
+  int64_t shape[MAX_RANK];
+} LinearLayout;
+
+/* ---- making layouts (all interned in `t`) ---- */
+
+/* Checks the parameters: products 32 and num_warps, powers of two, order a
+ * permutation; NULL and a message in `why` if not. */
+const Layout *layout_blocked(LayoutTable *t, int rank, const int *size_per_thread, const int *threads_per_warp,
+                             const int *warps_per_cta, const int *order, const char **why);
+/* Triton's default builder: `size_per_thread` along each dimension (NULL:
+ * all 1), lanes then warps handed out along `order` (NULL: last dimension
+ * fastest), each dimension taking at most what its size needs and the
+ * slowest dimension the rest. */
+const Layout *layout_default(LayoutTable *t, int rank, const int64_t *shape, const int *size_per_thread,
+                             const int *order, int num_warps);
+const Layout *layout_slice(LayoutTable *t, int dim, const Layout *parent);
+const Layout *layout_dot_operand(LayoutTable *t, int op_index, const Layout *parent, int k_width);
+const Layout *layout_intern(LayoutTable *t, const Layout *l);
+
+/* ---- applying them ---- */
+
+/* The linear layout of `l` over `shape`.  Returns 0, or -1 with a message
+ * in `why` (a layout that cannot hold such a tile, more registers than
+ * MAX_REG_BITS allows). */
+int layout_linear(const Layout *l, int rank, const int64_t *shape, LinearLayout *out, const char **why);
+/* The same for a tile type (a scalar has no layout: all bases empty). */
+int layout_linear_of(const Layout *l, const Type *t, LinearLayout *out, const char **why);
+
+static inline int ll_registers(const LinearLayout *ll) { return 1 << ll->n_reg; }
+/* Flat offset of the element in register r, lane `lane`, warp `warp`. */
+uint32_t ll_offset(const LinearLayout *ll, uint32_t r, uint32_t lane, uint32_t warp);
+/* The register-part offset of register r (lane and warp 0). */
+uint32_t ll_reg_offset(const LinearLayout *ll, uint32_t r);
+/* The register whose register-part offset is `offset`, or -1 if the
+ * register bases do not span it. */
+int ll_find_register(const LinearLayout *ll, uint32_t offset);
+/* Coordinates of a flat offset in the layout's shape. */
+void ll_coords(const LinearLayout *ll, uint32_t offset, int64_t *coords);
+uint32_t ll_flat(const LinearLayout *ll, const int64_t *coords);
+/* Whether the lanes and warps of two layouts over the same shape hold the
+ * same elements up to registers (a conversion between them only moves
+ * registers). */
+int ll_same_threads(const LinearLayout *a, const LinearLayout *b);
+/* How many consecutive registers, starting at register 0 of a run, hold
+ * consecutive elements along dimension `dim`: the largest 2^k such that
+ * reg[i] is the offset of coordinate 2^i along dim for i < k. */
+int ll_contiguous_registers(const LinearLayout *ll, int dim);
+
+/* ---- printing ---- */
+
+/* "#blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>" */
+const char *layout_str(Arena *a, const Layout *l);
+/* The short name a printed value refers to: "#blocked0", "#slice1". */
+const char *layout_name(Arena *a, const Layout *l);
+/* "reg = [[0, 1], [0, 2]], lane = [...], warp = [...]" in coordinates. */
+const char *ll_str(Arena *a, const LinearLayout *ll);
+
+#endif
