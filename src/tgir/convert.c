@@ -2,6 +2,7 @@
  * verifier after each (as Triton's make_ttgir). */
 #include "tgir.h"
 
+const Layout **tgir_coalesce(TirFunc *f, LayoutTable *table);
 void tgir_assign(TirFunc *f, LayoutTable *table, const Layout **forced);
 
 static int valid_warps(int n) { return n >= 1 && n <= 32 && (n & (n - 1)) == 0; }
@@ -15,7 +16,7 @@ int tgir_convert(TirFunc *f, const TgirOptions *o, Diags *d, Buf *dump) {
   LayoutTable *table = arena_alloc(f->arena, sizeof *table);
   table->arena = f->arena;
   f->layout_table = table;
-  tgir_assign(f, table, NULL);
+  tgir_assign(f, table, tgir_coalesce(f, table));
   if (dump) {
     buf_puts(dump, "// after assign-layouts\n");
     tgir_print(f, dump);
