@@ -141,6 +141,13 @@ TILE_API tile_status tile_run_cpu(tile_context *ctx, const char *name, const cha
  * TILE_CUDA_LIBRARY (default libcuda.so.1). */
 
 typedef struct tile_kernel tile_kernel;
+
+/* From now on the context runs kernels on the CPU interpreter, as
+ * TILE_INTERPRET=1 does (before any device memory is allocated). */
+TILE_API tile_status tile_context_use_cpu(tile_context *ctx);
+/* Nonzero if the context runs kernels on the CPU interpreter. */
+TILE_API int tile_context_on_cpu(const tile_context *ctx);
+
 typedef struct tile_stream_s *tile_stream;   /* a CUstream; NULL is the default stream */
 typedef struct tile_event_s *tile_event;     /* a CUevent */
 
