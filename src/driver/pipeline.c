@@ -97,6 +97,7 @@ tile_status pipeline_gpu(Compilation *c, const tile_options *opts, tile_stage la
   }
   TirFunc *f = pipeline_tir(c, opts, NULL);
   if (!f) return TILE_ERROR_COMPILE;
+  if (opts->num_stages) f->num_stages = opts->num_stages;
   TgirOptions to = {opts->num_warps, compute_capability(out->arch)};
   if (tgir_convert(f, &to, &c->diags, NULL)) return TILE_ERROR_COMPILE;
   out->f = f;

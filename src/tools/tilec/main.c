@@ -24,7 +24,8 @@ static const char usage[] =
     "Compiles a kernel written in the tile language (Triton's Python DSL).\n"
     "\n"
     "options:\n"
-    "  --emit=STAGE          print a stage instead of compiling: tokens, ast, tir\n"
+    "  --emit=STAGE          print a stage instead of compiling: tokens, ast, tir,\n"
+    "                        axisinfo, tgir, llir, ptx\n"
     "                        (ast is typed and specialised when the parameters have\n"
     "                        types, from --signature or annotations)\n"
     "  --kernel NAME         the kernel to compile (default: the one function no\n"
@@ -35,6 +36,10 @@ static const char usage[] =
     "                        \"leaky_relu\", tl.float16)\n"
     "  --config N            take constexpr values from the kernel's Nth\n"
     "                        @triton.autotune config\n"
+    "  --arch ARCH           target: sm_80, sm_86, sm_89, sm_90, sm_90a (default sm_90),\n"
+    "                        or sim (host LLVM IR for the test simulator)\n"
+    "  --num-warps N         warps per program (default 4, or the config's)\n"
+    "  --num-stages N        software-pipelining depth (default 3, or the config's)\n"
     "  --passes=LIST         tile IR passes to run: fold,cse,licm,dce (default all; none)\n"
     "  --print-after-all     print the tile IR after each pass too\n"
     "  --print-axis-info     print the AxisInfo analysis (contiguity, divisibility,\n"
@@ -103,6 +108,18 @@ static int parse_args(int argc, char **argv, Args *a) {
       long n = strtol(v, &end, 10);
       if (*end || !*v || n < 0 || n > 100000) return usage_error("--config needs a config index, got '%s'", v);
       a->opts.config = (int)n;
+    } else if ((v = option_value(argc, argv, &i, "--arch"))) {
+      a->opts.arch = v;
+    } else if ((v = option_value(argc, argv, &i, "--num-warps"))) {
+      char *end;
+      long n = strtol(v, &end, 10);
+      if (*end || n < 1 || n > 32 || (n & (n - 1))) return usage_error("--num-warps needs a power of two from 1 to 32, got '%s'", v);
+      a->opts.num_warps = (int)n;
+    } else if ((v = option_value(argc, argv, &i, "--num-stages"))) {
+      char *end;
+      long n = strtol(v, &end, 10);
+      if (*end || n < 1 || n > 16) return usage_error("--num-stages needs a number from 1 to 16, got '%s'", v);
+      a->opts.num_stages = (int)n;
     } else if ((v = option_value(argc, argv, &i, "-o"))) {
       a->output = v;
     } else if (!strncmp(arg, "-D", 2)) {
