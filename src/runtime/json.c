@@ -100,9 +100,10 @@ static int escape(Reader *r, Buf *b) {
 static const char *parse_string_text(Reader *r) {
   Buf b;
   buf_init(&b, r->arena);
-  r->pos++; /* the opening quote */
+  size_t start = r->pos++; /* the opening quote */
   for (int c; (c = peek(r)) != '"'; ) {
     if (c < 0x20) {
+      if (c < 0) r->pos = start; /* point at the string, not the end of the input */
       fail(r, c < 0 ? "unterminated string" : "control character in a string");
       return NULL;
     }
