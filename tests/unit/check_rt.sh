@@ -14,5 +14,5 @@ if [ "$needed" != 0 ]; then echo "FAIL: $lib needs LLVM or libstdc++"; readelf -
 code=$(size -B "$lib" | awk 'NR == 2 {print $1 + $2}')
 if [ "$code" -ge 1048576 ]; then echo "FAIL: $lib has $code bytes of code and data"; fail=1; fi
 count=$(nm -D --defined-only "$lib" | grep -c ' tile_')
-echo "$lib: $count tile_* exports, $code bytes of code and data, no LLVM"
+[ $fail = 0 ] && echo "$lib: $count tile_* exports, $code bytes of code and data, no LLVM"
 exit $fail

@@ -258,8 +258,8 @@ static void test_matmul(tile_context *ctx, MatmulCase c, int M, int N, int K) {
   free(a), free(b), free(out);
 }
 
-static void test_seed_kernels(void) {
-  tile_context *ctx = cpu_context();
+/* On the interpreter, or with --gpu on the GPU (the same host code). */
+static void test_seed_kernels(tile_context *ctx) {
   const char *defs[] = {"BLOCK_SIZE=1024"};
   tile_kernel *add = seed(ctx, "vector_add.tl", "add_kernel", defs, 1, -1);
   if (add) {
@@ -281,6 +281,8 @@ static void test_seed_kernels(void) {
   const char *act[] = {"ACTIVATION=\"leaky_relu\""}, *none[] = {"ACTIVATION=\"\""};
   test_matmul(ctx, (MatmulCase){"matmul_autotuned.tl", "matmul_kernel", act, 1, 7, 1, 1, 0, "BLOCK_SIZE_M", "BLOCK_SIZE_N"}, 300, 200, 72);
   test_matmul(ctx, (MatmulCase){"matmul_autotuned.tl", "matmul_kernel", none, 1, 6, 1, 0, 0, "BLOCK_SIZE_M", "BLOCK_SIZE_N"}, 97, 65, 40);
+  /* the largest config: 128 x 256 x 64 blocks, 8 warps, 3 stages (on a GPU, more than 48 KB of shared memory) */
+  test_matmul(ctx, (MatmulCase){"matmul_autotuned.tl", "matmul_kernel", act, 1, 0, 1, 1, 0, "BLOCK_SIZE_M", "BLOCK_SIZE_N"}, 300, 200, 136);
   tile_context_destroy(ctx); /* the kernels go with it */
 }
 
@@ -644,11 +646,23 @@ static void test_aot(void) {
   tile_context_destroy(ctx);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
   unsigned seed_value = (unsigned)time(NULL);
   printf("seed %u\n", seed_value);
   srand(seed_value);
-  test_seed_kernels();
+  if (argc > 1 && !strcmp(argv[1], "--gpu")) { /* ctest -L gpu */
+    tile_context *ctx;
+    tile_context_create(&ctx);
+    if (tile_device_open(ctx, 0) != TILE_OK) {
+      printf("SKIP: no GPU: %s\n", tile_error(ctx));
+      tile_context_destroy(ctx);
+      return 77;
+    }
+    printf("the seed kernels on %s\n", tile_device_name(ctx));
+    test_seed_kernels(ctx);
+    return check_report();
+  }
+  test_seed_kernels(cpu_context());
   test_specialisation();
   test_device_print();
   test_argument_checks();
