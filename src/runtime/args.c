@@ -89,13 +89,6 @@ static const char *param_type(const MetaParam *p, char *buf, size_t size) {
   return buf;
 }
 
-static int int_fits(long long v, int dt) {
-  if (dt == DT_I1) return v == 0 || v == 1;
-  if (dtype_kind((DType)dt) == DK_UINT) return v >= 0 && (dtype_bits((DType)dt) == 64 || v >> dtype_bits((DType)dt) == 0);
-  int bits = dtype_bits((DType)dt);
-  return bits == 64 || (v >= -(1LL << (bits - 1)) && v < (1LL << (bits - 1)));
-}
-
 static int check_buffer(const MetaParam *p, const tile_arg *a, char *err, size_t errsize) {
   char type[16];
   if (a->kind != TILE_ARG_BUFFER)
@@ -122,7 +115,7 @@ static int check_int(const MetaParam *p, const tile_arg *a, char *err, size_t er
     return bad_param(err, errsize, p, a->kind == TILE_ARG_BUFFER ? "a buffer for a parameter of type %s"
                                                                  : "a float for a parameter of type %s",
                      param_type(p, type, sizeof type));
-  if (!int_fits(a->i, p->dtype)) {
+  if (a->i < p->min || a->i > p->max) {
     snprintf(what, sizeof what, "%lld does not fit the parameter's type %s", a->i, param_type(p, type, sizeof type));
     return bad_param(err, errsize, p, "%s", what);
   }
@@ -143,7 +136,7 @@ static int check_float(const MetaParam *p, const tile_arg *a, char *err, size_t 
 /* The value of a checked argument at the parameter's width, little-endian in a 64-bit slot. */
 static uint64_t pack(const MetaParam *p, const tile_arg *a) {
   if (p->is_ptr) return (uint64_t)(uintptr_t)a->data;
-  if (dtype_is_int((DType)p->dtype)) return (uint64_t)a->i;
+  if (p->is_int) return (uint64_t)a->i;
   double v = a->kind == TILE_ARG_INT ? (double)a->i : a->f;
   uint64_t slot = 0;
   if (p->dtype == DT_FP32) {
@@ -159,7 +152,7 @@ static uint64_t pack(const MetaParam *p, const tile_arg *a) {
 
 static int check_param(const MetaParam *p, const tile_arg *a, char *err, size_t errsize) {
   if (p->is_ptr) return check_buffer(p, a, err, errsize);
-  if (dtype_is_int((DType)p->dtype)) return check_int(p, a, err, errsize);
+  if (p->is_int) return check_int(p, a, err, errsize);
   return check_float(p, a, err, errsize);
 }
 

@@ -47,6 +47,8 @@ tile_status device_ready(tile_context *ctx) {
   return open_quietly(ctx) ? context_fail(ctx, TILE_ERROR_UNSUPPORTED, ctx->device_error) : TILE_OK;
 }
 
+int device_available(tile_context *ctx) { return !ctx->on_cpu && open_quietly(ctx) == 0; }
+
 void device_close(tile_context *ctx) {
   if (!ctx->device) return;
   cuda_close(&ctx->device->cuda);
@@ -110,7 +112,8 @@ tile_status device_load(tile_context *ctx, const void *image, const char *name, 
   CUmodule m = NULL;
   CUfunction f = NULL;
   tile_status s = load_module(ctx, d, image, &m);
-  if (s == TILE_OK) s = gpu_status(ctx, d, d->cuda.cuModuleGetFunction_fn(&f, m, name), "cuModuleGetFunction");
+  if (s == TILE_OK && gpu_status(ctx, d, d->cuda.cuModuleGetFunction_fn(&f, m, name), "cuModuleGetFunction") != TILE_OK)
+    s = TILE_ERROR_ARGUMENT; /* the metadata names a kernel the image does not have */
   if (s == TILE_OK && shared > DEFAULT_SHARED_LIMIT)
     s = gpu_status(ctx, d, d->cuda.cuFuncSetAttribute_fn(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared),
                    "cuFuncSetAttribute");

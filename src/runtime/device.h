@@ -11,6 +11,8 @@
  * is remembered until tile_device_open tries again. */
 tile_status device_ready(tile_context *ctx);
 void device_close(tile_context *ctx);
+/* Nonzero when the context runs on a GPU that can be opened (tried quietly: no message). */
+int device_available(tile_context *ctx);
 /* The target for the GPU present ("sm_90a"), NULL if none can be opened;
  * *prefer_ptx is set for GPUs newer than any target (the driver then
  * compiles the PTX). */

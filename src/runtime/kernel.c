@@ -99,8 +99,7 @@ static tile_status build(tile_kernel *k, const uint16_t *key, int key_len, Spec 
     s->signature = arena_strdup(&s->arena, signature);
   tile_status st = k->compiler->build(k, s);
   if (st == TILE_OK) st = read_meta(ctx, s, TILE_ERROR_COMPILE);
-  int prefer_ptx;
-  if (st == TILE_OK && !s->on_cpu && device_arch(ctx, &prefer_ptx)) st = load(k, s);
+  if (st == TILE_OK && !s->on_cpu && device_available(ctx)) st = load(k, s);
   if (st != TILE_OK) {
     spec_free(k, s);
     return st;
@@ -318,8 +317,7 @@ tile_status tile_kernel_load(tile_context *ctx, const void *image, size_t size, 
   if (st == TILE_OK) st = read_meta(ctx, s, TILE_ERROR_ARGUMENT);
   if (st == TILE_OK) st = check_image(ctx, &s->meta, image, size);
   s->image_is_ptx = st == TILE_OK && !strcmp(s->meta.target, "ptx");
-  int prefer_ptx;
-  if (st == TILE_OK && !ctx->on_cpu && device_arch(ctx, &prefer_ptx)) st = load(&k0, s);
+  if (st == TILE_OK && device_available(ctx)) st = load(&k0, s);
   tile_kernel *k = st == TILE_OK ? kernel_new(ctx, NULL, NULL) : NULL;
   if (st == TILE_OK && !k) st = context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
   if (st != TILE_OK) {

@@ -4,6 +4,7 @@
 #include "metadata.h"
 #include "../frontend/types.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,6 +45,16 @@ static int get_int(MetaReader *r, const Json *obj, const char *key, long long lo
   return 0;
 }
 
+/* What a launch checks quickly: integer or not, and an integer's range. */
+static void classify(MetaParam *p) {
+  DType t = (DType)p->dtype;
+  int bits = dtype_bits(t);
+  p->is_int = !p->is_ptr && dtype_is_int(t);
+  if (!p->is_int) return;
+  p->min = dtype_kind(t) == DK_SINT && bits < 64 ? -(1LL << (bits - 1)) : dtype_kind(t) == DK_SINT ? INT64_MIN : 0;
+  p->max = bits == 1 ? 1 : bits >= 63 ? INT64_MAX : dtype_kind(t) == DK_SINT ? (1LL << (bits - 1)) - 1 : (1LL << bits) - 1;
+}
+
 static int read_param(MetaReader *r, const Json *p, MetaParam *out, int num_args) {
   const char *type;
   if (!p || p->kind != JSON_OBJECT) return bad(r, "a parameter is not an object", NULL);
@@ -55,6 +66,7 @@ static int read_param(MetaReader *r, const Json *p, MetaParam *out, int num_args
   if (out->divisibility != 1 && out->divisibility != 16) return bad(r, "divisibility must be 1 or 16: ", out->name);
   if (out->divisibility == 16 && !out->is_ptr && !dtype_is_int((DType)out->dtype))
     return bad(r, "divisibility 16 on a float parameter: ", out->name);
+  classify(out);
   return 0;
 }
 

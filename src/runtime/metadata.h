@@ -15,6 +15,8 @@ typedef struct MetaParam {
   int is_ptr;
   int divisibility;       /* 16: the launch promises the value is divisible by 16; else 1 */
   int position;           /* index among the launch's arguments */
+  int is_int;             /* a scalar integer (bool included) */
+  long long min, max;     /* the values an integer parameter holds */
 } MetaParam;
 
 typedef struct MetaConstexpr {
