@@ -82,7 +82,8 @@ EXPORT CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image, 
   }
   FakeModule *m = calloc(1, sizeof *m);
   strncpy(m->image, image, sizeof m->image - 1); /* PTX ends with a NUL, and the runtime puts one after a cubin */
-  m->elf = !memcmp(image, "\x7f" "ELF", 4) && strlen(m->image) == 4; /* an ELF header has a NUL right after */
+  const unsigned char *bytes = image;
+  m->elf = !memcmp(image, "\x7f" "ELF", 4) && (bytes[4] == 1 || bytes[4] == 2); /* a real ELF class */
   *module = (CUmodule)m;
   state.live_modules++;
   return CUDA_SUCCESS;
