@@ -238,7 +238,8 @@ TILE_API tile_status tile_kernel_image(tile_kernel *k, const void **data, size_t
  * this process (a disk-cache hit keeps none but the PTX image); NULL if not. */
 TILE_API const char *tile_kernel_text(tile_kernel *k, tile_stage stage);
 /* A constexpr's value in that specialisation (also "num_warps",
- * "num_stages"), for grid functions: Triton's meta['BLOCK_SIZE']. */
+ * "num_stages", and 1 for an argument specialised to 1), for grid
+ * functions: Triton's meta['BLOCK_SIZE'].  Integers and bools only. */
 TILE_API tile_status tile_kernel_constexpr(const tile_kernel *k, const char *name, long long *value);
 
 /* Computes the grid from the specialisation's meta-parameters, as
