@@ -6,9 +6,18 @@
  * so two contexts on two threads are independent; the library never prints,
  * exits or aborts.
  *
- * Ownership: what tile_*_create gives you, you release with the matching
- * destroy.  Strings the library returns are borrowed: they stay valid until
- * the next call on the same context or its destruction. */
+ * Ownership: what tile_*_create (and tile_malloc, tile_kernel_load) gives
+ * you, you release with the matching destroy (tile_free); destroying the
+ * context releases whatever is left of it: kernels, device memory, streams
+ * and events are all the context's.  Strings and bytes the library returns
+ * are borrowed: tile_error, tile_diagnostics and the results of tile_emit
+ * and tile_compile stay valid until the next call on the same context;
+ * a kernel's metadata, image and texts until the kernel is destroyed.
+ *
+ * Two libraries: libtile (the compiler and the runtime) and libtile_rt (the
+ * runtime alone, without LLVM: contexts, device memory, streams, events,
+ * AOT kernels, launches).  In libtile_rt the calls that compile return
+ * TILE_ERROR_UNSUPPORTED. */
 #ifndef TILE_TILE_H
 #define TILE_TILE_H
 
@@ -51,7 +60,8 @@ typedef enum tile_stage {
   TILE_STAGE_TGIR,       /* GPU-layout IR (docs/tgir.md): a layout on every tile value */
   TILE_STAGE_LLIR,       /* LLVM IR, as lowered (before LLVM's optimiser) */
   TILE_STAGE_PTX,        /* PTX for opts->arch, from LLVM's NVPTX backend at -O3 */
-  TILE_STAGE_METADATA    /* the kernel's metadata JSON (docs/abi.md); runs ptxas for registers and spills */
+  TILE_STAGE_METADATA    /* the kernel's metadata JSON (docs/abi.md); runs ptxas for registers and spills
+                            (without ptxas: of the PTX, registers and spills -1, and a warning) */
 } tile_stage;
 
 /* How a kernel is specialised.  Initialise with tile_options_init; the
@@ -95,6 +105,13 @@ TILE_API tile_status tile_emit(tile_context *ctx, const char *name, const char *
 /* The same, reading the source from a file. */
 TILE_API tile_status tile_emit_file(tile_context *ctx, const char *path, const tile_options *opts,
                                     tile_stage stage, const char **text);
+/* Compiles ahead of time for opts->arch (NULL: sm_90; no GPU is asked): a
+ * cubin (with ptxas), or PTX when `ptx` is nonzero, in *image and *size,
+ * and its metadata JSON (docs/abi.md) in *metadata, for tile_kernel_load.
+ * opts->signature (or annotations) gives the types.  Nothing is cached. */
+TILE_API tile_status tile_compile(tile_context *ctx, const char *name, const char *source, size_t len,
+                                  const tile_options *opts, int ptx, const void **image, size_t *size,
+                                  const char **metadata);
 
 /* ---- running kernels ------------------------------------------------------ */
 
@@ -106,8 +123,10 @@ typedef struct tile_arg {
   tile_arg_kind kind;
   const char *dtype;   /* element type of a buffer, or the scalar's type: "fp32", "i64", ...
                           (Triton's short names); NULL for a scalar: Triton's rule */
-  void *data;          /* a buffer's memory (host memory for tile_run_cpu) */
-  size_t count;        /* a buffer's length in elements */
+  void *data;          /* a buffer's memory: host memory for tile_run_cpu, tile_malloc's
+                          (or another device pointer) for launches */
+  size_t count;        /* a buffer's length in elements (tile_run_cpu's bound; a launch on the
+                          CPU interpreter checks it fits the block; the GPU ignores it) */
   long long i;         /* TILE_ARG_INT */
   double f;            /* TILE_ARG_FLOAT */
 } tile_arg;
@@ -130,11 +149,16 @@ TILE_API tile_status tile_run_cpu(tile_context *ctx, const char *name, const cha
 /* ---- the GPU ----------------------------------------------------------------
  *
  * The CUDA driver (libcuda.so.1) is loaded with dlopen on the first call
- * that needs it; compiling never does.  Without a GPU these calls return
- * TILE_ERROR_UNSUPPORTED with tile_error() saying why, unless the context
- * runs kernels on the CPU interpreter (TILE_INTERPRET=1 when the context is
- * created): then device memory is host memory and launches run on the
- * interpreter, so the same host program runs anywhere.
+ * that needs it; compiling never does (the GPU present, if any, only picks
+ * the default target).  Without a GPU these calls return
+ * TILE_ERROR_UNSUPPORTED with tile_error() saying why ("no CUDA driver:
+ * ..."), unless the context runs kernels on the CPU interpreter
+ * (TILE_INTERPRET=1 when the context is created, or tile_context_use_cpu):
+ * then device memory is host memory the context tracks, copies are memcpy,
+ * streams do nothing, events read the host clock, and launches run on the
+ * interpreter over the tracked blocks (an access outside a block stops the
+ * launch with the kernel's source line), with device_print text written to
+ * stdout as the GPU's printf does; so the same host program runs anywhere.
  *
  * Environment, read once by tile_context_create: TILE_INTERPRET=1,
  * TILE_CACHE_DIR (default ~/.cache/tile), TILE_PTXAS_PATH,
@@ -143,7 +167,8 @@ TILE_API tile_status tile_run_cpu(tile_context *ctx, const char *name, const cha
 typedef struct tile_kernel tile_kernel;
 
 /* From now on the context runs kernels on the CPU interpreter, as
- * TILE_INTERPRET=1 does (before any device memory is allocated). */
+ * TILE_INTERPRET=1 does; an error once the context holds GPU memory,
+ * streams or events. */
 TILE_API tile_status tile_context_use_cpu(tile_context *ctx);
 /* Nonzero if the context runs kernels on the CPU interpreter. */
 TILE_API int tile_context_on_cpu(const tile_context *ctx);
@@ -152,9 +177,11 @@ typedef struct tile_stream_s *tile_stream;   /* a CUstream; NULL is the default 
 typedef struct tile_event_s *tile_event;     /* a CUevent */
 
 /* Device memory, on the context's device (device 0 unless tile_device_open
- * chose another).  Device pointers are passed to kernels with tile_buffer. */
+ * chose another, before any other GPU call).  Device pointers are passed to
+ * kernels with tile_buffer.  Blocks are tracked: tile_free rejects a pointer
+ * tile_malloc did not give, and copies into a block are bounds-checked. */
 TILE_API tile_status tile_device_open(tile_context *ctx, int ordinal);
-TILE_API const char *tile_device_name(tile_context *ctx);        /* "NVIDIA H100 80GB HBM3", or "" */
+TILE_API const char *tile_device_name(tile_context *ctx);        /* "NVIDIA H100 80GB HBM3"; "" on the CPU or without a GPU */
 TILE_API tile_status tile_malloc(tile_context *ctx, void **device_ptr, size_t bytes);
 TILE_API tile_status tile_free(tile_context *ctx, void *device_ptr);  /* NULL is fine */
 TILE_API tile_status tile_memcpy_to_device(tile_context *ctx, void *device_dst, const void *host_src, size_t bytes);
@@ -173,17 +200,25 @@ TILE_API void tile_event_destroy(tile_context *ctx, tile_event e);
  * arguments as Triton does (pointer and integer types, pointers and
  * integers divisible by 16, integers equal to 1) and compiles each
  * specialisation once: cached in memory, and on disk under TILE_CACHE_DIR
- * keyed by source, specialisation, options, target and compiler version.
+ * keyed by source, specialisation, options, target and compiler version
+ * (a cache that cannot be written is noted in tile_diagnostics, not an
+ * error).  Without ptxas the image is PTX, which the driver compiles.
  * The options (kernel, defines, config, num_warps, arch...) are copied and
  * fixed here; a given opts->signature fixes the types instead of the
- * arguments.  The kernel belongs to ctx and dies with it at the latest. */
+ * arguments.  The source is parsed here (syntax errors come back now);
+ * the rest of the checking happens per specialisation.  The kernel belongs
+ * to ctx and dies with it at the latest. */
 TILE_API tile_status tile_kernel_create(tile_context *ctx, const char *name, const char *source, size_t len,
                                         const tile_options *opts, tile_kernel **out);
 TILE_API tile_status tile_kernel_create_file(tile_context *ctx, const char *path, const tile_options *opts,
                                              tile_kernel **out);
 /* A kernel compiled ahead of time: a cubin (or PTX) written by tilec with
- * the metadata JSON tilec --metadata wrote beside it (docs/abi.md).
- * libtile_rt, the runtime without the compiler, has these. */
+ * the metadata JSON tilec --metadata wrote beside it (docs/abi.md).  Its
+ * one specialisation is the metadata's: launches are checked against its
+ * parameters and promises (a ':16' pointer must be 16-byte aligned).
+ * tile_kernel_load_file with a NULL metadata_path reads the image's path
+ * with the extension replaced by .json.  AOT kernels cannot run on the CPU
+ * interpreter.  libtile_rt, the runtime without the compiler, has these. */
 TILE_API tile_status tile_kernel_load(tile_context *ctx, const void *image, size_t size, const char *metadata,
                                       tile_kernel **out);
 TILE_API tile_status tile_kernel_load_file(tile_context *ctx, const char *image_path, const char *metadata_path,
@@ -191,16 +226,20 @@ TILE_API tile_status tile_kernel_load_file(tile_context *ctx, const char *image_
 TILE_API void tile_kernel_destroy(tile_kernel *k);   /* NULL is fine */
 
 /* Compiles the specialisation for `args` without launching it (warms the
- * caches); the accessors below then describe it.  args may be NULL when
- * the kernel has a fixed signature. */
+ * caches; loads it when there is a GPU, but needs none); the accessors
+ * below then describe it.  args may be NULL when the kernel has a fixed
+ * signature or annotated parameter types. */
 TILE_API tile_status tile_kernel_compile(tile_kernel *k, const tile_arg *args, int num_args);
-/* Of the specialisation compiled or launched last (borrowed strings, valid
- * until the kernel's next compile or launch): */
-TILE_API const char *tile_kernel_metadata(tile_kernel *k);  /* JSON: name, signature, constexprs, num_warps, shared... */
+/* Of the specialisation compiled or launched last (borrowed: valid while
+ * the kernel lives): */
+TILE_API const char *tile_kernel_metadata(tile_kernel *k);  /* JSON (docs/abi.md); NULL before any */
 TILE_API tile_status tile_kernel_image(tile_kernel *k, const void **data, size_t *size); /* the cubin, or PTX */
-TILE_API const char *tile_kernel_text(tile_kernel *k, tile_stage stage);  /* tir, tgir, llir, ptx; NULL if not kept */
+/* TILE_STAGE_TIR, _TGIR, _LLIR, _PTX, _METADATA: kept when compiled in
+ * this process (a disk-cache hit keeps none but the PTX image); NULL if not. */
+TILE_API const char *tile_kernel_text(tile_kernel *k, tile_stage stage);
 /* A constexpr's value in that specialisation (also "num_warps",
- * "num_stages"), for grid functions: Triton's meta['BLOCK_SIZE']. */
+ * "num_stages", and 1 for an argument specialised to 1), for grid
+ * functions: Triton's meta['BLOCK_SIZE'].  Integers and bools only. */
 TILE_API tile_status tile_kernel_constexpr(const tile_kernel *k, const char *name, long long *value);
 
 /* Computes the grid from the specialisation's meta-parameters, as
@@ -209,8 +248,11 @@ typedef void (*tile_grid_fn)(const tile_kernel *k, const tile_arg *args, int num
 
 /* Launches over grid[0] x grid[1] x grid[2] programs on `stream`.  The
  * arguments are checked against the kernel's parameters (count, kinds,
- * buffer dtypes, NULL buffers) before anything runs; an empty grid
- * launches nothing. */
+ * buffer dtypes, NULL buffers, ':16' and ':1' promises, integers that fit
+ * their type) before anything runs, with a message naming the argument; an
+ * empty grid launches nothing (after the checks).  A launch of a cached
+ * specialisation allocates nothing.  On the GPU the launch is asynchronous:
+ * a fault inside the kernel shows at the next synchronising call. */
 TILE_API tile_status tile_launch(tile_kernel *k, const unsigned grid[3], tile_stream stream, const tile_arg *args,
                                  int num_args);
 TILE_API tile_status tile_launch_grid(tile_kernel *k, tile_grid_fn grid, void *user, tile_stream stream,

@@ -17,7 +17,7 @@ extern char **environ;
 
 static int executable(const char *path) { return access(path, X_OK) == 0; }
 
-int ptxas_locate(const char *override, char *path, size_t size, char *err, size_t errsize) {
+int ptxas_locate(const char *override, const char *search_path, char *path, size_t size, char *err, size_t errsize) {
   if (override && *override) {
     if (!executable(override)) {
       snprintf(err, errsize, "TILE_PTXAS_PATH is '%s', which is not an executable file", override);
@@ -30,8 +30,7 @@ int ptxas_locate(const char *override, char *path, size_t size, char *err, size_
     snprintf(path, size, "/usr/local/cuda/bin/ptxas");
     return 0;
   }
-  const char *dirs = getenv("PATH");
-  for (const char *p = dirs ? dirs : ""; *p;) {
+  for (const char *p = search_path ? search_path : ""; *p;) {
     const char *end = strchr(p, ':');
     size_t n = end ? (size_t)(end - p) : strlen(p);
     snprintf(path, size, "%.*s/ptxas", (int)n, p);

@@ -5,9 +5,10 @@
 #include <stddef.h>
 
 /* Finds ptxas: `override` (TILE_PTXAS_PATH, mapped by the caller) if given,
- * else the CUDA toolkit's (/usr/local/cuda/bin), else PATH.  Returns 0 with
- * the path in `path`, or -1 with a message. */
-int ptxas_locate(const char *override, char *path, size_t size, char *err, size_t errsize);
+ * else the CUDA toolkit's (/usr/local/cuda/bin), else in `search_path` (the
+ * caller's PATH; may be NULL).  Returns 0 with the path in `path`, or -1
+ * with a message. */
+int ptxas_locate(const char *override, const char *search_path, char *path, size_t size, char *err, size_t errsize);
 
 /* Assembles `ptx` for `arch` ("sm_90a") into a malloc'd cubin; ptxas's
  * report (-v: registers, shared memory, spills) goes to a malloc'd *log.

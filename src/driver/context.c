@@ -1,15 +1,19 @@
-/* The public API's context, options and protected entry points: a
- * compilation runs under a guard, so an internal limit anywhere in the
- * pipeline (memory, error count) comes back as a status, never a crash. */
-#include "driver.h"
-#include "../tir/tir.h"
+/* The public API's context: creation (the TILE_* environment is read here
+ * and nowhere else), messages, notes, the CPU/GPU switch, and destruction,
+ * which releases everything made through the context (kernels, device
+ * memory, the device).  This half of the driver needs no compiler: libtile
+ * and libtile_rt both have it. */
+#include "context.h"
+#include "../runtime/device.h"
+#include "../runtime/kernel.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { DEFAULT_MEMORY_CAP = 1u << 30, MAX_SOURCE_BYTES = 64u << 20 };
+enum { DEFAULT_MEMORY_CAP = 1u << 30 };
 
 const char *tile_version(void) { return "0.1.0"; }
 
@@ -26,6 +30,31 @@ const char *tile_status_string(tile_status s) {
   return "unknown status";
 }
 
+static char *copy_env(const char *name) {
+  const char *v = getenv(name);
+  return v && *v ? strdup(v) : NULL;
+}
+
+static char *default_cache_dir(void) {
+  const char *home = getenv("HOME");
+  if (!home || !*home) return NULL;
+  size_t n = strlen(home) + sizeof "/.cache/tile";
+  char *dir = malloc(n);
+  if (dir) snprintf(dir, n, "%s/.cache/tile", home);
+  return dir;
+}
+
+/* The documented TILE_* variables (and HOME, PATH for their defaults). */
+static void read_environment(tile_context *ctx) {
+  const char *interpret = getenv("TILE_INTERPRET");
+  ctx->on_cpu = interpret && !strcmp(interpret, "1");
+  ctx->cache_dir = copy_env("TILE_CACHE_DIR");
+  if (!ctx->cache_dir) ctx->cache_dir = default_cache_dir();
+  ctx->ptxas_path = copy_env("TILE_PTXAS_PATH");
+  ctx->cuda_library = copy_env("TILE_CUDA_LIBRARY");
+  ctx->search_path = copy_env("PATH");
+}
+
 tile_status tile_context_create(tile_context **out) {
   if (!out) return TILE_ERROR_ARGUMENT;
   tile_context *ctx = calloc(1, sizeof *ctx);
@@ -34,12 +63,20 @@ tile_status tile_context_create(tile_context **out) {
   arena_init(&ctx->results, 0);
   ctx->error = ctx->diagnostics = "";
   ctx->memory_cap = DEFAULT_MEMORY_CAP;
+  read_environment(ctx);
   return TILE_OK;
 }
 
 void tile_context_destroy(tile_context *ctx) {
   if (!ctx) return;
+  kernel_destroy_all(ctx);
+  free_allocations(ctx);
+  device_close(ctx);
   arena_free(&ctx->results);
+  free(ctx->cache_dir);
+  free(ctx->ptxas_path);
+  free(ctx->cuda_library);
+  free(ctx->search_path);
   free(ctx);
 }
 
@@ -52,103 +89,63 @@ void tile_options_init(tile_options *opts) {
   opts->config = -1;
 }
 
+void context_begin(tile_context *ctx) {
+  if (ctx->results.head) arena_free(&ctx->results);
+  ctx->error = ctx->diagnostics = "";
+}
+
 tile_status context_fail(tile_context *ctx, tile_status s, const char *message) {
   ctx->error = arena_strdup(&ctx->results, message);
   return s;
 }
 
-static tile_status fail(tile_context *ctx, tile_status s, const char *fmt, const char *detail) {
-  char msg[1024];
-  snprintf(msg, sizeof msg, fmt, detail);
-  return context_fail(ctx, s, msg);
+tile_status context_failf(tile_context *ctx, tile_status s, const char *fmt, ...) {
+  char message[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(message, sizeof message, fmt, ap);
+  va_end(ap);
+  return context_fail(ctx, s, message);
 }
 
-/* Copies the compilation's diagnostics into the context, whose arena
- * outlives the compilation's. */
-void keep_diagnostics(tile_context *ctx, Compilation *c, tile_status s) {
-  Buf diag;
-  buf_init(&diag, &c->arena);
-  diag_render(&c->diags, &diag);
-  ctx->diagnostics = arena_strdup(&ctx->results, buf_cstr(&diag));
-  if (s == TILE_ERROR_COMPILE) ctx->error = ctx->diagnostics;
+void context_note(tile_context *ctx, const char *fmt, ...) {
+  char line[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  size_t old = strlen(ctx->diagnostics), add = strlen(line);
+  char *text = arena_alloc(&ctx->results, old + add + 2);
+  memcpy(text, ctx->diagnostics, old);
+  memcpy(text + old, line, add);
+  text[old + add] = '\n';
+  ctx->diagnostics = text;
 }
 
-static void keep_results(tile_context *ctx, Compilation *c, tile_status s, Buf *out, const char **text) {
-  keep_diagnostics(ctx, c, s);
-  if (text) *text = s == TILE_OK ? arena_strndup(&ctx->results, buf_cstr(out), out->len) : NULL;
-}
-
-Compilation *compilation_begin(tile_context *ctx, const char *name, const char *source, size_t len) {
-  arena_free(&ctx->results);
-  ctx->error = ctx->diagnostics = "";
-  Compilation *c = calloc(1, sizeof *c);
-  if (!c) return NULL;
-  c->ctx = ctx;
-  arena_init(&c->arena, ctx->memory_cap);
-  c->arena.guard = &c->guard;
-  diags_init(&c->diags, &c->arena, &c->guard);
-  c->source = (Source){name ? name : "<input>", source ? source : "", len};
-  return c;
-}
-
-void compilation_end(Compilation *c) {
-  arena_free(&c->arena);
-  free(c);
-}
-
-/* Runs one compilation under its guard: a longjmp from anywhere inside
- * lands here and becomes a status. */
-static tile_status run_protected(Compilation *c, const tile_options *opts, tile_stage stage, const char **text) {
-  tile_context *ctx = c->ctx;
-  Buf out;
-  buf_init(&out, &c->arena);
-  if (setjmp(c->guard.jump) == 0) {
-    tile_status s = TILE_OK;
-    if (stage == TILE_STAGE_BUILTINS) builtins_reference(&out);
-    else if (stage == TILE_STAGE_OPS) tir_ops_reference(&out);
-    else s = pipeline_run(c, opts, stage, &out);
-    keep_results(ctx, c, s, &out, text);
-    return s;
-  }
-  if (c->diags.errors) { /* too many errors: report the ones collected */
-    keep_results(ctx, c, TILE_ERROR_COMPILE, &out, text);
-    return TILE_ERROR_COMPILE;
-  }
-  return fail(ctx, TILE_ERROR_MEMORY, "%s", c->guard.message);
-}
-
-tile_status tile_emit(tile_context *ctx, const char *name, const char *source, size_t len,
-                      const tile_options *opts, tile_stage stage, const char **text) {
+tile_status tile_context_use_cpu(tile_context *ctx) {
   if (!ctx) return TILE_ERROR_ARGUMENT;
-  if (text) *text = NULL;
-  arena_free(&ctx->results);
-  ctx->error = ctx->diagnostics = "";
-  if (!text || (!source && len)) return fail(ctx, TILE_ERROR_ARGUMENT, "%s", "tile_emit: NULL source or text");
-  tile_options defaults;
-  tile_options_init(&defaults);
-  Compilation *c = compilation_begin(ctx, name, source, len);
-  if (!c) return fail(ctx, TILE_ERROR_MEMORY, "%s", "out of memory");
-  tile_status s = run_protected(c, opts ? opts : &defaults, stage, text);
-  compilation_end(c);
-  return s;
+  context_begin(ctx);
+  if (ctx->on_cpu) return TILE_OK;
+  if (ctx->num_allocations || ctx->live_streams || ctx->live_events)
+    return context_fail(ctx, TILE_ERROR_ARGUMENT,
+                        "tile_context_use_cpu: the context already holds GPU memory, streams or events; "
+                        "switch before making any");
+  ctx->on_cpu = 1;
+  return TILE_OK;
 }
 
-tile_status tile_emit_file(tile_context *ctx, const char *path, const tile_options *opts, tile_stage stage,
-                           const char **text) {
-  if (!ctx) return TILE_ERROR_ARGUMENT;
-  if (text) *text = NULL;
-  if (!path) return fail(ctx, TILE_ERROR_ARGUMENT, "%s", "tile_emit_file: NULL path");
+int tile_context_on_cpu(const tile_context *ctx) { return ctx && ctx->on_cpu; }
+
+tile_status context_read_file(tile_context *ctx, const char *path, size_t max_bytes, char **text, size_t *len) {
   FILE *f = fopen(path, "rb");
-  if (!f) {
-    char msg[512];
-    snprintf(msg, sizeof msg, "cannot open '%s': %s", path, strerror(errno));
-    return fail(ctx, TILE_ERROR_IO, "%s", msg);
-  }
-  size_t cap = 1 << 16, len = 0;
+  *text = NULL;
+  *len = 0;
+  if (!f) return context_failf(ctx, TILE_ERROR_IO, "cannot open '%s': %s", path, strerror(errno));
+  size_t cap = 1 << 16, n = 0;
   char *buf = malloc(cap);
   while (buf) {
-    if (len == cap) {
-      if (cap >= MAX_SOURCE_BYTES) break;
+    if (n == cap) {
+      if (cap >= max_bytes) break;
       char *bigger = realloc(buf, cap * 2);
       if (!bigger) {
         free(buf);
@@ -158,22 +155,20 @@ tile_status tile_emit_file(tile_context *ctx, const char *path, const tile_optio
       buf = bigger;
       cap *= 2;
     }
-    size_t got = fread(buf + len, 1, cap - len, f);
-    len += got;
+    size_t got = fread(buf + n, 1, cap - n, f);
+    n += got;
     if (got == 0) break;
   }
   int read_error = ferror(f);
   fclose(f);
-  if (!buf) return fail(ctx, TILE_ERROR_MEMORY, "%s", "out of memory reading the source");
-  if (len == cap) {
+  if (!buf) return context_failf(ctx, TILE_ERROR_MEMORY, "out of memory reading '%s'", path);
+  if (n == cap || read_error) {
     free(buf);
-    return fail(ctx, TILE_ERROR_IO, "'%s' is larger than the 64 MiB a source file may have", path);
+    return n == cap ? context_failf(ctx, TILE_ERROR_IO, "'%s' is larger than the %zu MiB allowed", path, max_bytes >> 20)
+                    : context_failf(ctx, TILE_ERROR_IO, "error reading '%s'", path);
   }
-  if (read_error) {
-    free(buf);
-    return fail(ctx, TILE_ERROR_IO, "error reading '%s'", path);
-  }
-  tile_status s = tile_emit(ctx, path, buf, len, opts, stage, text);
-  free(buf);
-  return s;
+  buf[n] = 0;
+  *text = buf;
+  *len = n;
+  return TILE_OK;
 }

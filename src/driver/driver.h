@@ -1,17 +1,12 @@
 /* The compilation driver: the context behind the public API and the
- * pipeline that calls the stages in order. */
+ * pipeline that calls the stages in order.  The context's runtime half
+ * (context.c: errors, the environment, device memory, kernels) is shared
+ * with libtile_rt and needs no compiler; the rest is the compiler's. */
 #ifndef TILE_DRIVER_H
 #define TILE_DRIVER_H
 
 #include "../frontend/sema.h"
-#include "tile/tile.h"
-
-struct tile_context {
-  Arena results;          /* text handed to the caller; reset at each call */
-  const char *error;      /* borrowed by tile_error() */
-  const char *diagnostics;
-  size_t memory_cap;      /* bytes one compilation may use */
-};
+#include "context.h"
 
 /* Everything one compilation owns; released whole when it ends. */
 typedef struct Compilation {
@@ -20,6 +15,7 @@ typedef struct Compilation {
   Guard guard;
   Diags diags;
   Source source;
+  const CheckedKernel *checked; /* the specialised kernel, once pipeline_tir has checked it */
 } Compilation;
 
 tile_status pipeline_run(Compilation *c, const tile_options *opts, tile_stage stage, Buf *out);
@@ -29,6 +25,7 @@ tile_status pipeline_run(Compilation *c, const tile_options *opts, tile_stage st
 typedef struct GpuArtifacts {
   struct TirFunc *f;         /* GPU-layout IR */
   const char *arch;          /* the target it was made for: "sm_90a", "sim" */
+  const char *tir;           /* tile IR as text, after the passes */
   const char *tgir;          /* GPU-layout IR as text */
   const char *llir;          /* LLVM IR as lowered */
   const char *ptx;
@@ -40,19 +37,32 @@ typedef struct GpuArtifacts {
 } GpuArtifacts;
 
 /* Source to GPU code, up to stage `last`: TILE_STAGE_TGIR, TILE_STAGE_LLIR,
- * TILE_STAGE_PTX, or TILE_STAGE_METADATA for the cubin as well (ptxas
- * `ptxas_path`, NULL: located as ptxas.h says).  opts->arch NULL means
- * sm_90; the API resolves "the GPU present" before calling. */
-tile_status pipeline_gpu(Compilation *c, const tile_options *opts, tile_stage last, const char *ptxas_path,
+ * TILE_STAGE_PTX, or TILE_STAGE_METADATA for the cubin as well (ptxas at
+ * `ptxas`, a path ptxas_locate found).  opts->arch NULL means sm_90; the
+ * API resolves "the GPU present" before calling. */
+tile_status pipeline_gpu(Compilation *c, const tile_options *opts, tile_stage last, const char *ptxas,
                          GpuArtifacts *out);
-/* Source to optimised tile IR (the IR after each pass into dump, if any); NULL after errors. */
+/* Source to optimised tile IR (the IR after each pass into dump, if any);
+ * NULL after errors.  Sets c->checked, and the function's num_warps and
+ * num_stages from the options, else the chosen @autotune config. */
 struct TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump);
-/* Starts and ends a compilation owned by ctx (context.c). */
+/* ptxas for ctx (TILE_PTXAS_PATH, the toolkit, PATH) into `path`; 0, or -1 with why in err. */
+int context_ptxas(tile_context *ctx, char *path, size_t size, char *err, size_t errsize);
+
+/* Starts and ends a compilation owned by ctx (emit.c). */
 Compilation *compilation_begin(tile_context *ctx, const char *name, const char *source, size_t len);
 void compilation_end(Compilation *c);
 /* Copies the compilation's diagnostics into ctx (tile_diagnostics, tile_error). */
 void keep_diagnostics(tile_context *ctx, Compilation *c, tile_status s);
-tile_status context_fail(tile_context *ctx, tile_status s, const char *message);
+/* The metadata JSON (docs/abi.md) of the kernel c compiled to f: g is the GPU
+ * code (NULL on the CPU interpreter), image_is_ptx says what the image is.
+ * In c's arena (describe.c). */
+const char *describe_kernel(Compilation *c, const struct TirFunc *f, const GpuArtifacts *g, int image_is_ptx);
+/* Runs f on the interpreter over the host buffers of args (bytes[i]: the
+ * size of argument i's buffer); device_print text goes to `printed`.
+ * TILE_OK, or TILE_ERROR_ARGUMENT / TILE_ERROR_RUNTIME with err (launch.c). */
+tile_status launch_interpreted(const struct TirFunc *f, const unsigned grid[3], const tile_arg *args, int n,
+                               const size_t *bytes, Buf *printed, char *err, size_t errsize);
 extern const unsigned char tile_stdlib_source[];
 extern const size_t tile_stdlib_size;
 

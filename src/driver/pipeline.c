@@ -33,10 +33,21 @@ static int is_ir_text(const Source *s) {
   return n > 4 && !strcmp(s->name + n - 4, ".tir");
 }
 
+/* num_warps and num_stages: the options', else the chosen config's, else the defaults. */
+static void launch_shape(TirFunc *f, const CheckedKernel *k, const tile_options *o) {
+  if (k && o->config >= 0 && o->config < k->meta.configs.len) {
+    f->num_warps = k->meta.configs.data[o->config].num_warps;
+    f->num_stages = k->meta.configs.data[o->config].num_stages;
+  }
+  if (o->num_warps) f->num_warps = o->num_warps;
+  if (o->num_stages) f->num_stages = o->num_stages;
+}
+
 TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump) {
   if (is_ir_text(&c->source)) { /* tile IR text: passes can be tested from it */
     TirFunc *f = tir_read(&c->source, &c->arena, &c->diags);
     if (!f || tir_verify(f, &c->diags) || tir_run_passes(f, opts->passes, &c->diags, dump)) return NULL;
+    launch_shape(f, NULL, opts);
     return f;
   }
   TokenVec toks = lex(&c->source, &c->diags);
@@ -47,9 +58,11 @@ TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump) {
   so.require_types = 1;
   CheckedKernel *k = sema_check(m, parse_stdlib(c), &so, &c->diags);
   if (!k) return NULL;
+  c->checked = k;
   TirFunc *f = tir_lower(k, &c->arena, &c->diags);
   if (c->diags.errors || tir_verify(f, &c->diags)) return NULL;
   if (tir_run_passes(f, opts->passes, &c->diags, dump)) return NULL;
+  launch_shape(f, k, opts);
   return f;
 }
 
@@ -67,12 +80,15 @@ static int known_arch(const char *arch) {
 }
 
 /* PTX to cubin with ptxas; its failure is a compile error. */
-static tile_status assemble(Compilation *c, const char *ptxas_path, GpuArtifacts *out) {
-  char path[4096], err[2048];
+static tile_status assemble(Compilation *c, const char *ptxas, GpuArtifacts *out) {
+  char err[2048];
   char *cubin = NULL, *log = NULL;
   size_t size = 0;
-  if (ptxas_locate(ptxas_path, path, sizeof path, err, sizeof err) ||
-      ptxas_assemble(path, out->ptx, out->ptx_len, out->arch, &cubin, &size, &log, err, sizeof err)) {
+  if (!ptxas) {
+    diag_error(&c->diags, (Loc){0}, "internal error: no ptxas to make a cubin with");
+    return TILE_ERROR_COMPILE;
+  }
+  if (ptxas_assemble(ptxas, out->ptx, out->ptx_len, out->arch, &cubin, &size, &log, err, sizeof err)) {
     diag_error(&c->diags, (Loc){0}, "%s", err);
     free(log);
     return TILE_ERROR_COMPILE;
@@ -87,7 +103,7 @@ static tile_status assemble(Compilation *c, const char *ptxas_path, GpuArtifacts
   return TILE_OK;
 }
 
-tile_status pipeline_gpu(Compilation *c, const tile_options *opts, tile_stage last, const char *ptxas_path,
+tile_status pipeline_gpu(Compilation *c, const tile_options *opts, tile_stage last, const char *ptxas,
                          GpuArtifacts *out) {
   memset(out, 0, sizeof *out);
   out->arch = opts->arch ? opts->arch : "sm_90";
@@ -97,7 +113,10 @@ tile_status pipeline_gpu(Compilation *c, const tile_options *opts, tile_stage la
   }
   TirFunc *f = pipeline_tir(c, opts, NULL);
   if (!f) return TILE_ERROR_COMPILE;
-  if (opts->num_stages) f->num_stages = opts->num_stages;
+  Buf tir;
+  buf_init(&tir, &c->arena);
+  tir_print(f, &tir);
+  out->tir = buf_cstr(&tir);
   TgirOptions to = {opts->num_warps, compute_capability(out->arch)};
   if (tgir_convert(f, &to, &c->diags, NULL)) return TILE_ERROR_COMPILE;
   out->f = f;
@@ -115,7 +134,23 @@ tile_status pipeline_gpu(Compilation *c, const tile_options *opts, tile_stage la
   out->ptx_len = code.ptx_len;
   out->shared_bytes = code.shared_bytes;
   if (last != TILE_STAGE_METADATA || !out->ptx) return TILE_OK;
-  return assemble(c, ptxas_path, out);
+  return assemble(c, ptxas, out);
+}
+
+/* The metadata JSON; without ptxas, of the PTX (no registers or spills). */
+static tile_status emit_metadata(Compilation *c, const tile_options *opts, Buf *out) {
+  char ptxas[4096], why[512];
+  int have_ptxas = context_ptxas(c->ctx, ptxas, sizeof ptxas, why, sizeof why) == 0;
+  if (!have_ptxas) diag_warning(&c->diags, (Loc){0}, "%s: the metadata describes the PTX (no registers or spills)", why);
+  GpuArtifacts g;
+  tile_status s = pipeline_gpu(c, opts, have_ptxas ? TILE_STAGE_METADATA : TILE_STAGE_PTX, ptxas, &g);
+  if (s != TILE_OK) return s;
+  if (!g.ptx) {
+    diag_error(&c->diags, (Loc){0}, "no PTX for target '%s'", g.arch);
+    return TILE_ERROR_COMPILE;
+  }
+  buf_puts(out, describe_kernel(c, g.f, &g, !have_ptxas));
+  return TILE_OK;
 }
 
 static tile_status emit_gpu_stage(Compilation *c, const tile_options *opts, tile_stage stage, Buf *out) {
@@ -134,10 +169,7 @@ static tile_status emit_gpu_stage(Compilation *c, const tile_options *opts, tile
 tile_status pipeline_run(Compilation *c, const tile_options *opts, tile_stage stage, Buf *out) {
   if (stage == TILE_STAGE_TGIR || stage == TILE_STAGE_LLIR || stage == TILE_STAGE_PTX)
     return emit_gpu_stage(c, opts, stage, out);
-  if (stage == TILE_STAGE_METADATA) {
-    diag_error(&c->diags, (Loc){0}, "kernel metadata is not available yet");
-    return TILE_ERROR_COMPILE;
-  }
+  if (stage == TILE_STAGE_METADATA) return emit_metadata(c, opts, out);
   TokenVec toks = lex(&c->source, &c->diags);
   if (stage == TILE_STAGE_TOKENS) {
     tokens_print(&toks, out);

@@ -21,9 +21,12 @@ int dtype_is_float(DType t) { return dtypes[t].kind == DK_FLOAT; }
 int dtype_is_int(DType t) { return dtypes[t].kind != DK_FLOAT; }
 int dtype_is_signed(DType t) { return dtypes[t].kind == DK_SINT || dtypes[t].kind == DK_FLOAT; }
 
+/* The first characters are compared inline: launches look dtypes up on their hot path. */
 int dtype_lookup(const char *name) {
-  for (int i = 0; i < DT_COUNT; i++)
-    if (!strcmp(name, dtypes[i].short_name) || !strcmp(name, dtypes[i].triton_name)) return i;
+  for (int i = 0; i < DT_COUNT; i++) {
+    const char *s = dtypes[i].short_name, *t = dtypes[i].triton_name;
+    if ((name[0] == s[0] && name[1] == s[1] && !strcmp(name, s)) || (name[0] == t[0] && !strcmp(name, t))) return i;
+  }
   return -1;
 }
 

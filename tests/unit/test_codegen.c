@@ -76,7 +76,7 @@ int main(void) {
   CHECK_CONTAINS(ptx, ".target sm_90");
   CHECK_CONTAINS(ptx, "add.rn.f32");
   char ptxas[512];
-  if (ptx && ptxas_locate(NULL, ptxas, sizeof ptxas, err, sizeof err) == 0) {
+  if (ptx && ptxas_locate(NULL, getenv("PATH"), ptxas, sizeof ptxas, err, sizeof err) == 0) {
     char *cubin = NULL, *log = NULL;
     size_t cubin_len = 0;
     CHECK(ptxas_assemble(ptxas, ptx, len, "sm_90", &cubin, &cubin_len, &log, err, sizeof err) == 0);
@@ -95,7 +95,7 @@ int main(void) {
   } else {
     printf("no ptxas here: %s\n", err);
   }
-  CHECK(ptxas_locate("/nonexistent/ptxas", ptxas, sizeof ptxas, err, sizeof err) == -1);
+  CHECK(ptxas_locate("/nonexistent/ptxas", NULL, ptxas, sizeof ptxas, err, sizeof err) == -1);
   CHECK_CONTAINS(err, "TILE_PTXAS_PATH is '/nonexistent/ptxas'");
   free(ptx);
   LLVMDisposeModule(m);

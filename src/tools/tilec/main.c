@@ -10,22 +10,27 @@
 enum { MAX_DEFINES = 256 };
 
 typedef struct Args {
-  const char *input, *output, *emit;
+  const char *input, *output, *emit, *metadata;
   tile_options opts;
   const char *defines[MAX_DEFINES];
   int list_builtins;
 } Args;
 
 static const char usage[] =
-    "usage: tilec FILE.tl [options]\n"
+    "usage: tilec FILE.tl -o KERNEL.cubin|KERNEL.ptx [options]\n"
+    "       tilec FILE.tl --emit=STAGE [-o FILE] [options]\n"
     "       tilec run FILE.tl [--kernel NAME] --grid G0[,G1[,G2]] [-D NAME=VALUE]...\n"
     "                 [--device cpu|gpu] -- ARG...\n"
     "\n"
     "Compiles a kernel written in the tile language (Triton's Python DSL).\n"
     "\n"
     "options:\n"
-    "  --emit=STAGE          print a stage instead of compiling: tokens, ast, tir,\n"
-    "                        axisinfo, tgir, llir, ptx\n"
+    "  -o FILE               write the output to FILE instead of stdout; without\n"
+    "                        --emit, FILE.cubin is a cubin (ptxas) and FILE.ptx PTX,\n"
+    "                        each with its metadata JSON beside it (FILE.json)\n"
+    "  --emit=STAGE          the stage to write: tokens, ast, tir, axisinfo, tgir,\n"
+    "                        llir, ptx, metadata (JSON, docs/abi.md), cubin (needs -o)\n"
+    "  --metadata FILE       where the metadata JSON of a cubin or PTX goes\n"
     "                        (ast is typed and specialised when the parameters have\n"
     "                        types, from --signature or annotations)\n"
     "  --kernel NAME         the kernel to compile (default: the one function no\n"
@@ -46,13 +51,13 @@ static const char usage[] =
     "                        constancy) of the optimised tile IR\n"
     "  --check               fail when a parameter has no type instead of printing\n"
     "                        the untyped tree\n"
-    "  -o FILE               write the output to FILE instead of stdout\n"
     "  --list-builtins       print the builtin reference (markdown)\n"
     "  --list-ops            print the tile IR op reference (markdown)\n"
     "  --version             print the version and exit\n"
     "  --help                print this help and exit\n"
     "\n"
-    "tilec run runs the kernel on the CPU interpreter. Each ARG, one per\n"
+    "tilec run runs the kernel on the CPU interpreter (--device cpu, the default)\n"
+    "or the GPU (--device gpu; the kernel is compiled for the GPU present). Each ARG, one per\n"
     "non-constexpr parameter: a number (a scalar), PATH.npy (an input buffer of\n"
     "the file's dtype), or out:PATH.npy:DTYPE:D0xD1... (an output buffer, poisoned\n"
     "before the run and written to PATH after it).\n";
@@ -122,6 +127,8 @@ static int parse_args(int argc, char **argv, Args *a) {
       a->opts.num_stages = (int)n;
     } else if ((v = option_value(argc, argv, &i, "-o"))) {
       a->output = v;
+    } else if ((v = option_value(argc, argv, &i, "--metadata"))) {
+      a->metadata = v;
     } else if (!strncmp(arg, "-D", 2)) {
       v = arg[2] ? arg + 2 : (i + 1 < argc ? argv[++i] : "");
       if (a->opts.num_defines == MAX_DEFINES) return usage_error("%s", "too many -D options");
@@ -146,22 +153,73 @@ static int stage_of(const char *emit, tile_stage *stage) {
   else if (!strcmp(emit, "tgir")) *stage = TILE_STAGE_TGIR;
   else if (!strcmp(emit, "llir")) *stage = TILE_STAGE_LLIR;
   else if (!strcmp(emit, "ptx")) *stage = TILE_STAGE_PTX;
+  else if (!strcmp(emit, "metadata")) *stage = TILE_STAGE_METADATA;
   else return 0;
   return 1;
 }
 
-static int write_output(const char *path, const char *text) {
+static int write_bytes(const char *path, const void *data, size_t size) {
   FILE *f = path ? fopen(path, "wb") : stdout;
   if (!f) {
     perror(path);
     return 1;
   }
-  fputs(text, f);
-  if (path && fclose(f)) {
-    perror(path);
+  int failed = fwrite(data, 1, size, f) != size;
+  if (path) failed |= fclose(f) != 0;
+  if (failed) perror(path ? path : "stdout");
+  return failed;
+}
+
+static int write_output(const char *path, const char *text) { return write_bytes(path, text, strlen(text)); }
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), m = strlen(suffix);
+  return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* "cubin", "ptx" (an image with metadata, through tile_compile), or NULL for a text stage. */
+static const char *image_kind(const Args *a) {
+  if (a->emit) return !strcmp(a->emit, "cubin") || (!strcmp(a->emit, "ptx") && (a->output || a->metadata)) ? a->emit : NULL;
+  if (a->output && ends_with(a->output, ".cubin")) return "cubin";
+  if (a->output && ends_with(a->output, ".ptx")) return "ptx";
+  return NULL;
+}
+
+/* k.cubin -> k.json */
+static char *metadata_path(const Args *a) {
+  if (a->metadata) return strdup(a->metadata);
+  if (!a->output) return NULL;
+  const char *dot = strrchr(a->output, '.'), *slash = strrchr(a->output, '/');
+  size_t n = dot && (!slash || dot > slash + 1) ? (size_t)(dot - a->output) : strlen(a->output);
+  char *path = malloc(n + sizeof ".json");
+  if (path) snprintf(path, n + sizeof ".json", "%.*s.json", (int)n, a->output);
+  return path;
+}
+
+static int report(tile_context *ctx, tile_status s) {
+  fputs(tile_diagnostics(ctx), stderr);
+  if (s != TILE_OK && s != TILE_ERROR_COMPILE) fprintf(stderr, "tilec: error: %s\n", tile_error(ctx));
+  return s != TILE_OK;
+}
+
+/* A cubin or PTX and its metadata, ahead of time. */
+static int compile_image(tile_context *ctx, const Args *a, const char *kind) {
+  if (!strcmp(kind, "cubin") && !a->output) return usage_error("%s", "--emit=cubin needs -o FILE");
+  size_t len, size;
+  char *source = tilec_read_file(a->input, &len);
+  if (!source) {
+    fprintf(stderr, "tilec: error: cannot read '%s'\n", a->input);
     return 1;
   }
-  return 0;
+  const void *image;
+  const char *json;
+  tile_status s = tile_compile(ctx, a->input, source, len, &a->opts, !strcmp(kind, "ptx"), &image, &size, &json);
+  free(source);
+  if (report(ctx, s)) return 1;
+  char *json_path = metadata_path(a);
+  int rc = write_bytes(a->output, image, size) || (json_path && write_output(json_path, json));
+  free(json_path);
+  return rc;
 }
 
 int main(int argc, char **argv) {
@@ -169,26 +227,28 @@ int main(int argc, char **argv) {
   Args a = {0};
   if (parse_args(argc, argv, &a)) return 1;
   tile_stage stage = a.list_builtins == 2 ? TILE_STAGE_OPS : TILE_STAGE_BUILTINS;
-  if (!a.list_builtins) {
-    if (!a.emit)
-      return usage_error("%s", "code generation (cubin, ptx) is not built yet; use --emit=tokens, ast or tir");
-    if (!stage_of(a.emit, &stage)) return usage_error("unknown --emit stage '%s' (expected tokens, ast or tir)", a.emit);
+  const char *kind = a.list_builtins ? NULL : image_kind(&a);
+  if (!a.list_builtins && !kind) {
+    if (!a.emit && a.output)
+      return usage_error("cannot tell what to write to '%s': name it .cubin or .ptx, or give --emit=STAGE", a.output);
+    if (!a.emit) return usage_error("%s", "nothing to do: give -o KERNEL.cubin, -o KERNEL.ptx or --emit=STAGE");
+    if (!stage_of(a.emit, &stage))
+      return usage_error("unknown --emit stage '%s' (expected tokens, ast, tir, axisinfo, tgir, llir, ptx, metadata or cubin)",
+                         a.emit);
   }
   tile_context *ctx;
   if (tile_context_create(&ctx) != TILE_OK) {
     fprintf(stderr, "tilec: error: out of memory\n");
     return 1;
   }
-  const char *text = NULL;
-  tile_status s = a.list_builtins ? tile_emit(ctx, "<builtins>", "", 0, &a.opts, stage, &text)
-                                  : tile_emit_file(ctx, a.input, &a.opts, stage, &text);
-  fputs(tile_diagnostics(ctx), stderr);
-  int rc = 0;
-  if (s != TILE_OK) {
-    if (s != TILE_ERROR_COMPILE) fprintf(stderr, "tilec: error: %s\n", tile_error(ctx));
-    rc = 1;
+  int rc;
+  if (kind) {
+    rc = compile_image(ctx, &a, kind);
   } else {
-    rc = write_output(a.output, text);
+    const char *text = NULL;
+    tile_status s = a.list_builtins ? tile_emit(ctx, "<builtins>", "", 0, &a.opts, stage, &text)
+                                    : tile_emit_file(ctx, a.input, &a.opts, stage, &text);
+    rc = report(ctx, s) || write_output(a.output, text);
   }
   tile_context_destroy(ctx);
   return rc;

@@ -1,10 +1,12 @@
-/* tilec run: runs a kernel on the CPU interpreter with arguments from the
- * command line, .npy inputs and outputs.
+/* tilec run: runs a kernel on the CPU interpreter or the GPU with arguments
+ * from the command line, .npy inputs and outputs.
  *   tilec run FILE.tl [--kernel NAME] --grid G0[,G1[,G2]] [-D NAME=VALUE]...
  *             [--device cpu|gpu] -- ARG...
  * ARG is a number (a scalar), PATH.npy (an input buffer of the file's dtype)
  * or out:PATH.npy:DTYPE:D0xD1... (an output buffer, poisoned before the run
- * and written to PATH after it). */
+ * and written to PATH after it).  Both devices go through the same calls
+ * (tile_malloc, copies, tile_kernel_create_file, tile_launch): with --device
+ * cpu the context runs on the interpreter. */
 #include "run.h"
 
 #include "runtime/npy.h"
@@ -31,6 +33,7 @@ typedef struct RunArgs {
   tile_arg args[MAX_ARGS];
   NpyArray arrays[MAX_ARGS];     /* inputs and outputs, freed at the end */
   const char *out_paths[MAX_ARGS];
+  void *buffers[MAX_ARGS];       /* each buffer's device copy */
   int n_args;
 } RunArgs;
 
@@ -167,25 +170,51 @@ static int parse_run_args(int argc, char **argv, RunArgs *r) {
   return 0;
 }
 
-static char *read_all(const char *path, size_t *len) {
+char *tilec_read_file(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
   size_t cap = 1 << 16;
   char *s = malloc(cap);
   *len = 0;
-  for (size_t got; s && (got = fread(s + *len, 1, cap - *len, f)) > 0;) {
+  for (size_t got; s && (got = fread(s + *len, 1, cap - 1 - *len, f)) > 0;) {
     *len += got;
-    if (*len == cap) {
+    if (*len == cap - 1) {
       char *bigger = cap < (64u << 20) ? realloc(s, cap *= 2) : NULL;
-      if (!bigger) {
-        free(s);
-        s = NULL;
-      }
+      if (!bigger) free(s);
       s = bigger;
     }
   }
+  if (s) s[*len] = 0;
   fclose(f);
   return s;
+}
+
+static int fail(tile_context *ctx, tile_status s) {
+  fputs(tile_diagnostics(ctx), stderr);
+  if (s != TILE_ERROR_COMPILE) fprintf(stderr, "tilec run: error: %s\n", tile_error(ctx));
+  return 1;
+}
+
+/* Each buffer to the device (outputs too: their poison shows what the kernel did not write). */
+static tile_status to_device(tile_context *ctx, RunArgs *r) {
+  for (int i = 0; i < r->n_args; i++) {
+    if (r->args[i].kind != TILE_ARG_BUFFER) continue;
+    size_t bytes = r->arrays[i].count * r->arrays[i].elem_size;
+    tile_status s = tile_malloc(ctx, &r->buffers[i], bytes);
+    if (s == TILE_OK) s = tile_memcpy_to_device(ctx, r->buffers[i], r->arrays[i].data, bytes);
+    if (s != TILE_OK) return s;
+    r->args[i].data = r->buffers[i];
+  }
+  return TILE_OK;
+}
+
+static tile_status from_device(tile_context *ctx, RunArgs *r) {
+  for (int i = 0; i < r->n_args; i++) {
+    if (!r->out_paths[i]) continue;
+    tile_status s = tile_memcpy_to_host(ctx, r->arrays[i].data, r->buffers[i], r->arrays[i].count * r->arrays[i].elem_size);
+    if (s != TILE_OK) return s;
+  }
+  return TILE_OK;
 }
 
 static int write_outputs(RunArgs *r) {
@@ -198,29 +227,18 @@ static int write_outputs(RunArgs *r) {
 }
 
 static int execute(RunArgs *r) {
-  if (!strcmp(r->device, "gpu"))
-    return run_error("%s", "--device gpu: the GPU backend is not built yet; use --device cpu");
-  size_t len;
-  char *src = read_all(r->input, &len);
-  if (!src) return run_error("cannot read '%s'", r->input);
   tile_context *ctx;
-  if (tile_context_create(&ctx) != TILE_OK) {
-    free(src);
-    return run_error("%s", "out of memory");
-  }
-  const char *printed = NULL;
-  tile_status s = tile_run_cpu(ctx, r->input, src, len, &r->opts, r->grid, r->args, r->n_args, &printed);
-  if (printed) fputs(printed, stdout);
-  fputs(tile_diagnostics(ctx), stderr);
-  int rc = 0;
-  if (s != TILE_OK) {
-    if (s != TILE_ERROR_COMPILE) fprintf(stderr, "tilec run: error: %s\n", tile_error(ctx));
-    rc = 1;
-  } else {
-    rc = write_outputs(r);
-  }
-  tile_context_destroy(ctx);
-  free(src);
+  if (tile_context_create(&ctx) != TILE_OK) return run_error("%s", "out of memory");
+  tile_kernel *k = NULL;
+  tile_status s = !strcmp(r->device, "cpu") ? tile_context_use_cpu(ctx) : TILE_OK;
+  if (s == TILE_OK) s = to_device(ctx, r);
+  if (s == TILE_OK) s = tile_kernel_create_file(ctx, r->input, &r->opts, &k);
+  if (s == TILE_OK) s = tile_launch(k, r->grid, NULL, r->args, r->n_args);
+  if (s == TILE_OK) s = tile_synchronize(ctx);
+  if (s == TILE_OK) s = from_device(ctx, r);
+  int rc = s == TILE_OK ? write_outputs(r) : fail(ctx, s);
+  if (s == TILE_OK) fputs(tile_diagnostics(ctx), stderr);
+  tile_context_destroy(ctx); /* frees the kernel and the device buffers */
   return rc;
 }
 

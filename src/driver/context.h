@@ -1,0 +1,50 @@
+/* The API's context (struct tile_context) and the calls every part of the
+ * library makes on it: messages, notes.  Shared by the compiler and the
+ * runtime (libtile_rt has this half of the driver and no compiler). */
+#ifndef TILE_CONTEXT_H
+#define TILE_CONTEXT_H
+
+#include "../support/arena.h"
+#include "tile/tile.h"
+
+#include <stdint.h>
+
+/* A block of device memory (host memory on the CPU interpreter). */
+typedef struct Allocation {
+  uintptr_t base;
+  size_t bytes;
+} Allocation;
+
+struct tile_context {
+  Arena results;          /* text handed to the caller; reset at each call */
+  const char *error;      /* borrowed by tile_error() */
+  const char *diagnostics;
+  size_t memory_cap;      /* bytes one compilation may use */
+  /* the environment, read once by tile_context_create (malloc'd; NULL when unset) */
+  int on_cpu;             /* kernels run on the CPU interpreter (TILE_INTERPRET=1, tile_context_use_cpu) */
+  char *cache_dir;        /* TILE_CACHE_DIR, else $HOME/.cache/tile; NULL: no disk cache */
+  char *ptxas_path;       /* TILE_PTXAS_PATH */
+  char *cuda_library;     /* TILE_CUDA_LIBRARY */
+  char *search_path;      /* PATH, the last place ptxas is looked for */
+  /* the GPU side (src/runtime) */
+  struct Device *device;  /* opened on the first call that needs it; NULL before */
+  char device_error[600]; /* why opening failed ("": not tried since the last tile_device_open) */
+  int device_ordinal;
+  Allocation *allocations;/* live tile_malloc blocks, by address */
+  int num_allocations, cap_allocations;
+  int live_streams, live_events;
+  struct tile_kernel *kernels; /* owned: destroyed with the context */
+};
+
+/* Starts an API call: clears the last call's message (cheap when there is none). */
+void context_begin(tile_context *ctx);
+tile_status context_fail(tile_context *ctx, tile_status s, const char *message);
+tile_status context_failf(tile_context *ctx, tile_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Appends a line to tile_diagnostics (cache notes, ptxas warnings). */
+void context_note(tile_context *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Reads a whole file (at most max_bytes, a power of two) into a malloc'd,
+ * NUL-terminated buffer; a status and message in ctx on failure. */
+tile_status context_read_file(tile_context *ctx, const char *path, size_t max_bytes, char **text, size_t *len);
+
+#endif

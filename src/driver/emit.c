@@ -1,0 +1,156 @@
+/* The compiler's entry points: a compilation runs under a guard, so an
+ * internal limit anywhere in the pipeline (memory, error count) comes back
+ * as a status, never a crash.  tile_emit gives a stage's text; tile_compile
+ * gives a GPU image and its metadata ahead of time. */
+#include "driver.h"
+#include "../backend/ptxas.h"
+#include "../tir/tir.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_SOURCE_BYTES = 64u << 20 };
+
+/* Copies the compilation's diagnostics into the context, whose arena
+ * outlives the compilation's. */
+void keep_diagnostics(tile_context *ctx, Compilation *c, tile_status s) {
+  Buf diag;
+  buf_init(&diag, &c->arena);
+  diag_render(&c->diags, &diag);
+  ctx->diagnostics = arena_strdup(&ctx->results, buf_cstr(&diag));
+  if (s == TILE_ERROR_COMPILE) ctx->error = ctx->diagnostics;
+}
+
+static void keep_results(tile_context *ctx, Compilation *c, tile_status s, Buf *out, const char **text) {
+  keep_diagnostics(ctx, c, s);
+  if (text) *text = s == TILE_OK ? arena_strndup(&ctx->results, buf_cstr(out), out->len) : NULL;
+}
+
+Compilation *compilation_begin(tile_context *ctx, const char *name, const char *source, size_t len) {
+  context_begin(ctx);
+  Compilation *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  c->ctx = ctx;
+  arena_init(&c->arena, ctx->memory_cap);
+  c->arena.guard = &c->guard;
+  diags_init(&c->diags, &c->arena, &c->guard);
+  c->source = (Source){name ? name : "<input>", source ? source : "", len};
+  return c;
+}
+
+void compilation_end(Compilation *c) {
+  if (!c) return;
+  arena_free(&c->arena);
+  free(c);
+}
+
+int context_ptxas(tile_context *ctx, char *path, size_t size, char *err, size_t errsize) {
+  return ptxas_locate(ctx->ptxas_path, ctx->search_path, path, size, err, errsize);
+}
+
+/* Runs one compilation under its guard: a longjmp from anywhere inside
+ * lands here and becomes a status. */
+static tile_status run_protected(Compilation *c, const tile_options *opts, tile_stage stage, const char **text) {
+  tile_context *ctx = c->ctx;
+  Buf out;
+  buf_init(&out, &c->arena);
+  if (setjmp(c->guard.jump) == 0) {
+    tile_status s = TILE_OK;
+    if (stage == TILE_STAGE_BUILTINS) builtins_reference(&out);
+    else if (stage == TILE_STAGE_OPS) tir_ops_reference(&out);
+    else s = pipeline_run(c, opts, stage, &out);
+    keep_results(ctx, c, s, &out, text);
+    return s;
+  }
+  if (c->diags.errors) { /* too many errors: report the ones collected */
+    keep_results(ctx, c, TILE_ERROR_COMPILE, &out, text);
+    return TILE_ERROR_COMPILE;
+  }
+  return context_fail(ctx, TILE_ERROR_MEMORY, c->guard.message);
+}
+
+tile_status tile_emit(tile_context *ctx, const char *name, const char *source, size_t len,
+                      const tile_options *opts, tile_stage stage, const char **text) {
+  if (!ctx) return TILE_ERROR_ARGUMENT;
+  if (text) *text = NULL;
+  context_begin(ctx);
+  if (!text || (!source && len)) return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_emit: NULL source or text");
+  tile_options defaults;
+  tile_options_init(&defaults);
+  Compilation *c = compilation_begin(ctx, name, source, len);
+  if (!c) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
+  tile_status s = run_protected(c, opts ? opts : &defaults, stage, text);
+  compilation_end(c);
+  return s;
+}
+
+tile_status tile_emit_file(tile_context *ctx, const char *path, const tile_options *opts, tile_stage stage,
+                           const char **text) {
+  if (!ctx) return TILE_ERROR_ARGUMENT;
+  if (text) *text = NULL;
+  context_begin(ctx);
+  if (!path) return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_emit_file: NULL path");
+  char *source;
+  size_t len;
+  tile_status s = context_read_file(ctx, path, MAX_SOURCE_BYTES, &source, &len);
+  if (s != TILE_OK) return s;
+  s = tile_emit(ctx, path, source, len, opts, stage, text);
+  free(source);
+  return s;
+}
+
+/* ---- ahead-of-time compilation ------------------------------------------------------ */
+
+/* The GPU pipeline to a cubin (or PTX), then the metadata, under c's guard. */
+static tile_status compile_image(Compilation *c, const tile_options *opts, int want_ptx, const void **image,
+                                 size_t *size, const char **metadata) {
+  char ptxas[4096], why[512];
+  if (!want_ptx && context_ptxas(c->ctx, ptxas, sizeof ptxas, why, sizeof why)) {
+    diag_error(&c->diags, (Loc){0}, "%s", why);
+    return TILE_ERROR_COMPILE;
+  }
+  GpuArtifacts g;
+  tile_status s = pipeline_gpu(c, opts, want_ptx ? TILE_STAGE_PTX : TILE_STAGE_METADATA, ptxas, &g);
+  if (s != TILE_OK) return s;
+  if (!g.ptx) {
+    diag_error(&c->diags, (Loc){0}, "no PTX for target '%s'", g.arch);
+    return TILE_ERROR_COMPILE;
+  }
+  *image = want_ptx ? (const void *)g.ptx : (const void *)g.cubin;
+  *size = want_ptx ? g.ptx_len : g.cubin_size;
+  *metadata = describe_kernel(c, g.f, &g, want_ptx);
+  return TILE_OK;
+}
+
+tile_status tile_compile(tile_context *ctx, const char *name, const char *source, size_t len,
+                         const tile_options *opts, int ptx, const void **image, size_t *size, const char **metadata) {
+  if (!ctx) return TILE_ERROR_ARGUMENT;
+  context_begin(ctx);
+  if (!source || !image || !size || !metadata)
+    return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_compile: NULL source, image, size or metadata");
+  *image = NULL;
+  *size = 0;
+  *metadata = NULL;
+  tile_options defaults;
+  tile_options_init(&defaults);
+  Compilation *c = compilation_begin(ctx, name, source, len);
+  if (!c) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
+  tile_status s = TILE_ERROR_MEMORY;
+  const void *bytes = NULL;
+  const char *json = NULL;
+  if (setjmp(c->guard.jump) == 0) s = compile_image(c, opts ? opts : &defaults, ptx, &bytes, size, &json);
+  else if (c->diags.errors) s = TILE_ERROR_COMPILE;
+  keep_diagnostics(ctx, c, s);
+  if (s == TILE_OK) {
+    void *copy = arena_alloc(&ctx->results, *size + 1);
+    memcpy(copy, bytes, *size);
+    *image = copy;
+    *metadata = arena_strdup(&ctx->results, json);
+  } else if (s == TILE_ERROR_MEMORY) {
+    context_fail(ctx, s, c->guard.message);
+  }
+  compilation_end(c);
+  return s;
+}

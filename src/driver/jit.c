@@ -1,0 +1,382 @@
+/* Just-in-time kernels: tile_kernel_create keeps the source and options;
+ * the runtime (src/runtime/kernel.c) asks, through the KernelCompiler
+ * table here, for each specialisation it has not seen.  For the GPU a
+ * specialisation comes from the disk cache when it can (key: SHA-256 of the
+ * compiler's identity, the source, the standard library, every option that
+ * changes code, the signature, the target and ptxas's identity), else from
+ * the pipeline, and is then written to the cache.  Without ptxas the PTX is
+ * the image and the driver compiles it.  For the CPU interpreter the tile
+ * IR is kept and run. */
+#define _GNU_SOURCE /* dladdr */
+#include "driver.h"
+#include "../runtime/cache.h"
+#include "../runtime/device.h"
+#include "../runtime/kernel.h"
+#include "../support/sha256.h"
+#include "../tir/tir.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* The source and options of a JIT kernel, copied at creation. */
+typedef struct JitSource {
+  char *name;
+  char *text;
+  size_t len;
+  tile_options opts;       /* strings point to the copies below */
+  char **defines;
+  char *kernel, *signature, *passes, *arch;
+} JitSource;
+
+/* A specialisation compiled for the interpreter: its compilation stays alive. */
+typedef struct CpuProgram {
+  Compilation *c;
+  const TirFunc *f;
+} CpuProgram;
+
+/* ---- the disk cache key ------------------------------------------------------------- */
+
+static void hash_field(Sha256 *h, const void *data, size_t len) {
+  unsigned char n[8];
+  for (int i = 0; i < 8; i++) n[i] = (unsigned char)((uint64_t)len >> (8 * i));
+  sha256_update(h, n, sizeof n);
+  sha256_update(h, data, len);
+}
+
+static void hash_string(Sha256 *h, const char *s) { hash_field(h, s ? s : "\x01(none)", strlen(s ? s : "\x01(none)")); }
+
+static void hash_int(Sha256 *h, long long v) {
+  char text[32];
+  snprintf(text, sizeof text, "%lld", v);
+  hash_string(h, text);
+}
+
+/* A file's identity: its path, size and modification time. */
+static void hash_file(Sha256 *h, const char *path) {
+  struct stat st;
+  hash_string(h, path);
+  if (!path || stat(path, &st)) return hash_string(h, "(missing)");
+  hash_int(h, (long long)st.st_size);
+  hash_int(h, (long long)st.st_mtim.tv_sec);
+  hash_int(h, (long long)st.st_mtim.tv_nsec);
+}
+
+/* The compiler: its version and the binary it lives in (a rebuild changes the key). */
+static void hash_compiler(Sha256 *h) {
+  Dl_info info;
+  hash_string(h, tile_version());
+  hash_file(h, dladdr((void *)&hash_compiler, &info) && info.dli_fname ? info.dli_fname : NULL);
+  hash_field(h, tile_stdlib_source, tile_stdlib_size);
+}
+
+static void cache_key(const JitSource *src, const tile_options *o, const char *ptxas, int want_ptx, char hex[65]) {
+  Sha256 h;
+  unsigned char digest[32];
+  sha256_init(&h);
+  hash_string(&h, "tile jit cache key 1");
+  hash_compiler(&h);
+  hash_field(&h, src->text, src->len);
+  hash_string(&h, o->kernel);
+  hash_int(&h, o->num_defines);
+  for (int i = 0; i < o->num_defines; i++) hash_string(&h, o->defines[i]);
+  hash_int(&h, o->config);
+  hash_int(&h, o->num_warps);
+  hash_int(&h, o->num_stages);
+  hash_string(&h, o->passes);
+  hash_string(&h, o->arch);
+  hash_string(&h, o->signature);
+  hash_string(&h, want_ptx ? "ptx" : "cubin");
+  if (!want_ptx) hash_file(&h, ptxas);
+  sha256_final(&h, digest);
+  sha256_hex(digest, hex);
+}
+
+/* ---- building a specialisation ------------------------------------------------------- */
+
+/* The options this specialisation compiles with. */
+static tile_options spec_options(const tile_kernel *k, const Spec *s) {
+  const JitSource *src = k->source;
+  tile_options o = src->opts;
+  if (!k->fixed_signature) o.signature = s->signature;
+  return o;
+}
+
+static tile_status end_compile(Compilation *c, tile_status s) {
+  keep_diagnostics(c->ctx, c, s);
+  if (s == TILE_ERROR_MEMORY) context_fail(c->ctx, s, c->guard.message);
+  compilation_end(c);
+  return s;
+}
+
+/* The tile IR for the interpreter, kept with its compilation. */
+static tile_status build_cpu(tile_kernel *k, Spec *s) {
+  const JitSource *src = k->source;
+  tile_options o = spec_options(k, s);
+  Compilation *c = compilation_begin(k->ctx, src->name, src->text, src->len);
+  if (!c) return context_fail(k->ctx, TILE_ERROR_MEMORY, "out of memory");
+  s->arena.guard = &c->guard;
+  volatile tile_status status = TILE_ERROR_MEMORY; /* set between setjmp and a possible longjmp */
+  if (setjmp(c->guard.jump) == 0) {
+    TirFunc *f = pipeline_tir(c, &o, NULL);
+    status = f ? TILE_OK : TILE_ERROR_COMPILE;
+    if (f) {
+      s->metadata = arena_strdup(&s->arena, describe_kernel(c, f, NULL, 0));
+      Buf tir;
+      buf_init(&tir, &s->arena);
+      tir_print(f, &tir);
+      s->text[TILE_STAGE_TIR] = buf_cstr(&tir);
+      CpuProgram *p = arena_alloc(&c->arena, sizeof *p);
+      *p = (CpuProgram){c, f};
+      s->program = p;
+    }
+  } else if (c->diags.errors) {
+    status = TILE_ERROR_COMPILE;
+  }
+  s->arena.guard = NULL;
+  if (status == TILE_OK) { /* the compilation lives on in s->program */
+    keep_diagnostics(k->ctx, c, status);
+    return status;
+  }
+  s->program = NULL;
+  return end_compile(c, status);
+}
+
+static const char *keep_text(Spec *s, const char *text) { return text ? arena_strdup(&s->arena, text) : NULL; }
+
+static void keep_image(Spec *s, const void *image, size_t size, int is_ptx) {
+  unsigned char *copy = arena_alloc(&s->arena, size + 1); /* zeroed: PTX ends with a NUL */
+  memcpy(copy, image, size);
+  s->image = copy;
+  s->image_size = size;
+  s->image_is_ptx = is_ptx;
+}
+
+/* The pipeline for the GPU; the image, metadata and stage texts into s. */
+static tile_status compile_gpu(tile_kernel *k, Spec *s, const tile_options *o, const char *ptxas, int want_ptx) {
+  const JitSource *src = k->source;
+  Compilation *c = compilation_begin(k->ctx, src->name, src->text, src->len);
+  if (!c) return context_fail(k->ctx, TILE_ERROR_MEMORY, "out of memory");
+  s->arena.guard = &c->guard;
+  GpuArtifacts g;
+  volatile tile_status status = TILE_ERROR_MEMORY; /* set between setjmp and a possible longjmp */
+  if (setjmp(c->guard.jump) == 0) {
+    status = pipeline_gpu(c, o, want_ptx ? TILE_STAGE_PTX : TILE_STAGE_METADATA, ptxas, &g);
+    if (status == TILE_OK && !g.ptx) {
+      diag_error(&c->diags, (Loc){0}, "no PTX for target '%s'", g.arch);
+      status = TILE_ERROR_COMPILE;
+    }
+    if (status == TILE_OK) {
+      s->metadata = arena_strdup(&s->arena, describe_kernel(c, g.f, &g, want_ptx));
+      keep_image(s, want_ptx ? (const void *)g.ptx : g.cubin, want_ptx ? g.ptx_len : g.cubin_size, want_ptx);
+      s->text[TILE_STAGE_TIR] = keep_text(s, g.tir);
+      s->text[TILE_STAGE_TGIR] = keep_text(s, g.tgir);
+      s->text[TILE_STAGE_LLIR] = keep_text(s, g.llir);
+      s->text[TILE_STAGE_PTX] = keep_text(s, g.ptx);
+    }
+  } else if (c->diags.errors) {
+    status = TILE_ERROR_COMPILE;
+  }
+  s->arena.guard = NULL;
+  return end_compile(c, status);
+}
+
+/* The entry for `key` if the cache has a sound one; a note if it had a bad one. */
+static int from_cache(tile_kernel *k, Spec *s, const char *key, char *note, size_t notesize) {
+  CacheEntry e;
+  char why[256];
+  int found = cache_read(k->ctx->cache_dir, key, &e, why, sizeof why);
+  if (found < 0) snprintf(note, notesize, "cache: ignored the entry %s/%s.tile (%s) and compiled again", k->ctx->cache_dir, key, why);
+  if (found <= 0) return 0;
+  Guard guard;
+  s->arena.guard = &guard;
+  if (setjmp(guard.jump) == 0) {
+    keep_image(s, e.image, e.image_size, e.image_is_ptx);
+    s->metadata = arena_strdup(&s->arena, e.metadata);
+  } else { /* out of memory: compile instead, which will say so */
+    found = 0;
+  }
+  s->arena.guard = NULL;
+  cache_entry_free(&e);
+  return found;
+}
+
+static void to_cache(tile_kernel *k, Spec *s, const char *key, char *note, size_t notesize) {
+  char why[512];
+  CacheEntry e = {(unsigned char *)s->image, s->image_size, s->image_is_ptx, (char *)s->metadata, strlen(s->metadata)};
+  if (cache_write(k->ctx->cache_dir, key, &e, why, sizeof why))
+    snprintf(note, notesize, "cache: %s; the kernel was compiled but not cached", why);
+}
+
+static tile_status build_gpu(tile_kernel *k, Spec *s) {
+  tile_context *ctx = k->ctx;
+  tile_options o = spec_options(k, s);
+  int prefer_ptx = 0;
+  if (!o.arch) o.arch = device_arch(ctx, &prefer_ptx);
+  if (!o.arch) o.arch = "sm_90";
+  char ptxas[4096], why[512], key[65], notes[2][1024] = {"", ""};
+  int have_ptxas = context_ptxas(ctx, ptxas, sizeof ptxas, why, sizeof why) == 0;
+  if (!have_ptxas) snprintf(notes[0], sizeof notes[0], "%s: the CUDA driver will compile the PTX", why);
+  int want_ptx = prefer_ptx || !have_ptxas;
+  cache_key(k->source, &o, have_ptxas ? ptxas : NULL, want_ptx, key);
+  tile_status status = TILE_OK;
+  if (!ctx->cache_dir || !from_cache(k, s, key, notes[1], sizeof notes[1])) {
+    status = compile_gpu(k, s, &o, have_ptxas ? ptxas : NULL, want_ptx);
+    if (status == TILE_OK && ctx->cache_dir) to_cache(k, s, key, notes[1], sizeof notes[1]);
+  }
+  for (int i = 0; i < 2; i++)
+    if (notes[i][0]) context_note(ctx, "%s", notes[i]);
+  return status;
+}
+
+static tile_status build(tile_kernel *k, Spec *s) { return s->on_cpu ? build_cpu(k, s) : build_gpu(k, s); }
+
+/* ---- running on the interpreter ----------------------------------------------------- */
+
+static tile_status run_cpu(tile_kernel *k, Spec *s, const unsigned grid[3], const tile_arg *args, int n,
+                           const size_t *bytes) {
+  const CpuProgram *p = s->program;
+  Arena printed_arena;
+  Guard guard;
+  arena_init(&printed_arena, k->ctx->memory_cap);
+  printed_arena.guard = &guard;
+  char err[512];
+  tile_status status = TILE_ERROR_MEMORY;
+  Buf printed;
+  buf_init(&printed, &printed_arena);
+  if (setjmp(guard.jump) == 0) status = launch_interpreted(p->f, grid, args, n, bytes, &printed, err, sizeof err);
+  else snprintf(err, sizeof err, "%s", guard.message);
+  if (printed.len) { /* device_print writes to stdout, as the GPU's printf does */
+    fwrite(printed.data, 1, printed.len, stdout);
+    fflush(stdout);
+  }
+  arena_free(&printed_arena);
+  return status == TILE_OK ? status : context_fail(k->ctx, status, err);
+}
+
+static void release_spec(Spec *s) {
+  CpuProgram *p = s->program;
+  if (p) compilation_end(p->c);
+  s->program = NULL;
+}
+
+static void release(tile_kernel *k) {
+  JitSource *src = k->source;
+  if (!src) return;
+  for (int i = 0; src->defines && i < src->opts.num_defines; i++) free(src->defines[i]);
+  free(src->defines);
+  free(src->name);
+  free(src->text);
+  free(src->kernel);
+  free(src->signature);
+  free(src->passes);
+  free(src->arch);
+  free(src);
+  k->source = NULL;
+}
+
+static const KernelCompiler jit_compiler = {build, run_cpu, release_spec, release};
+
+/* ---- creation ------------------------------------------------------------------------ */
+
+/* A malloc'd copy; *failed set if it could not be made. */
+static char *copy(const char *s, int *failed) {
+  if (!s) return NULL;
+  char *c = strdup(s);
+  *failed |= !c;
+  return c;
+}
+
+static JitSource *copy_source(const char *name, const char *text, size_t len, const tile_options *opts) {
+  JitSource *src = calloc(1, sizeof *src);
+  if (!src) return NULL;
+  int failed = 0;
+  src->opts = *opts;
+  src->name = copy(name ? name : "<input>", &failed);
+  src->text = malloc(len + 1);
+  failed |= !src->text;
+  if (src->text) memcpy(src->text, text, len), src->text[len] = 0;
+  src->len = len;
+  src->opts.kernel = src->kernel = copy(opts->kernel, &failed);
+  src->opts.signature = src->signature = copy(opts->signature, &failed);
+  src->opts.passes = src->passes = copy(opts->passes, &failed);
+  src->opts.arch = src->arch = copy(opts->arch, &failed);
+  src->defines = calloc((size_t)opts->num_defines + 1, sizeof *src->defines);
+  failed |= !src->defines;
+  for (int i = 0; src->defines && i < opts->num_defines; i++) src->defines[i] = copy(opts->defines[i], &failed);
+  src->opts.defines = (const char *const *)src->defines;
+  src->opts.print_after_all = 0;
+  if (!failed) return src;
+  tile_kernel k = {.source = src};
+  release(&k);
+  return NULL;
+}
+
+static tile_status check_options(tile_context *ctx, const tile_options *o) {
+  if (o->num_warps && (o->num_warps < 0 || o->num_warps > 32 || (o->num_warps & (o->num_warps - 1))))
+    return context_failf(ctx, TILE_ERROR_ARGUMENT, "num_warps must be 0 (the default) or a power of two from 1 to 32, not %d",
+                         o->num_warps);
+  if (o->num_stages < 0 || o->num_stages > 16)
+    return context_failf(ctx, TILE_ERROR_ARGUMENT, "num_stages must be from 0 (the default) to 16, not %d", o->num_stages);
+  if (o->num_defines < 0 || (o->num_defines && !o->defines))
+    return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_kernel_create: num_defines without defines");
+  for (int i = 0; i < o->num_defines; i++)
+    if (!o->defines[i]) return context_failf(ctx, TILE_ERROR_ARGUMENT, "tile_kernel_create: defines[%d] is NULL", i);
+  return TILE_OK;
+}
+
+/* Parses the source, so syntax errors show at creation rather than at the first launch. */
+static tile_status check_syntax(tile_context *ctx, const char *name, const char *text, size_t len) {
+  Compilation *c = compilation_begin(ctx, name, text, len);
+  if (!c) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
+  tile_status s = TILE_ERROR_MEMORY;
+  if (setjmp(c->guard.jump) == 0) {
+    size_t n = strlen(c->source.name);
+    if (n <= 4 || strcmp(c->source.name + n - 4, ".tir")) {
+      TokenVec toks = lex(&c->source, &c->diags);
+      parse_module(&c->source, &toks, &c->diags);
+    }
+    s = c->diags.errors ? TILE_ERROR_COMPILE : TILE_OK;
+  } else if (c->diags.errors) {
+    s = TILE_ERROR_COMPILE;
+  }
+  return end_compile(c, s);
+}
+
+tile_status tile_kernel_create(tile_context *ctx, const char *name, const char *source, size_t len,
+                               const tile_options *opts, tile_kernel **out) {
+  if (!ctx) return TILE_ERROR_ARGUMENT;
+  context_begin(ctx);
+  if (!out || !source) return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_kernel_create: NULL source or out");
+  *out = NULL;
+  tile_options defaults;
+  tile_options_init(&defaults);
+  if (!opts) opts = &defaults;
+  tile_status s = check_options(ctx, opts);
+  if (s == TILE_OK) s = check_syntax(ctx, name, source, len);
+  if (s != TILE_OK) return s;
+  JitSource *src = copy_source(name, source, len, opts);
+  tile_kernel *k = src ? kernel_new(ctx, &jit_compiler, src) : NULL;
+  if (!k) {
+    if (src) release(&(tile_kernel){.source = src});
+    return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
+  }
+  k->fixed_signature = opts->signature != NULL;
+  *out = k;
+  return TILE_OK;
+}
+
+tile_status tile_kernel_create_file(tile_context *ctx, const char *path, const tile_options *opts, tile_kernel **out) {
+  if (!ctx) return TILE_ERROR_ARGUMENT;
+  context_begin(ctx);
+  if (out) *out = NULL;
+  if (!path || !out) return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_kernel_create_file: NULL path or out");
+  char *text;
+  size_t len;
+  tile_status s = context_read_file(ctx, path, 64u << 20, &text, &len);
+  if (s == TILE_OK) s = tile_kernel_create(ctx, path, text, len, opts, out);
+  free(text);
+  return s;
+}

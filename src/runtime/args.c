@@ -1,0 +1,185 @@
+/* Launch arguments: keys, signatures, checks and packing (see args.h). */
+#include "args.h"
+#include "../frontend/types.h"
+#include "../tir/numeric.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+tile_arg tile_buffer(void *data, const char *dtype, size_t count) {
+  tile_arg a = {TILE_ARG_BUFFER, dtype, data, count, 0, 0};
+  return a;
+}
+
+tile_arg tile_int(long long value) {
+  tile_arg a = {TILE_ARG_INT, NULL, NULL, 0, value, 0};
+  return a;
+}
+
+tile_arg tile_float(double value) {
+  tile_arg a = {TILE_ARG_FLOAT, NULL, NULL, 0, 0, value};
+  return a;
+}
+
+size_t dtype_size(int dt) { return dt == DT_I1 ? 1 : (size_t)dtype_bits((DType)dt) / 8; }
+
+static int bad_arg(char *err, size_t errsize, int i, const char *what, const char *dtype) {
+  snprintf(err, errsize, "argument %d: ", i);
+  size_t used = strlen(err);
+  snprintf(err + used, errsize - used, what, dtype);
+  return -1;
+}
+
+/* One argument's key; -1 with a message if it is malformed. */
+static int arg_key(const tile_arg *a, int i, uint16_t *key, char *err, size_t errsize) {
+  int dt = a->dtype ? dtype_lookup(a->dtype) : -1;
+  if (a->dtype && dt < 0) return bad_arg(err, errsize, i, "unknown dtype '%s' (expected e.g. fp32, fp16, i32)", a->dtype);
+  switch (a->kind) {
+  case TILE_ARG_BUFFER:
+    if (dt < 0 || (!a->data && a->count)) return bad_arg(err, errsize, i, "a buffer needs a dtype and memory%s", "");
+    *key = (uint16_t)(KEY_BUFFER | dt | ((uintptr_t)a->data % 16 == 0 ? KEY_DIV16 : 0));
+    return 0;
+  case TILE_ARG_INT:
+    if (dt >= 0 && !dtype_is_int((DType)dt))
+      return bad_arg(err, errsize, i, "an integer argument cannot have dtype '%s'", a->dtype);
+    if (dt < 0) dt = a->i >= INT32_MIN && a->i <= INT32_MAX ? DT_I32 : DT_I64;
+    *key = (uint16_t)(KEY_INT | dt | (a->i == 1 ? KEY_ONE : a->i % 16 == 0 ? KEY_DIV16 : 0));
+    return 0;
+  case TILE_ARG_FLOAT:
+    if (dt >= 0 && !dtype_is_float((DType)dt))
+      return bad_arg(err, errsize, i, "a float argument cannot have dtype '%s'", a->dtype);
+    *key = (uint16_t)(KEY_FLOAT | (dt < 0 ? DT_FP32 : dt));
+    return 0;
+  }
+  snprintf(err, errsize, "argument %d: unknown kind %d", i, (int)a->kind);
+  return -1;
+}
+
+int args_key(const tile_arg *args, int n, uint16_t *key, char *err, size_t errsize) {
+  for (int i = 0; i < n; i++)
+    if (arg_key(&args[i], i, &key[i], err, errsize)) return -1;
+  return 0;
+}
+
+int key_signature(const uint16_t *key, int n, char *out, size_t size) {
+  size_t used = 0;
+  out[0] = 0;
+  for (int i = 0; i < n; i++) {
+    int kind = key[i] & KEY_KIND, hint = key[i] & KEY_HINT;
+    int w = snprintf(out + used, size - used, "%s%s%s%s", i ? "," : "", kind == KEY_BUFFER ? "*" : "",
+                     dtype_name((DType)(key[i] & KEY_DTYPE)), hint == KEY_DIV16 ? ":16" : hint == KEY_ONE ? ":1" : "");
+    if (w < 0 || (size_t)w >= size - used) return -1;
+    used += (size_t)w;
+  }
+  return 0;
+}
+
+/* ---- checking against a compiled kernel ------------------------------------------ */
+
+static int bad_param(char *err, size_t errsize, const MetaParam *p, const char *fmt, const char *detail) {
+  snprintf(err, errsize, "argument %d ('%s'): ", p->position, p->name);
+  size_t used = strlen(err);
+  snprintf(err + used, errsize - used, fmt, detail);
+  return -1;
+}
+
+static const char *param_type(const MetaParam *p, char *buf, size_t size) {
+  snprintf(buf, size, "%s%s", p->is_ptr ? "*" : "", dtype_name((DType)p->dtype));
+  return buf;
+}
+
+static int check_buffer(const MetaParam *p, const tile_arg *a, char *err, size_t errsize) {
+  char type[16];
+  if (a->kind != TILE_ARG_BUFFER)
+    return bad_param(err, errsize, p, "a number for a parameter of type %s", param_type(p, type, sizeof type));
+  const char *want = dtype_name((DType)p->dtype);
+  if (!a->dtype || (strcmp(a->dtype, want) && dtype_lookup(a->dtype) != p->dtype)) {
+    char what[96];
+    snprintf(what, sizeof what, "a buffer of %.20s for a parameter of type *%s", a->dtype ? a->dtype : "(no dtype)", want);
+    return bad_param(err, errsize, p, "%s", what);
+  }
+  if (!a->data) return bad_param(err, errsize, p, "a NULL buffer%s", "");
+  if (p->divisibility == 16 && (uintptr_t)a->data % 16) {
+    char what[160];
+    snprintf(what, sizeof what, "address %p is not 16-byte aligned, as the kernel's ':16' specialisation promises",
+             a->data);
+    return bad_param(err, errsize, p, "%s", what);
+  }
+  return 0;
+}
+
+static int check_int(const MetaParam *p, const tile_arg *a, char *err, size_t errsize) {
+  char type[16], what[160];
+  if (a->kind != TILE_ARG_INT)
+    return bad_param(err, errsize, p, a->kind == TILE_ARG_BUFFER ? "a buffer for a parameter of type %s"
+                                                                 : "a float for a parameter of type %s",
+                     param_type(p, type, sizeof type));
+  if (a->i < p->min || a->i > p->max) {
+    snprintf(what, sizeof what, "%lld does not fit the parameter's type %s", a->i, param_type(p, type, sizeof type));
+    return bad_param(err, errsize, p, "%s", what);
+  }
+  if (p->divisibility == 16 && a->i % 16) {
+    snprintf(what, sizeof what, "%lld is not divisible by 16, as the kernel's ':16' specialisation promises", a->i);
+    return bad_param(err, errsize, p, "%s", what);
+  }
+  return 0;
+}
+
+static int check_float(const MetaParam *p, const tile_arg *a, char *err, size_t errsize) {
+  char type[16];
+  if (a->kind == TILE_ARG_BUFFER)
+    return bad_param(err, errsize, p, "a buffer for a parameter of type %s", param_type(p, type, sizeof type));
+  return 0;
+}
+
+/* The value of a checked argument at the parameter's width, little-endian in a 64-bit slot. */
+static uint64_t pack(const MetaParam *p, const tile_arg *a) {
+  if (p->is_ptr) return (uint64_t)(uintptr_t)a->data;
+  if (p->is_int) return (uint64_t)a->i;
+  double v = a->kind == TILE_ARG_INT ? (double)a->i : a->f;
+  uint64_t slot = 0;
+  if (p->dtype == DT_FP32) {
+    float f = (float)v;
+    memcpy(&slot, &f, sizeof f);
+  } else if (p->dtype == DT_FP64) {
+    memcpy(&slot, &v, sizeof v);
+  } else {
+    slot = p->dtype == DT_FP16 ? fp16_from_double(v) : bf16_from_double(v);
+  }
+  return slot;
+}
+
+static int check_param(const MetaParam *p, const tile_arg *a, char *err, size_t errsize) {
+  if (p->is_ptr) return check_buffer(p, a, err, errsize);
+  if (p->is_int) return check_int(p, a, err, errsize);
+  return check_float(p, a, err, errsize);
+}
+
+static int check_fixed(const MetaParam *p, const tile_arg *a, char *err, size_t errsize) {
+  if (a->kind == TILE_ARG_INT && a->i == 1) return 0;
+  char what[128];
+  if (a->kind == TILE_ARG_INT) snprintf(what, sizeof what, "%lld", a->i);
+  else snprintf(what, sizeof what, "a %s", a->kind == TILE_ARG_BUFFER ? "buffer" : "float");
+  return bad_param(err, errsize, p, "the kernel was specialised for the integer 1 (':1'), not %s", what);
+}
+
+int args_check(const KernelMetadata *m, const tile_arg *args, int n, uint64_t *slots, void **params, char *err,
+               size_t errsize) {
+  if (n != m->num_args) {
+    snprintf(err, errsize, "kernel '%s' takes %d arguments (its non-constexpr parameters), not %d", m->name,
+             m->num_args, n);
+    return -1;
+  }
+  for (int i = 0; i < m->num_params; i++) {
+    const MetaParam *p = &m->params[i];
+    if (check_param(p, &args[p->position], err, errsize)) return -1;
+    if (slots) {
+      slots[i] = pack(p, &args[p->position]);
+      params[i] = &slots[i];
+    }
+  }
+  for (int i = 0; i < m->num_fixed; i++)
+    if (check_fixed(&m->fixed[i], &args[m->fixed[i].position], err, errsize)) return -1;
+  return 0;
+}

@@ -1,0 +1,36 @@
+/* The context's GPU, as the rest of the runtime sees it: opened on first
+ * use, the target it wants, modules and launches.  Handles are void * here
+ * so that only device.c and memory.c include cuda.h. */
+#ifndef TILE_DEVICE_H
+#define TILE_DEVICE_H
+
+#include "../driver/context.h"
+
+/* Opens the context's device unless it is open.  TILE_OK, or
+ * TILE_ERROR_UNSUPPORTED with why ("no CUDA driver: ...") in ctx; a failure
+ * is remembered until tile_device_open tries again. */
+tile_status device_ready(tile_context *ctx);
+void device_close(tile_context *ctx);
+/* Nonzero when the context runs on a GPU that can be opened (tried quietly: no message). */
+int device_available(tile_context *ctx);
+/* The target for the GPU present ("sm_90a"), NULL if none can be opened;
+ * *prefer_ptx is set for GPUs newer than any target (the driver then
+ * compiles the PTX). */
+const char *device_arch(tile_context *ctx, int *prefer_ptx);
+/* Loads an image (cubin, or NUL-terminated PTX) and finds kernel `name`;
+ * sets the function's dynamic shared memory limit when it needs more than
+ * 48 KB. */
+tile_status device_load(tile_context *ctx, const void *image, const char *name, int shared, void **module,
+                        void **function);
+void device_unload(tile_context *ctx, void *module);
+/* cuLaunchKernel with a 1-D block of `block` threads. */
+tile_status device_launch(tile_context *ctx, void *function, const unsigned grid[3], int block, int shared,
+                          tile_stream stream, void **params);
+
+/* Allocation tracking (memory.c).  1 with the bytes from ptr to the end of
+ * the tracked block it lies in, else 0. */
+int allocation_extent(const tile_context *ctx, const void *ptr, size_t *bytes);
+/* Frees every block left (tile_context_destroy). */
+void free_allocations(tile_context *ctx);
+
+#endif

@@ -1,0 +1,359 @@
+/* Kernels and launches.  A launch computes its arguments' specialisation
+ * key on the stack, finds the specialisation (the last one used is first in
+ * the list, so a steady loop of launches compares one key), compiles it on a
+ * miss (through the kernel's compiler), checks the arguments against its
+ * metadata while packing them, and calls cuLaunchKernel; on the CPU
+ * interpreter it runs the tile IR over the tracked host buffers instead.
+ * Nothing on the path of a launch that hits allocates or formats text.
+ * AOT kernels (tile_kernel_load) have one specialisation: the metadata's. */
+#include "kernel.h"
+#include "args.h"
+#include "device.h"
+#include "../frontend/types.h"
+#include "../support/diag.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_GRID_X = 0x7fffffff, MAX_GRID_YZ = 65535, MAX_IMAGE_BYTES = 1 << 30, NO_KEY = -1 };
+
+tile_kernel *kernel_new(tile_context *ctx, const KernelCompiler *compiler, void *source) {
+  tile_kernel *k = calloc(1, sizeof *k);
+  if (!k) return NULL;
+  k->ctx = ctx;
+  k->compiler = compiler;
+  k->source = source;
+  k->next = ctx->kernels;
+  if (ctx->kernels) ctx->kernels->prev = k;
+  ctx->kernels = k;
+  return k;
+}
+
+static void spec_free(tile_kernel *k, Spec *s) {
+  if (s->module) device_unload(k->ctx, s->module);
+  if (k->compiler) k->compiler->release_spec(s);
+  arena_free(&s->arena);
+  free(s->key);
+  free(s);
+}
+
+void tile_kernel_destroy(tile_kernel *k) {
+  if (!k) return;
+  if (k->prev) k->prev->next = k->next;
+  else k->ctx->kernels = k->next;
+  if (k->next) k->next->prev = k->prev;
+  while (k->specs) {
+    Spec *s = k->specs;
+    k->specs = s->next;
+    spec_free(k, s);
+  }
+  if (k->compiler) k->compiler->release(k);
+  free(k);
+}
+
+void kernel_destroy_all(tile_context *ctx) {
+  while (ctx->kernels) tile_kernel_destroy(ctx->kernels);
+}
+
+static Spec *spec_new(const uint16_t *key, int key_len, int on_cpu) {
+  Spec *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->on_cpu = on_cpu;
+  s->key_len = key_len;
+  if (key_len > 0 && !(s->key = malloc(sizeof *key * (size_t)key_len))) {
+    free(s);
+    return NULL;
+  }
+  if (key_len > 0) memcpy(s->key, key, sizeof *key * (size_t)key_len);
+  arena_init(&s->arena, 0);
+  return s;
+}
+
+/* Reads s->metadata into s->meta; a guard catches exhaustion of the spec's arena. */
+static tile_status read_meta(tile_context *ctx, Spec *s, tile_status on_error) {
+  Guard guard;
+  char err[512];
+  volatile int failed = 1;
+  s->arena.guard = &guard;
+  if (setjmp(guard.jump) == 0)
+    failed = meta_parse(&s->arena, s->metadata, strlen(s->metadata), &s->meta, err, sizeof err) != 0;
+  else
+    snprintf(err, sizeof err, "out of memory reading kernel metadata");
+  s->arena.guard = NULL;
+  return failed ? context_fail(ctx, on_error, err) : TILE_OK;
+}
+
+static tile_status load(tile_kernel *k, Spec *s) {
+  return device_load(k->ctx, s->image, s->meta.name, s->meta.shared, &s->module, &s->function);
+}
+
+/* Compiles a new specialisation; loads it when a GPU is there. */
+static tile_status build(tile_kernel *k, const uint16_t *key, int key_len, Spec **out) {
+  tile_context *ctx = k->ctx;
+  char signature[MAX_SIGNATURE];
+  Spec *s = spec_new(key, key_len, ctx->on_cpu);
+  if (!s) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
+  if (key_len >= 0 && key_signature(key, key_len, signature, sizeof signature) == 0)
+    s->signature = arena_strdup(&s->arena, signature);
+  tile_status st = k->compiler->build(k, s);
+  if (st == TILE_OK) st = read_meta(ctx, s, TILE_ERROR_COMPILE);
+  if (st == TILE_OK && !s->on_cpu && device_available(ctx)) st = load(k, s);
+  if (st != TILE_OK) {
+    spec_free(k, s);
+    return st;
+  }
+  s->next = k->specs;
+  k->specs = s;
+  *out = s;
+  return TILE_OK;
+}
+
+/* The specialisation for these arguments, moved to the front; compiled if new. */
+static tile_status specialize(tile_kernel *k, const tile_arg *args, int n, Spec **out) {
+  tile_context *ctx = k->ctx;
+  if (!k->compiler) {
+    *out = k->specs;
+    if (!ctx->on_cpu) return TILE_OK;
+    return context_failf(ctx, TILE_ERROR_UNSUPPORTED, "kernel '%s' was loaded ahead of time: a GPU image cannot run on the CPU interpreter",
+                         k->specs->meta.name);
+  }
+  uint16_t key[MAX_KERNEL_ARGS];
+  int key_len = NO_KEY;
+  char err[512];
+  if (!k->fixed_signature && args) {
+    if (args_key(args, n, key, err, sizeof err)) return context_fail(ctx, TILE_ERROR_ARGUMENT, err);
+    key_len = n;
+  }
+  for (Spec **link = &k->specs, *s; (s = *link); link = &s->next) {
+    if (s->on_cpu != ctx->on_cpu || s->key_len != key_len || (key_len > 0 && memcmp(s->key, key, sizeof *key * (size_t)n)))
+      continue;
+    *link = s->next;
+    s->next = k->specs;
+    k->specs = s;
+    *out = s;
+    return TILE_OK;
+  }
+  return build(k, key, key_len, out);
+}
+
+static tile_status check_call(tile_kernel *k, const tile_arg *args, int n, const char *call) {
+  if (n < 0 || n > MAX_KERNEL_ARGS || (n && !args))
+    return context_failf(k->ctx, TILE_ERROR_ARGUMENT, "%s: NULL arguments, or not from 0 to %d of them", call,
+                         MAX_KERNEL_ARGS);
+  return TILE_OK;
+}
+
+tile_status tile_kernel_compile(tile_kernel *k, const tile_arg *args, int num_args) {
+  if (!k) return TILE_ERROR_ARGUMENT;
+  context_begin(k->ctx);
+  Spec *s;
+  tile_status st = check_call(k, args, num_args, "tile_kernel_compile");
+  if (st == TILE_OK) st = specialize(k, args, num_args, &s);
+  if (st == TILE_OK) k->current = s;
+  return st;
+}
+
+/* ---- launching ---------------------------------------------------------------------- */
+
+/* On the interpreter: each buffer's size from its tracked block. */
+static tile_status launch_cpu(tile_kernel *k, Spec *s, const unsigned grid[3], const tile_arg *args, int n) {
+  size_t bytes[MAX_KERNEL_ARGS] = {0};
+  for (int i = 0; i < s->meta.num_params; i++) {
+    const MetaParam *p = &s->meta.params[i];
+    const tile_arg *a = &args[p->position];
+    size_t extent, elem = dtype_size(p->dtype);
+    if (!p->is_ptr) continue;
+    if (!allocation_extent(k->ctx, a->data, &extent))
+      return context_failf(k->ctx, TILE_ERROR_ARGUMENT,
+                           "argument %d ('%s'): %p is not memory from tile_malloc, which every buffer on the CPU "
+                           "interpreter must be", p->position, p->name, a->data);
+    if (a->count > extent / elem)
+      return context_failf(k->ctx, TILE_ERROR_ARGUMENT,
+                           "argument %d ('%s'): %zu elements of %s pass the end of its block (%zu bytes from there)",
+                           p->position, p->name, a->count, dtype_name((DType)p->dtype), extent);
+    bytes[p->position] = extent;
+  }
+  return k->compiler->run_cpu(k, s, grid, args, n, bytes);
+}
+
+static tile_status launch(tile_kernel *k, const unsigned *given, tile_grid_fn grid_fn, void *user, tile_stream stream,
+                          const tile_arg *args, int n) {
+  tile_context *ctx = k->ctx;
+  context_begin(ctx);
+  Spec *s;
+  tile_status st = check_call(k, args, n, "tile_launch");
+  if (st == TILE_OK) st = specialize(k, args, n, &s);
+  if (st != TILE_OK) return st;
+  k->current = s;
+  uint64_t slots[MAX_KERNEL_ARGS];
+  void *params[MAX_KERNEL_ARGS];
+  char err[512];
+  if (args_check(&s->meta, args, n, s->on_cpu ? NULL : slots, params, err, sizeof err))
+    return context_fail(ctx, TILE_ERROR_ARGUMENT, err);
+  unsigned grid[3] = {1, 1, 1};
+  if (grid_fn) grid_fn(k, args, n, grid, user);
+  else memcpy(grid, given, sizeof grid);
+  if (grid[0] > MAX_GRID_X || grid[1] > MAX_GRID_YZ || grid[2] > MAX_GRID_YZ)
+    return context_failf(ctx, TILE_ERROR_ARGUMENT, "the grid (%u, %u, %u) is larger than a GPU allows (2^31-1 x 65535 x 65535)",
+                         grid[0], grid[1], grid[2]);
+  if (!grid[0] || !grid[1] || !grid[2]) return TILE_OK;
+  if (s->on_cpu) return launch_cpu(k, s, grid, args, n);
+  if (!s->function && (st = load(k, s)) != TILE_OK) return st;
+  return device_launch(ctx, s->function, grid, 32 * s->meta.num_warps, s->meta.shared, stream, params);
+}
+
+tile_status tile_launch(tile_kernel *k, const unsigned grid[3], tile_stream stream, const tile_arg *args, int num_args) {
+  if (!k) return TILE_ERROR_ARGUMENT;
+  if (!grid) return context_fail(k->ctx, TILE_ERROR_ARGUMENT, "tile_launch: NULL grid");
+  return launch(k, grid, NULL, NULL, stream, args, num_args);
+}
+
+tile_status tile_launch_grid(tile_kernel *k, tile_grid_fn grid, void *user, tile_stream stream, const tile_arg *args,
+                             int num_args) {
+  if (!k) return TILE_ERROR_ARGUMENT;
+  if (!grid) return context_fail(k->ctx, TILE_ERROR_ARGUMENT, "tile_launch_grid: NULL grid function");
+  return launch(k, NULL, grid, user, stream, args, num_args);
+}
+
+/* ---- what a specialisation is ------------------------------------------------------------ */
+
+static tile_status need_current(const tile_kernel *k, const char *call) {
+  if (k->current) return TILE_OK;
+  return context_failf(k->ctx, TILE_ERROR_ARGUMENT, "%s: the kernel has no specialisation yet (compile or launch it first)", call);
+}
+
+const char *tile_kernel_metadata(tile_kernel *k) { return k && k->current ? k->current->metadata : NULL; }
+
+tile_status tile_kernel_image(tile_kernel *k, const void **data, size_t *size) {
+  if (!k || !data || !size) return TILE_ERROR_ARGUMENT;
+  context_begin(k->ctx);
+  *data = NULL;
+  *size = 0;
+  tile_status st = need_current(k, "tile_kernel_image");
+  if (st != TILE_OK) return st;
+  if (!k->current->image)
+    return context_fail(k->ctx, TILE_ERROR_UNSUPPORTED, "tile_kernel_image: a kernel compiled for the CPU interpreter has no GPU image");
+  *data = k->current->image;
+  *size = k->current->image_size;
+  return TILE_OK;
+}
+
+const char *tile_kernel_text(tile_kernel *k, tile_stage stage) {
+  if (!k || !k->current || (int)stage < 0 || stage > TILE_STAGE_METADATA) return NULL;
+  if (stage == TILE_STAGE_METADATA) return k->current->metadata;
+  if (stage == TILE_STAGE_PTX && !k->current->text[stage] && k->current->image_is_ptx) return (const char *)k->current->image;
+  return k->current->text[stage];
+}
+
+tile_status tile_kernel_constexpr(const tile_kernel *k, const char *name, long long *value) {
+  if (!k || !name || !value) return TILE_ERROR_ARGUMENT;
+  tile_status st = need_current(k, "tile_kernel_constexpr");
+  if (st != TILE_OK) return st;
+  const KernelMetadata *m = &k->current->meta;
+  if (!strcmp(name, "num_warps") || !strcmp(name, "num_stages")) {
+    *value = name[4] == 'w' ? m->num_warps : m->num_stages;
+    return TILE_OK;
+  }
+  for (int i = 0; i < m->num_constexprs; i++) {
+    const Json *v = m->constexprs[i].value;
+    if (strcmp(m->constexprs[i].name, name)) continue;
+    if ((v->kind == JSON_NUMBER && v->is_int) || v->kind == JSON_BOOL) {
+      *value = v->i;
+      return TILE_OK;
+    }
+    return context_failf(k->ctx, TILE_ERROR_ARGUMENT, "kernel '%s': constexpr '%s' is not an integer", m->name, name);
+  }
+  for (int i = 0; i < m->num_fixed; i++)
+    if (!strcmp(m->fixed[i].name, name)) {
+      *value = 1;
+      return TILE_OK;
+    }
+  return context_failf(k->ctx, TILE_ERROR_ARGUMENT, "kernel '%s' has no constexpr '%s'", m->name, name);
+}
+
+/* ---- ahead of time ------------------------------------------------------------------- */
+
+/* The image agrees with what the metadata says it is. */
+static tile_status check_image(tile_context *ctx, const KernelMetadata *m, const void *image, size_t size) {
+  int elf = size >= 4 && !memcmp(image, "\x7f" "ELF", 4);
+  if (!strcmp(m->target, "cubin") && !elf)
+    return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_kernel_load: the metadata says cubin but the image is not an ELF file");
+  if (!strcmp(m->target, "ptx") && (elf || memchr(image, 0, size)))
+    return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_kernel_load: the metadata says ptx but the image is not PTX text");
+  if (!strcmp(m->target, "cpu"))
+    return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_kernel_load: the metadata is of a CPU-interpreter kernel, which has no image");
+  return TILE_OK;
+}
+
+/* Copies the image (with a NUL after it, for PTX) and the metadata into s. */
+static tile_status keep_aot(tile_context *ctx, Spec *s, const void *image, size_t size, const char *metadata) {
+  Guard guard;
+  s->arena.guard = &guard;
+  if (setjmp(guard.jump)) {
+    s->arena.guard = NULL;
+    return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory loading a kernel");
+  }
+  unsigned char *copy = arena_alloc(&s->arena, size + 1);
+  memcpy(copy, image, size);
+  s->image = copy;
+  s->image_size = size;
+  s->metadata = arena_strdup(&s->arena, metadata);
+  s->arena.guard = NULL;
+  return TILE_OK;
+}
+
+tile_status tile_kernel_load(tile_context *ctx, const void *image, size_t size, const char *metadata, tile_kernel **out) {
+  if (!ctx) return TILE_ERROR_ARGUMENT;
+  context_begin(ctx);
+  if (!out || !image || !size || !metadata)
+    return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_kernel_load: NULL or empty image, NULL metadata or out");
+  *out = NULL;
+  Spec *s = spec_new(NULL, NO_KEY, 0);
+  if (!s) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
+  tile_kernel k0 = {.ctx = ctx}; /* frees s on failure: no compiler */
+  tile_status st = keep_aot(ctx, s, image, size, metadata);
+  if (st == TILE_OK) st = read_meta(ctx, s, TILE_ERROR_ARGUMENT);
+  if (st == TILE_OK) st = check_image(ctx, &s->meta, image, size);
+  s->image_is_ptx = st == TILE_OK && !strcmp(s->meta.target, "ptx");
+  if (st == TILE_OK && device_available(ctx)) st = load(&k0, s);
+  tile_kernel *k = st == TILE_OK ? kernel_new(ctx, NULL, NULL) : NULL;
+  if (st == TILE_OK && !k) st = context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
+  if (st != TILE_OK) {
+    spec_free(&k0, s);
+    return st;
+  }
+  k->fixed_signature = 1;
+  k->specs = k->current = s;
+  *out = k;
+  return TILE_OK;
+}
+
+/* PATH with its extension replaced by ".json": k.cubin -> k.json. */
+static char *metadata_beside(const char *image_path) {
+  size_t n = strlen(image_path);
+  const char *slash = strrchr(image_path, '/'), *dot = strrchr(image_path, '.');
+  if (dot && (!slash || dot > slash + 1)) n = (size_t)(dot - image_path);
+  char *path = malloc(n + sizeof ".json");
+  if (path) snprintf(path, n + sizeof ".json", "%.*s.json", (int)n, image_path);
+  return path;
+}
+
+tile_status tile_kernel_load_file(tile_context *ctx, const char *image_path, const char *metadata_path, tile_kernel **out) {
+  if (!ctx) return TILE_ERROR_ARGUMENT;
+  context_begin(ctx);
+  if (out) *out = NULL;
+  if (!image_path || !out) return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_kernel_load_file: NULL path or out");
+  char *beside = metadata_path ? NULL : metadata_beside(image_path);
+  if (!metadata_path && !beside) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
+  char *image = NULL, *metadata = NULL;
+  size_t size = 0, len = 0;
+  tile_status st = context_read_file(ctx, image_path, MAX_IMAGE_BYTES, &image, &size);
+  if (st == TILE_OK) st = context_read_file(ctx, metadata_path ? metadata_path : beside, MAX_IMAGE_BYTES, &metadata, &len);
+  if (st == TILE_OK) st = tile_kernel_load(ctx, image, size, metadata, out);
+  free(image);
+  free(metadata);
+  free(beside);
+  return st;
+}

@@ -1,0 +1,51 @@
+/* Kernel metadata: what a launch needs to know about a compiled kernel (its
+ * parameters as the cubin sees them, the specialisation, the launch shape),
+ * read from the JSON that the compiler writes (docs/abi.md).  JIT and AOT
+ * kernels both go through this one reader. */
+#ifndef TILE_METADATA_H
+#define TILE_METADATA_H
+
+#include "json.h"
+
+enum { META_FORMAT = 1, MAX_KERNEL_ARGS = 256, MAX_SIGNATURE = MAX_KERNEL_ARGS * 10 };
+
+typedef struct MetaParam {
+  const char *name;
+  int dtype;              /* DType of the value, or of what a pointer points to */
+  int is_ptr;
+  int divisibility;       /* 16: the launch promises the value is divisible by 16; else 1 */
+  int position;           /* index among the launch's arguments */
+  int is_int;             /* a scalar integer (bool included) */
+  long long min, max;     /* the values an integer parameter holds */
+} MetaParam;
+
+typedef struct MetaConstexpr {
+  const char *name;
+  const Json *value;      /* a number, bool, string or null */
+} MetaConstexpr;
+
+typedef struct KernelMetadata {
+  const char *name;       /* the kernel's entry point in the image */
+  const char *signature;  /* "*fp32:16,i32" */
+  const char *arch;       /* "sm_90a"; "cpu" for the interpreter */
+  const char *target;     /* "cubin", "ptx" or "cpu": what the image is */
+  int num_args;           /* arguments a launch passes */
+  MetaParam *params;      /* the ABI parameters, in order */
+  int num_params;
+  MetaParam *fixed;       /* arguments specialised to the value 1 (':1'), not passed to the kernel */
+  int num_fixed;
+  MetaConstexpr *constexprs;
+  int num_constexprs;
+  int num_warps, num_stages;
+  int shared;             /* dynamic shared memory, bytes */
+  int registers, spills;  /* from ptxas; -1 when unknown */
+} KernelMetadata;
+
+/* Reads and checks metadata JSON; strings and tables live in `a`.  Returns
+ * 0, or -1 with a message ("metadata: ...") in err. */
+int meta_parse(Arena *a, const char *json, size_t len, KernelMetadata *m, char *err, size_t errsize);
+
+/* "*fp32" / "i32" into dtype and is_ptr; 0 if it is not a type. */
+int meta_parse_type(const char *text, int *dtype, int *is_ptr);
+
+#endif

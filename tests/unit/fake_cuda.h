@@ -1,0 +1,28 @@
+/* A stand-in for libcuda.so.1, for testing the runtime's GPU paths on a
+ * machine without a GPU (TILE_CUDA_LIBRARY points at it).  "Device" memory
+ * is host memory, modules are accepted if they name the function asked for,
+ * and launches are recorded, not run.  The test reaches the recording
+ * through fake_cuda_state(). */
+#ifndef TILE_TEST_FAKE_CUDA_H
+#define TILE_TEST_FAKE_CUDA_H
+
+#include <stdint.h>
+
+typedef struct FakeCuda {
+  int cc_major, cc_minor;       /* what the device reports (set before the runtime opens it) */
+  int max_shared_optin;
+  int live_allocations, live_modules, live_streams, live_events;
+  int launches, set_current_calls, shared_attribute;
+  void *current;                /* the current context (one for the process: the fake ignores threads) */
+  int fail_next_load;           /* the next cuModuleLoadDataEx fails with a JIT log */
+  /* the last launch */
+  char function[64];
+  unsigned grid[3], block[3], shared;
+  void *stream;
+  int params_to_copy;           /* how many kernelParams to record (the fake cannot know) */
+  uint64_t params[16];          /* the first 8 bytes behind each */
+} FakeCuda;
+
+typedef FakeCuda *(*FakeCudaStateFn)(void);
+
+#endif

@@ -1,0 +1,313 @@
+/* The JIT's GPU path end to end on a machine without a GPU: the LLVM
+ * lowering is replaced by a stand-in that writes an empty PTX kernel with
+ * the function's ABI (so ptxas, the metadata, the disk cache, loading and
+ * launching are the real ones), and the driver by the fake of fake_cuda.c.
+ * Checks the specialisation's metadata (target chosen from the GPU's
+ * compute capability, registers from ptxas), the disk cache across contexts
+ * (hit, a new entry per specialisation, a corrupt entry rebuilt, an
+ * unwritable directory only noted, many processes compiling one kernel at
+ * once), PTX for the driver when there is no ptxas, and tile_compile's cubin
+ * loaded back. */
+#include "check.h"
+#include "fake_cuda.h"
+#include "driver/driver.h"
+#include "llvm/generate.h"
+#include "tir/tir.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef FAKE_CUDA_PATH
+#error "FAKE_CUDA_PATH: the fake driver's path"
+#endif
+#ifndef TILE_SOURCE_DIR
+#define TILE_SOURCE_DIR "."
+#endif
+
+static FakeCuda *fake;
+static char cache_dir[128];
+static char notes[2048], error[2048]; /* the last launch's tile_diagnostics and tile_error */
+
+/* ---- the stand-in for src/llvm: an empty kernel with f's parameters ------------------------------ */
+
+static const char *ptx_type(const Type *t) {
+  if (t->is_ptr) return ".u64";
+  if (dtype_is_float(t->elem)) return t->elem == DT_FP32 ? ".f32" : t->elem == DT_FP64 ? ".f64" : ".b16";
+  int bits = dtype_bits(t->elem);
+  return bits <= 8 ? ".u8" : bits == 16 ? ".u16" : bits == 32 ? ".u32" : ".u64";
+}
+
+int llvm_generate(const TirFunc *f, const GpuTarget *t, int want_llir, int want_ptx, Arena *a, GpuCode *out,
+                  Diags *d) {
+  Buf b;
+  buf_init(&b, a);
+  buf_printf(&b, ".version 8.0\n.target %s\n.address_size 64\n.visible .entry %s(", t->arch, f->name);
+  for (int i = 0; i < f->params.len; i++)
+    buf_printf(&b, "%s.param %s p%d", i ? ", " : "", ptx_type(tir_type(f, f->params.data[i].value)), i);
+  buf_puts(&b, ")\n{\n  ret;\n}\n");
+  out->llir = "; the test's stand-in for the lowering\n";
+  out->ptx = want_ptx ? buf_cstr(&b) : NULL;
+  out->ptx_len = b.len;
+  out->shared_bytes = 0;
+  return 0;
+}
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+static tile_context *context(const char *cache, const char *ptxas) {
+  setenv("TILE_CUDA_LIBRARY", FAKE_CUDA_PATH, 1);
+  if (cache) setenv("TILE_CACHE_DIR", cache, 1);
+  if (ptxas) setenv("TILE_PTXAS_PATH", ptxas, 1);
+  tile_context *ctx = NULL;
+  CHECK(tile_context_create(&ctx) == TILE_OK);
+  unsetenv("TILE_CUDA_LIBRARY"), unsetenv("TILE_CACHE_DIR"), unsetenv("TILE_PTXAS_PATH");
+  return ctx;
+}
+
+static tile_kernel *vector_add(tile_context *ctx) {
+  const char *defs[] = {"BLOCK_SIZE=512"};
+  tile_options o;
+  tile_options_init(&o);
+  o.defines = defs;
+  o.num_defines = 1;
+  tile_kernel *k = NULL;
+  CHECK(tile_kernel_create_file(ctx, TILE_SOURCE_DIR "/tests/seeds/vector_add.tl", &o, &k) == TILE_OK);
+  return k;
+}
+
+static void grid_add(const tile_kernel *k, const tile_arg *args, int n, unsigned grid[3], void *user) {
+  long long block = 0; /* a failed lookup launches nothing, which launch_add notices */
+  tile_kernel_constexpr(k, "BLOCK_SIZE", &block);
+  grid[0] = block ? (unsigned)((args[3].i + block - 1) / block) : 0;
+}
+
+/* Launches vector add at n (offset elements into x) and checks what the driver received. */
+static int launch_add(tile_context *ctx, tile_kernel *k, int n, int offset) {
+  void *x = NULL;
+  if (tile_malloc(ctx, &x, 4 * (size_t)(n + offset)) != TILE_OK) return 0;
+  tile_arg args[] = {tile_buffer((float *)x + offset, "fp32", n), tile_buffer(x, "fp32", n), tile_buffer(x, "fp32", n),
+                     tile_int(n)};
+  fake->params_to_copy = 4;
+  int before = fake->launches;
+  tile_status s = tile_launch_grid(k, grid_add, NULL, NULL, args, 4);
+  if (s != TILE_OK) fprintf(stderr, "launch: %s\n", tile_error(ctx));
+  int ok = s == TILE_OK && fake->launches == before + 1 && fake->grid[0] == (unsigned)(n + 511) / 512 &&
+           fake->block[0] == 128 && fake->params[0] == (uint64_t)(uintptr_t)((float *)x + offset) &&
+           (uint32_t)fake->params[3] == (uint32_t)n && !strcmp(fake->function, "add_kernel");
+  snprintf(notes, sizeof notes, "%s", tile_diagnostics(ctx));
+  snprintf(error, sizeof error, "%s", tile_error(ctx));
+  tile_free(ctx, x);
+  return ok;
+}
+
+static int same(const char *a, const char *b) { return a && b && !strcmp(a, b); }
+
+static int count_entries(const char *dir) {
+  DIR *d = opendir(dir);
+  int n = 0;
+  for (struct dirent *e; d && (e = readdir(d));) n += strstr(e->d_name, ".tile") && !strstr(e->d_name, ".tmp-");
+  if (d) closedir(d);
+  return n;
+}
+
+static void corrupt_entries(const char *dir) {
+  DIR *d = opendir(dir);
+  for (struct dirent *e; d && (e = readdir(d));) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    if (strstr(e->d_name, ".tile")) CHECK(truncate(path, 100) == 0);
+  }
+  if (d) closedir(d);
+}
+
+/* ---- tests --------------------------------------------------------------------------------- */
+
+static void test_compile_and_cache(void) {
+  tile_context *ctx = context(cache_dir, NULL);
+  tile_kernel *k = vector_add(ctx);
+  CHECK(k && launch_add(ctx, k, 5000, 0));
+  const char *meta = tile_kernel_metadata(k);
+  CHECK_CONTAINS(meta, "\"arch\": \"sm_90a\"");
+  CHECK_CONTAINS(meta, "\"target\": \"cubin\"");
+  CHECK_CONTAINS(meta, "\"signature\": \"*fp32:16,*fp32:16,*fp32:16,i32\"");
+  CHECK(meta && !strstr(meta, "\"registers\": -1")); /* ptxas said how many */
+  CHECK(tile_kernel_text(k, TILE_STAGE_TIR) && tile_kernel_text(k, TILE_STAGE_TGIR) && tile_kernel_text(k, TILE_STAGE_PTX));
+  const void *image;
+  size_t size;
+  CHECK(tile_kernel_image(k, &image, &size) == TILE_OK && size > 4 && !memcmp(image, "\x7f" "ELF", 4));
+  CHECK(count_entries(cache_dir) == 1);
+  char first[4096];
+  snprintf(first, sizeof first, "%s", meta ? meta : "");
+  CHECK(k && launch_add(ctx, k, 4999, 1)); /* unaligned: a second specialisation, a second entry */
+  CHECK_CONTAINS(tile_kernel_metadata(k), "\"signature\": \"*fp32,*fp32:16,*fp32:16,i32\"");
+  CHECK(count_entries(cache_dir) == 2);
+  tile_context_destroy(ctx);
+  ctx = context(cache_dir, NULL); /* from the disk cache: nothing compiled, the same metadata */
+  k = vector_add(ctx);
+  CHECK(k && launch_add(ctx, k, 5000, 0));
+  CHECK(k && tile_kernel_text(k, TILE_STAGE_TIR) == NULL && same(tile_kernel_metadata(k), first));
+  CHECK(count_entries(cache_dir) == 2);
+  tile_context_destroy(ctx);
+  corrupt_entries(cache_dir);
+  ctx = context(cache_dir, NULL);
+  k = vector_add(ctx);
+  CHECK(k && launch_add(ctx, k, 5000, 0));
+  CHECK_CONTAINS(notes, "cache: ignored the entry");
+  CHECK_CONTAINS(notes, "(lengths do not match the file (truncated?)) and compiled again");
+  CHECK(k && tile_kernel_text(k, TILE_STAGE_TIR) != NULL);
+  tile_context_destroy(ctx);
+  ctx = context(cache_dir, NULL); /* rebuilt in place */
+  k = vector_add(ctx);
+  CHECK(k && launch_add(ctx, k, 5000, 0) && tile_kernel_text(k, TILE_STAGE_TIR) == NULL);
+  CHECK(same(notes, ""));
+  tile_context_destroy(ctx);
+}
+
+static void test_unwritable_cache(void) {
+  tile_context *ctx = context("/dev/null/cache", NULL);
+  tile_kernel *k = vector_add(ctx);
+  CHECK(k && launch_add(ctx, k, 100, 0));
+  CHECK_CONTAINS(notes, "cache: cannot create '/dev/null/cache': Not a directory");
+  CHECK_CONTAINS(notes, "; the kernel was compiled but not cached");
+  tile_context_destroy(ctx);
+}
+
+static void test_targets(void) {
+  struct { int major, minor; const char *arch, *target; } gpus[] = {
+      {8, 0, "sm_80", "cubin"}, {8, 6, "sm_86", "cubin"}, {8, 7, "sm_86", "cubin"}, {8, 9, "sm_89", "cubin"},
+      {9, 0, "sm_90a", "cubin"}, {10, 0, "sm_90", "ptx"}, {12, 0, "sm_90", "ptx"}};
+  for (size_t i = 0; i < sizeof gpus / sizeof gpus[0]; i++) {
+    fake->cc_major = gpus[i].major, fake->cc_minor = gpus[i].minor;
+    tile_context *ctx = context(NULL, NULL);
+    tile_kernel *k = vector_add(ctx);
+    CHECK(k && launch_add(ctx, k, 100, 0));
+    char arch[64], target[64];
+    snprintf(arch, sizeof arch, "\"arch\": \"%s\"", gpus[i].arch);
+    snprintf(target, sizeof target, "\"target\": \"%s\"", gpus[i].target);
+    CHECK_CONTAINS(k ? tile_kernel_metadata(k) : NULL, arch);
+    CHECK_CONTAINS(k ? tile_kernel_metadata(k) : NULL, target);
+    tile_context_destroy(ctx);
+  }
+  fake->cc_major = 9, fake->cc_minor = 0;
+}
+
+static void test_without_ptxas(void) {
+  tile_context *ctx = context(NULL, "/nonexistent/ptxas");
+  tile_kernel *k = vector_add(ctx);
+  CHECK(k && launch_add(ctx, k, 100, 0));
+  CHECK_CONTAINS(notes, "TILE_PTXAS_PATH is '/nonexistent/ptxas', which is not an executable file: "
+                                        "the CUDA driver will compile the PTX");
+  CHECK_CONTAINS(k ? tile_kernel_metadata(k) : NULL, "\"target\": \"ptx\"");
+  CHECK_CONTAINS(k ? tile_kernel_metadata(k) : NULL, "\"registers\": -1");
+  const void *image;
+  size_t size;
+  CHECK(tile_kernel_image(k, &image, &size) == TILE_OK && !memcmp(image, ".version", 8) && strlen(image) == size);
+  tile_context_destroy(ctx);
+}
+
+/* Processes compiling the same kernel into one cache at once all succeed, and leave one sound entry. */
+static void test_concurrent_processes(void) {
+  char dir[200];
+  snprintf(dir, sizeof dir, "%s/shared", cache_dir);
+  pid_t pids[6];
+  for (int p = 0; p < 6; p++) {
+    if ((pids[p] = fork()) == 0) {
+      tile_context *ctx = context(dir, NULL);
+      tile_kernel *k = vector_add(ctx);
+      int ok = k && launch_add(ctx, k, 777, 0) && !strstr(notes, "cache:");
+      tile_context_destroy(ctx);
+      _exit(ok ? 0 : 1);
+    }
+  }
+  int failures = 0;
+  for (int p = 0; p < 6; p++) {
+    int status = 1;
+    waitpid(pids[p], &status, 0);
+    failures += !WIFEXITED(status) || WEXITSTATUS(status);
+  }
+  CHECK(failures == 0);
+  CHECK(count_entries(dir) == 1);
+  tile_context *ctx = context(dir, NULL);
+  tile_kernel *k = vector_add(ctx);
+  CHECK(k && launch_add(ctx, k, 777, 0) && tile_kernel_text(k, TILE_STAGE_TIR) == NULL && same(notes, ""));
+  tile_context_destroy(ctx);
+}
+
+/* Host time of a JIT launch that hits (key, lookup, checks, packing, the grid function), with a driver
+ * that does nothing: the runtime's own share, printed. */
+static void test_launch_cost(void) {
+  enum { LAUNCHES = 200000 };
+  tile_context *ctx = context(NULL, NULL);
+  tile_kernel *k = vector_add(ctx);
+  void *x = NULL;
+  CHECK(tile_malloc(ctx, &x, 4096) == TILE_OK);
+  tile_arg args[] = {tile_buffer(x, "fp32", 1024), tile_buffer(x, "fp32", 1024), tile_buffer(x, "fp32", 1024), tile_int(1000)};
+  fake->params_to_copy = 0;
+  int ok = k && tile_launch_grid(k, grid_add, NULL, NULL, args, 4) == TILE_OK;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int i = 0; i < LAUNCHES && ok; i++) ok = tile_launch_grid(k, grid_add, NULL, NULL, args, 4) == TILE_OK;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  CHECK(ok);
+  double ns = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / LAUNCHES;
+  printf("the runtime's host time per JIT launch (vector add, grid function, a driver that does nothing): %.0f ns\n", ns);
+  tile_context_destroy(ctx);
+}
+
+/* tile_compile's cubin and metadata, loaded back as an AOT kernel. */
+static void test_ahead_of_time(void) {
+  tile_context *ctx = context(NULL, NULL);
+  char *source;
+  size_t len, size;
+  const void *image;
+  const char *metadata;
+  CHECK(context_read_file(ctx, TILE_SOURCE_DIR "/tests/seeds/vector_add.tl", 1 << 20, &source, &len) == TILE_OK);
+  tile_options o;
+  tile_options_init(&o);
+  const char *defs[] = {"BLOCK_SIZE=512"};
+  o.defines = defs;
+  o.num_defines = 1;
+  o.signature = "*fp32:16,*fp32:16,*fp32:16,i32";
+  o.arch = "sm_80";
+  CHECK(tile_compile(ctx, "vector_add.tl", source, len, &o, 0, &image, &size, &metadata) == TILE_OK);
+  CHECK_CONTAINS(metadata, "\"arch\": \"sm_80\"");
+  char *image_copy = malloc(size), *metadata_copy = strdup(metadata);
+  memcpy(image_copy, image, size);
+  tile_kernel *k = NULL;
+  CHECK(tile_kernel_load(ctx, image_copy, size, metadata_copy, &k) == TILE_OK);
+  CHECK(k && launch_add(ctx, k, 3000, 0));
+  CHECK(k && !launch_add(ctx, k, 3000, 1)); /* the ':16' promise */
+  CHECK_CONTAINS(error, "is not 16-byte aligned");
+  CHECK(tile_compile(ctx, "vector_add.tl", source, len, &o, 1, &image, &size, &metadata) == TILE_OK);
+  CHECK(!memcmp(image, ".version", 8) && strstr(metadata, "\"target\": \"ptx\""));
+  free(source), free(image_copy), free(metadata_copy);
+  tile_context_destroy(ctx);
+}
+
+int main(void) {
+  void *library = dlopen(FAKE_CUDA_PATH, RTLD_NOW | RTLD_LOCAL);
+  FakeCudaStateFn state = library ? (FakeCudaStateFn)dlsym(library, "fake_cuda_state") : NULL;
+  if (!state) {
+    fprintf(stderr, "cannot load %s\n", FAKE_CUDA_PATH);
+    return 1;
+  }
+  fake = state();
+  snprintf(cache_dir, sizeof cache_dir, "/tmp/tile-jit-test-XXXXXX");
+  if (!mkdtemp(cache_dir)) return 1;
+  test_compile_and_cache();
+  test_unwritable_cache();
+  test_targets();
+  test_without_ptxas();
+  test_concurrent_processes();
+  test_ahead_of_time();
+  test_launch_cost();
+  char command[200];
+  snprintf(command, sizeof command, "rm -rf '%s'", cache_dir);
+  if (system(command)) fprintf(stderr, "could not remove %s\n", cache_dir);
+  dlclose(library);
+  return check_report();
+}
