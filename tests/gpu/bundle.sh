@@ -6,11 +6,17 @@
 # made relative to the repository root, so tests/gpu/run.sh can run them there
 # without ctest (the GPU machine has another absolute path and no CMake).
 # The device tool carries at most 64 MiB: the bundle is checked against that.
-#   bash tests/gpu/bundle.sh [BUILD_DIR]        (default: build; run after building it)
+#   bash tests/gpu/bundle.sh [--exclude REGEX] [BUILD_DIR]    (default: build; run after building it)
+#     --exclude: leave out the gpu tests whose names match (Python regex), e.g. to stay under 64 MiB
 # Then carry gpu-bundle and run `bash tests/gpu/run.sh` from the repository root.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
+exclude='^$'
+if [ "${1:-}" = --exclude ]; then
+  exclude=$2
+  shift 2
+fi
 build=$(cd "${1:-build}" && pwd)
 bundle=gpu-bundle
 limit=$((64 * 1024 * 1024))
@@ -23,10 +29,10 @@ mkdir -p "$bundle/build"
 
 # gpu_tests.sh and the list of build files the tests name, from ctest's JSON
 ctest --test-dir "$build" -L gpu --show-only=json-v1 >"$bundle/ctest.json"
-python3 - "$bundle/ctest.json" "$root" "$build" "$bundle" <<'EOF'
-import json, os, shlex, sys
+python3 - "$bundle/ctest.json" "$root" "$build" "$bundle" "$exclude" <<'EOF'
+import json, os, re, shlex, sys
 
-tests_json, root, build, bundle = sys.argv[1:5]
+tests_json, root, build, bundle, exclude = sys.argv[1:6]
 relative_build = os.path.join(bundle, "build")
 
 
@@ -43,6 +49,9 @@ lines = ["# The GPU tests (ctest -L gpu), written by tests/gpu/bundle.sh for tes
          "# gpu_test NAME SKIP_RETURN_CODE TIMEOUT_S -- COMMAND..., run from the repository root."]
 files = set()
 for test in json.load(open(tests_json))["tests"]:
+    if re.search(exclude, test["name"]):
+        print("bundle.sh: left out " + test["name"])
+        continue
     props = {p["name"]: p["value"] for p in test.get("properties", [])}
     command = [portable(a) for a in test["command"]]
     files.update(a for a in test["command"] if a.startswith(build + "/") and os.path.isfile(a))
