@@ -200,6 +200,8 @@ double example_half_value(uint16_t h) {
   return h & 0x8000 ? -v : v;
 }
 
+double example_worse(double error, double diff) { return isnan(error) || diff <= error ? error : diff; }
+
 void example_result(Example *ex, const char *what, double max_error, long mismatches, double ms) {
   if (mismatches) ex->failures++;
   printf("  %-50s max error %-9.3g %10.4f ms%s  %s\n", what, max_error, ms, ex->on_cpu ? " (interpreter)" : "",

@@ -79,6 +79,9 @@ uint16_t example_random_half(Example *ex);
 /* The value of fp16 bits, decoded independently of the library. */
 double example_half_value(uint16_t h);
 
+/* The larger error of the two; NaN (an element never written) is the worst. */
+double example_worse(double error, double diff);
+
 /* Records one result line: `what` with its max error, time and verdict. */
 void example_result(Example *ex, const char *what, double max_error, long mismatches, double ms);
 

@@ -83,7 +83,7 @@ static long compare(const Reference *r, const uint16_t *c, Shape s, int leaky_re
     double tolerance = s.k * 0x1p-23 * r->magnitude[i] + 0x1p-10 * fabs(want) + 0x1p-24;
     double diff = fabs(got - want);
     if (!(diff <= tolerance)) bad++;
-    if (!(diff <= *max_error)) *max_error = diff;
+    *max_error = example_worse(*max_error, diff);
   }
   for (int g = 0; g < GUARD; g++) bad += c[n + g] != 0xFFFF;
   return bad;

@@ -74,7 +74,7 @@ static long compare(const double *want, const float *got, size_t n, double *max_
   for (size_t i = 0; i < n; i++) {
     double diff = fabs((double)got[i] - want[i]);
     if (!(diff <= ATOL + RTOL * fabs(want[i]))) bad++;
-    if (!(diff <= *max_error)) *max_error = diff;
+    *max_error = example_worse(*max_error, diff);
   }
   uint32_t bits;
   for (int g = 0; g < GUARD; g++) {

@@ -38,7 +38,7 @@ static long compare(const float *x, const float *y, const float *out, long long 
     float want = x[i] + y[i];
     double diff = fabs((double)out[i] - (double)want);
     if (!(out[i] == want)) bad++;
-    if (!(diff <= *max_error)) *max_error = diff; /* NaN wins */
+    *max_error = example_worse(*max_error, diff);
   }
   uint32_t bits;
   for (int g = 0; g < GUARD; g++) {
