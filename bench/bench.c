@@ -355,6 +355,8 @@ static double compile_once(Bench *b, const CompileCase *c, const char *dir) {
   double t0 = now();
   EXAMPLE_TRY(&ex, tile_kernel_compile(k, args, c->num_buffers + c->num_ints));
   double seconds = now() - t0;
+  tile_kernel_destroy(k);
+  for (int i = 0; i < c->num_buffers; i++) tile_free(ex.ctx, buffers[i]);
   tile_context_destroy(ex.ctx);
   return seconds;
 }
