@@ -1,0 +1,489 @@
+/* tile's GPU benchmarks, measured as bench/triton_bench.py measures Triton
+ * and torch (bench/README.md):
+ *   - vector add, fp32, 2^12..2^28 elements: GB/s = 3 * n * 4 bytes / time;
+ *   - softmax, fp32, M = 4096 rows, N = 256..32768: GB/s = 2 * M * N * 4 / time;
+ *     each timed with CUDA events around one launch, the L2 flushed before
+ *     it by writing a 256 MB buffer (outside the timed region), the inputs
+ *     rotated over several copies when they fit in L2, the median of many
+ *     repetitions; every result checked against C once;
+ *   - the cold compile time of each example kernel (a fresh TILE_CACHE_DIR
+ *     and context; tile_kernel_compile) and the warm one (from the disk cache);
+ *   - the host time per launch of a cached tiny kernel (10000+ launches on
+ *     the host clock, then a synchronise).
+ * Prints a table and writes CSV rows: kernel,size,impl,ms,gbps,gpu.
+ *   bench [--quick] [--cpu] [--csv FILE] [--only vector_add,softmax,compile,launch] [SOURCE_DIR]
+ * Without a GPU it runs --quick on the CPU interpreter (a smoke run: the
+ * numbers then mean nothing). */
+#include "../examples/common/example.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+enum {
+  MAX_REPS = 1000,
+  MAX_SETS = 8,           /* input copies rotated through when they fit in L2 */
+  COMPILE_REPS = 5,       /* cold and warm compiles per kernel, median */
+  LAUNCHES = 20000,       /* the host-overhead loop */
+};
+static const size_t FLUSH_BYTES = (size_t)256 << 20;
+static const size_t L2_BYTES = (size_t)64 << 20; /* at least the L2 of an H100/H200 (50 MB) */
+static const double TARGET_MS = 200;              /* timed work per measurement, as do_bench's rep */
+
+typedef struct Bench {
+  Example ex;
+  FILE *csv;
+  const char *source_dir;
+  const char *only;
+  char gpu[256];          /* the device's name, commas removed for the CSV */
+  void *flush;            /* written before each timed launch */
+  size_t flush_bytes;
+  double flush_ms;        /* the time of that write */
+  tile_event start[MAX_REPS], end[MAX_REPS];
+  int min_reps, max_reps;
+} Bench;
+
+/* Launches one kernel on input set `set` (0 <= set < the number of sets). */
+typedef void (*LaunchFn)(Bench *b, void *user, int set);
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int wanted(const Bench *b, const char *part) { return !b->only || strstr(b->only, part) != NULL; }
+
+static void csv_row(Bench *b, const char *kernel, const char *size, double ms, double gbps) {
+  if (!b->csv) return;
+  fprintf(b->csv, "%s,%s,tile,%.6f,", kernel, size, ms);
+  if (gbps > 0) fprintf(b->csv, "%.3f", gbps);
+  fprintf(b->csv, ",%s\n", b->gpu);
+  fflush(b->csv);
+}
+
+static int compare_doubles(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, compare_doubles);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static double event_ms(Bench *b, tile_event start, tile_event end) {
+  float ms = 0;
+  EXAMPLE_TRY(&b->ex, tile_event_elapsed(b->ex.ctx, start, end, &ms));
+  return ms;
+}
+
+/* Mean time of `count` back-to-back runs of `launch`, no flush: the estimate
+ * that sizes the measurement. */
+static double estimate_ms(Bench *b, LaunchFn launch, void *user, int sets, int count) {
+  tile_context *ctx = b->ex.ctx;
+  EXAMPLE_TRY(&b->ex, tile_event_record(ctx, b->start[0], NULL));
+  for (int i = 0; i < count; i++) launch(b, user, i % sets);
+  EXAMPLE_TRY(&b->ex, tile_event_record(ctx, b->end[0], NULL));
+  EXAMPLE_TRY(&b->ex, tile_synchronize(ctx));
+  return event_ms(b, b->start[0], b->end[0]) / count;
+}
+
+/* The median time of one launch with a cold L2 (see the file comment). */
+static double time_launch(Bench *b, LaunchFn launch, void *user, int sets) {
+  tile_context *ctx = b->ex.ctx;
+  for (int set = 0; set < sets; set++) launch(b, user, set); /* compiles, if not yet; every set gets a result */
+  double each = estimate_ms(b, launch, user, sets, 5);
+  int reps = (int)(TARGET_MS / (each + b->flush_ms));
+  reps = reps < b->min_reps ? b->min_reps : reps > b->max_reps ? b->max_reps : reps;
+  for (int r = 0; r < reps; r++) {
+    EXAMPLE_TRY(&b->ex, tile_memset(ctx, b->flush, r & 0xff, b->flush_bytes));
+    EXAMPLE_TRY(&b->ex, tile_event_record(ctx, b->start[r], NULL));
+    launch(b, user, r % sets);
+    EXAMPLE_TRY(&b->ex, tile_event_record(ctx, b->end[r], NULL));
+  }
+  EXAMPLE_TRY(&b->ex, tile_synchronize(ctx));
+  static double ms[MAX_REPS];
+  for (int r = 0; r < reps; r++) ms[r] = event_ms(b, b->start[r], b->end[r]);
+  return median(ms, reps);
+}
+
+/* How many copies of a working set of `bytes` to rotate through. */
+static int input_sets(size_t bytes) {
+  if (bytes >= L2_BYTES) return 1;
+  size_t sets = FLUSH_BYTES / bytes;
+  return sets < 2 ? 2 : sets > MAX_SETS ? MAX_SETS : (int)sets;
+}
+
+static void kernel_path(const Bench *b, const char *example, char *path, size_t size) {
+  snprintf(path, size, "%s/examples/%s/%s.tl", b->source_dir, example, example);
+}
+
+static tile_kernel *create_kernel(Bench *b, const char *example, const tile_options *opts) {
+  char path[1024];
+  kernel_path(b, example, path, sizeof path);
+  tile_kernel *k = NULL;
+  EXAMPLE_TRY(&b->ex, tile_kernel_create_file(b->ex.ctx, path, opts, &k));
+  return k;
+}
+
+/* ---- vector add -------------------------------------------------------------- */
+
+typedef struct VectorAdd {
+  tile_kernel *kernel;
+  long long n;
+  void *x[MAX_SETS], *y[MAX_SETS], *out[MAX_SETS];
+} VectorAdd;
+
+static void add_grid(const tile_kernel *k, const tile_arg *args, int num_args, unsigned grid[3], void *user) {
+  const VectorAdd *v = user;
+  grid[0] = (unsigned)example_cdiv(v->n, example_constexpr(k, "BLOCK_SIZE"));
+  grid[1] = grid[2] = 1;
+}
+
+static void add_launch(Bench *b, void *user, int set) {
+  VectorAdd *v = user;
+  size_t n = (size_t)v->n;
+  tile_arg args[] = {tile_buffer(v->x[set], "fp32", n), tile_buffer(v->y[set], "fp32", n),
+                     tile_buffer(v->out[set], "fp32", n), tile_int(v->n)};
+  EXAMPLE_TRY(&b->ex, tile_launch_grid(v->kernel, add_grid, v, NULL, args, 4));
+}
+
+static tile_kernel *vector_add_kernel(Bench *b) {
+  const char *defines[] = {"BLOCK_SIZE=1024"};
+  tile_options opts;
+  tile_options_init(&opts);
+  opts.defines = defines;
+  opts.num_defines = 1;
+  return create_kernel(b, "vector_add", &opts);
+}
+
+/* Every set's output must be exactly x + y. */
+static long check_add(Bench *b, VectorAdd *v, int sets, const float *x, const float *y) {
+  float *out = malloc(sizeof(float) * (size_t)v->n);
+  long bad = 0;
+  for (int s = 0; s < sets; s++) {
+    example_download(&b->ex, out, v->out[s], sizeof(float) * (size_t)v->n);
+    for (long long i = 0; i < v->n; i++) bad += !(out[i] == x[i] + y[i]);
+  }
+  free(out);
+  return bad;
+}
+
+static void bench_vector_add_size(Bench *b, tile_kernel *kernel, long long n) {
+  size_t bytes = sizeof(float) * (size_t)n;
+  int sets = input_sets(3 * bytes);
+  VectorAdd v = {kernel, n, {NULL}, {NULL}, {NULL}};
+  float *x = malloc(bytes), *y = malloc(bytes);
+  for (long long i = 0; i < n; i++) {
+    x[i] = (float)example_uniform(&b->ex);
+    y[i] = (float)example_uniform(&b->ex);
+  }
+  for (int s = 0; s < sets; s++) {
+    v.x[s] = example_alloc(&b->ex, bytes), v.y[s] = example_alloc(&b->ex, bytes), v.out[s] = example_alloc(&b->ex, bytes);
+    example_upload(&b->ex, v.x[s], x, bytes);
+    example_upload(&b->ex, v.y[s], y, bytes);
+    example_poison(&b->ex, v.out[s], bytes);
+  }
+  double ms = time_launch(b, add_launch, &v, sets);
+  double gbps = 3.0 * (double)bytes / (ms * 1e6);
+  long bad = check_add(b, &v, sets, x, y);
+  b->ex.failures += bad != 0;
+  printf("  vector_add  n=%-10lld %9.4f ms %8.1f GB/s  (%d input set%s)%s\n", n, ms, gbps, sets, sets > 1 ? "s" : "",
+         bad ? "  WRONG RESULT" : "");
+  char size[32];
+  snprintf(size, sizeof size, "%lld", n);
+  csv_row(b, "vector_add", size, ms, gbps);
+  for (int s = 0; s < sets; s++) tile_free(b->ex.ctx, v.x[s]), tile_free(b->ex.ctx, v.y[s]), tile_free(b->ex.ctx, v.out[s]);
+  free(x), free(y);
+}
+
+static void bench_vector_add(Bench *b) {
+  printf("vector add, fp32 (GB/s = 3 * n * 4 bytes / time)\n");
+  tile_kernel *kernel = vector_add_kernel(b);
+  int last = b->ex.quick ? 14 : 28;
+  for (int e = 12; e <= last; e += b->ex.quick ? 2 : 1) bench_vector_add_size(b, kernel, 1ll << e);
+  tile_kernel_destroy(kernel);
+}
+
+/* ---- softmax ----------------------------------------------------------------- */
+
+typedef struct Softmax {
+  tile_kernel *kernel;
+  int rows, cols;
+  void *x[MAX_SETS], *y[MAX_SETS];
+} Softmax;
+
+static void softmax_launch(Bench *b, void *user, int set) {
+  Softmax *s = user;
+  size_t n = (size_t)s->rows * s->cols;
+  unsigned grid[3] = {(unsigned)s->rows, 1, 1};
+  tile_arg args[] = {tile_buffer(s->y[set], "fp32", n), tile_buffer(s->x[set], "fp32", n), tile_int(s->cols),
+                     tile_int(s->cols), tile_int(s->cols)};
+  EXAMPLE_TRY(&b->ex, tile_launch(s->kernel, grid, NULL, args, 5));
+}
+
+/* The tutorial's host logic: BLOCK_SIZE = next_power_of_2(n_cols), num_warps 4/8/16. */
+static tile_kernel *softmax_kernel(Bench *b, int cols) {
+  long long block = 1;
+  while (block < cols) block *= 2;
+  char define[64];
+  snprintf(define, sizeof define, "BLOCK_SIZE=%lld", block);
+  const char *defines[] = {define};
+  tile_options opts;
+  tile_options_init(&opts);
+  opts.defines = defines;
+  opts.num_defines = 1;
+  opts.num_warps = block >= 4096 ? 16 : block >= 2048 ? 8 : 4;
+  return create_kernel(b, "softmax", &opts);
+}
+
+/* Rows 0, the last and a few between, against fp64; relative error 1e-4. */
+static long check_softmax(Bench *b, const Softmax *s, const float *x) {
+  float *y = malloc(sizeof(float) * (size_t)s->rows * s->cols);
+  example_download(&b->ex, y, s->y[0], sizeof(float) * (size_t)s->rows * s->cols);
+  long bad = 0;
+  for (int k = 0; k <= 8; k++) {
+    size_t r = (size_t)((long long)(s->rows - 1) * k / 8), base = r * (size_t)s->cols;
+    double max = -INFINITY, sum = 0;
+    for (int c = 0; c < s->cols; c++) max = fmax(max, x[base + c]);
+    for (int c = 0; c < s->cols; c++) sum += exp((double)x[base + c] - max);
+    for (int c = 0; c < s->cols; c++) {
+      double want = exp((double)x[base + c] - max) / sum;
+      bad += !(fabs(y[base + c] - want) <= 1e-4 * want + 1e-9);
+    }
+  }
+  free(y);
+  return bad;
+}
+
+static void bench_softmax_size(Bench *b, int rows, int cols) {
+  size_t bytes = sizeof(float) * (size_t)rows * cols;
+  int sets = input_sets(2 * bytes);
+  Softmax s = {softmax_kernel(b, cols), rows, cols, {NULL}, {NULL}};
+  float *x = malloc(bytes);
+  for (size_t i = 0; i < (size_t)rows * cols; i++) x[i] = (float)example_normal(&b->ex);
+  for (int k = 0; k < sets; k++) {
+    s.x[k] = example_alloc(&b->ex, bytes), s.y[k] = example_alloc(&b->ex, bytes);
+    example_upload(&b->ex, s.x[k], x, bytes);
+    example_poison(&b->ex, s.y[k], bytes);
+  }
+  double ms = time_launch(b, softmax_launch, &s, sets);
+  double gbps = 2.0 * (double)bytes / (ms * 1e6);
+  long bad = check_softmax(b, &s, x);
+  b->ex.failures += bad != 0;
+  printf("  softmax     %dx%-6d %9.4f ms %8.1f GB/s  (%d input set%s)%s\n", rows, cols, ms, gbps, sets,
+         sets > 1 ? "s" : "", bad ? "  WRONG RESULT" : "");
+  char size[32];
+  snprintf(size, sizeof size, "%d", cols);
+  csv_row(b, "softmax", size, ms, gbps);
+  for (int k = 0; k < sets; k++) tile_free(b->ex.ctx, s.x[k]), tile_free(b->ex.ctx, s.y[k]);
+  tile_kernel_destroy(s.kernel);
+  free(x);
+}
+
+static void bench_softmax(Bench *b) {
+  static const int full[] = {256,  384,  512,  640,  768,  781,   1024,  1029,  1536,
+                             2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768};
+  static const int quick[] = {256, 781};
+  int rows = b->ex.quick ? 64 : 4096;
+  printf("softmax, fp32, M=%d (GB/s = 2 * M * N * 4 bytes / time)\n", rows);
+  const int *cols = b->ex.quick ? quick : full;
+  int count = b->ex.quick ? 2 : (int)(sizeof full / sizeof *full);
+  for (int i = 0; i < count; i++) bench_softmax_size(b, rows, cols[i]);
+}
+
+/* ---- compile time ------------------------------------------------------------ */
+
+/* Removes a cache directory and what it holds (files and folders). */
+static void remove_tree(const char *path) {
+  DIR *dir = opendir(path);
+  if (dir) {
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+      if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+      char child[1024];
+      snprintf(child, sizeof child, "%s/%s", path, e->d_name);
+      struct stat st;
+      if (!lstat(child, &st) && S_ISDIR(st.st_mode)) remove_tree(child);
+      else unlink(child);
+    }
+    closedir(dir);
+  }
+  rmdir(path);
+}
+
+typedef struct CompileCase {
+  const char *example;
+  const char *kernel;  /* function name, or NULL */
+  const char *define;  /* one constexpr */
+  int config;          /* @autotune config, or -1 */
+  const char *dtype;   /* of the buffers */
+  int num_buffers, num_ints;
+  long long ints[9];   /* the integer arguments, as the example passes them */
+} CompileCase;
+
+/* Seconds of tile_kernel_compile for `c` in a new context on cache `dir`. */
+static double compile_once(Bench *b, const CompileCase *c, const char *dir) {
+  setenv("TILE_CACHE_DIR", dir, 1);
+  Example ex = {0};
+  ex.quiet = 1;
+  example_open(&ex, "bench", b->ex.on_cpu, 0, 1);
+  const char *defines[] = {c->define};
+  tile_options opts;
+  tile_options_init(&opts);
+  opts.kernel = c->kernel;
+  opts.defines = defines;
+  opts.num_defines = 1;
+  opts.config = c->config;
+  char path[1024];
+  kernel_path(b, c->example, path, sizeof path);
+  tile_kernel *k = NULL;
+  EXAMPLE_TRY(&ex, tile_kernel_create_file(ex.ctx, path, &opts, &k));
+  tile_arg args[12];
+  void *buffers[3];
+  for (int i = 0; i < c->num_buffers; i++) {
+    buffers[i] = example_alloc(&ex, 4096);
+    args[i] = tile_buffer(buffers[i], c->dtype, 1024);
+  }
+  for (int i = 0; i < c->num_ints; i++) args[c->num_buffers + i] = tile_int(c->ints[i]);
+  double t0 = now();
+  EXAMPLE_TRY(&ex, tile_kernel_compile(k, args, c->num_buffers + c->num_ints));
+  double seconds = now() - t0;
+  tile_kernel_destroy(k);
+  for (int i = 0; i < c->num_buffers; i++) tile_free(ex.ctx, buffers[i]);
+  tile_context_destroy(ex.ctx);
+  return seconds;
+}
+
+static void bench_compile_case(Bench *b, const CompileCase *c) {
+  double cold[COMPILE_REPS], warm[COMPILE_REPS];
+  int reps = b->ex.quick ? 1 : COMPILE_REPS;
+  char warm_dir[] = "/tmp/tile-bench-warm-XXXXXX";
+  if (!mkdtemp(warm_dir)) return (void)fprintf(stderr, "bench: cannot make a cache directory in /tmp\n");
+  compile_once(b, c, warm_dir); /* fills the warm cache */
+  for (int r = 0; r < reps; r++) {
+    char cold_dir[] = "/tmp/tile-bench-cold-XXXXXX";
+    if (!mkdtemp(cold_dir)) return (void)fprintf(stderr, "bench: cannot make a cache directory in /tmp\n");
+    cold[r] = 1e3 * compile_once(b, c, cold_dir);
+    remove_tree(cold_dir);
+    warm[r] = 1e3 * compile_once(b, c, warm_dir);
+  }
+  remove_tree(warm_dir);
+  double cold_ms = median(cold, reps), warm_ms = median(warm, reps);
+  printf("  %-10s cold %9.2f ms   warm (disk cache) %7.3f ms\n", c->example, cold_ms, warm_ms);
+  csv_row(b, "compile_cold", c->example, cold_ms, 0);
+  csv_row(b, "compile_warm", c->example, warm_ms, 0);
+}
+
+static void bench_compile(Bench *b) {
+  static const CompileCase cases[] = {
+      {"vector_add", NULL, "BLOCK_SIZE=1024", -1, "fp32", 3, 1, {98432}},
+      {"softmax", NULL, "BLOCK_SIZE=1024", -1, "fp32", 2, 3, {781, 781, 781}},
+      {"matmul", "matmul_kernel", "ACTIVATION=\"leaky_relu\"", 0, "fp16", 3, 9, {512, 512, 512, 512, 1, 512, 1, 512, 1}},
+  };
+  printf("compile time to a cubin (tile_kernel_compile; median of %d)\n", b->ex.quick ? 1 : COMPILE_REPS);
+  const char *saved = getenv("TILE_CACHE_DIR");
+  char *restore = saved ? strdup(saved) : NULL;
+  char first_dir[] = "/tmp/tile-bench-first-XXXXXX";
+  if (mkdtemp(first_dir)) { /* the process's first compile pays one-time set-up: not counted */
+    printf("  (first compile in the process, not counted: %.2f ms)\n", 1e3 * compile_once(b, &cases[0], first_dir));
+    remove_tree(first_dir);
+  }
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) bench_compile_case(b, &cases[i]);
+  if (restore) setenv("TILE_CACHE_DIR", restore, 1), free(restore);
+  else unsetenv("TILE_CACHE_DIR");
+}
+
+/* ---- host time per launch ---------------------------------------------------- */
+
+static void bench_launch(Bench *b) {
+  int launches = b->ex.quick ? 200 : LAUNCHES;
+  VectorAdd v = {vector_add_kernel(b), 1024, {NULL}, {NULL}, {NULL}};
+  v.x[0] = example_alloc(&b->ex, 4096), v.y[0] = example_alloc(&b->ex, 4096), v.out[0] = example_alloc(&b->ex, 4096);
+  EXAMPLE_TRY(&b->ex, tile_memset(b->ex.ctx, v.x[0], 0, 4096));
+  EXAMPLE_TRY(&b->ex, tile_memset(b->ex.ctx, v.y[0], 0, 4096));
+  for (int i = 0; i < 100; i++) add_launch(b, &v, 0); /* compiled and cached */
+  EXAMPLE_TRY(&b->ex, tile_synchronize(b->ex.ctx));
+  double t0 = now();
+  for (int i = 0; i < launches; i++) add_launch(b, &v, 0);
+  double t1 = now();
+  EXAMPLE_TRY(&b->ex, tile_synchronize(b->ex.ctx));
+  double t2 = now();
+  double host_us = 1e6 * (t1 - t0) / launches, total_us = 1e6 * (t2 - t0) / launches;
+  printf("host time per launch (tile_launch_grid, vector add of 1024 fp32, %d launches)\n", launches);
+  printf("  %.2f us per launch on the host; %.2f us with the final synchronise\n", host_us, total_us);
+  csv_row(b, "launch_host", "1024", host_us * 1e-3, 0);
+  csv_row(b, "launch_sync", "1024", total_us * 1e-3, 0);
+  tile_free(b->ex.ctx, v.x[0]), tile_free(b->ex.ctx, v.y[0]), tile_free(b->ex.ctx, v.out[0]);
+  tile_kernel_destroy(v.kernel);
+}
+
+/* ---- main ---------------------------------------------------------------------- */
+
+static void usage(void) {
+  fprintf(stderr, "usage: bench [--quick] [--cpu] [--csv FILE] [--only vector_add,softmax,compile,launch] [SOURCE_DIR]\n");
+  exit(2);
+}
+
+static void parse(Bench *b, int argc, char **argv, int *cpu) {
+  b->source_dir = TILE_SOURCE_DIR;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--quick")) b->ex.quick = 1;
+    else if (!strcmp(argv[i], "--cpu")) *cpu = 1;
+    else if (!strcmp(argv[i], "--only") && i + 1 < argc) b->only = argv[++i];
+    else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
+      b->csv = fopen(argv[++i], "w");
+      if (!b->csv) fprintf(stderr, "bench: cannot write %s\n", argv[i]), exit(1);
+    } else if (argv[i][0] == '-') usage();
+    else b->source_dir = argv[i];
+  }
+}
+
+static void set_up(Bench *b) {
+  tile_context *ctx = b->ex.ctx;
+  const char *name = b->ex.on_cpu ? "CPU interpreter" : tile_device_name(ctx);
+  snprintf(b->gpu, sizeof b->gpu, "%s", name);
+  for (char *c = b->gpu; *c; c++) *c = *c == ',' ? ' ' : *c;
+  if (b->ex.on_cpu && !b->ex.quick) {
+    printf("bench: on the interpreter only --quick makes sense: using it (the numbers mean nothing)\n");
+    b->ex.quick = 1;
+  }
+  b->flush_bytes = b->ex.quick ? (size_t)1 << 20 : FLUSH_BYTES;
+  b->flush = example_alloc(&b->ex, b->flush_bytes);
+  b->min_reps = b->ex.quick ? 2 : 20;
+  b->max_reps = b->ex.quick ? 3 : MAX_REPS;
+  for (int r = 0; r < MAX_REPS; r++) {
+    EXAMPLE_TRY(&b->ex, tile_event_create(ctx, &b->start[r]));
+    EXAMPLE_TRY(&b->ex, tile_event_create(ctx, &b->end[r]));
+  }
+  EXAMPLE_TRY(&b->ex, tile_memset(ctx, b->flush, 0, b->flush_bytes));
+  EXAMPLE_TRY(&b->ex, tile_event_record(ctx, b->start[0], NULL));
+  EXAMPLE_TRY(&b->ex, tile_memset(ctx, b->flush, 1, b->flush_bytes));
+  EXAMPLE_TRY(&b->ex, tile_event_record(ctx, b->end[0], NULL));
+  EXAMPLE_TRY(&b->ex, tile_synchronize(ctx));
+  b->flush_ms = event_ms(b, b->start[0], b->end[0]);
+  if (b->csv) fprintf(b->csv, "kernel,size,impl,ms,gbps,gpu\n");
+}
+
+int main(int argc, char **argv) {
+  static Bench b; /* large: the events */
+  int cpu = 0;
+  parse(&b, argc, argv, &cpu);
+  example_open(&b.ex, "bench", cpu, 0, 20240601);
+  set_up(&b);
+  printf("bench: %s\n", b.gpu);
+  if (wanted(&b, "vector_add")) bench_vector_add(&b);
+  if (wanted(&b, "softmax")) bench_softmax(&b);
+  if (wanted(&b, "compile")) bench_compile(&b);
+  if (wanted(&b, "launch")) bench_launch(&b);
+  for (int r = 0; r < MAX_REPS; r++) tile_event_destroy(b.ex.ctx, b.start[r]), tile_event_destroy(b.ex.ctx, b.end[r]);
+  tile_free(b.ex.ctx, b.flush);
+  if (b.csv) fclose(b.csv);
+  return example_finish(&b.ex);
+}

@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""Merges the benchmark CSVs of bench/bench.c (tile) and bench/triton_bench.py (Triton, torch).
+
+Writes into --out (default bench/results):
+  vector_add.csv, softmax.csv   GB/s per size and implementation, and tile/Triton
+  overhead.csv                  compile and launch times per implementation
+  vector_add.png, softmax.png   GB/s against size, one line per implementation, like
+                                Triton's perf_report (matplotlib; an .svg instead without it)
+  summary.md                    the tables in markdown, tile/Triton ratios, and a flag
+                                wherever tile is below 0.95x Triton
+Only the standard library is needed (plus matplotlib for PNGs).
+
+    python3 bench/report.py [--out DIR] tile.csv triton.csv
+"""
+import argparse
+import csv
+import datetime
+import os
+import sys
+
+THRESHOLD = 0.95
+BANDWIDTH = {"vector_add": "vector add, fp32: GB/s = 3 * n * 4 bytes / time",
+             "softmax": "softmax, fp32, M = 4096: GB/s = 2 * M * N * 4 bytes / time"}
+OVERHEAD = {"compile_cold": "cold compile (empty cache), ms",
+            "compile_warm": "warm compile (disk cache), ms",
+            "launch_host": "host time per launch, us",
+            "launch_sync": "host time per launch with the final synchronise, us"}
+IMPLS = ["tile", "triton", "torch"]
+
+
+def read_rows(paths):
+    rows, gpus = [], set()
+    for path in paths:
+        with open(path, newline="") as f:
+            for row in csv.DictReader(f):
+                rows.append(row)
+                gpus.add(row.get("gpu", ""))
+    return rows, sorted(g for g in gpus if g)
+
+
+def bandwidth_table(rows, kernel):
+    """{size: {impl: gbps}} for one kernel, sizes as ints."""
+    table = {}
+    for row in rows:
+        if row["kernel"] == kernel and row["gbps"]:
+            table.setdefault(int(row["size"]), {})[row["impl"]] = float(row["gbps"])
+    return dict(sorted(table.items()))
+
+
+def overhead_table(rows):
+    """{(metric, what): {impl: value}}: ms for compile times, us for launches."""
+    table = {}
+    for row in rows:
+        if row["kernel"] in OVERHEAD:
+            scale = 1e3 if row["kernel"].startswith("launch") else 1.0
+            table.setdefault((row["kernel"], row["size"]), {})[row["impl"]] = float(row["ms"]) * scale
+    return table
+
+
+def ratio(numerator, denominator):
+    return numerator / denominator if numerator and denominator else None
+
+
+def fmt(value, digits=1):
+    return "-" if value is None else "%.*f" % (digits, value)
+
+
+def write_bandwidth_csv(path, table, impls):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["size"] + ["%s_gbps" % i for i in impls] + ["tile_over_triton"])
+        for size, by_impl in table.items():
+            r = ratio(by_impl.get("tile"), by_impl.get("triton"))
+            w.writerow([size] + [fmt(by_impl.get(i), 3) for i in impls] + [fmt(r, 3)])
+
+
+def write_overhead_csv(path, table, impls):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["metric", "what"] + impls + ["triton_over_tile"])
+        for (metric, what), by_impl in table.items():
+            r = ratio(by_impl.get("triton"), by_impl.get("tile"))
+            w.writerow([metric, what] + [fmt(by_impl.get(i), 4) for i in impls] + [fmt(r, 3)])
+
+
+def bandwidth_markdown(kernel, table, impls, flags):
+    lines = ["### %s" % BANDWIDTH[kernel], "",
+             "| size | " + " | ".join("%s GB/s" % i for i in impls) + " | tile / Triton |",
+             "|---:|" + "---:|" * len(impls) + "---:|"]
+    for size, by_impl in table.items():
+        r = ratio(by_impl.get("tile"), by_impl.get("triton"))
+        mark = ""
+        if r is not None and r < THRESHOLD:
+            mark = " **below %.2fx**" % THRESHOLD
+            flags.append("%s at %d: tile %.2fx Triton" % (kernel, size, r))
+        lines.append("| %d | %s | %s%s |" % (size, " | ".join(fmt(by_impl.get(i)) for i in impls), fmt(r, 2), mark))
+    return lines + [""]
+
+
+def overhead_markdown(table, impls, flags):
+    lines = ["### compile and launch overhead (lower is better; speed = Triton's time / tile's)", "",
+             "| what | " + " | ".join(impls) + " | speed vs Triton |", "|---|" + "---:|" * len(impls) + "---:|"]
+    for (metric, what), by_impl in table.items():
+        r = ratio(by_impl.get("triton"), by_impl.get("tile"))
+        mark = ""
+        if r is not None and r < THRESHOLD:
+            mark = " **below %.2fx**" % THRESHOLD
+            flags.append("%s (%s): tile %.2fx Triton's speed" % (metric, what, r))
+        label = "%s: %s" % (OVERHEAD[metric], ("vector add, n=" + what) if metric.startswith("launch") else what)
+        lines.append("| %s | %s | %s%s |" % (label, " | ".join(fmt(by_impl.get(i), 3) for i in impls), fmt(r, 2), mark))
+    return lines + [""]
+
+
+def plot(path_base, title, table, impls, log_x):
+    """A PNG with matplotlib when it is installed, else an SVG written by hand; returns the file written."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return plot_svg(path_base + ".svg", title, table, impls, log_x)
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for impl in impls:
+        points = [(s, v[impl]) for s, v in table.items() if impl in v]
+        if points:
+            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3, label=impl)
+    if log_x:
+        ax.set_xscale("log", base=2)
+    ax.set_xlabel("size (elements)" if log_x else "N (columns)")
+    ax.set_ylabel("GB/s")
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path_base + ".png", dpi=120)
+    plt.close(fig)
+    return path_base + ".png"
+
+
+def plot_svg(path, title, table, impls, log_x):
+    import math
+    width, height, margin = 800, 500, 60
+    colours = {"tile": "#d62728", "triton": "#1f77b4", "torch": "#2ca02c"}
+    xs = [math.log2(s) if log_x else s for s in table]
+    ys = [v for by_impl in table.values() for v in by_impl.values()]
+    if not xs or not ys:
+        return None
+    x0, x1, y1 = min(xs), max(xs) if max(xs) > min(xs) else min(xs) + 1, max(ys) * 1.05 or 1
+    px = lambda x: margin + (x - x0) / (x1 - x0) * (width - 2 * margin)
+    py = lambda y: height - margin - y / y1 * (height - 2 * margin)
+    parts = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">'
+             % (width, height), '<rect width="100%" height="100%" fill="white"/>',
+             '<text x="%d" y="20" text-anchor="middle" font-size="15">%s</text>' % (width // 2, title),
+             '<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (margin, height - margin, width - margin,
+                                                                          height - margin),
+             '<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (margin, margin, margin, height - margin),
+             '<text x="15" y="%d" transform="rotate(-90 15 %d)">GB/s</text>' % (height // 2, height // 2)]
+    for k in range(6):
+        y = y1 * k / 5
+        parts.append('<text x="%d" y="%.1f" text-anchor="end">%.3g</text>' % (margin - 5, py(y) + 4, y))
+    for s in table:
+        x = math.log2(s) if log_x else s
+        label = "2^%d" % round(x) if log_x else str(s)
+        parts.append('<text x="%.1f" y="%d" text-anchor="middle" font-size="9">%s</text>' % (px(x), height - margin + 14,
+                                                                                             label))
+    for n, impl in enumerate(impls):
+        points = [((math.log2(s) if log_x else s), v[impl]) for s, v in table.items() if impl in v]
+        colour = colours.get(impl, "black")
+        parts.append('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>'
+                     % (colour, " ".join("%.1f,%.1f" % (px(x), py(y)) for x, y in points)))
+        parts.append('<text x="%d" y="%d" fill="%s">%s</text>' % (width - margin - 80, margin + 15 * n, colour, impl))
+    parts.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(parts) + "\n")
+    return path
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("csv", nargs="+", help="bench.c's and triton_bench.py's CSV files")
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
+    args = parser.parse_args()
+    rows, gpus = read_rows(args.csv)
+    impls = [i for i in IMPLS if any(r["impl"] == i for r in rows)]
+    impls += sorted({r["impl"] for r in rows} - set(impls))
+    os.makedirs(args.out, exist_ok=True)
+    flags = []
+    md = ["## Benchmarks: tile vs Triton vs torch", "",
+          "GPU: %s; %s; tile / Triton below %.2fx is flagged." % (", ".join(gpus) or "unknown",
+                                                                  datetime.date.today().isoformat(), THRESHOLD), ""]
+    for kernel in BANDWIDTH:
+        table = bandwidth_table(rows, kernel)
+        if not table:
+            continue
+        write_bandwidth_csv(os.path.join(args.out, kernel + ".csv"), table, impls)
+        picture = plot(os.path.join(args.out, kernel), BANDWIDTH[kernel].split(":")[0], table, impls,
+                       log_x=kernel == "vector_add")
+        md += bandwidth_markdown(kernel, table, impls, flags)
+        if picture:
+            md += ["![%s](%s)" % (kernel, os.path.basename(picture)), ""]
+    overhead = overhead_table(rows)
+    if overhead:
+        write_overhead_csv(os.path.join(args.out, "overhead.csv"), overhead, impls)
+        md += overhead_markdown(overhead, impls, flags)
+    md += ["### flagged (tile below %.2fx Triton)" % THRESHOLD, ""]
+    md += ["- " + f for f in flags] if flags else ["none"]
+    with open(os.path.join(args.out, "summary.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    print("report.py: wrote %s (%d flagged)" % (args.out, len(flags)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

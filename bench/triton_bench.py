@@ -1,0 +1,392 @@
+#!/usr/bin/env python3
+"""Triton and torch on bench/bench.c's benchmarks, measured the same way.
+
+Runs on the GPU machine (python3 with torch and triton).  The kernels are the
+tutorials' as the source documents give them (/work/shared/seeds/004_*.txt):
+add_kernel (tutorial 01), softmax_kernel with its host-side BLOCK_SIZE and
+num_warps logic (tutorial 02), and the body of matmul_kernel (tutorial 03) for
+the compile time.  Measured, as bench.c measures tile:
+  - vector add, fp32, 2^12..2^28 elements (GB/s = 3 * n * 4 bytes / time),
+    Triton's add_kernel and torch's x + y;
+  - softmax, fp32, M = 4096, N = 256..32768 (GB/s = 2 * M * N * 4 / time),
+    Triton's softmax_kernel and torch.softmax;
+    each with CUDA events around one launch, the L2 flushed before it by
+    writing a 256 MB buffer (outside the timed region), inputs rotated over
+    copies when they fit in L2, the median of many repetitions, the result
+    checked once;
+  - Triton's cold compile time (a fresh TRITON_CACHE_DIR, in a new process:
+    the first call minus a warm call) and its warm one (the same cache
+    directory, another process);
+  - the host time per launch of Triton's add_kernel[grid](...) and of torch's
+    torch.add(x, y, out=out) over 1024 elements (10000+ calls, then a sync).
+CSV rows as bench.c writes them: kernel,size,impl,ms,gbps,gpu.
+
+    python3 bench/triton_bench.py [--csv FILE] [--quick] [--only vector_add,softmax,compile,launch]
+"""
+import argparse
+import csv
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+import torch
+import triton
+import triton.language as tl
+
+FLUSH_BYTES = 256 << 20
+L2_BYTES = 64 << 20  # at least the L2 of an H100/H200 (50 MB), as bench.c
+MAX_SETS = 8
+MAX_REPS = 1000
+TARGET_MS = 200.0
+COMPILE_REPS = 3  # each a pair of new processes (cold, then warm)
+LAUNCHES = 20000
+SOFTMAX_COLS = [256, 384, 512, 640, 768, 781, 1024, 1029, 1536,
+                2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768]
+DEVICE = "cuda"
+
+
+# ---- the tutorials' kernels, as in the source documents ------------------------------
+
+@triton.jit
+def add_kernel(x_ptr,  # Pointer to the first input vector.
+               y_ptr,  # Pointer to the second input vector.
+               output_ptr,  # Pointer to the output vector.
+               n_elements,  # Size of the vector.
+               BLOCK_SIZE: tl.constexpr,  # Number of elements each program should process.
+               ):
+    pid = tl.program_id(axis=0)
+    block_start = pid * BLOCK_SIZE
+    offsets = block_start + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    output = x + y
+    tl.store(output_ptr + offsets, output, mask=mask)
+
+
+@triton.jit
+def softmax_kernel(output_ptr, input_ptr, input_row_stride, output_row_stride, n_cols, BLOCK_SIZE: tl.constexpr):
+    row_idx = tl.program_id(0)
+    row_start_ptr = input_ptr + row_idx * input_row_stride
+    col_offsets = tl.arange(0, BLOCK_SIZE)
+    input_ptrs = row_start_ptr + col_offsets
+    row = tl.load(input_ptrs, mask=col_offsets < n_cols, other=-float('inf'))
+    row_minus_max = row - tl.max(row, axis=0)
+    numerator = tl.exp(row_minus_max)
+    denominator = tl.sum(numerator, axis=0)
+    softmax_output = numerator / denominator
+    output_row_start_ptr = output_ptr + row_idx * output_row_stride
+    output_ptrs = output_row_start_ptr + col_offsets
+    tl.store(output_ptrs, softmax_output, mask=col_offsets < n_cols)
+
+
+# Tutorial 03's kernel without its @triton.autotune decorator, so that one
+# config is compiled (config 0, as bench.c compiles).
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                  BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+                  GROUP_SIZE_M: tl.constexpr, ACTIVATION: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
+    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_SIZE_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+    pid_m = first_pid_m + (pid % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+    offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
+    offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
+    offs_k = tl.arange(0, BLOCK_SIZE_K)
+    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+    accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
+        accumulator += tl.dot(a, b)
+        a_ptrs += BLOCK_SIZE_K * stride_ak
+        b_ptrs += BLOCK_SIZE_K * stride_bk
+    if ACTIVATION == "leaky_relu":
+        accumulator = leaky_relu(accumulator)
+    c = accumulator.to(tl.float16)
+    offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+    offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+    c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
+    tl.store(c_ptrs, c, mask=c_mask)
+
+
+@triton.jit
+def leaky_relu(x):
+    x = x + 1
+    return tl.where(x >= 0, x, 0.01 * x)
+
+
+# Compiled first in each compile probe, so that Triton's one-time set-up is not counted.
+@triton.jit
+def warm_up_kernel(x_ptr):
+    tl.store(x_ptr + tl.arange(0, 16), tl.zeros((16, ), dtype=tl.float32))
+
+
+# ---- the tutorials' host code ----------------------------------------------------------
+
+def add_launch(x, y, output):
+    """Tutorial 01's add(), writing into a given output (bench.c launches into preallocated buffers too)."""
+    n_elements = output.numel()
+    grid = lambda meta: (triton.cdiv(n_elements, meta['BLOCK_SIZE']), )
+    add_kernel[grid](x, y, output, n_elements, BLOCK_SIZE=1024)
+    return output
+
+
+def softmax_launch(x, y):
+    """Tutorial 02's softmax(), writing into a given output."""
+    n_rows, n_cols = x.shape
+    BLOCK_SIZE = triton.next_power_of_2(n_cols)
+    num_warps = 4
+    if BLOCK_SIZE >= 2048:
+        num_warps = 8
+    if BLOCK_SIZE >= 4096:
+        num_warps = 16
+    softmax_kernel[(n_rows, )](y, x, x.stride(0), y.stride(0), n_cols, num_warps=num_warps, BLOCK_SIZE=BLOCK_SIZE)
+    return y
+
+
+def matmul_launch(a, b, c):
+    """Tutorial 03's matmul() with config 0 of its autotune list and the leaky_relu epilogue."""
+    M, K = a.shape
+    K, N = b.shape
+    grid = lambda META: (triton.cdiv(M, META['BLOCK_SIZE_M']) * triton.cdiv(N, META['BLOCK_SIZE_N']), )
+    matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
+                        c.stride(1), BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64, GROUP_SIZE_M=8,
+                        ACTIVATION="leaky_relu", num_stages=3, num_warps=8)
+    return c
+
+
+# ---- timing, as bench.c ---------------------------------------------------------------
+
+class Timer:
+    def __init__(self, quick):
+        self.flush = torch.empty(FLUSH_BYTES if not quick else 1 << 20, dtype=torch.uint8, device=DEVICE)
+        self.min_reps, self.max_reps = (2, 3) if quick else (20, MAX_REPS)
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        self.flush.fill_(0)
+        start.record()
+        self.flush.fill_(1)
+        end.record()
+        torch.cuda.synchronize()
+        self.flush_ms = start.elapsed_time(end)
+
+    def median_ms(self, launch, sets):
+        """The median time of one launch(set) with a cold L2."""
+        for s in range(sets):  # compiles; every set gets a result
+            launch(s)
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for i in range(5):
+            launch(i % sets)
+        end.record()
+        torch.cuda.synchronize()
+        each = start.elapsed_time(end) / 5
+        reps = max(self.min_reps, min(self.max_reps, int(TARGET_MS / (each + self.flush_ms))))
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+        for r in range(reps):
+            self.flush.fill_(r & 0xff)
+            starts[r].record()
+            launch(r % sets)
+            ends[r].record()
+        torch.cuda.synchronize()
+        return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+
+
+def input_sets(nbytes):
+    """How many copies of a working set of nbytes to rotate through (as bench.c)."""
+    if nbytes >= L2_BYTES:
+        return 1
+    return max(2, min(MAX_SETS, FLUSH_BYTES // nbytes))
+
+
+class Results:
+    def __init__(self, path, gpu):
+        self.gpu = gpu.replace(",", " ")
+        self.file = open(path, "w", newline="") if path else None
+        self.writer = csv.writer(self.file) if self.file else None
+        if self.writer:
+            self.writer.writerow(["kernel", "size", "impl", "ms", "gbps", "gpu"])
+        self.failures = 0
+
+    def row(self, kernel, size, impl, ms, gbps=None):
+        if self.writer:
+            self.writer.writerow([kernel, size, impl, "%.6f" % ms, "" if gbps is None else "%.3f" % gbps, self.gpu])
+            self.file.flush()
+
+
+# ---- the benchmarks -------------------------------------------------------------------
+
+def bench_vector_add(timer, results, quick):
+    print("vector add, fp32 (GB/s = 3 * n * 4 bytes / time)")
+    sizes = [2 ** e for e in (range(12, 15, 2) if quick else range(12, 29))]
+    for n in sizes:
+        sets = input_sets(3 * 4 * n)
+        x = [torch.rand(n, device=DEVICE, dtype=torch.float32) for _ in range(sets)]
+        y = [torch.rand(n, device=DEVICE, dtype=torch.float32) for _ in range(sets)]
+        out = [torch.empty(n, device=DEVICE, dtype=torch.float32) for _ in range(sets)]
+        impls = {"triton": lambda s: add_launch(x[s], y[s], out[s]),
+                 "torch": lambda s: torch.add(x[s], y[s], out=out[s])}
+        for impl, launch in impls.items():
+            for o in out:
+                o.fill_(float("nan"))
+            ms = timer.median_ms(launch, sets)
+            gbps = 3 * 4 * n / (ms * 1e6)
+            ok = all(torch.equal(out[s], x[s] + y[s]) for s in range(sets))
+            results.failures += not ok
+            print("  vector_add  n=%-10d %-6s %9.4f ms %8.1f GB/s%s" % (n, impl, ms, gbps, "" if ok else "  WRONG RESULT"))
+            results.row("vector_add", n, impl, ms, gbps)
+        del x, y, out
+        torch.cuda.empty_cache()
+
+
+def bench_softmax(timer, results, quick):
+    rows = 64 if quick else 4096
+    print("softmax, fp32, M=%d (GB/s = 2 * M * N * 4 bytes / time)" % rows)
+    for cols in ([256, 781] if quick else SOFTMAX_COLS):
+        sets = input_sets(2 * 4 * rows * cols)
+        x = [torch.randn(rows, cols, device=DEVICE, dtype=torch.float32) for _ in range(sets)]
+        y = [torch.empty(rows, cols, device=DEVICE, dtype=torch.float32) for _ in range(sets)]
+        impls = {"triton": lambda s: softmax_launch(x[s], y[s]),
+                 "torch": lambda s: torch.softmax(x[s], dim=-1)}
+        for impl, launch in impls.items():
+            ms = timer.median_ms(launch, sets)
+            gbps = 2 * 4 * rows * cols / (ms * 1e6)
+            want = torch.softmax(x[0].double(), dim=-1)
+            got = y[0] if impl == "triton" else torch.softmax(x[0], dim=-1)
+            ok = torch.allclose(got.double(), want, rtol=1e-4, atol=1e-9)
+            results.failures += not ok
+            print("  softmax     %dx%-6d %-6s %9.4f ms %8.1f GB/s%s" % (rows, cols, impl, ms, gbps,
+                                                                         "" if ok else "  WRONG RESULT"))
+            results.row("softmax", cols, impl, ms, gbps)
+        del x, y
+        torch.cuda.empty_cache()
+
+
+def compile_probe():
+    """In a new process (TRITON_CACHE_DIR set by the parent): the first call of each kernel, then a second one."""
+    warm_up_kernel[(1, )](torch.zeros(16, device=DEVICE))
+    torch.cuda.synchronize()
+    x, y = torch.rand(98432, device=DEVICE), torch.rand(98432, device=DEVICE)
+    s = torch.randn(1823, 781, device=DEVICE)
+    a = torch.randn(512, 512, device=DEVICE, dtype=torch.float16)
+    b = torch.randn(512, 512, device=DEVICE, dtype=torch.float16)
+    cases = {"vector_add": lambda: add_launch(x, y, torch.empty_like(x)),
+             "softmax": lambda: softmax_launch(s, torch.empty_like(s)),
+             "matmul": lambda: matmul_launch(a, b, torch.empty(512, 512, device=DEVICE, dtype=torch.float16))}
+    times = {}
+    for name, call in cases.items():
+        calls = []
+        for _ in range(2):
+            t0 = time.perf_counter()
+            call()
+            torch.cuda.synchronize()
+            calls.append(time.perf_counter() - t0)
+        times[name] = 1e3 * (calls[0] - calls[1])
+    print(json.dumps(times))
+
+
+def run_probe(cache_dir):
+    env = dict(os.environ, TRITON_CACHE_DIR=cache_dir)
+    done = subprocess.run([sys.executable, os.path.abspath(__file__), "--compile-probe"], env=env,
+                          capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise RuntimeError("the compile probe failed:\n" + done.stdout + done.stderr)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def bench_compile(results, quick):
+    reps = 1 if quick else COMPILE_REPS
+    print("Triton compile time (first call minus a warm call, new process; median of %d)" % reps)
+    cold, warm = {}, {}
+    for _ in range(reps):
+        cache_dir = tempfile.mkdtemp(prefix="triton-bench-cache-")
+        try:
+            for name, ms in run_probe(cache_dir).items():
+                cold.setdefault(name, []).append(ms)
+            for name, ms in run_probe(cache_dir).items():
+                warm.setdefault(name, []).append(ms)
+        finally:
+            shutil.rmtree(cache_dir, ignore_errors=True)
+    for name in cold:
+        c, w = statistics.median(cold[name]), statistics.median(warm[name])
+        print("  %-10s cold %9.2f ms   warm (disk cache) %7.3f ms" % (name, c, w))
+        results.row("compile_cold", name, "triton", c)
+        results.row("compile_warm", name, "triton", w)
+
+
+def host_time(call, launches):
+    for _ in range(100):
+        call()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(launches):
+        call()
+    t1 = time.perf_counter()
+    torch.cuda.synchronize()
+    t2 = time.perf_counter()
+    return 1e6 * (t1 - t0) / launches, 1e6 * (t2 - t0) / launches
+
+
+def bench_launch(results, quick):
+    launches = 200 if quick else LAUNCHES
+    n = 1024
+    x, y, out = (torch.zeros(n, device=DEVICE) for _ in range(3))
+    grid = lambda meta: (triton.cdiv(n, meta['BLOCK_SIZE']), )
+    calls = {"triton": lambda: add_kernel[grid](x, y, out, n, BLOCK_SIZE=1024),
+             "torch": lambda: torch.add(x, y, out=out)}
+    print("host time per launch (vector add of 1024 fp32, %d launches)" % launches)
+    for impl, call in calls.items():
+        host_us, total_us = host_time(call, launches)
+        print("  %-6s %.2f us per launch on the host; %.2f us with the final synchronise" % (impl, host_us, total_us))
+        results.row("launch_host", n, impl, host_us * 1e-3)
+        results.row("launch_sync", n, impl, total_us * 1e-3)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--csv", help="write the CSV rows here")
+    parser.add_argument("--quick", action="store_true", help="a few small sizes (a smoke run)")
+    parser.add_argument("--only", default="vector_add,softmax,compile,launch", help="comma-separated parts")
+    parser.add_argument("--compile-probe", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.compile_probe:
+        return compile_probe()
+    if not torch.cuda.is_available():
+        print("SKIP: no GPU visible to torch")
+        return 77
+    gpu = torch.cuda.get_device_name(0)
+    print("triton_bench: %s, torch %s, triton %s" % (gpu, torch.__version__, triton.__version__))
+    results = Results(args.csv, gpu)
+    timer = Timer(args.quick)
+    parts = {"vector_add": lambda: bench_vector_add(timer, results, args.quick),
+             "softmax": lambda: bench_softmax(timer, results, args.quick),
+             "compile": lambda: bench_compile(results, args.quick),
+             "launch": lambda: bench_launch(results, args.quick)}
+    for name, part in parts.items():
+        if name not in args.only.split(","):
+            continue
+        try:
+            part()
+        except Exception:  # one part failing must not lose the others' numbers
+            traceback.print_exc()
+            results.failures += 1
+    print("triton_bench: %s" % ("all results match" if not results.failures else "%d FAILURES" % results.failures))
+    return 1 if results.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, from the repository root, what tests/gpu/bundle.sh
+# packed into gpu-bundle/: the GPU tests (the same commands as `ctest -L gpu`,
+# without ctest: the runtime's GPU tests, every example at full size on the
+# GPU, compute-sanitizer runs, offsets past 2^31), then the benchmarks (tile,
+# Triton and torch, merged by bench/report.py).  Prints a summary table last.
+# Logs, CSV and PNG go to $OUT when it is set, else to gpu-bundle/out.
+#   bash tests/gpu/run.sh [all|tests|bench] [NAME_FILTER]
+#     tests: the GPU tests only; bench: the benchmarks only; NAME_FILTER: a
+#     grep pattern over test names (e.g. 'example|large').
+# Exit status: 0 when nothing failed (skips are listed, not failures).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+what=${1:-all}
+filter=${2:-.}
+bundle=gpu-bundle
+out=${OUT:-$bundle/out}
+mkdir -p "$out/logs"
+if [ ! -f "$bundle/gpu_tests.sh" ]; then
+  echo "run.sh: no $bundle/gpu_tests.sh: run tests/gpu/bundle.sh where tile was built and carry $bundle" >&2
+  exit 2
+fi
+export LD_LIBRARY_PATH=$PWD/$bundle/build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# a fresh kernel cache: everything measured or tested is compiled by this build
+TILE_CACHE_DIR=$(mktemp -d /tmp/tile-cache-XXXXXX)
+export TILE_CACHE_DIR
+
+names=() results=() seconds=() notes=()
+record() { names+=("$1"); results+=("$2"); seconds+=("$3"); notes+=("$4"); }
+
+# Runs one command with a time limit, its output in $out/logs/NAME.log;
+# exit status `skip` is a skip.  gpu_test NAME SKIP TIMEOUT -- COMMAND...
+gpu_test() {
+  local name=$1 skip=$2 limit=$3
+  shift 4
+  echo "$name" | grep -Eq -- "$filter" || return 0
+  local log=$out/logs/$name.log start status result note elapsed
+  echo "== $name: $*"
+  start=$(date +%s%N)
+  timeout "$limit" "$@" >"$log" 2>&1
+  status=$?
+  elapsed=$((($(date +%s%N) - start) / 100000000))
+  elapsed=$((elapsed / 10)).$((elapsed % 10))
+  note=""
+  if [ "$status" -eq 0 ]; then
+    result=PASS
+  elif [ "$status" -eq "$skip" ]; then
+    result=SKIP
+    note=$(grep -m1 -o 'SKIP: .*' "$log" | cut -c1-100)
+  elif [ "$status" -eq 124 ]; then
+    result=FAIL
+    note="timed out after ${limit} s"
+  else
+    result=FAIL
+    note="exit status $status"
+  fi
+  [ "$result" = FAIL ] && tail -n 25 "$log" | sed "s/^/   | /"
+  echo "   $result ($elapsed s) $note"
+  record "$name" "$result" "$elapsed" "$note"
+}
+
+run_tests() {
+  echo "=== GPU tests ($bundle/gpu_tests.sh)"
+  "$bundle/build/tests/gpu/gpu_probe" | tee "$out/logs/gpu_probe.log"
+  # shellcheck source=/dev/null
+  . "$bundle/gpu_tests.sh"
+}
+
+run_bench() {
+  echo "=== benchmarks"
+  gpu_test bench.tile -1 540 -- "$bundle/build/bench/bench" --csv "$out/tile.csv" .
+  gpu_test bench.triton -1 540 -- python3 bench/triton_bench.py --csv "$out/triton.csv"
+  local csvs=()
+  for f in "$out/tile.csv" "$out/triton.csv"; do [ -s "$f" ] && csvs+=("$f"); done
+  if [ ${#csvs[@]} -gt 0 ]; then
+    gpu_test bench.report -1 120 -- python3 bench/report.py --out "$out/results" "${csvs[@]}"
+    [ -f "$out/results/summary.md" ] && cat "$out/results/summary.md"
+  fi
+}
+
+case $what in
+all) run_tests; run_bench ;;
+tests) run_tests ;;
+bench) run_bench ;;
+*) echo "usage: bash tests/gpu/run.sh [all|tests|bench] [NAME_FILTER]" >&2; exit 2 ;;
+esac
+rm -rf "$TILE_CACHE_DIR"
+
+echo
+echo "=== summary (logs in $out/logs)"
+printf '%-28s %-6s %8s  %s\n' test result seconds note | tee "$out/summary.txt"
+for i in "${!names[@]}"; do
+  printf '%-28s %-6s %8s  %s\n' "${names[$i]}" "${results[$i]}" "${seconds[$i]}" "${notes[$i]}"
+done | tee -a "$out/summary.txt"
+failed=$(grep -c ' FAIL ' "$out/summary.txt" || true)
+echo "$failed failed"
+[ "$failed" -eq 0 ]
