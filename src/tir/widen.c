@@ -55,15 +55,6 @@ typedef struct Range {
 
 static const Range UNKNOWN = {INT64_MIN, INT64_MAX};
 
-typedef enum {
-  USE_PLAIN,   /* no wide operand, not wide: unchanged */
-  USE_WIDE,    /* computed in i64 */
-  USE_EXACT,   /* addptr, cmp and integer casts: take wide operands as they are */
-  USE_NARROW,  /* takes the cast back of each wide operand */
-} Use;
-
-typedef Vec(TirOp *) OpList;
-
 typedef struct Widen {
   TirFunc *f;
   int n_values;      /* before the rewrite: the per-value arrays' length */
@@ -233,6 +224,39 @@ static int reads_exact(const Widen *W, const TirOp *op) {
          op->code == TIR_CMP;
 }
 
+/* ---- carried values ---------------------------------------------------------- */
+
+/* A structured op's carried values share a type: a for's block argument and
+ * result, a while's block arguments and results, an if's result.  Each is
+ * set from its sources (the initial value and what the body yields, or what
+ * the branches yield); the member named here decides for all whether they
+ * become wide. */
+
+/* The member that operand i of op (a for's or while's initial value) sets, or -1. */
+static int init_member(const TirOp *op, int i) {
+  if (op->code == TIR_FOR) return i >= 3 ? op->regions[0]->args.data[i - 2] : -1;
+  if (op->code == TIR_WHILE) return op->regions[0]->args.data[i];
+  return -1;
+}
+
+/* The member that operand i of a terminator sets, in the op `parent` that owns its block. */
+static int yield_member(const TirOp *term, const TirOp *parent, int i) {
+  if (!parent || !(tir_op_flags(term->code) & TERM)) return -1;
+  switch (parent->code) {
+  case TIR_FOR: return parent->regions[0]->args.data[i + 1];
+  case TIR_IF: return parent->results.data[i];
+  case TIR_WHILE:
+    if (term->code == TIR_YIELD) return parent->regions[0]->args.data[i];
+    return i > 0 ? parent->regions[1]->args.data[i - 1] : -1; /* condition: the flag, then the values */
+  default: return -1;
+  }
+}
+
+static int carried_member(const TirOp *op, const TirOp *parent, int i) {
+  int m = init_member(op, i);
+  return m >= 0 ? m : yield_member(op, parent, i);
+}
+
 /* ---- the address slice ------------------------------------------------------ */
 
 static void record_defs(Widen *W, const TirBlock *b) {
@@ -244,27 +268,45 @@ static void record_defs(Widen *W, const TirBlock *b) {
   }
 }
 
-/* Every op after the ops of its regions: definitions come before uses. */
-static void list_ops(Widen *W, const TirBlock *b, OpList *out) {
-  for (int i = 0; i < b->ops.len; i++) {
-    TirOp *op = b->ops.data[i];
-    for (int r = 0; r < 2; r++)
-      if (op->regions[r]) list_ops(W, op->regions[r], out);
-    vec_push(W->f->arena, out, op);
-  }
+static int mark(Widen *W, int v) {
+  if (W->addressing[v]) return 0;
+  W->addressing[v] = 1;
+  return 1;
 }
 
-/* Backwards from the addptr offsets, uses before definitions. */
-static void mark_slice(Widen *W) {
-  OpList ops = {0};
-  list_ops(W, W->f->body, &ops);
-  for (int i = ops.len - 1; i >= 0; i--) {
-    const TirOp *op = ops.data[i];
-    if (op->code == TIR_ADDPTR) W->addressing[op->operands.data[1]] = 1;
+/* The values that set a member of the slice join it; a for's result in it
+ * puts its block argument in it (they share a type).  Whether anything changed. */
+static int mark_carried(Widen *W, const TirOp *op, const TirOp *parent) {
+  int changed = 0;
+  if (op->code == TIR_FOR)
+    for (int i = 0; i < op->results.len; i++)
+      if (W->addressing[op->results.data[i]]) changed |= mark(W, op->regions[0]->args.data[i + 1]);
+  if (op->code == TIR_WHILE)
+    for (int i = 0; i < op->results.len; i++)
+      if (W->addressing[op->results.data[i]]) changed |= mark(W, op->regions[1]->args.data[i]);
+  for (int i = 0; i < op->operands.len; i++) {
+    int m = carried_member(op, parent, i);
+    if (m >= 0 && W->addressing[m]) changed |= mark(W, op->operands.data[i]);
+  }
+  return changed;
+}
+
+/* Backwards, uses before definitions (the ops of a block last to first, a
+ * region's ops after the op that owns it): from each addptr's offset
+ * through the ops of the slice.  Whether anything changed. */
+static int mark_block(Widen *W, const TirBlock *b, const TirOp *parent) {
+  int changed = 0;
+  for (int i = b->ops.len - 1; i >= 0; i--) {
+    const TirOp *op = b->ops.data[i];
+    changed |= mark_carried(W, op, parent);
+    for (int r = 1; r >= 0; r--)
+      if (op->regions[r]) changed |= mark_block(W, op->regions[r], op);
+    if (op->code == TIR_ADDPTR) changed |= mark(W, op->operands.data[1]);
     if (!in_slice_op(W, op)) continue;
     for (int k = 0; k < op->operands.len; k++)
-      if (carries_value(op, k)) W->addressing[op->operands.data[k]] = 1;
+      if (carries_value(op, k)) changed |= mark(W, op->operands.data[k]);
   }
+  return changed;
 }
 
 /* ---- ranges ---------------------------------------------------------------- */
@@ -351,21 +393,39 @@ static Range induction_range(const Widen *W, const TirOp *op) {
   return hull(lb, ub);
 }
 
-/* Joins what src holds into dst; after GIVE_UP rounds a value that still
- * grows takes its type's whole range, so this ends.  Whether dst changed. */
-static int join_into(Widen *W, const int *dst, const int *src, int n, int round) {
+/* A carried value of the slice takes its sources' exact values and becomes
+ * wide where they leave its type; any other takes the wrapped values. */
+static void set_member(Widen *W, int m, Range r) {
+  const Type *t = type_of(W, m);
+  W->range[m] = r;
+  W->wide[m] = W->addressing[m] && is_narrow(t) && !fits(r, type_range(t));
+}
+
+static void start_members(Widen *W, const int *members, const int *sources, int n) {
+  for (int i = 0; i < n; i++) set_member(W, members[i], seen(W, sources[i], W->addressing[members[i]]));
+}
+
+/* Joins the sources into the members; after GIVE_UP rounds a member that
+ * still grows takes the most it can hold (i64's range where it may become
+ * wide, else its type's), so this ends.  Whether a member changed. */
+static int join_members(Widen *W, const int *members, const int *sources, int n, int round) {
   int changed = 0;
   for (int i = 0; i < n; i++) {
-    Range old = W->range[dst[i]], joined = hull(old, seen(W, src[i], 0));
+    int m = members[i];
+    Range old = W->range[m], joined = hull(old, seen(W, sources[i], W->addressing[m]));
     if (same_range(old, joined)) continue;
-    W->range[dst[i]] = round >= GIVE_UP ? type_range(type_of(W, dst[i])) : joined;
+    int may_widen = W->addressing[m] && is_narrow(type_of(W, m));
+    set_member(W, m, round < GIVE_UP ? joined : may_widen ? UNKNOWN : type_range(type_of(W, m)));
     changed = 1;
   }
   return changed;
 }
 
-static void copy_seen(Widen *W, const int *dst, const int *src, int n) {
-  for (int i = 0; i < n; i++) W->range[dst[i]] = seen(W, src[i], 0);
+static void copy_members(Widen *W, const int *dst, const int *src, int n) {
+  for (int i = 0; i < n; i++) {
+    W->range[dst[i]] = W->range[src[i]];
+    W->wide[dst[i]] = W->wide[src[i]];
+  }
 }
 
 static const TirOp *terminator(const TirBlock *b) { return b && b->ops.len ? b->ops.data[b->ops.len - 1] : NULL; }
@@ -375,28 +435,33 @@ static void analyze_for(Widen *W, const TirOp *op) {
   const int *carried = body->args.data + 1;
   int n = op->results.len;
   W->range[body->args.data[0]] = induction_range(W, op);
-  copy_seen(W, carried, op->operands.data + 3, n);
+  start_members(W, carried, op->operands.data + 3, n);
   for (int round = 0;; round++) {
     analyze_block(W, body);
     const TirOp *yield = terminator(body);
-    if (!yield || !join_into(W, carried, yield->operands.data, n, round)) break;
+    if (!yield || !join_members(W, carried, yield->operands.data, n, round)) break;
   }
-  for (int i = 0; i < n; i++) W->range[op->results.data[i]] = W->range[carried[i]];
+  copy_members(W, op->results.data, carried, n);
+}
+
+static void while_round(Widen *W, const TirOp *op) {
+  const TirBlock *before = op->regions[0], *after = op->regions[1];
+  analyze_block(W, before);
+  const TirOp *cond = terminator(before);
+  if (cond && cond->operands.len == after->args.len + 1) start_members(W, after->args.data, cond->operands.data + 1, after->args.len);
+  analyze_block(W, after);
 }
 
 static void analyze_while(Widen *W, const TirOp *op) {
   const TirBlock *before = op->regions[0], *after = op->regions[1];
   int n = before->args.len;
-  copy_seen(W, before->args.data, op->operands.data, n);
+  start_members(W, before->args.data, op->operands.data, n);
   for (int round = 0;; round++) {
-    analyze_block(W, before);
-    const TirOp *cond = terminator(before);
-    if (cond && cond->operands.len == after->args.len + 1) copy_seen(W, after->args.data, cond->operands.data + 1, after->args.len);
-    analyze_block(W, after);
+    while_round(W, op);
     const TirOp *yield = terminator(after);
-    if (!yield || !join_into(W, before->args.data, yield->operands.data, n, round)) break;
+    if (!yield || !join_members(W, before->args.data, yield->operands.data, n, round)) break;
   }
-  for (int i = 0; i < op->results.len && i < after->args.len; i++) W->range[op->results.data[i]] = W->range[after->args.data[i]];
+  copy_members(W, op->results.data, after->args.data, op->results.len < after->args.len ? op->results.len : after->args.len);
 }
 
 static void analyze_if(Widen *W, const TirOp *op) {
@@ -404,8 +469,8 @@ static void analyze_if(Widen *W, const TirOp *op) {
   analyze_block(W, op->regions[1]);
   const TirOp *then = terminator(op->regions[0]), *orelse = terminator(op->regions[1]);
   if (!then || !orelse) return;
-  copy_seen(W, op->results.data, then->operands.data, op->results.len);
-  join_into(W, op->results.data, orelse->operands.data, op->results.len, 0);
+  start_members(W, op->results.data, then->operands.data, op->results.len);
+  join_members(W, op->results.data, orelse->operands.data, op->results.len, 0);
 }
 
 static void analyze_block(Widen *W, const TirBlock *b) {
@@ -418,23 +483,41 @@ static void analyze_block(Widen *W, const TirBlock *b) {
   }
 }
 
+/* ---- how each op takes its operands ----------------------------------------- */
+
+typedef enum {
+  FORM_SAME,    /* as it is (a wide value stays wide: addptr, integer casts) */
+  FORM_WIDE,    /* in i64: a value that is not wide is extended */
+  FORM_NARROW,  /* in its own type: a wide value is cast back */
+} Form;
+
+static int any_wide_operand(const Widen *W, const TirOp *op) {
+  for (int i = 0; i < op->operands.len; i++)
+    if (W->wide[op->operands.data[i]]) return 1;
+  return 0;
+}
+
+/* Whether op computes in i64: its result is wide, or it is arithmetic of
+ * the slice with a wide operand (the result fits and is cast back). */
+static int computes_wide(const Widen *W, const TirOp *op) {
+  int v = result_of(op);
+  if (v < 0 || !(is_arith(W, op) || is_shape(W, op))) return 0;
+  return W->wide[v] || (is_arith(W, op) && W->addressing[v] && any_wide_operand(W, op));
+}
+
+/* How op, in a block owned by `parent`, takes operand i: ops of the slice
+ * and comparisons exact values, carried values their member's type, and
+ * anything else a wide value's cast back. */
+static Form form_of(const Widen *W, const TirOp *op, const TirOp *parent, int i) {
+  if (computes_wide(W, op)) return op->code == TIR_SELECT && i == 0 ? FORM_SAME : FORM_WIDE;
+  if (op->code == TIR_CMP) return any_wide_operand(W, op) ? FORM_WIDE : FORM_SAME;
+  if (op->code == TIR_ADDPTR || is_int_cast(W, op)) return FORM_SAME;
+  int m = carried_member(op, parent, i);
+  if (m >= 0 && W->wide[m]) return FORM_WIDE;
+  return W->wide[op->operands.data[i]] ? FORM_NARROW : FORM_SAME;
+}
+
 /* ---- the plan: which values need an extension or a cast back ---------------- */
-
-static Use use_of(const Widen *W, const TirOp *op) {
-  int v = result_of(op), any_wide = 0;
-  if (v >= 0 && W->wide[v]) return USE_WIDE;
-  for (int i = 0; i < op->operands.len; i++) any_wide |= W->wide[op->operands.data[i]];
-  if (!any_wide) return USE_PLAIN;
-  if (is_arith(W, op) && W->addressing[v]) return USE_WIDE; /* fits: computed in i64, cast back */
-  if (op->code == TIR_ADDPTR || op->code == TIR_CMP || is_int_cast(W, op)) return USE_EXACT;
-  return USE_NARROW;
-}
-
-/* Whether operand i is taken in i64. */
-static int takes_wide(const TirOp *op, Use use, int i) {
-  if (use == USE_WIDE) return op->code != TIR_SELECT || i > 0;
-  return use == USE_EXACT && op->code == TIR_CMP;
-}
 
 static void need_ext(Widen *W, int u) {
   if (W->wide[u] || !is_narrow(type_of(W, u))) return;
@@ -443,17 +526,16 @@ static void need_ext(Widen *W, int u) {
   if (d && d->code == TIR_SPLAT) need_ext(W, d->operands.data[0]); /* extended as its scalar */
 }
 
-static void plan_block(Widen *W, const TirBlock *b) {
+static void plan_block(Widen *W, const TirBlock *b, const TirOp *parent) {
   for (int i = 0; i < b->ops.len; i++) {
     const TirOp *op = b->ops.data[i];
-    Use use = use_of(W, op);
     for (int k = 0; k < op->operands.len; k++) {
-      int u = op->operands.data[k];
-      if (takes_wide(op, use, k)) need_ext(W, u);
-      if (use == USE_NARROW && W->wide[u]) W->needs_narrow[u] = 1;
+      Form form = form_of(W, op, parent, k);
+      if (form == FORM_WIDE) need_ext(W, op->operands.data[k]);
+      if (form == FORM_NARROW) W->needs_narrow[op->operands.data[k]] = 1;
     }
     for (int r = 0; r < 2; r++)
-      if (op->regions[r]) plan_block(W, op->regions[r]);
+      if (op->regions[r]) plan_block(W, op->regions[r], op);
   }
 }
 
@@ -488,30 +570,26 @@ static TirOp *cast_back(Widen *W, int v, Loc loc) {
   return op;
 }
 
-/* What follows a definition: the value's extension or its cast back, if used. */
-static void after_def(Widen *W, TirBlock *b, int v, Loc loc) {
+/* A definition: a wide value takes i64 in place, then come its cast back or
+ * its extension if some user needs them. */
+static void define(Widen *W, TirBlock *b, int v, Loc loc) {
+  if (W->wide[v]) W->f->types.data[v] = wide_type(W, v);
   if (W->needs_ext[v] && W->ext[v] < 0) tir_append(W->f, b, extension(W, v, loc));
   if (W->needs_narrow[v]) tir_append(W->f, b, cast_back(W, v, loc));
 }
 
-static int operand_for(const Widen *W, const TirOp *op, Use use, int i) {
+static int operand_for(const Widen *W, const TirOp *op, const TirOp *parent, int i) {
   int u = op->operands.data[i];
-  if (takes_wide(op, use, i) && !W->wide[u] && is_narrow(type_of(W, u))) return W->ext[u];
-  if (use == USE_NARROW && W->wide[u]) return W->narrow[u];
+  Form form = form_of(W, op, parent, i);
+  if (form == FORM_WIDE && !W->wide[u] && is_narrow(type_of(W, u))) return W->ext[u];
+  if (form == FORM_NARROW) return W->narrow[u];
   return resolve(W, u);
 }
 
-/* An op computed in i64: a wide result takes i64 in place; one that fits
- * gets a new i64 value, and its own id becomes the cast back, which is
- * exact.  The i64 value then serves as its extension. */
-static void rewrite_wide(Widen *W, TirBlock *b, TirOp *op) {
-  int v = op->results.data[0];
-  if (W->wide[v]) {
-    W->f->types.data[v] = wide_type(W, v);
-    tir_append(W->f, b, op);
-    return;
-  }
-  int v64 = tir_value_new(W->f, wide_type(W, v), NULL);
+/* Arithmetic in i64 whose exact result fits: a new i64 value, cast back
+ * into the op's own value id.  The i64 value serves as its extension. */
+static void compute_then_narrow(Widen *W, TirBlock *b, TirOp *op) {
+  int v = op->results.data[0], v64 = tir_value_new(W->f, wide_type(W, v), NULL);
   op->results.data[0] = v64;
   tir_append(W->f, b, op);
   TirOp *back = tir_op_new(W->f, TIR_CAST, op->loc);
@@ -521,33 +599,34 @@ static void rewrite_wide(Widen *W, TirBlock *b, TirOp *op) {
   W->ext[v] = v64;
 }
 
-static void rewrite_block(Widen *W, TirBlock *b, const int *args, int n_args);
+static void rewrite_block(Widen *W, TirBlock *b, const int *args, int n_args, const TirOp *parent);
 
-static void rewrite_op(Widen *W, TirBlock *b, TirOp *op) {
-  Use use = use_of(W, op);
-  int v = result_of(op), n = op->results.len;
-  int *results = arena_alloc(W->f->arena, sizeof *results * (size_t)(n + 1)); /* rewrite_wide may renumber */
+static void rewrite_op(Widen *W, TirBlock *b, TirOp *op, const TirOp *parent) {
+  int v = result_of(op), n = op->results.len, wide = computes_wide(W, op);
+  int *results = arena_alloc(W->f->arena, sizeof *results * (size_t)(n + 1)); /* compute_then_narrow renumbers */
   if (n) memcpy(results, op->results.data, sizeof *results * (size_t)n);
-  for (int i = 0; i < op->operands.len; i++) op->operands.data[i] = operand_for(W, op, use, i);
+  int drop = is_int_cast(W, op) && W->wide[op->operands.data[0]] && type_equal(wide_type(W, v), type_of(W, v));
+  int *operands = arena_alloc(W->f->arena, sizeof *operands * (size_t)(op->operands.len + 1));
+  for (int i = 0; i < op->operands.len; i++) operands[i] = operand_for(W, op, parent, i);
+  for (int i = 0; i < op->operands.len; i++) op->operands.data[i] = operands[i]; /* forms read the originals */
   for (int r = 0; r < 2; r++)
-    if (op->regions[r]) rewrite_block(W, op->regions[r], op->regions[r]->args.data, op->regions[r]->args.len);
-  if (use == USE_WIDE) rewrite_wide(W, b, op);
-  else if (use == USE_EXACT && op->code == TIR_CAST && type_equal(tir_type(W->f, op->operands.data[0]), type_of(W, v)))
-    W->subst[v] = op->operands.data[0]; /* a cast of the exact value to i64 is that value */
+    if (op->regions[r]) rewrite_block(W, op->regions[r], op->regions[r]->args.data, op->regions[r]->args.len, op);
+  if (wide && !W->wide[v]) compute_then_narrow(W, b, op);
+  else if (drop) W->subst[v] = operands[0]; /* the exact value cast to i64 is that value */
   else tir_append(W->f, b, op);
-  for (int k = 0; k < n; k++) after_def(W, b, results[k], op->loc);
+  for (int k = 0; k < n; k++) define(W, b, results[k], op->loc);
 }
 
-/* Rebuilds b's op list: the extensions of `args` first, then each op with
- * what follows its definition. */
-static void rewrite_block(Widen *W, TirBlock *b, const int *args, int n_args) {
+/* Rebuilds b's op list: the block's arguments (or the function's
+ * parameters) defined first, then each op and what follows it. */
+static void rewrite_block(Widen *W, TirBlock *b, const int *args, int n_args, const TirOp *parent) {
   int n = b->ops.len;
   TirOp **ops = arena_alloc(W->f->arena, sizeof *ops * (size_t)(n + 1));
   if (n) memcpy(ops, b->ops.data, sizeof *ops * (size_t)n);
   b->ops.len = 0;
   Loc start = n ? ops[0]->loc : (Loc){0};
-  for (int i = 0; i < n_args; i++) after_def(W, b, args[i], start);
-  for (int i = 0; i < n; i++) rewrite_op(W, b, ops[i]);
+  for (int i = 0; i < n_args; i++) define(W, b, args[i], start);
+  for (int i = 0; i < n; i++) rewrite_op(W, b, ops[i], parent);
 }
 
 /* ---- the pass --------------------------------------------------------------- */
@@ -585,11 +664,12 @@ void tir_widen(TirFunc *f) {
   Widen W;
   init(&W, f);
   record_defs(&W, f->body);
-  mark_slice(&W);
+  while (mark_block(&W, f->body, NULL)) {
+  }
   analyze_block(&W, f->body);
   if (!any_wide(&W)) return;
-  plan_block(&W, f->body);
+  plan_block(&W, f->body, NULL);
   int *params = arena_alloc(f->arena, sizeof *params * (size_t)(f->params.len + 1));
   for (int i = 0; i < f->params.len; i++) params[i] = f->params.data[i].value;
-  rewrite_block(&W, f->body, params, f->params.len);
+  rewrite_block(&W, f->body, params, f->params.len, NULL);
 }
