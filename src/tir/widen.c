@@ -14,46 +14,49 @@
  *     limits), num_programs the same plus one; make_range [start, end-1];
  *     constants; a parameter its type's whole range (a ':1' one is a
  *     constant already); a for's induction variable between its bounds
- *     (by the sign of the step); + - * neg, << and >> by a constant, / %
+ *     (on the step's side); + - * neg, << and >> by a constant, / and %
  *     (assuming a non-zero divisor: division by zero is undefined),
  *     minimum, maximum, & | ^, select, integer casts and the shape ops by
- *     interval arithmetic; values carried by loops (and merged by ifs) join
- *     to a fixed point, or after GIVE_UP rounds their type's whole range;
- *     anything else its type's range;
+ *     interval arithmetic; values carried by loops and merged by ifs join
+ *     their sources to a fixed point (after GIVE_UP changes a value takes
+ *     the most it can hold); anything else its type's range;
  *   - the address slice: the integer values that feed an addptr's offset
- *     through arithmetic (the ops above), shape ops, hints and integer
- *     casts.  A value of the slice narrower than 64 bits (not i1) whose
- *     exact range leaves its type is "wide": its op computes it in i64
- *     (the value keeps its id; its type becomes i64 of the same shape), and
- *     so does every shape op or hint of a wide value.  An op of the slice
- *     whose exact range fits but that has a wide operand computes in i64
- *     too, and its result is cast back at once (exact, since it fits);
- *     operands that are not wide are sign- or zero-extended (by their
- *     signedness; constants become i64 constants; a splat is extended as
- *     its scalar);
- *   - the users of a wide value: ops of the slice, comparisons (the other
- *     operand extended) and integer casts take the exact value (a cast to
- *     i64 is dropped); any other user (a store of the value, a yield, a
- *     loop bound, a load's `other`, arithmetic outside the slice, ...) takes
- *     a cast back to the original type: the wrapped value the program
- *     computed before;
+ *     through arithmetic (the ops above), shape ops, hints, integer casts
+ *     and carried values (a loop's block argument, an if's result: then
+ *     their initial and yielded values too).  A value of the slice
+ *     narrower than 64 bits (not i1) whose exact range leaves its type is
+ *     "wide": it is computed in i64 (it keeps its value id; its type
+ *     becomes i64 of the same shape), and so is every shape op or hint of
+ *     a wide value.  A wide carried value makes its loop or if carry i64.
+ *     Arithmetic of the slice whose exact range fits but that has a wide
+ *     operand computes in i64 too, and its result is cast back at once
+ *     (exact, since it fits).  Operands that are not wide are sign- or
+ *     zero-extended by their signedness (constants become i64 constants, a
+ *     splat the splat of its scalar's extension);
+ *   - the users of a wide value: ops of the slice, addptr, comparisons (the
+ *     other operand extended) and integer casts take the exact value (a
+ *     cast to i64 is dropped); any other user (a store of the value, a
+ *     loop's bounds, a load's `other`, arithmetic outside the slice, a
+ *     carried value that is not wide, ...) takes a cast back to the
+ *     original type: the wrapped value the program computed before;
  *   - nothing changes where the ranges prove the original types exact.
- * The extensions and casts back are placed just after the definition of
- * what they convert (at the start of the block for parameters and block
- * arguments), so they dominate every use; cse, licm and dce tidy them.
+ * Extensions and casts back are placed just after the definition of what
+ * they convert (first in the block for parameters and block arguments), so
+ * they dominate every use; cse, licm and dce tidy them.
  * Invalidates: nothing cached. */
 #include "numeric.h"
 #include "passes.h"
 
 #include <string.h>
 
-enum { GIVE_UP = 8 };  /* rounds of joining loop-carried ranges before falling back to the type's */
+enum { GIVE_UP = 8 };  /* changes of a carried value's range before it takes the most it can hold */
 
 typedef struct Range {
   int64_t lo, hi;
 } Range;
 
 static const Range UNKNOWN = {INT64_MIN, INT64_MAX};
+static const Range NOTHING = {INT64_MAX, INT64_MIN}; /* empty: the start of a join */
 
 typedef struct Widen {
   TirFunc *f;
@@ -63,6 +66,7 @@ typedef struct Widen {
   char *addressing;  /* per value: in the address slice */
   char *wide;        /* per value: computed in i64 from now on */
   Range *range;      /* per value: the exact value's range (wide) or the computed one's */
+  int *changes;      /* per carried value: how often its range grew */
   char *needs_ext, *needs_narrow;
   int *ext;          /* per value: its extension to i64, once made (-1 before) */
   int *narrow;       /* per wide value: its cast back, once made */
@@ -394,28 +398,23 @@ static Range induction_range(const Widen *W, const TirOp *op) {
 }
 
 /* A carried value of the slice takes its sources' exact values and becomes
- * wide where they leave its type; any other takes the wrapped values. */
-static void set_member(Widen *W, int m, Range r) {
-  const Type *t = type_of(W, m);
-  W->range[m] = r;
-  W->wide[m] = W->addressing[m] && is_narrow(t) && !fits(r, type_range(t));
-}
-
-static void start_members(Widen *W, const int *members, const int *sources, int n) {
-  for (int i = 0; i < n; i++) set_member(W, members[i], seen(W, sources[i], W->addressing[members[i]]));
-}
-
-/* Joins the sources into the members; after GIVE_UP rounds a member that
- * still grows takes the most it can hold (i64's range where it may become
- * wide, else its type's), so this ends.  Whether a member changed. */
-static int join_members(Widen *W, const int *members, const int *sources, int n, int round) {
+ * wide where they leave its type; any other takes the wrapped values.
+ * Carried values only grow, from nothing, also across the analyses of an
+ * inner loop that an outer one repeats (what the outer loop's values were
+ * before is within what they are now), so each changes at most GIVE_UP
+ * times before it takes the most it can hold: i64's range where it may
+ * become wide, else its type's.  This bounds the work of nested loops.
+ * Whether a member changed. */
+static int join_members(Widen *W, const int *members, const int *sources, int n) {
   int changed = 0;
   for (int i = 0; i < n; i++) {
     int m = members[i];
+    const Type *t = type_of(W, m);
     Range old = W->range[m], joined = hull(old, seen(W, sources[i], W->addressing[m]));
     if (same_range(old, joined)) continue;
-    int may_widen = W->addressing[m] && is_narrow(type_of(W, m));
-    set_member(W, m, round < GIVE_UP ? joined : may_widen ? UNKNOWN : type_range(type_of(W, m)));
+    int may_widen = W->addressing[m] && is_narrow(t);
+    W->range[m] = ++W->changes[m] <= GIVE_UP ? joined : may_widen ? UNKNOWN : type_range(t);
+    W->wide[m] = may_widen && !fits(W->range[m], type_range(t));
     changed = 1;
   }
   return changed;
@@ -435,11 +434,11 @@ static void analyze_for(Widen *W, const TirOp *op) {
   const int *carried = body->args.data + 1;
   int n = op->results.len;
   W->range[body->args.data[0]] = induction_range(W, op);
-  start_members(W, carried, op->operands.data + 3, n);
-  for (int round = 0;; round++) {
+  join_members(W, carried, op->operands.data + 3, n);
+  for (;;) {
     analyze_block(W, body);
     const TirOp *yield = terminator(body);
-    if (!yield || !join_members(W, carried, yield->operands.data, n, round)) break;
+    if (!yield || !join_members(W, carried, yield->operands.data, n)) break;
   }
   copy_members(W, op->results.data, carried, n);
 }
@@ -448,18 +447,18 @@ static void while_round(Widen *W, const TirOp *op) {
   const TirBlock *before = op->regions[0], *after = op->regions[1];
   analyze_block(W, before);
   const TirOp *cond = terminator(before);
-  if (cond && cond->operands.len == after->args.len + 1) start_members(W, after->args.data, cond->operands.data + 1, after->args.len);
+  if (cond && cond->operands.len == after->args.len + 1) join_members(W, after->args.data, cond->operands.data + 1, after->args.len);
   analyze_block(W, after);
 }
 
 static void analyze_while(Widen *W, const TirOp *op) {
   const TirBlock *before = op->regions[0], *after = op->regions[1];
   int n = before->args.len;
-  start_members(W, before->args.data, op->operands.data, n);
-  for (int round = 0;; round++) {
+  join_members(W, before->args.data, op->operands.data, n);
+  for (;;) {
     while_round(W, op);
     const TirOp *yield = terminator(after);
-    if (!yield || !join_members(W, before->args.data, yield->operands.data, n, round)) break;
+    if (!yield || !join_members(W, before->args.data, yield->operands.data, n)) break;
   }
   copy_members(W, op->results.data, after->args.data, op->results.len < after->args.len ? op->results.len : after->args.len);
 }
@@ -469,8 +468,8 @@ static void analyze_if(Widen *W, const TirOp *op) {
   analyze_block(W, op->regions[1]);
   const TirOp *then = terminator(op->regions[0]), *orelse = terminator(op->regions[1]);
   if (!then || !orelse) return;
-  start_members(W, op->results.data, then->operands.data, op->results.len);
-  join_members(W, op->results.data, orelse->operands.data, op->results.len, 0);
+  join_members(W, op->results.data, then->operands.data, op->results.len);
+  join_members(W, op->results.data, orelse->operands.data, op->results.len);
 }
 
 static void analyze_block(Widen *W, const TirBlock *b) {
@@ -644,11 +643,12 @@ static void init(Widen *W, TirFunc *f) {
   W->needs_ext = zeroed(W, 1);
   W->needs_narrow = zeroed(W, 1);
   W->range = zeroed(W, sizeof *W->range);
+  W->changes = zeroed(W, sizeof *W->changes);
   W->ext = zeroed(W, sizeof *W->ext);
   W->narrow = zeroed(W, sizeof *W->narrow);
   W->subst = zeroed(W, sizeof *W->subst);
   for (int v = 0; v < W->n_values; v++) {
-    W->range[v] = type_range(W->type[v]);
+    W->range[v] = NOTHING; /* carried values grow from it; every other value is set before its uses */
     W->ext[v] = W->narrow[v] = -1;
     W->subst[v] = v;
   }
@@ -663,6 +663,7 @@ static int any_wide(const Widen *W) {
 void tir_widen(TirFunc *f) {
   Widen W;
   init(&W, f);
+  for (int i = 0; i < f->params.len; i++) W.range[f->params.data[i].value] = type_range(W.type[f->params.data[i].value]);
   record_defs(&W, f->body);
   while (mark_block(&W, f->body, NULL)) {
   }
