@@ -19,7 +19,7 @@ typedef struct Args {
 static const char usage[] =
     "usage: tilec FILE.tl [options]\n"
     "       tilec run FILE.tl [--kernel NAME] --grid G0[,G1[,G2]] [-D NAME=VALUE]...\n"
-    "                 [--device cpu|gpu] -- ARG...\n"
+    "                 [--device cpu|gpu] [--passes=LIST] -- ARG...\n"
     "\n"
     "Compiles a kernel written in the tile language (Triton's Python DSL).\n"
     "\n"
@@ -40,7 +40,7 @@ static const char usage[] =
     "                        or sim (host LLVM IR for the test simulator)\n"
     "  --num-warps N         warps per program (default 4, or the config's)\n"
     "  --num-stages N        software-pipelining depth (default 3, or the config's)\n"
-    "  --passes=LIST         tile IR passes to run: fold,widen,cse,licm,dce\n"
+    "  --passes=LIST         tile IR passes to run: fold,cse,widen,licm,dce\n"
     "                        (default all; none)\n"
     "  --print-after-all     print the tile IR after each pass too\n"
     "  --print-axis-info     print the AxisInfo analysis (contiguity, divisibility,\n"
