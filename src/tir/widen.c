@@ -337,7 +337,7 @@ static Range grid_range(const TirOp *op) {
 
 static Range shift_range(const Widen *W, const TirOp *op, Range a) {
   int c = shift_amount(W, op);
-  if (c < 0) return UNKNOWN;
+  if (c < 0 || (op->code == TIR_SHL && c > 62)) return UNKNOWN; /* 2^63 is not an int64 */
   if (op->code == TIR_SHL) return range_mul(a, make(INT64_C(1) << c, INT64_C(1) << c));
   return make(shift_right(a.lo, c), shift_right(a.hi, c));
 }
