@@ -23,11 +23,12 @@
  *   - the address slice: the integer values that feed an addptr's offset
  *     through arithmetic (the ops above), shape ops, hints, integer casts
  *     and carried values (a loop's block argument, an if's result: then
- *     their initial and yielded values too).  A value of the slice
- *     narrower than 64 bits (not i1) whose exact range leaves its type is
- *     "wide": it is computed in i64 (it keeps its value id; its type
- *     becomes i64 of the same shape), and so is every shape op or hint of
- *     a wide value.  A wide carried value makes its loop or if carry i64.
+ *     their initial and yielded values too), and the values compared with
+ *     a wide value (then the ranges are computed again).  A value of the
+ *     slice narrower than 64 bits (not i1) whose exact range leaves its
+ *     type is "wide": it is computed in i64 (it keeps its value id; its
+ *     type becomes i64 of the same shape), and so is every shape op or
+ *     hint of a wide value.  A wide carried value makes its loop or if carry i64.
  *     Arithmetic of the slice whose exact range fits but that has a wide
  *     operand computes in i64 too, and its result is cast back at once
  *     (exact, since it fits).  Operands that are not wide are sign- or
@@ -206,7 +207,8 @@ static int is_shape(const Widen *W, const TirOp *op) {
 }
 
 static int is_int_cast(const Widen *W, const TirOp *op) {
-  return op->code == TIR_CAST && is_int_value(type_of(W, op->operands.data[0])) && is_int_value(type_of(W, op->results.data[0]));
+  return op->code == TIR_CAST && is_int_value(type_of(W, op->operands.data[0])) &&
+         is_int_value(type_of(W, op->results.data[0]));
 }
 
 /* The operands an op of the slice passes the slice to: not a select's
@@ -309,6 +311,21 @@ static int mark_block(Widen *W, const TirBlock *b, const TirOp *parent) {
     if (!in_slice_op(W, op)) continue;
     for (int k = 0; k < op->operands.len; k++)
       if (carries_value(op, k)) changed |= mark(W, op->operands.data[k]);
+  }
+  return changed;
+}
+
+/* A comparison with a wide value compares exact values: its other operand's
+ * computation joins the slice too (`big < base * BLOCK + n`).  Whether
+ * anything changed; the ranges are then computed again. */
+static int mark_bounds(Widen *W, const TirBlock *b) {
+  int changed = 0;
+  for (int i = 0; i < b->ops.len; i++) {
+    const TirOp *op = b->ops.data[i];
+    for (int r = 0; r < 2; r++)
+      if (op->regions[r]) changed |= mark_bounds(W, op->regions[r]);
+    if (op->code != TIR_CMP || !(W->wide[op->operands.data[0]] || W->wide[op->operands.data[1]])) continue;
+    for (int k = 0; k < 2; k++) changed |= mark(W, op->operands.data[k]);
   }
   return changed;
 }
@@ -447,7 +464,8 @@ static void while_round(Widen *W, const TirOp *op) {
   const TirBlock *before = op->regions[0], *after = op->regions[1];
   analyze_block(W, before);
   const TirOp *cond = terminator(before);
-  if (cond && cond->operands.len == after->args.len + 1) join_members(W, after->args.data, cond->operands.data + 1, after->args.len);
+  if (cond && cond->operands.len == after->args.len + 1)
+    join_members(W, after->args.data, cond->operands.data + 1, after->args.len);
   analyze_block(W, after);
 }
 
@@ -460,7 +478,7 @@ static void analyze_while(Widen *W, const TirOp *op) {
     const TirOp *yield = terminator(after);
     if (!yield || !join_members(W, before->args.data, yield->operands.data, n)) break;
   }
-  copy_members(W, op->results.data, after->args.data, op->results.len < after->args.len ? op->results.len : after->args.len);
+  copy_members(W, op->results.data, after->args.data, (int)min64(op->results.len, after->args.len));
 }
 
 static void analyze_if(Widen *W, const TirOp *op) {
@@ -648,9 +666,22 @@ static void init(Widen *W, TirFunc *f) {
   W->narrow = zeroed(W, sizeof *W->narrow);
   W->subst = zeroed(W, sizeof *W->subst);
   for (int v = 0; v < W->n_values; v++) {
-    W->range[v] = NOTHING; /* carried values grow from it; every other value is set before its uses */
     W->ext[v] = W->narrow[v] = -1;
     W->subst[v] = v;
+  }
+}
+
+/* Ranges start from nothing (carried values grow from it; every other
+ * value is set before its uses), parameters from their type's. */
+static void reset_ranges(Widen *W) {
+  for (int v = 0; v < W->n_values; v++) {
+    W->range[v] = NOTHING;
+    W->wide[v] = 0;
+    W->changes[v] = 0;
+  }
+  for (int i = 0; i < W->f->params.len; i++) {
+    int v = W->f->params.data[i].value;
+    W->range[v] = type_range(W->type[v]);
   }
 }
 
@@ -660,17 +691,24 @@ static int any_wide(const Widen *W) {
   return 0;
 }
 
+static int *param_values(TirFunc *f) {
+  int *values = arena_alloc(f->arena, sizeof *values * (size_t)(f->params.len + 1));
+  for (int i = 0; i < f->params.len; i++) values[i] = f->params.data[i].value;
+  return values;
+}
+
 void tir_widen(TirFunc *f) {
   Widen W;
   init(&W, f);
-  for (int i = 0; i < f->params.len; i++) W.range[f->params.data[i].value] = type_range(W.type[f->params.data[i].value]);
   record_defs(&W, f->body);
-  while (mark_block(&W, f->body, NULL)) {
-  }
-  analyze_block(&W, f->body);
+  do {
+    while (mark_block(&W, f->body, NULL)) {
+      /* again: a carried value can join the slice after its sources were passed */
+    }
+    reset_ranges(&W);
+    analyze_block(&W, f->body);
+  } while (mark_bounds(&W, f->body));
   if (!any_wide(&W)) return;
   plan_block(&W, f->body, NULL);
-  int *params = arena_alloc(f->arena, sizeof *params * (size_t)(f->params.len + 1));
-  for (int i = 0; i < f->params.len; i++) params[i] = f->params.data[i].value;
-  rewrite_block(&W, f->body, params, f->params.len, NULL);
+  rewrite_block(&W, f->body, param_values(f), f->params.len, NULL);
 }

@@ -42,40 +42,44 @@ static int64_t shift_right(int64_t x, int c) { return x >= 0 ? x >> c : -1 - ((-
 
 static const char *exact_kernel =
     "@triton.jit\n"
-    "def exact(out_ptr, in_ptr, flag_ptr, wide_ptr, narrow_ptr, base, BLOCK: tl.constexpr):\n"
+    "def exact(out_ptr, in_ptr, flag_ptr, wide_ptr, narrow_ptr, base, n, BLOCK: tl.constexpr):\n"
     "    pid = tl.program_id(0)\n"
     "    offs = tl.arange(0, BLOCK)\n"
     "    big = (pid + base) * BLOCK + offs\n"
-    "    x = tl.load(in_ptr + (big - base * BLOCK))\n"
-    "    tl.store(out_ptr + pid * BLOCK + offs, x)\n"
+    "    mask = big < base * BLOCK + n\n"
+    "    x = tl.load(in_ptr + (big - base * BLOCK), mask=mask)\n"
+    "    tl.store(out_ptr + pid * BLOCK + offs, x, mask=mask)\n"
     "    tl.store(flag_ptr + pid * BLOCK + offs, (big > 0).to(tl.int32))\n"
     "    tl.store(wide_ptr + pid * BLOCK + offs, big.to(tl.int64))\n"
     "    tl.store(narrow_ptr + pid * BLOCK + offs, big)\n";
 
 /* (pid + base) * 1024 + offs with base near 2^21 passes 2^31 for the last
- * programs: exact, it is positive; wrapped, negative.  The offset it gives
- * the load leaves i32 and comes back either way. */
+ * programs: exact, it is positive; wrapped, negative.  The mask compares it
+ * with a bound past 2^31 too (exact where the offset is), and the load's
+ * offset leaves i32 and comes back.  n is not a multiple of the block. */
 static void test_exact_comparison(const char *passes) {
   enum { BLOCK = 1024, PROGRAMS = 5, N = BLOCK * PROGRAMS };
-  int wrapped = passes != NULL;
+  int wrapped = passes != NULL, n = N - 37 - rand() % 500;
   int64_t base = (INT64_C(1) << 21) - 1 - rand() % 3;
-  float *in = malloc(sizeof(float) * N), *out = malloc(sizeof(float) * N);
+  float *in = malloc(sizeof(float) * N), *out = malloc(sizeof(float) * N), poison;
   int32_t *flag = malloc(sizeof(int32_t) * N), *narrow = malloc(sizeof(int32_t) * N);
   int64_t *wide = malloc(sizeof(int64_t) * N);
   for (int i = 0; i < N; i++) in[i] = (float)rand() / (float)RAND_MAX;
   memset(out, POISON, sizeof(float) * N), memset(flag, POISON, sizeof(int32_t) * N);
   memset(narrow, POISON, sizeof(int32_t) * N), memset(wide, POISON, sizeof(int64_t) * N);
+  memset(&poison, POISON, sizeof poison);
   tile_arg args[] = {tile_buffer(out, "fp32", N), tile_buffer(in, "fp32", N), tile_buffer(flag, "i32", N),
-                     tile_buffer(wide, "i64", N), tile_buffer(narrow, "i32", N), tile_int(base)};
+                     tile_buffer(wide, "i64", N), tile_buffer(narrow, "i32", N), tile_int(base), tile_int(n)};
   const char *defs[] = {"BLOCK=1024"};
   char error[2048];
-  CHECK(run(exact_kernel, passes, defs, 1, PROGRAMS, args, 6, error, sizeof error) == TILE_OK);
+  CHECK(run(exact_kernel, passes, defs, 1, PROGRAMS, args, 7, error, sizeof error) == TILE_OK);
   int loads = 1, flags = 1, wides = 1, narrows = 1, both = 0;
   for (int pid = 0; pid < PROGRAMS; pid++)
     for (int k = 0; k < BLOCK; k++) {
       int i = pid * BLOCK + k;
       int64_t exact = (pid + base) * BLOCK + k, seen = wrapped ? wrap32(exact) : exact;
-      loads &= out[i] == in[i];
+      int64_t bound = wrapped ? wrap32(base * BLOCK + n) : base * BLOCK + n;
+      loads &= !memcmp(&out[i], seen < bound ? &in[i] : &poison, sizeof(float));
       flags &= flag[i] == (seen > 0);
       wides &= wide[i] == seen;
       narrows &= narrow[i] == wrap32(exact);
