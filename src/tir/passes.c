@@ -27,7 +27,7 @@ static int listed(const char *list, const char *name) {
   return 0;
 }
 
-/* "fold, widen, cse, ...": each pass once, in order. */
+/* "fold, cse, widen, ...": each pass once, in order. */
 static const char *pass_names(Arena *a) {
   Buf b;
   buf_init(&b, a);
