@@ -32,7 +32,8 @@
  *     non-negative: truncating division does not group values around zero.
  *     Non-negativity is tracked (program ids, ranges with a non-negative
  *     start, non-negative constants, unsigned types, and what +, *, /, %,
- *     min, max, select keep), ignoring wrap-around as Triton does;
+ *     min, max, select and integer casts keep), ignoring wrap-around as
+ *     Triton does;
  *   - shl by an unknown amount keeps the operand's divisibility only
  *     (Triton multiplies it by 2^(the amount's divisibility)).
  * And where they lose information: a hint keeps what was computed when that
@@ -416,6 +417,14 @@ static void visit_elementwise(const Analysis *A, const TirOp *op, AxisInfo *r) {
 
 /* ---- known values and signs ---------------------------------------------- */
 
+/* Whether an integer cast of a non-negative x is non-negative: extension
+ * keeps the value; a truncation from a signed type that wraps is ignored,
+ * as for + and *; an unsigned value may exceed the signed maximum. */
+static int keeps_sign(const Type *from, const Type *to, const Facts *x) {
+  if (!x->nonneg) return 0;
+  return dtype_bits(to->elem) > dtype_bits(from->elem) || !is_unsigned(from->elem);
+}
+
 /* Known values and signs, which rules above consult (x * 1, x / 1, the
  * division groups).  Called after the rule, which sets the facts of
  * constants, ranges and selects on a known condition itself. */
@@ -449,10 +458,10 @@ static void combine_facts(const Analysis *A, const TirOp *op, Facts *fr) {
   case TIR_OR: case TIR_XOR: case TIR_MINIMUM: fr->nonneg = x->nonneg && y->nonneg; break;
   case TIR_SHR: fr->nonneg = x->nonneg; break;
   case TIR_CAST:
-    if (x->known && is_integer(type_of(A, op->operands.data[0])) && is_integer(rt)) {
-      fr->known = 1;
-      fr->value = rt->elem == DT_I1 ? x->value != 0 : x->value;
-    }
+    if (!is_integer(type_of(A, op->operands.data[0])) || !is_integer(rt)) break;
+    fr->known = x->known;
+    fr->value = rt->elem == DT_I1 ? x->value != 0 : x->value;
+    fr->nonneg = keeps_sign(type_of(A, op->operands.data[0]), rt, x);
     break;
   default: break;
   }

@@ -27,7 +27,20 @@ static int listed(const char *list, const char *name) {
   return 0;
 }
 
-static int check_names(const char *list, Diags *d) {
+/* "fold, cse, widen, ...": each pass once, in order. */
+static const char *pass_names(Arena *a) {
+  Buf b;
+  buf_init(&b, a);
+  for (int i = 0; i < N_PASSES; i++) {
+    int seen = 0;
+    for (int j = 0; j < i; j++) seen |= !strcmp(passes[i].name, passes[j].name);
+    if (!seen) buf_printf(&b, "%s, ", passes[i].name);
+  }
+  buf_puts(&b, "all, none");
+  return buf_cstr(&b);
+}
+
+static int check_names(const char *list, Arena *a, Diags *d) {
   int bad = 0;
   for (const char *p = list; *p;) {
     const char *end = strchr(p, ',');
@@ -35,7 +48,7 @@ static int check_names(const char *list, Diags *d) {
     int known = (len == 3 && !strncmp(p, "all", 3)) || (len == 4 && !strncmp(p, "none", 4));
     for (int i = 0; i < N_PASSES; i++) known |= strlen(passes[i].name) == len && !strncmp(p, passes[i].name, len);
     if (!known) {
-      diag_error(d, (Loc){0}, "unknown pass '%.*s' (passes: fold, cse, licm, dce, all, none)", (int)len, p);
+      diag_error(d, (Loc){0}, "unknown pass '%.*s' (passes: %s)", (int)len, p, pass_names(a));
       bad++;
     }
     if (!end) break;
@@ -46,7 +59,7 @@ static int check_names(const char *list, Diags *d) {
 
 int tir_run_passes(TirFunc *f, const char *list, Diags *d, Buf *dump) {
   if (!list) list = "all";
-  int problems = check_names(list, d);
+  int problems = check_names(list, f->arena, d);
   if (problems) return problems;
   for (int i = 0; i < N_PASSES; i++) {
     if (!listed(list, "all") && !listed(list, passes[i].name)) continue;

@@ -1,7 +1,7 @@
 /* tilec run: runs a kernel on the CPU interpreter or the GPU with arguments
  * from the command line, .npy inputs and outputs.
  *   tilec run FILE.tl [--kernel NAME] --grid G0[,G1[,G2]] [-D NAME=VALUE]...
- *             [--device cpu|gpu] -- ARG...
+ *             [--device cpu|gpu] [--passes=LIST] -- ARG...
  * ARG is a number (a scalar), PATH.npy (an input buffer of the file's dtype)
  * or out:PATH.npy:DTYPE:D0xD1... (an output buffer, poisoned before the run
  * and written to PATH after it).  Both devices go through the same calls
@@ -155,6 +155,7 @@ static int parse_run_args(int argc, char **argv, RunArgs *r) {
       r->have_grid = 1;
     } else if (!strcmp(a, "--device") && next) r->device = argv[++i];
     else if (!strcmp(a, "--signature") && next) r->opts.signature = argv[++i];
+    else if (!strncmp(a, "--passes=", 9)) r->opts.passes = a + 9; /* --passes=none runs the IR as lowered */
     else if (!strncmp(a, "-D", 2)) {
       if (r->opts.num_defines == 256) return run_error("%s", "too many -D options");
       r->defines[r->opts.num_defines++] = a[2] ? a + 2 : (next ? argv[++i] : "");

@@ -2,6 +2,7 @@
 
   npy.py make PATH DTYPE N SEED      write N random values (f4: [-1, 1), i4: [-100, 100))
   npy.py add X Y Z                   check Z == X + Y elementwise (f4), print "ok N"
+  npy.py same X Y                    check Y == X elementwise, print "ok N"
   npy.py softmax X Z ROWS COLS       check each row of Z is softmax of X's row (rel 1e-5)
   npy.py print PATH                  print the values, one line
 """
@@ -47,6 +48,10 @@ def main(argv):
         x, y, z = load(argv[2]), load(argv[3]), load(argv[4])
         bad = [i for i in range(len(z)) if math.isnan(z[i]) or abs(z[i] - struct.unpack("f", struct.pack("f", x[i] + y[i]))[0]) > 1e-7]
         print("ok %d" % len(z) if not bad and len(z) == len(x) else "mismatch at %s" % bad[:5])
+    elif cmd == "same":
+        x, y = load(argv[2]), load(argv[3])
+        bad = [i for i in range(len(y)) if x[i] != y[i]]
+        print("ok %d" % len(y) if not bad and len(y) == len(x) else "mismatch at %s" % bad[:5])
     elif cmd == "print":
         print(" ".join(str(v) for v in load(argv[2])))
     elif cmd == "softmax":
