@@ -14,8 +14,15 @@ static const struct {
 };
 enum { N_PASSES = sizeof passes / sizeof passes[0] };
 
-/* Whether `name` is one of the comma-separated words of `list`. */
-static int listed(const char *list, const char *name) {
+/* The GPU-layout IR steps a list may name too (src/tgir runs them). */
+static const char *const gpu_steps[] = {
+#define TGIR_PASS(id, name, summary) name,
+#include "../tgir/passes.def"
+#undef TGIR_PASS
+};
+enum { N_GPU_STEPS = sizeof gpu_steps / sizeof gpu_steps[0] };
+
+int tir_pass_listed(const char *list, const char *name) {
   size_t n = strlen(name);
   for (const char *p = list; *p;) {
     const char *end = strchr(p, ',');
@@ -34,8 +41,10 @@ static int check_names(const char *list, Diags *d) {
     size_t len = end ? (size_t)(end - p) : strlen(p);
     int known = (len == 3 && !strncmp(p, "all", 3)) || (len == 4 && !strncmp(p, "none", 4));
     for (int i = 0; i < N_PASSES; i++) known |= strlen(passes[i].name) == len && !strncmp(p, passes[i].name, len);
+    for (int i = 0; i < N_GPU_STEPS; i++) known |= strlen(gpu_steps[i]) == len && !strncmp(p, gpu_steps[i], len);
     if (!known) {
-      diag_error(d, (Loc){0}, "unknown pass '%.*s' (passes: fold, cse, licm, dce, all, none)", (int)len, p);
+      diag_error(d, (Loc){0}, "unknown pass '%.*s' (passes: fold, cse, licm, dce, remove-converts, all, none)",
+                 (int)len, p);
       bad++;
     }
     if (!end) break;
@@ -49,7 +58,7 @@ int tir_run_passes(TirFunc *f, const char *list, Diags *d, Buf *dump) {
   int problems = check_names(list, d);
   if (problems) return problems;
   for (int i = 0; i < N_PASSES; i++) {
-    if (!listed(list, "all") && !listed(list, passes[i].name)) continue;
+    if (!tir_pass_listed(list, "all") && !tir_pass_listed(list, passes[i].name)) continue;
     passes[i].run(f);
     if (dump) {
       buf_printf(dump, "// after %s\n", passes[i].name);
