@@ -34,6 +34,7 @@ typedef struct Rewrite {
   TirOp **def;                 /* per value: its defining op (NULL: region argument) */
   OpList *after;               /* per value: ops to place right after its definition */
   Vec(Copy) *copies;           /* per value: its copies in other layouts */
+  Vec(Copy) *old_converts;     /* per value: the input's conversions of it, reused when needed again */
 } Rewrite;
 
 static int root(Rewrite *W, int v) { return W->p.root[v]; }
@@ -102,7 +103,28 @@ static int rematerialise(Rewrite *W, int v, const Layout *l) {
   return copy;
 }
 
+/* The input's conversion of v to l, if it had one: kept, with its value
+ * number, so the step changes nothing on its own output. */
+static TirOp *old_convert(Rewrite *W, int v, const Layout *l) {
+  for (int i = 0; i < W->old_converts[v].len; i++) {
+    Copy *c = &W->old_converts[v].data[i];
+    if (c->layout == l && c->value >= 0) {
+      TirOp *op = W->def[c->value];
+      c->value = -1;
+      op->operands.data[0] = v;
+      tir_set_layout(W->f, op->results.data[0], l);
+      return op;
+    }
+  }
+  return NULL;
+}
+
 static int convert(Rewrite *W, int v, const Layout *l, Loc loc) {
+  TirOp *old = old_convert(W, v, l);
+  if (old) {
+    vec_push(W->f->arena, &W->after[v], old);
+    return old->results.data[0];
+  }
   TirOp *c = tir_op_new(W->f, TIR_CONVERT_LAYOUT, W->def[v] ? W->def[v]->loc : loc);
   tir_add_operand(W->f, c, v);
   int copy = tir_add_result(W->f, c, tir_type(W->f, v));
@@ -164,6 +186,10 @@ static void record_definitions(Rewrite *W, TirBlock *b) {
   for (int i = 0; i < b->ops.len; i++) {
     TirOp *op = b->ops.data[i];
     for (int k = 0; k < op->results.len; k++) W->def[op->results.data[k]] = op;
+    if (op->code == TIR_CONVERT_LAYOUT) {
+      Copy c = {tir_layout(W->f, op->results.data[0]), op->results.data[0]};
+      vec_push(W->f->arena, &W->old_converts[root(W, op->operands.data[0])], c);
+    }
     for (int r = 0; r < 2; r++)
       if (op->regions[r]) record_definitions(W, op->regions[r]);
   }
@@ -178,6 +204,7 @@ void tgir_remove_converts(TirFunc *f) {
   W.def = arena_alloc(f->arena, sizeof *W.def * n);
   W.after = arena_alloc(f->arena, sizeof *W.after * n);
   W.copies = arena_alloc(f->arena, sizeof *W.copies * n);
+  W.old_converts = arena_alloc(f->arena, sizeof *W.old_converts * n);
   record_definitions(&W, f->body);
   for (int v = 0; v < W.n; v++) tir_set_layout(f, v, W.p.layout[v]);
   rewrite_operands(&W);
