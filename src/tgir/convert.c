@@ -82,6 +82,10 @@ int tgir_convert(TirFunc *f, const TgirOptions *o, Diags *d, Buf *dump) {
 }
 
 int tgir_optimize(TirFunc *f, const char *passes, Diags *d, Buf *dump) {
+  if (!f->layout_table) { /* text without layout definitions: a function without tiles */
+    f->layout_table = arena_alloc(f->arena, sizeof *f->layout_table);
+    f->layout_table->arena = f->arena;
+  }
   int problems = tgir_verify(f, d);
   if (problems) return problems;
   return run_steps(f, passes, d, dump);

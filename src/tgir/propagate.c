@@ -50,6 +50,7 @@ typedef struct Prop {
   int *depth;              /* per value: loops around its definition */
   int max_depth;
   int assigned;            /* how many representatives have a layout */
+  Vec(int) *users;         /* per value: the entries of the anchors that use it */
 } Prop;
 
 /* ---- values ---- */
@@ -107,6 +108,7 @@ static const Layout *anchor(Prop *P, const TirOp *op) {
 
 static void push(Prop *P, TirOp *op, const TirOp *parent, const Layout *own, int depth, int exit) {
   LayoutEntry e = {op, parent, own, depth, exit};
+  for (int k = 0; own && k < op->operands.len; k++) vec_push(P->f->arena, &P->users[root(P, op->operands.data[k])], P->out->entries.len);
   vec_push(P->f->arena, &P->out->entries, e);
 }
 
@@ -157,16 +159,31 @@ static void seed_anchors(Prop *P) {
 
 /* ---- forward: results from operands ---- */
 
-/* Of the operands with a layout, the one defined in the deepest loop
- * (the first of those): converting the others happens outside it. */
-static const Layout *deepest_operand_layout(Prop *P, const TirOp *op) {
+/* Whether an anchor using v needs it in layout l. */
+static int anchor_needs(Prop *P, int v, const Layout *l) {
+  for (int i = 0; i < P->users[v].len; i++) {
+    const LayoutEntry *e = &P->out->entries.data[P->users[v].data[i]];
+    for (int k = 0; k < e->op->operands.len; k++)
+      if (root(P, e->op->operands.data[k]) == v && tgir_operand_need(P->f, e->op, k, e->own, e->parent, NULL) == l)
+        return 1;
+  }
+  return 0;
+}
+
+/* The layout of an op whose operands have layouts: when they differ, the
+ * one an anchor using the result needs (that saves converting it), else
+ * the one of the operand defined in the deepest loop (converting the
+ * others happens outside it), else the first. */
+static const Layout *operands_layout(Prop *P, const TirOp *op) {
   const Layout *best = NULL;
-  int best_depth = -1;
+  int best_score = -1;
   for (int k = 0; k < op->operands.len; k++) {
     int v = root(P, op->operands.data[k]);
-    if (tgir_is_tile(P->f, v) && get(P, v) && P->depth[v] > best_depth) {
+    if (!tgir_is_tile(P->f, v) || !get(P, v)) continue;
+    int score = P->depth[v] + (anchor_needs(P, op->results.data[0], get(P, v)) ? 1000 : 0);
+    if (score > best_score) {
       best = get(P, v);
-      best_depth = P->depth[v];
+      best_score = score;
     }
   }
   return best;
@@ -174,11 +191,11 @@ static const Layout *deepest_operand_layout(Prop *P, const TirOp *op) {
 
 static const Layout *derived_layout(Prop *P, const TirOp *op) {
   const Layout *in = op->operands.len ? get(P, op->operands.data[0]) : NULL;
-  if (tir_op_flags(op->code) & EW) return deepest_operand_layout(P, op);
+  if (tir_op_flags(op->code) & EW) return operands_layout(P, op);
   switch (op->code) {
   case TIR_HINT:
   case TIR_RAND:
-  case TIR_SCAN: return deepest_operand_layout(P, op);
+  case TIR_SCAN: return operands_layout(P, op);
   case TIR_BROADCAST: return in;
   case TIR_EXPAND_DIMS: return in && in->kind == LAYOUT_SLICE && in->dim == op->axis ? in->parent : NULL;
   case TIR_REDUCE:
@@ -309,12 +326,16 @@ static void finish(Prop *P) {
 
 void tgir_propagate(TirFunc *f, Propagation *out) {
   memset(out, 0, sizeof *out);
-  Prop P = {f, out, f->types.len, NULL, NULL, NULL, NULL, 0, 0};
+  Prop P = {0};
+  P.f = f;
+  P.out = out;
+  P.n = f->types.len;
   size_t n = (size_t)P.n + 1;
   P.tie = arena_alloc(f->arena, sizeof *P.tie * n);
   P.chosen = arena_alloc(f->arena, sizeof *P.chosen * n);
   P.def = arena_alloc(f->arena, sizeof *P.def * n);
   P.depth = arena_alloc(f->arena, sizeof *P.depth * n);
+  P.users = arena_alloc(f->arena, sizeof *P.users * n);
   out->root = arena_alloc(f->arena, sizeof *out->root * n);
   for (int v = 0; v < P.n; v++) P.tie[v] = out->root[v] = v;
   flatten(&P, f->body, NULL, 0);

@@ -106,10 +106,6 @@ static void verify_block(Verifier *V, const TirBlock *b, const TirOp *parent) {
 
 int tgir_verify(const TirFunc *f, Diags *d) {
   Verifier V = {f, d, 0};
-  if (!f->layout_table) {
-    problem(&V, NULL, "the function has no layouts (tile IR, not GPU-layout IR)");
-    return V.problems;
-  }
   verify_block(&V, f->body, NULL);
   return V.problems;
 }
