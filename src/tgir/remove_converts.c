@@ -147,16 +147,20 @@ static int materialise(Rewrite *W, int v, const Layout *l, Loc loc) {
 }
 
 /* Every operand of every op (convert_layout results looked through) in
- * the layout the op needs. */
+ * the layout the op needs.  The new operands are set at the end: until
+ * then rematerialisation reads the ops as they were. */
 static void rewrite_operands(Rewrite *W) {
+  Vec(int) fresh = {0};
   for (int i = 0; i < W->p.entries.len; i++) {
     const LayoutEntry *e = &W->p.entries.data[i];
-    if (e->exit) continue;
-    TirOp *op = e->op;
-    for (int k = 0; k < op->operands.len; k++) {
-      int v = root(W, op->operands.data[k]);
-      op->operands.data[k] = materialise(W, v, tgir_operand_need(W->f, op, k, e->own, e->parent, NULL), op->loc);
+    for (int k = 0; !e->exit && k < e->op->operands.len; k++) {
+      int v = root(W, e->op->operands.data[k]);
+      vec_push(W->f->arena, &fresh, materialise(W, v, tgir_operand_need(W->f, e->op, k, e->own, e->parent, NULL), e->op->loc));
     }
+  }
+  for (int i = 0, next = 0; i < W->p.entries.len; i++) {
+    const LayoutEntry *e = &W->p.entries.data[i];
+    for (int k = 0; !e->exit && k < e->op->operands.len; k++) e->op->operands.data[k] = fresh.data[next++];
   }
 }
 
