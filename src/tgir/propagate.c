@@ -13,7 +13,10 @@
  *      theirs from their operands (elementwise, broadcast, expand_dims of
  *      a matching slice, reduce -> slice, trans -> permuted, scan, and
  *      carried values through yield), so a dot's accumulator stays in its
- *      layout through the loop and a loaded row through the softmax;
+ *      layout through the loop and a loaded row through the softmax.
+ *      Values defined in deeper loops flow first: a loop's carried values
+ *      take the layout of what the loop computes, and a value from before
+ *      the loop is converted there, once, rather than in every iteration;
  *   2. backward: what an op needs of its operands (rules.c) flows to the
  *      operands that have no layout yet: address arithmetic, masks,
  *      `other`, stored values, loop inits.  Needs from ops inside deeper
@@ -65,6 +68,11 @@ static void tie(Prop *P, int a, int b) { P->tie[find(P, a)] = find(P, b); }
 static int root(Prop *P, int v) { return P->out->root[v]; }
 
 static const Layout *get(Prop *P, int v) { return P->chosen[find(P, root(P, v))]; }
+
+/* v's layout if v is defined in a loop at least min_depth deep. */
+static const Layout *get_from(Prop *P, int v, int min_depth) {
+  return P->depth[root(P, v)] >= min_depth ? get(P, v) : NULL;
+}
 
 /* Whether v may take layout l: reduce and trans results only the layouts
  * their operand can give them; nothing takes a dot-operand layout. */
@@ -174,12 +182,12 @@ static int anchor_needs(Prop *P, int v, const Layout *l) {
  * one an anchor using the result needs (that saves converting it), else
  * the one of the operand defined in the deepest loop (converting the
  * others happens outside it), else the first. */
-static const Layout *operands_layout(Prop *P, const TirOp *op) {
+static const Layout *operands_layout(Prop *P, const TirOp *op, int min_depth) {
   const Layout *best = NULL;
   int best_score = -1;
   for (int k = 0; k < op->operands.len; k++) {
     int v = root(P, op->operands.data[k]);
-    if (!tgir_is_tile(P->f, v) || !get(P, v)) continue;
+    if (!tgir_is_tile(P->f, v) || !get_from(P, v, min_depth)) continue;
     int score = P->depth[v] + (anchor_needs(P, op->results.data[0], get(P, v)) ? 1000 : 0);
     if (score > best_score) {
       best = get(P, v);
@@ -189,13 +197,13 @@ static const Layout *operands_layout(Prop *P, const TirOp *op) {
   return best;
 }
 
-static const Layout *derived_layout(Prop *P, const TirOp *op) {
-  const Layout *in = op->operands.len ? get(P, op->operands.data[0]) : NULL;
-  if (tir_op_flags(op->code) & EW) return operands_layout(P, op);
+static const Layout *derived_layout(Prop *P, const TirOp *op, int min_depth) {
+  const Layout *in = op->operands.len ? get_from(P, op->operands.data[0], min_depth) : NULL;
+  if (tir_op_flags(op->code) & EW) return operands_layout(P, op, min_depth);
   switch (op->code) {
   case TIR_HINT:
   case TIR_RAND:
-  case TIR_SCAN: return operands_layout(P, op);
+  case TIR_SCAN: return operands_layout(P, op, min_depth);
   case TIR_BROADCAST: return in;
   case TIR_EXPAND_DIMS: return in && in->kind == LAYOUT_SLICE && in->dim == op->axis ? in->parent : NULL;
   case TIR_REDUCE:
@@ -213,32 +221,36 @@ static int carried_target(const TirOp *op, int k, const TirOp *parent) {
   return k < parent->results.len ? parent->results.data[k] : -1;
 }
 
-static int forward_entry(Prop *P, const LayoutEntry *e) {
+static int forward_entry(Prop *P, const LayoutEntry *e, int min_depth) {
   const TirOp *op = e->op;
   int changed = 0;
   if (tir_op_flags(op->code) & TERM) {
     for (int k = 0; k < op->operands.len; k++) {
       int target = carried_target(op, k, e->parent);
-      if (target >= 0 && tgir_is_tile(P->f, target)) changed |= choose(P, target, get(P, op->operands.data[k]));
+      if (target >= 0 && tgir_is_tile(P->f, target)) changed |= choose(P, target, get_from(P, op->operands.data[k], min_depth));
     }
   } else if (e->exit && (op->code == TIR_FOR || op->code == TIR_WHILE)) { /* inits last: the loop's own layouts first */
     int first = op->code == TIR_FOR ? 3 : 0;
     for (int k = first; k < op->operands.len; k++) {
       int target = op->code == TIR_FOR ? op->results.data[k - 3] : op->regions[0]->args.data[k];
-      if (tgir_is_tile(P->f, target)) changed |= choose(P, target, get(P, op->operands.data[k]));
+      if (tgir_is_tile(P->f, target)) changed |= choose(P, target, get_from(P, op->operands.data[k], min_depth));
     }
   } else if (!op->regions[0] && op->results.len && tgir_is_tile(P->f, op->results.data[0])) {
-    changed |= choose(P, op->results.data[0], derived_layout(P, op));
+    changed |= choose(P, op->results.data[0], derived_layout(P, op, min_depth));
   }
   return changed;
 }
 
+/* From values defined in loops at least `min_depth` deep, first op first. */
+static int forward_sweep(Prop *P, int min_depth) {
+  int changed = 0;
+  for (int i = 0; i < P->out->entries.len; i++) changed |= forward_entry(P, &P->out->entries.data[i], min_depth);
+  return changed;
+}
+
 static void forward(Prop *P) {
-  int changed;
-  do {
-    changed = 0;
-    for (int i = 0; i < P->out->entries.len; i++) changed |= forward_entry(P, &P->out->entries.data[i]);
-  } while (changed);
+  for (int d = P->max_depth; d >= 0; d--)
+    while (forward_sweep(P, d)) continue;
 }
 
 /* ---- backward: operands from what their users need ---- */
