@@ -94,11 +94,12 @@ static void assign_block(Assign *A, TirBlock *b, const TirOp *parent);
  * the carried values are converted to it on the way in and out. */
 static void assign_structured(Assign *A, TirOp *op) {
   for (int i = 0; i < op->results.len; i++) set_default(A, op->results.data[i]);
+  const TirBlock *r0 = op->regions[0], *r1 = op->regions[1];
   if (op->code == TIR_FOR)
-    for (int i = 0; i < op->results.len; i++) set(A, op->regions[0]->args.data[1 + i], tir_layout(A->f, op->results.data[i]));
+    for (int i = 0; i < op->results.len; i++) set(A, r0->args.data[1 + i], tir_layout(A->f, op->results.data[i]));
   if (op->code == TIR_WHILE) {
-    for (int i = 0; i < op->regions[0]->args.len; i++) set_default(A, op->regions[0]->args.data[i]);
-    for (int i = 0; i < op->regions[1]->args.len; i++) set(A, op->regions[1]->args.data[i], tir_layout(A->f, op->results.data[i]));
+    for (int i = 0; i < r0->args.len; i++) set_default(A, r0->args.data[i]);
+    for (int i = 0; i < r1->args.len; i++) set(A, r1->args.data[i], tir_layout(A->f, op->results.data[i]));
   }
   require_needs(A, op, NULL, NULL);
   for (int r = 0; r < 2; r++)

@@ -116,7 +116,8 @@ static const Layout *anchor(Prop *P, const TirOp *op) {
 
 static void push(Prop *P, TirOp *op, const TirOp *parent, const Layout *own, int depth, int exit) {
   LayoutEntry e = {op, parent, own, depth, exit};
-  for (int k = 0; own && k < op->operands.len; k++) vec_push(P->f->arena, &P->users[root(P, op->operands.data[k])], P->out->entries.len);
+  for (int k = 0; own && k < op->operands.len; k++)
+    vec_push(P->f->arena, &P->users[root(P, op->operands.data[k])], P->out->entries.len);
   vec_push(P->f->arena, &P->out->entries, e);
 }
 
@@ -227,7 +228,8 @@ static int forward_entry(Prop *P, const LayoutEntry *e, int min_depth) {
   if (tir_op_flags(op->code) & TERM) {
     for (int k = 0; k < op->operands.len; k++) {
       int target = carried_target(op, k, e->parent);
-      if (target >= 0 && tgir_is_tile(P->f, target)) changed |= choose(P, target, get_from(P, op->operands.data[k], min_depth));
+      if (target >= 0 && tgir_is_tile(P->f, target))
+        changed |= choose(P, target, get_from(P, op->operands.data[k], min_depth));
     }
   } else if (e->exit && (op->code == TIR_FOR || op->code == TIR_WHILE)) { /* inits last: the loop's own layouts first */
     int first = op->code == TIR_FOR ? 3 : 0;

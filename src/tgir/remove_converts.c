@@ -154,8 +154,8 @@ static void rewrite_operands(Rewrite *W) {
   for (int i = 0; i < W->p.entries.len; i++) {
     const LayoutEntry *e = &W->p.entries.data[i];
     for (int k = 0; !e->exit && k < e->op->operands.len; k++) {
-      int v = root(W, e->op->operands.data[k]);
-      vec_push(W->f->arena, &fresh, materialise(W, v, tgir_operand_need(W->f, e->op, k, e->own, e->parent, NULL), e->op->loc));
+      const Layout *need = tgir_operand_need(W->f, e->op, k, e->own, e->parent, NULL);
+      vec_push(W->f->arena, &fresh, materialise(W, root(W, e->op->operands.data[k]), need, e->op->loc));
     }
   }
   for (int i = 0, next = 0; i < W->p.entries.len; i++) {

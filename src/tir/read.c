@@ -202,7 +202,8 @@ static const Layout *layout_ref(Reader *R) {
   const char *w = word(R, &n);
   for (int i = 0; i < R->names.len; i++)
     if (R->names.data[i].len == n && !memcmp(R->names.data[i].name, w, n)) return R->names.data[i].layout;
-  fail_layout(R, loc, arena_printf(R->arena, "unknown layout #%.*s (layouts are defined before the function)", (int)n, w));
+  fail_layout(R, loc,
+              arena_printf(R->arena, "unknown layout #%.*s (layouts are defined before the function)", (int)n, w));
 }
 
 /* The layout after a type or a region argument, if there is one. */
