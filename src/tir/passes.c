@@ -22,7 +22,8 @@ static const char *const gpu_steps[] = {
 };
 enum { N_GPU_STEPS = sizeof gpu_steps / sizeof gpu_steps[0] };
 
-int tir_pass_listed(const char *list, const char *name) {
+/* Whether `name` is one of the comma-separated words of `list`. */
+static int listed(const char *list, const char *name) {
   size_t n = strlen(name);
   for (const char *p = list; *p;) {
     const char *end = strchr(p, ',');
@@ -33,6 +34,8 @@ int tir_pass_listed(const char *list, const char *name) {
   }
   return 0;
 }
+
+int tir_pass_listed(const char *list, const char *name) { return listed(list, name); }
 
 static int check_names(const char *list, Diags *d) {
   int bad = 0;
@@ -58,7 +61,7 @@ int tir_run_passes(TirFunc *f, const char *list, Diags *d, Buf *dump) {
   int problems = check_names(list, d);
   if (problems) return problems;
   for (int i = 0; i < N_PASSES; i++) {
-    if (!tir_pass_listed(list, "all") && !tir_pass_listed(list, passes[i].name)) continue;
+    if (!listed(list, "all") && !listed(list, passes[i].name)) continue;
     passes[i].run(f);
     if (dump) {
       buf_printf(dump, "// after %s\n", passes[i].name);
