@@ -7,7 +7,7 @@ import lit.formats
 
 config.name = "tile"
 config.test_format = lit.formats.ShTest(execute_external=True)
-config.suffixes = [".tl", ".tir"]
+config.suffixes = [".tl", ".tir", ".tgir"]
 config.excludes = ["unit", "fuzz"]
 config.test_source_root = os.path.dirname(__file__)
 # scratch files (%t) go to the build tree, never next to the sources

@@ -34,6 +34,7 @@ typedef struct GpuArtifacts {
   size_t cubin_size;
   const char *ptxas_log;     /* ptxas -v: registers, shared memory, spills */
   int shared_bytes;          /* dynamic shared memory per program */
+  const char *dump;          /* with opts->print_after_all: the IR after each pass and step */
 } GpuArtifacts;
 
 /* Source to GPU code, up to stage `last`: TILE_STAGE_TGIR, TILE_STAGE_LLIR,

@@ -27,10 +27,9 @@ static void sema_options(const tile_options *o, SemaOptions *s) {
   s->require_types = o->require_types;
 }
 
-/* Source to optimised tile IR; NULL after errors (in c->diags). */
-static int is_ir_text(const Source *s) {
-  size_t n = strlen(s->name);
-  return n > 4 && !strcmp(s->name + n - 4, ".tir");
+static int has_suffix(const Source *s, const char *suffix) {
+  size_t n = strlen(s->name), k = strlen(suffix);
+  return n > k && !strcmp(s->name + n - k, suffix);
 }
 
 /* num_warps and num_stages: the options', else the chosen config's, else the defaults. */
@@ -43,9 +42,19 @@ static void launch_shape(TirFunc *f, const CheckedKernel *k, const tile_options 
   if (o->num_stages) f->num_stages = o->num_stages;
 }
 
+/* Source to optimised tile IR; NULL after errors (in c->diags). */
 TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump) {
-  if (is_ir_text(&c->source)) { /* tile IR text: passes can be tested from it */
+  if (has_suffix(&c->source, ".tgir")) {
+    diag_error(&c->diags, (Loc){0}, "%s holds GPU-layout IR: it can be compiled to --emit=tgir, llir or ptx only",
+               c->source.name);
+    return NULL;
+  }
+  if (has_suffix(&c->source, ".tir")) { /* tile IR text: passes can be tested from it */
     TirFunc *f = tir_read(&c->source, &c->arena, &c->diags);
+    if (f && f->layout_table) {
+      diag_error(&c->diags, (Loc){0}, "%s has layouts: GPU-layout IR is read from a .tgir file", c->source.name);
+      return NULL;
+    }
     if (!f || tir_verify(f, &c->diags) || tir_run_passes(f, opts->passes, &c->diags, dump)) return NULL;
     launch_shape(f, NULL, opts);
     return f;
@@ -103,6 +112,25 @@ static tile_status assemble(Compilation *c, const char *ptxas, GpuArtifacts *out
   return TILE_OK;
 }
 
+/* Source (or tile IR text) to GPU-layout IR, or GPU-layout IR text read
+ * back and optimised again; NULL after errors.  The tile IR as text goes to
+ * *tir (not for .tgir input). */
+static TirFunc *gpu_layout_ir(Compilation *c, const tile_options *opts, int cc, Buf *dump, const char **tir) {
+  if (has_suffix(&c->source, ".tgir")) {
+    TirFunc *f = tir_read(&c->source, &c->arena, &c->diags);
+    if (!f || tir_verify(f, &c->diags) || tgir_optimize(f, opts->passes, &c->diags, dump)) return NULL;
+    return f;
+  }
+  TirFunc *f = pipeline_tir(c, opts, dump);
+  if (!f) return NULL;
+  Buf text;
+  buf_init(&text, &c->arena);
+  tir_print(f, &text);
+  *tir = buf_cstr(&text);
+  TgirOptions to = {opts->num_warps, cc, opts->passes};
+  return tgir_convert(f, &to, &c->diags, dump) ? NULL : f;
+}
+
 tile_status pipeline_gpu(Compilation *c, const tile_options *opts, tile_stage last, const char *ptxas,
                          GpuArtifacts *out) {
   memset(out, 0, sizeof *out);
@@ -111,14 +139,11 @@ tile_status pipeline_gpu(Compilation *c, const tile_options *opts, tile_stage la
     diag_error(&c->diags, (Loc){0}, "unknown --arch '%s' (known: sm_80, sm_86, sm_89, sm_90, sm_90a, sim)", out->arch);
     return TILE_ERROR_COMPILE;
   }
-  TirFunc *f = pipeline_tir(c, opts, NULL);
+  Buf dump;
+  buf_init(&dump, &c->arena);
+  TirFunc *f = gpu_layout_ir(c, opts, compute_capability(out->arch), opts->print_after_all ? &dump : NULL, &out->tir);
+  if (opts->print_after_all) out->dump = buf_cstr(&dump);
   if (!f) return TILE_ERROR_COMPILE;
-  Buf tir;
-  buf_init(&tir, &c->arena);
-  tir_print(f, &tir);
-  out->tir = buf_cstr(&tir);
-  TgirOptions to = {opts->num_warps, compute_capability(out->arch)};
-  if (tgir_convert(f, &to, &c->diags, NULL)) return TILE_ERROR_COMPILE;
   out->f = f;
   Buf text;
   buf_init(&text, &c->arena);
@@ -157,6 +182,7 @@ static tile_status emit_gpu_stage(Compilation *c, const tile_options *opts, tile
   GpuArtifacts g;
   tile_status s = pipeline_gpu(c, opts, stage, NULL, &g);
   if (s != TILE_OK) return s;
+  if (g.dump) buf_puts(out, g.dump);
   const char *text = stage == TILE_STAGE_TGIR ? g.tgir : stage == TILE_STAGE_LLIR ? g.llir : g.ptx;
   if (!text) {
     diag_error(&c->diags, (Loc){0}, "no %s for target '%s'", stage == TILE_STAGE_PTX ? "PTX" : "output", g.arch);

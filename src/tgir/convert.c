@@ -1,11 +1,71 @@
-/* Tile IR to GPU-layout IR: the steps of the conversion, in order, with the
- * verifier after each (as Triton's make_ttgir). */
-#include "tgir.h"
-
-const Layout **tgir_coalesce(TirFunc *f, LayoutTable *table);
-void tgir_assign(TirFunc *f, LayoutTable *table, const Layout **forced);
+/* Tile IR to GPU-layout IR: the steps, in order, with the verifier after
+ * each (as Triton's make_ttgir), and GPU-layout IR read from text through
+ * the same optional steps. */
+#include "passes.h"
 
 static int valid_warps(int n) { return n >= 1 && n <= 32 && (n & (n - 1)) == 0; }
+
+static const struct {
+  const char *name;
+  void (*run)(TirFunc *f);
+} steps[] = {
+#define TGIR_PASS(id, name, summary) {name, tgir_##id},
+#include "passes.def"
+#undef TGIR_PASS
+};
+enum { N_STEPS = sizeof steps / sizeof steps[0] };
+
+static void mark_used(const TirFunc *f, const TirBlock *b, const Layout **used) {
+  for (int i = 0; i < b->args.len; i++) used[b->args.data[i]] = tir_layout(f, b->args.data[i]);
+  for (int i = 0; i < b->ops.len; i++) {
+    const TirOp *op = b->ops.data[i];
+    for (int k = 0; k < op->results.len; k++) used[op->results.data[k]] = tir_layout(f, op->results.data[k]);
+    for (int r = 0; r < 2; r++)
+      if (op->regions[r]) mark_used(f, op->regions[r], used);
+  }
+}
+
+/* A fresh layout table holding only the layouts values use (and their
+ * parents), in the old order, numbered densely: the printed definitions
+ * are the ones the function refers to. */
+static void compact_layouts(TirFunc *f) {
+  const Layout **used = arena_alloc(f->arena, sizeof *used * ((size_t)f->types.len + 1));
+  mark_used(f, f->body, used);
+  LayoutTable *fresh = arena_alloc(f->arena, sizeof *fresh);
+  fresh->arena = f->arena;
+  const LayoutTable *old = f->layout_table;
+  for (int i = 0; i < old->list.len; i++)
+    for (int v = 0; v < f->types.len; v++)
+      if (used[v] == old->list.data[i]) {
+        layout_reintern(fresh, used[v]);
+        break;
+      }
+  for (int v = 0; v < f->layouts.len; v++) tir_set_layout(f, v, used[v] ? layout_reintern(fresh, used[v]) : NULL);
+  f->layout_table = fresh;
+}
+
+/* Verifies after `step`, and prints into dump. */
+static int after_step(TirFunc *f, const char *step, Diags *d, Buf *dump) {
+  compact_layouts(f);
+  if (dump) {
+    buf_printf(dump, "// after %s\n", step);
+    tgir_print(f, dump);
+  }
+  int problems = tgir_verify(f, d);
+  if (problems) diag_note(d, (Loc){0}, "the GPU-layout IR verifier failed after step '%s'", step);
+  return problems;
+}
+
+static int run_steps(TirFunc *f, const char *passes, Diags *d, Buf *dump) {
+  if (!passes) passes = "all";
+  for (int i = 0; i < N_STEPS; i++) {
+    if (!tir_pass_listed(passes, "all") && !tir_pass_listed(passes, steps[i].name)) continue;
+    steps[i].run(f);
+    int problems = after_step(f, steps[i].name, d, dump);
+    if (problems) return problems;
+  }
+  return 0;
+}
 
 int tgir_convert(TirFunc *f, const TgirOptions *o, Diags *d, Buf *dump) {
   if (o->num_warps) f->num_warps = o->num_warps;
@@ -17,13 +77,18 @@ int tgir_convert(TirFunc *f, const TgirOptions *o, Diags *d, Buf *dump) {
   table->arena = f->arena;
   f->layout_table = table;
   tgir_assign(f, table, tgir_coalesce(f, table));
-  if (dump) {
-    buf_puts(dump, "// after assign-layouts\n");
-    tgir_print(f, dump);
+  int problems = after_step(f, "assign-layouts", d, dump);
+  return problems ? problems : run_steps(f, o->passes, d, dump);
+}
+
+int tgir_optimize(TirFunc *f, const char *passes, Diags *d, Buf *dump) {
+  if (!f->layout_table) { /* text without layout definitions: a function without tiles */
+    f->layout_table = arena_alloc(f->arena, sizeof *f->layout_table);
+    f->layout_table->arena = f->arena;
   }
   int problems = tgir_verify(f, d);
-  if (problems) diag_note(d, (Loc){0}, "the GPU-layout IR verifier failed after layout assignment");
-  return problems;
+  if (problems) return problems;
+  return run_steps(f, passes, d, dump);
 }
 
 void tgir_print(const TirFunc *f, Buf *out) {

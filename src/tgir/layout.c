@@ -5,9 +5,10 @@
 
 static int is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
+/* The product, saturated at 2^40 (sizes come from text too). */
 static int64_t product(const int *v, int n) {
   int64_t p = 1;
-  for (int i = 0; i < n; i++) p *= v[i];
+  for (int i = 0; i < n; i++) p = p * v[i] > ((int64_t)1 << 40) ? (int64_t)1 << 40 : p * v[i];
   return p;
 }
 
@@ -105,6 +106,68 @@ const Layout *layout_dot_operand(LayoutTable *t, int op_index, const Layout *par
   l.parent = parent;
   l.k_width = k_width;
   return layout_intern(t, &l);
+}
+
+const Layout *layout_reintern(LayoutTable *t, const Layout *l) {
+  Layout copy = *l;
+  if (l->parent) copy.parent = layout_reintern(t, l->parent);
+  return layout_intern(t, &copy);
+}
+
+const Layout *layout_transposed(LayoutTable *t, const Layout *l, const int64_t *perm, int inverse) {
+  if (!l || l->kind != LAYOUT_BLOCKED) return NULL;
+  int from[MAX_RANK], to[MAX_RANK], spt[MAX_RANK], tpw[MAX_RANK], wpc[MAX_RANK], order[MAX_RANK], p[MAX_RANK];
+  for (int d = 0; d < l->rank; d++) p[d] = (int)perm[d];
+  if (!is_permutation(p, l->rank)) return NULL;
+  for (int d = 0; d < l->rank; d++) { /* new dimension j takes old dimension from[j] */
+    if (inverse) from[perm[d]] = d;
+    else from[d] = (int)perm[d];
+  }
+  for (int d = 0; d < l->rank; d++) to[from[d]] = d;
+  for (int d = 0; d < l->rank; d++) {
+    spt[d] = l->size_per_thread[from[d]];
+    tpw[d] = l->threads_per_warp[from[d]];
+    wpc[d] = l->warps_per_cta[from[d]];
+    order[d] = to[l->order[d]];
+  }
+  const char *why;
+  return layout_blocked(t, l->rank, spt, tpw, wpc, order, &why);
+}
+
+/* Elements a thread holds along dimension d (at least 1). */
+static int64_t extent_per_thread(const int64_t *shape, const int *tpw, const int *wpc, int d) {
+  int64_t e = shape[d] / ((int64_t)tpw[d] * wpc[d]);
+  return e > 1 ? e : 1;
+}
+
+/* The dimension the next doubling of lanes or warps goes to: M or N,
+ * whichever leaves a thread more elements, while it has elements to
+ * spread; then a batch dimension; else M (replication). */
+static int next_thread_dim(int rank, const int64_t *shape, const int *spt, const int *tpw, const int *wpc) {
+  int m = rank - 2, n = rank - 1;
+  int m_room = extent_per_thread(shape, tpw, wpc, m) > spt[m], n_room = extent_per_thread(shape, tpw, wpc, n) > spt[n];
+  if (m_room && (!n_room || extent_per_thread(shape, tpw, wpc, m) > extent_per_thread(shape, tpw, wpc, n))) return m;
+  if (n_room) return n;
+  for (int d = 0; d < m; d++)
+    if (extent_per_thread(shape, tpw, wpc, d) > 1) return d;
+  return m;
+}
+
+const Layout *layout_fma_accumulator(LayoutTable *t, int rank, const int64_t *shape, int num_warps) {
+  int spt[MAX_RANK], tpw[MAX_RANK], wpc[MAX_RANK], order[MAX_RANK];
+  for (int d = 0; d < rank; d++) spt[d] = tpw[d] = wpc[d] = 1, order[d] = rank - 1 - d;
+  int m = rank - 2, n = rank - 1;
+  int64_t per_thread = shape_numel(rank, shape) / ((int64_t)WARP_SIZE * num_warps);
+  while ((int64_t)spt[m] * spt[n] < per_thread) { /* a 4x4 block at most, squarest first */
+    if (spt[n] <= spt[m] && spt[n] < 4 && spt[n] * 2 <= shape[n]) spt[n] *= 2;
+    else if (spt[m] < 4 && spt[m] * 2 <= shape[m]) spt[m] *= 2;
+    else if (spt[n] < 4 && spt[n] * 2 <= shape[n]) spt[n] *= 2;
+    else break;
+  }
+  for (int lanes = 1; lanes < WARP_SIZE; lanes *= 2) tpw[next_thread_dim(rank, shape, spt, tpw, wpc)] *= 2;
+  for (int warps = 1; warps < num_warps; warps *= 2) wpc[next_thread_dim(rank, shape, spt, tpw, wpc)] *= 2;
+  const char *why;
+  return layout_blocked(t, rank, spt, tpw, wpc, order, &why);
 }
 
 /* ---- linear layouts ---- */

@@ -83,6 +83,16 @@ const Layout *layout_default(LayoutTable *t, int rank, const int64_t *shape, con
 const Layout *layout_slice(LayoutTable *t, int dim, const Layout *parent);
 const Layout *layout_dot_operand(LayoutTable *t, int op_index, const Layout *parent, int k_width);
 const Layout *layout_intern(LayoutTable *t, const Layout *l);
+/* `l` (from another table) interned in `t`, its parents first. */
+const Layout *layout_reintern(LayoutTable *t, const Layout *l);
+/* The layout of trans(x, perm) when x has blocked layout `l`: result
+ * dimension d is operand dimension perm[d], with its sizes; NULL when `l`
+ * is not blocked.  With `inverse`, the operand's layout for a result in `l`. */
+const Layout *layout_transposed(LayoutTable *t, const Layout *l, const int64_t *perm, int inverse);
+/* The FMA dot's accumulator: blocked, each thread a block of up to 4x4
+ * elements in the last two dimensions (as many as the tile has per thread),
+ * so each K step reuses a thread's A and B registers across the block. */
+const Layout *layout_fma_accumulator(LayoutTable *t, int rank, const int64_t *shape, int num_warps);
 
 /* ---- applying them ---- */
 

@@ -13,17 +13,26 @@
 #include "layout.h"
 
 typedef struct TgirOptions {
-  int num_warps;          /* warps per program (a power of two, 1..32) */
+  int num_warps;          /* warps per program (a power of two, 1..32); 0: the function's */
   int compute_capability; /* 80, 86, 89, 90: what the layouts may assume */
+  const char *passes;     /* optional steps (--passes): "remove-converts", "all", "none"; NULL: all */
 } TgirOptions;
 
-/* Tile IR to GPU-layout IR, in place: assigns a layout to every tile value
- * (coalesced layouts for memory ops from AxisInfo, propagated through the
- * computations that feed and use them, FMA dot operand layouts), inserts
- * convert_layout where a use needs another layout, then removes needless
- * conversions.  With `dump`, prints the IR after each step into it.
- * Returns 0, or the number of errors reported to `d`. */
+/* Tile IR to GPU-layout IR, in place, in steps (src/tgir/passes.h):
+ * assign-layouts gives every tile value a layout (coalesced layouts for
+ * memory ops from AxisInfo, the FMA accumulator layout for dots) and a
+ * convert_layout wherever a use needs another; remove-converts (if
+ * selected) propagates the anchors' layouts and keeps only unavoidable
+ * conversions.  The verifier runs after each step; with `dump`, the IR
+ * after each step is printed into it.  Returns 0, or the number of errors
+ * reported to `d`. */
 int tgir_convert(TirFunc *f, const TgirOptions *o, Diags *d, Buf *dump);
+
+/* GPU-layout IR read from text (tir_read of tgir_print's output):
+ * verifies it, then runs the selected optional steps on it (`passes` as
+ * in TgirOptions), verifying after each.  Returns 0 or the number of
+ * errors reported to `d`. */
+int tgir_optimize(TirFunc *f, const char *passes, Diags *d, Buf *dump);
 
 /* Checks the GPU-layout IR: every tile value has a layout of its rank and
  * num_warps, elementwise operands share their result's layout, shape ops

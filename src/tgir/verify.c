@@ -1,5 +1,23 @@
-/* The GPU-layout IR verifier (see tgir.h). */
-#include "tgir.h"
+/* The GPU-layout IR verifier (tgir.h): on top of tile IR's rules (tir_verify
+ * runs first), every tile value has a layout that applies to it and every
+ * op's operands have the layouts its rule needs (rules.c):
+ *   - a tile value (op result or region argument) has a layout of its
+ *     rank, for the function's num_warps, whose linear form exists for its
+ *     shape; a scalar has none;
+ *   - elementwise ops (and hint, rand, scan, assert), loads, stores,
+ *     atomics: every tile operand has the op's layout;
+ *   - broadcast: the operand has the result's layout; expand_dims: the
+ *     slice of the result's along the axis; reduce: a tile result has the
+ *     slice of the operand's; trans: the result has the operand's blocked
+ *     layout, permuted;
+ *   - dot: operands in the dot-operand layouts of the result's, the
+ *     accumulator in the result's;
+ *   - for, while, if: init, region argument, yield and result of a carried
+ *     value share one layout;
+ *   - convert_layout keeps the type, tile to tile.
+ * Each problem is reported at the op's location; a failure after a step is
+ * a compiler bug, in text read back a mistake in the text. */
+#include "passes.h"
 
 typedef struct Verifier {
   const TirFunc *f;
@@ -7,39 +25,87 @@ typedef struct Verifier {
   int problems;
 } Verifier;
 
-static void problem(Verifier *V, Loc loc, const char *fmt, int value, const char *detail) {
-  diag_error(V->d, loc, fmt, value, detail);
+static const char *name_of(Verifier *V, const Layout *l) { return l ? layout_name(V->f->arena, l) : "no layout"; }
+
+static void problem(Verifier *V, const TirOp *op, const char *msg) {
+  if (op) diag_error(V->d, op->loc, "internal error: GPU-layout IR verifier: '%s': %s", tir_op_name(op->code), msg);
+  else diag_error(V->d, (Loc){0}, "internal error: GPU-layout IR verifier: %s", msg);
   V->problems++;
 }
 
-static void check_value(Verifier *V, Loc loc, int v) {
+/* A value's layout exists exactly for tiles and applies to its shape. */
+static void check_value(Verifier *V, const TirOp *op, int v) {
+  Arena *a = V->f->arena;
   const Type *t = tir_type(V->f, v);
   const Layout *l = tir_layout(V->f, v);
-  if (t->rank == 0) return;
-  if (!l) return problem(V, loc, "GPU-layout IR: tile %%%d has no layout%s", v, "");
   LinearLayout ll;
   const char *why = NULL;
-  if (l->num_warps != V->f->num_warps) problem(V, loc, "GPU-layout IR: %%%d's layout is for another number of warps%s", v, "");
-  else if (layout_linear_of(l, t, &ll, &why)) problem(V, loc, "GPU-layout IR: %%%d: %s", v, why);
+  if (t->rank == 0) {
+    if (l) problem(V, op, arena_printf(a, "scalar %%%d has layout %s", v, name_of(V, l)));
+  } else if (!l) {
+    problem(V, op, arena_printf(a, "tile %%%d has no layout", v));
+  } else if (l->rank != t->rank) {
+    problem(V, op, arena_printf(a, "%%%d of rank %d has layout %s of rank %d", v, t->rank, name_of(V, l), l->rank));
+  } else if (l->num_warps != V->f->num_warps) {
+    problem(V, op, arena_printf(a, "%%%d has layout %s for %d warps in a function of %d", v, name_of(V, l),
+                                l->num_warps, V->f->num_warps));
+  } else if (layout_linear_of(l, t, &ll, &why)) {
+    problem(V, op, arena_printf(a, "%%%d: layout %s does not apply to %s: %s", v, name_of(V, l), type_str(a, t), why));
+  }
 }
 
-static void verify_block(Verifier *V, const TirBlock *b) {
-  for (int i = 0; i < b->args.len; i++) check_value(V, (Loc){0}, b->args.data[i]);
+static void check_operands(Verifier *V, const TirOp *op, const TirOp *parent) {
+  const Layout *own = tgir_own_layout(V->f, op);
+  for (int k = 0; k < op->operands.len; k++) {
+    int v = op->operands.data[k];
+    const char *rule;
+    const Layout *need = tgir_operand_need(V->f, op, k, own, parent, &rule);
+    if (need && tir_layout(V->f, v) != need)
+      problem(V, op, arena_printf(V->f->arena, "operand %%%d has %s, needs %s (%s)", v, name_of(V, tir_layout(V->f, v)),
+                                  name_of(V, need), rule));
+  }
+}
+
+static void check_same(Verifier *V, const TirOp *op, int v, const Layout *want, const char *rule) {
+  if (tir_layout(V->f, v) != want)
+    problem(V, op, arena_printf(V->f->arena, "%%%d has %s, needs %s (%s)", v, name_of(V, tir_layout(V->f, v)),
+                                name_of(V, want), rule));
+}
+
+/* Rules on results: reduce, trans, and carried values' region arguments. */
+static void check_results(Verifier *V, const TirOp *op) {
+  const TirFunc *f = V->f;
+  int res = op->results.len ? op->results.data[0] : -1;
+  if ((op->code == TIR_REDUCE && tgir_is_tile(f, res)) || op->code == TIR_TRANS)
+    check_same(V, op, res, tgir_result_layout(f, op, tir_layout(f, op->operands.data[0])),
+               op->code == TIR_REDUCE ? "reduce's result has the slice of its operand's layout along the axis"
+                                      : "trans' result has its operand's blocked layout, permuted");
+  const char *carried = "a carried value keeps its layout (init, region argument, yield and result share one)";
+  if (op->code == TIR_FOR)
+    for (int i = 0; i < op->results.len; i++)
+      check_same(V, op, op->regions[0]->args.data[1 + i], tir_layout(f, op->results.data[i]), carried);
+  if (op->code == TIR_WHILE)
+    for (int i = 0; i < op->results.len && i < op->regions[1]->args.len; i++)
+      check_same(V, op, op->regions[1]->args.data[i], tir_layout(f, op->results.data[i]), carried);
+  if (op->code == TIR_CONVERT_LAYOUT &&
+      (!type_equal(tir_type(f, op->operands.data[0]), tir_type(f, res)) || !tgir_is_tile(f, res)))
+    problem(V, op, "converts a tile to a tile of the same type");
+}
+
+static void verify_block(Verifier *V, const TirBlock *b, const TirOp *parent) {
+  for (int i = 0; i < b->args.len; i++) check_value(V, parent, b->args.data[i]);
   for (int i = 0; i < b->ops.len; i++) {
     const TirOp *op = b->ops.data[i];
-    for (int k = 0; k < op->results.len; k++) check_value(V, op->loc, op->results.data[k]);
-    int elementwise = (tir_op_flags(op->code) & EW) && op->results.len && tir_type(V->f, op->results.data[0])->rank;
-    for (int k = 0; elementwise && k < op->operands.len; k++)
-      if (tir_layout(V->f, op->operands.data[k]) != tir_layout(V->f, op->results.data[0]))
-        problem(V, op->loc, "GPU-layout IR: operand %%%d of an elementwise op has another layout than its result%s",
-                op->operands.data[k], "");
     for (int r = 0; r < 2; r++)
-      if (op->regions[r]) verify_block(V, op->regions[r]);
+      if (op->regions[r]) verify_block(V, op->regions[r], op);
+    for (int k = 0; k < op->results.len; k++) check_value(V, op, op->results.data[k]);
+    check_operands(V, op, parent);
+    check_results(V, op);
   }
 }
 
 int tgir_verify(const TirFunc *f, Diags *d) {
   Verifier V = {f, d, 0};
-  verify_block(&V, f->body);
+  verify_block(&V, f->body, NULL);
   return V.problems;
 }

@@ -14,6 +14,14 @@ static const struct {
 };
 enum { N_PASSES = sizeof passes / sizeof passes[0] };
 
+/* The GPU-layout IR steps a list may name too (src/tgir runs them). */
+static const char *const gpu_steps[] = {
+#define TGIR_PASS(id, name, summary) name,
+#include "../tgir/passes.def"
+#undef TGIR_PASS
+};
+enum { N_GPU_STEPS = sizeof gpu_steps / sizeof gpu_steps[0] };
+
 /* Whether `name` is one of the comma-separated words of `list`. */
 static int listed(const char *list, const char *name) {
   size_t n = strlen(name);
@@ -27,7 +35,9 @@ static int listed(const char *list, const char *name) {
   return 0;
 }
 
-/* "fold, cse, widen, ...": each pass once, in order. */
+int tir_pass_listed(const char *list, const char *name) { return listed(list, name); }
+
+/* "fold, cse, widen, ..., remove-converts, all, none": each pass once, in order. */
 static const char *pass_names(Arena *a) {
   Buf b;
   buf_init(&b, a);
@@ -36,6 +46,7 @@ static const char *pass_names(Arena *a) {
     for (int j = 0; j < i; j++) seen |= !strcmp(passes[i].name, passes[j].name);
     if (!seen) buf_printf(&b, "%s, ", passes[i].name);
   }
+  for (int i = 0; i < N_GPU_STEPS; i++) buf_printf(&b, "%s, ", gpu_steps[i]);
   buf_puts(&b, "all, none");
   return buf_cstr(&b);
 }
@@ -47,6 +58,7 @@ static int check_names(const char *list, Arena *a, Diags *d) {
     size_t len = end ? (size_t)(end - p) : strlen(p);
     int known = (len == 3 && !strncmp(p, "all", 3)) || (len == 4 && !strncmp(p, "none", 4));
     for (int i = 0; i < N_PASSES; i++) known |= strlen(passes[i].name) == len && !strncmp(p, passes[i].name, len);
+    for (int i = 0; i < N_GPU_STEPS; i++) known |= strlen(gpu_steps[i]) == len && !strncmp(p, gpu_steps[i], len);
     if (!known) {
       diag_error(d, (Loc){0}, "unknown pass '%.*s' (passes: %s)", (int)len, p, pass_names(a));
       bad++;

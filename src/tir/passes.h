@@ -14,6 +14,10 @@
  * function after each pass into it.  Returns 0, or the number of problems
  * (an unknown pass name, a verifier failure), reported to `d`. */
 int tir_run_passes(TirFunc *f, const char *list, Diags *d, Buf *dump);
+/* Whether `name` is one of the comma-separated words of `list`.  A list
+ * also names GPU-layout IR steps (src/tgir/passes.def); each level runs
+ * the ones it knows. */
+int tir_pass_listed(const char *list, const char *name);
 
 /* AxisInfo (axisinfo.c): per value and dimension, the contiguity,
  * divisibility and constancy that layouts and vectorisation rely on. */

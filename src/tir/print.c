@@ -94,10 +94,19 @@ static void print_region(const TirFunc *f, const TirBlock *b, Buf *out, int dept
   buf_printf(out, "%*s}", depth * 2, "");
 }
 
-static void print_bound(Buf *out, const TirBlock *b, int first, const TirOp *op, int operand_first) {
+/* A region argument, with its layout in GPU-layout IR: "%7" or "%7 #blocked0". */
+static void print_arg(const TirFunc *f, Buf *out, int v) {
+  buf_printf(out, "%%%d", v);
+  if (tir_layout(f, v)) buf_printf(out, " %s", layout_name(f->arena, tir_layout(f, v)));
+}
+
+static void print_bound(const TirFunc *f, Buf *out, const TirBlock *b, int first, const TirOp *op, int operand_first) {
   buf_puts(out, "(");
-  for (int i = first; i < b->args.len; i++)
-    buf_printf(out, "%s%%%d = %%%d", i > first ? ", " : "", b->args.data[i], op->operands.data[operand_first + i - first]);
+  for (int i = first; i < b->args.len; i++) {
+    buf_puts(out, i > first ? ", " : "");
+    print_arg(f, out, b->args.data[i]);
+    buf_printf(out, " = %%%d", op->operands.data[operand_first + i - first]);
+  }
   buf_puts(out, ")");
 }
 
@@ -107,12 +116,12 @@ static void print_structured(const TirFunc *f, const TirOp *op, Buf *out, int de
   if (op->code == TIR_FOR) {
     buf_printf(out, "for %%%d = %%%d to %%%d step %%%d iter", r0->args.data[0], op->operands.data[0],
                op->operands.data[1], op->operands.data[2]);
-    print_bound(out, r0, 1, op, 3);
+    print_bound(f, out, r0, 1, op, 3);
   } else if (op->code == TIR_IF) {
     buf_printf(out, "if %%%d", op->operands.data[0]);
   } else {
     buf_puts(out, "while ");
-    print_bound(out, r0, 0, op, 0);
+    print_bound(f, out, r0, 0, op, 0);
   }
   print_attributes(f, op, out);
   if (op->results.len) {
@@ -125,7 +134,10 @@ static void print_structured(const TirFunc *f, const TirOp *op, Buf *out, int de
     print_region(f, r1, out, depth);
   } else if (op->code == TIR_WHILE) {
     buf_puts(out, " do (");
-    print_values(out, r1->args.data, r1->args.len);
+    for (int i = 0; i < r1->args.len; i++) {
+      buf_puts(out, i ? ", " : "");
+      print_arg(f, out, r1->args.data[i]);
+    }
     buf_puts(out, ")");
     print_region(f, r1, out, depth);
   }

@@ -2,8 +2,14 @@
  * describes it), so that passes can be tested from IR text and IR can be
  * saved and reloaded.  It builds the function as printed, value ids
  * included; the verifier then checks it.  A syntax error stops the read
- * with one diagnostic placed in the text. */
+ * with one diagnostic placed in the text.
+ *
+ * GPU-layout IR (tgir_print, docs/tgir.md) reads back too: the layout
+ * definitions before the function ("#blocked0 = #blocked<{...}>") are
+ * interned in order, so they keep their numbers, and a "#name" after a
+ * type or a region argument gives the value that layout. */
 #include "tir.h"
+#include "../tgir/layout.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -12,12 +18,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+typedef struct NamedLayout {
+  const char *name;      /* as written after '#', not terminated */
+  size_t len;
+  const Layout *layout;
+} NamedLayout;
+
 typedef struct Reader {
   const Source *src;
   Diags *diags;
   TirFunc *f;
   size_t pos;
   Source *origin;        /* stands for the source the printed loc() refer to */
+  Arena *arena;
+  LayoutTable *layouts;  /* GPU-layout IR: the layouts defined so far; NULL for tile IR */
+  Vec(NamedLayout) names;    /* the layouts defined so far, by the names the text gives them */
   jmp_buf fail;
 } Reader;
 
@@ -171,6 +186,133 @@ static Type *type(Reader *R) {
   return t;
 }
 
+/* ---- layouts (GPU-layout IR) ------------------------------------------------ */
+
+_Noreturn static void fail_layout(Reader *R, Loc loc, const char *why) {
+  diag_error(R->diags, loc, "GPU-layout IR: %s", why);
+  longjmp(R->fail, 1);
+}
+
+/* "#name": a layout defined above. */
+static const Layout *layout_ref(Reader *R) {
+  skip(R);
+  Loc loc = here(R);
+  expect(R, "#");
+  size_t n;
+  const char *w = word(R, &n);
+  for (int i = 0; i < R->names.len; i++)
+    if (R->names.data[i].len == n && !memcmp(R->names.data[i].name, w, n)) return R->names.data[i].layout;
+  fail_layout(R, loc,
+              arena_printf(R->arena, "unknown layout #%.*s (layouts are defined before the function)", (int)n, w));
+}
+
+/* The layout after a type or a region argument, if there is one. */
+static void optional_layout(Reader *R, int v) {
+  if (at(R, "#")) tir_set_layout(R->f, v, layout_ref(R));
+}
+
+/* The fields of "#kind<{...}>" as written; -1 / 0 where absent. */
+typedef struct LayoutText {
+  int lists[4][MAX_RANK], n[4]; /* sizePerThread, threadsPerWarp, warpsPerCTA, order */
+  int dim, op_idx, k_width;
+  const Layout *parent;
+} LayoutText;
+
+static const char *const list_fields[] = {"sizePerThread", "threadsPerWarp", "warpsPerCTA", "order"};
+
+static int small_int(Reader *R) {
+  int64_t v = integer(R);
+  if (v < 0 || v > (1 << 20)) fail(R, "an integer from 0 to 2^20");
+  return (int)v;
+}
+
+static void int_list(Reader *R, int *v, int *n) {
+  expect(R, "[");
+  *n = 0;
+  while (!at(R, "]")) {
+    if (*n == MAX_RANK) fail(R, "at most 8 values");
+    v[(*n)++] = small_int(R);
+    if (!accept(R, ",")) break;
+  }
+  expect(R, "]");
+}
+
+static int is_word(const char *w, size_t n, const char *s) { return strlen(s) == n && !strncmp(w, s, n); }
+
+static void layout_field(Reader *R, LayoutText *L) {
+  skip(R);
+  size_t start = R->pos, n;
+  const char *key = word(R, &n);
+  expect(R, "=");
+  int list = -1;
+  for (int i = 0; i < 4; i++)
+    if (is_word(key, n, list_fields[i])) list = i;
+  if (list >= 0) int_list(R, L->lists[list], &L->n[list]);
+  else if (is_word(key, n, "parent")) L->parent = layout_ref(R);
+  else if (is_word(key, n, "dim")) L->dim = small_int(R);
+  else if (is_word(key, n, "opIdx")) L->op_idx = small_int(R);
+  else if (is_word(key, n, "kWidth")) L->k_width = small_int(R);
+  else {
+    R->pos = start;
+    fail(R, "a layout field: sizePerThread, threadsPerWarp, warpsPerCTA, order, dim, parent, opIdx or kWidth");
+  }
+}
+
+static const Layout *build_layout(Reader *R, const char *kind, size_t n, const LayoutText *L, Loc loc) {
+  const char *why = "";
+  if (is_word(kind, n, "blocked")) {
+    int rank = L->n[0];
+    if (rank < 1 || L->n[1] != rank || L->n[2] != rank || L->n[3] != rank)
+      fail_layout(R, loc, "a blocked layout needs sizePerThread, threadsPerWarp, warpsPerCTA and order of one rank");
+    const Layout *l = layout_blocked(R->layouts, rank, L->lists[0], L->lists[1], L->lists[2], L->lists[3], &why);
+    if (!l) fail_layout(R, loc, why);
+    return l;
+  }
+  if (is_word(kind, n, "slice")) {
+    if (!L->parent || L->parent->rank < 2 || L->dim < 0 || L->dim >= L->parent->rank)
+      fail_layout(R, loc, "a slice needs a parent of rank 2 or more and a dim inside it");
+    return layout_slice(R->layouts, L->dim, L->parent);
+  }
+  if (is_word(kind, n, "dot_op")) {
+    if (!L->parent || L->parent->rank < 2 || (L->op_idx != 0 && L->op_idx != 1) || L->k_width < 1)
+      fail_layout(R, loc, "a dot operand needs a parent of rank 2 or more, opIdx 0 or 1 and kWidth 1 or more");
+    return layout_dot_operand(R->layouts, L->op_idx, L->parent, L->k_width);
+  }
+  fail_layout(R, loc, "expected a layout kind: blocked, slice or dot_op (mma and shared layouts cannot be read yet)");
+}
+
+/* "#name = #kind<{field = value, ...}>" lines before the function. */
+static void read_layout_definitions(Reader *R) {
+  while (at(R, "#")) {
+    Loc loc = here(R);
+    R->pos++;
+    size_t n;
+    const char *name = word(R, &n);
+    if (!n) fail(R, "a layout name after '#'");
+    for (int i = 0; i < R->names.len; i++)
+      if (R->names.data[i].len == n && !memcmp(R->names.data[i].name, name, n))
+        fail_layout(R, loc, arena_printf(R->arena, "layout #%.*s is defined twice", (int)n, name));
+    expect(R, "=");
+    expect(R, "#");
+    Loc kind_loc = here(R);
+    size_t kn;
+    const char *kind = word(R, &kn);
+    expect(R, "<{");
+    LayoutText L = {.dim = -1, .op_idx = -1, .k_width = -1};
+    while (!at(R, "}>")) {
+      layout_field(R, &L);
+      if (!accept(R, ",")) break;
+    }
+    expect(R, "}>");
+    if (!R->layouts) {
+      R->layouts = arena_alloc(R->arena, sizeof *R->layouts);
+      R->layouts->arena = R->arena;
+    }
+    NamedLayout named = {name, n, build_layout(R, kind, kn, &L, kind_loc)};
+    vec_push(R->arena, &R->names, named);
+  }
+}
+
 /* ---- ops ------------------------------------------------------------------- */
 
 static void read_block(Reader *R, TirBlock *b, Loc *last);
@@ -258,6 +400,7 @@ static void read_results(Reader *R, TirOp *op, const int *ids, int n, Loc loc) {
     if (i) expect(R, ",");
     Type *t = type(R);
     define(R, ids[i], t, loc);
+    optional_layout(R, ids[i]);
     vec_push(R->f->arena, &op->results, ids[i]);
   }
 }
@@ -284,6 +427,7 @@ static void read_bindings(Reader *R, TirOp *op, TirBlock *b) {
   while (!at(R, ")")) {
     Loc loc = here(R);
     int arg = value_id(R);
+    optional_layout(R, arg);
     expect(R, "=");
     int init = use(R);
     tir_add_operand(R->f, op, init);
@@ -341,6 +485,7 @@ static void read_structured(Reader *R, TirOp *op, const int *ids, int n, Loc loc
     for (int i = 0; !at(R, ")"); i++) {
       Loc arg_loc = here(R);
       int arg = value_id(R);
+      optional_layout(R, arg);
       if (i >= op->results.len) fail(R, "as many body arguments as results");
       define(R, arg, R->f->types.data[op->results.data[i]], arg_loc);
       vec_push(R->f->arena, &r1->args, arg);
@@ -417,13 +562,16 @@ TirFunc *tir_read(const Source *text, Arena *a, Diags *d) {
   R.origin = arena_alloc(a, sizeof *R.origin);
   R.origin->name = "<source>"; /* loc() places are in the kernel the IR came from */
   R.origin->text = "";
+  R.arena = a;
   if (setjmp(R.fail)) return NULL; /* nothing after this is modified before a longjmp but R itself */
+  read_layout_definitions(&R);
   expect(&R, "func");
   expect(&R, "@");
   size_t n;
   const char *name = word(&R, &n);
   if (!n) fail(&R, "the function's name");
   R.f = tir_func_new(a, arena_strndup(a, name, n));
+  R.f->layout_table = R.layouts;
   read_params(&R);
   expect(&R, "num_warps=");
   R.f->num_warps = (int)integer(&R);

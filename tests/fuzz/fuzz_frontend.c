@@ -3,11 +3,15 @@
  * else i32; constexprs without a value get 16), checked; what type-checks
  * is lowered to tile IR, verified, optimised with the verifier after every
  * pass, printed and read back (the same text), and run on the interpreter
- * over two programs with small buffers.
+ * over two programs with small buffers.  It is then converted to GPU-layout
+ * IR, which must verify, read back to the same text, be left unchanged by
+ * another remove-converts, and leave the buffers exactly as the tile IR
+ * did when interpreted (a conversion is a copy there).
  * Any crash, leak, hang or sanitizer report is a bug: bad source must only
  * ever produce diagnostics, and a bad kernel only a clean run-time error. */
 #include "driver/driver.h"
 #include "interp/interp.h"
+#include "tgir/tgir.h"
 #include "tir/passes.h"
 
 #include <stdint.h>
@@ -16,11 +20,16 @@
 
 enum { BUFFER_BYTES = 4096 };
 
-static void interpret(TirFunc *f) {
+static unsigned char memory[64][BUFFER_BYTES];
+
+/* Runs f on buffers filled with one fixed pattern; -1 if it failed or
+ * could not run. */
+static int interpret(TirFunc *f) {
   InterpBuffer buffers[64];
   InterpArg args[64];
-  static unsigned char memory[64][BUFFER_BYTES];
   int n = f->params.len < 64 ? f->params.len : 64;
+  for (int i = 0; i < 64; i++)
+    for (int j = 0; j < BUFFER_BYTES; j++) memory[i][j] = (unsigned char)(i * 31 + j * 7);
   for (int i = 0; i < n; i++) {
     buffers[i] = (InterpBuffer){f->params.data[i].name, memory[i], BUFFER_BYTES};
     args[i] = (InterpArg){tir_type(f, f->params.data[i].value)->is_ptr ? i : -1, 3, 3.0};
@@ -33,7 +42,31 @@ static void interpret(TirFunc *f) {
   launch.n_buffers = n;
   launch.args = args;
   launch.max_iterations = 1000;
-  if (n == f->params.len) interp_run(&launch);
+  return n == f->params.len ? interp_run(&launch) : -1;
+}
+
+/* GPU-layout IR: verified, read back to the same text, a fixed point of
+ * remove-converts, and computing what the tile IR computed. */
+static void check_gpu_layout_ir(Compilation *c, TirFunc *f, int tir_status) {
+  static unsigned char tir_memory[64][BUFFER_BYTES];
+  memcpy(tir_memory, memory, sizeof memory);
+  TgirOptions o = {4, 90, NULL};
+  if (tgir_convert(f, &o, &c->diags, NULL)) abort(); /* the verifier failed: a compiler bug */
+  Buf text, again, cleaned;
+  buf_init(&text, &c->arena);
+  tgir_print(f, &text);
+  Source *src = arena_alloc(&c->arena, sizeof *src);
+  *src = (Source){"fuzz.tgir", buf_cstr(&text), text.len};
+  TirFunc *g = tir_read(src, &c->arena, &c->diags);
+  if (!g || tir_verify(g, &c->diags) || tgir_verify(g, &c->diags)) abort();
+  buf_init(&again, &c->arena);
+  tgir_print(g, &again);
+  if (again.len != text.len || memcmp(buf_cstr(&again), buf_cstr(&text), text.len)) abort();
+  if (tgir_optimize(g, NULL, &c->diags, NULL)) abort();
+  buf_init(&cleaned, &c->arena);
+  tgir_print(g, &cleaned);
+  if (cleaned.len != text.len || memcmp(buf_cstr(&cleaned), buf_cstr(&text), text.len)) abort();
+  if (interpret(f) != tir_status || (tir_status == 0 && memcmp(tir_memory, memory, sizeof memory))) abort();
 }
 
 /* Printed IR must read back to a valid function that prints the same. */
@@ -80,7 +113,7 @@ static void run(const char *text, size_t len) {
       buf_init(&ir, &c.arena);
       tir_print(f, &ir);
       round_trip(&c, buf_cstr(&ir), ir.len);
-      interpret(f);
+      check_gpu_layout_ir(&c, f, interpret(f));
     }
     Buf d;
     buf_init(&d, &c.arena);

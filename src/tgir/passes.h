@@ -1,0 +1,63 @@
+/* The steps of the conversion to GPU-layout IR and the layout rules they
+ * share (internal to src/tgir; tgir.h is the interface).  The steps, in
+ * order (convert.c runs them, with the verifier after each):
+ *   assign-layouts   assign.c: a layout for every tile value, anchors
+ *                    (memory ops coalesced, dots) first, a convert_layout
+ *                    wherever a use needs another layout;
+ *   remove-converts  propagate.c chooses one layout per value from the
+ *                    anchors, remove_converts.c rebuilds the function with
+ *                    them, rematerialising cheap producers, converting
+ *                    only where a value must change layout. */
+#ifndef TILE_TGIR_PASSES_H
+#define TILE_TGIR_PASSES_H
+
+#include "../tir/passes.h"
+#include "tgir.h"
+
+/* ---- rules.c: what each op needs of its operands' layouts ---- */
+
+/* The layout op's operand k must have when the op's own layout is `own`
+ * (tgir_own_layout's, or the one a step is giving it).  `parent` is the
+ * op whose region ends with op (for yield and condition).  NULL when the
+ * operand is a scalar or may have any layout.  With `rule`, a phrase
+ * naming the rule, for diagnostics. */
+const Layout *tgir_operand_need(const TirFunc *f, const TirOp *op, int k, const Layout *own, const TirOp *parent,
+                                const char **rule);
+/* An op's own layout: its first result's, or for store and assert, their
+ * first operand's; NULL for ops on scalars and ops without a layout. */
+const Layout *tgir_own_layout(const TirFunc *f, const TirOp *op);
+/* The layout reduce and trans give their result when the operand has
+ * `operand` (NULL if there is none: trans of a non-blocked layout). */
+const Layout *tgir_result_layout(const TirFunc *f, const TirOp *op, const Layout *operand);
+/* Whether the value is a tile (has a layout in GPU-layout IR). */
+int tgir_is_tile(const TirFunc *f, int value);
+
+/* ---- the steps ---- */
+
+/* coalesce.c: per value id, the layout chosen for each memory op's
+ * pointer operand (NULL elsewhere). */
+const Layout **tgir_coalesce(TirFunc *f, LayoutTable *table);
+/* assign.c */
+void tgir_assign(TirFunc *f, LayoutTable *table, const Layout **coalesced);
+
+/* propagate.c: one layout per value, from the anchors. */
+typedef struct LayoutEntry {
+  TirOp *op;
+  const TirOp *parent;   /* the op whose region holds op; NULL at the top */
+  const Layout *own;     /* op's own layout (result's, a store's anchor); NULL: none */
+  int depth;             /* loops (for, while) around op */
+  int exit;              /* 1: after a structured op's regions (its results become known) */
+} LayoutEntry;
+
+typedef struct Propagation {
+  Vec(LayoutEntry) entries; /* every op in program order; structured ops twice (enter, exit) */
+  const Layout **layout;    /* per value id: the chosen layout (NULL: scalar, convert result) */
+  int *root;                /* per value id: itself, or for a convert_layout result what it converts */
+} Propagation;
+/* Chooses the layouts of f, which it does not change. */
+void tgir_propagate(TirFunc *f, Propagation *out);
+
+/* remove_converts.c */
+void tgir_remove_converts(TirFunc *f);
+
+#endif

@@ -1,0 +1,102 @@
+/* The layout rules of GPU-layout IR, written once: what layout each op
+ * needs of each operand given its own layout, and what layout reduce and
+ * trans give their results.  Layout assignment follows them when it
+ * inserts conversions, conversion removal when it rebuilds operands, and
+ * the verifier checks them (docs/tgir.md lists them).
+ *
+ * Requires: layouts interned in f->layout_table (slices, dot operands and
+ *   transposed layouts are made there on demand).
+ * Guarantees: the same answer for the same op and layouts.
+ * Invalidates: nothing. */
+#include "passes.h"
+
+int tgir_is_tile(const TirFunc *f, int value) { return tir_type(f, value)->rank > 0; }
+
+static const Layout *layout_of(const TirFunc *f, int value) { return tir_layout(f, value); }
+
+/* k_width of FMA operands: a thread holds a K element at a time. */
+static int dot_k_width(const Layout *acc) { return 1; }
+
+/* What a terminator's carried operand k needs: the layout of the value it
+ * becomes in the enclosing op. */
+static const Layout *carried_need(const TirFunc *f, const TirOp *op, int k, const TirOp *parent, const char **rule) {
+  *rule = "a carried value keeps its layout (init, region argument, yield and result share one)";
+  if (!parent) return NULL;
+  if (op->code == TIR_CONDITION)
+    return k == 0 ? NULL : layout_of(f, parent->regions[1]->args.data[k - 1]);
+  if (parent->code == TIR_WHILE) return layout_of(f, parent->regions[0]->args.data[k]);
+  return k < parent->results.len ? layout_of(f, parent->results.data[k]) : NULL;
+}
+
+static const Layout *shape_op_need(const TirFunc *f, const TirOp *op, const Layout *own, const char **rule) {
+  LayoutTable *t = f->layout_table;
+  switch (op->code) {
+  case TIR_BROADCAST:
+    *rule = "broadcast's operand has its result's layout over the smaller shape";
+    return own;
+  case TIR_EXPAND_DIMS:
+    *rule = "expand_dims' operand has the slice of its result's layout along the axis";
+    return own ? layout_slice(t, op->axis, own) : NULL;
+  case TIR_REDUCE:
+    *rule = "reduce's result has the slice of its operand's layout along the axis";
+    return own && own->kind == LAYOUT_SLICE && own->dim == op->axis ? own->parent : NULL;
+  case TIR_TRANS:
+    *rule = "trans' result has its operand's blocked layout, permuted";
+    return layout_transposed(t, own, op->ints, 1);
+  default: return NULL;
+  }
+}
+
+const Layout *tgir_operand_need(const TirFunc *f, const TirOp *op, int k, const Layout *own, const TirOp *parent,
+                                const char **rule) {
+  const char *unused;
+  if (!rule) rule = &unused;
+  *rule = "";
+  if (!tgir_is_tile(f, op->operands.data[k])) return NULL;
+  if (tir_op_flags(op->code) & EW) {
+    *rule = "elementwise operands share their result's layout";
+    return own;
+  }
+  switch (op->code) {
+  case TIR_HINT:
+  case TIR_RAND:
+  case TIR_SCAN:
+  case TIR_ASSERT:
+    *rule = "the tile operands share the op's layout";
+    return own;
+  case TIR_LOAD:
+  case TIR_STORE:
+  case TIR_ATOMIC_RMW:
+  case TIR_ATOMIC_CAS:
+    *rule = "a memory op's pointers, mask and values share one layout";
+    return own;
+  case TIR_DOT:
+    *rule = "dot's operands have the dot-operand layouts of its result's, the accumulator the result's";
+    if (!own || k == 2) return own;
+    return layout_dot_operand(f->layout_table, k, own, dot_k_width(own));
+  case TIR_FOR:
+    *rule = "a carried value keeps its layout (init, region argument, yield and result share one)";
+    return k >= 3 ? layout_of(f, op->results.data[k - 3]) : NULL;
+  case TIR_WHILE:
+    *rule = "a carried value keeps its layout (init, region argument, yield and result share one)";
+    return layout_of(f, op->regions[0]->args.data[k]);
+  case TIR_YIELD:
+  case TIR_CONDITION: return carried_need(f, op, k, parent, rule);
+  default: return shape_op_need(f, op, own, rule);
+  }
+}
+
+const Layout *tgir_own_layout(const TirFunc *f, const TirOp *op) {
+  if (op->regions[0]) return NULL;
+  if (op->results.len) return tgir_is_tile(f, op->results.data[0]) ? layout_of(f, op->results.data[0]) : NULL;
+  if ((op->code == TIR_STORE || op->code == TIR_ASSERT) && tgir_is_tile(f, op->operands.data[0]))
+    return layout_of(f, op->operands.data[0]);
+  return NULL;
+}
+
+const Layout *tgir_result_layout(const TirFunc *f, const TirOp *op, const Layout *operand) {
+  if (!operand) return NULL;
+  if (op->code == TIR_REDUCE) return layout_slice(f->layout_table, op->axis, operand);
+  if (op->code == TIR_TRANS) return layout_transposed(f->layout_table, operand, op->ints, 0);
+  return NULL;
+}
