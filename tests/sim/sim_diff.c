@@ -44,6 +44,7 @@ typedef struct Flags {
   int print_ir, interp_only;
   const char *module;      /* a .ll or .c to run instead of the generated code */
   const char *cflags;      /* extra flags for it */
+  int show;                /* print this many elements of each buffer after the interpreter's run */
 } Flags;
 
 /* ---- random numbers: splitmix64 ------------------------------------------------ */
@@ -864,6 +865,23 @@ static int run_warps(Run *r, tile_context *ctx, const char *signature) {
   return rc;
 }
 
+/* --show N: what the case computes, from the interpreter's run. */
+static void show_buffers(const Run *r) {
+  char text[96];
+  for (int i = 0; i < r->spec.n; i++) {
+    const Arg *a = &r->spec.args[i];
+    if (a->kind != A_BUFFER) continue;
+    printf("  %s (%s[%zu]):", a->name, a->dtype->name, a->count);
+    for (size_t k = 0; k < a->count && k < (size_t)r->flags->show; k++) {
+      show_element(a->dtype, a->data[0], k, text, sizeof text);
+      printf(" %.*s", (int)strcspn(text, " "), text);
+    }
+    printf("\n");
+  }
+  if (r->interp_printed[0]) printf("  printed:\n%.2000s", r->interp_printed);
+  if (r->interp_error[0]) printf("  error: %s\n", r->interp_error);
+}
+
 static uint64_t name_hash(const char *s) {
   uint64_t h = 1469598103934665603ull;
   for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
@@ -885,6 +903,7 @@ static int run_case(const Case *c, const Flags *flags) {
   char signature[1024];
   signature_of(&r->spec, signature, sizeof signature);
   if (rc == PASS) rc = run_interpreter(r, ctx, signature);
+  if (rc == PASS && flags->show) show_buffers(r);
   if (rc == PASS && flags->interp_only) printf("ok   %s: the interpreter's half\n", c->name);
   for (const char *w = c->warps; rc == PASS && !flags->interp_only && *w; w += strcspn(w, ",") + (w[strcspn(w, ",")] == ',')) {
     r->warps = atoi(w);
@@ -919,6 +938,7 @@ static void usage(void) {
          "  --warps N       only num_warps N\n"
          "  --print-ir      print the generated LLVM IR\n"
          "  --interp-only   run only the interpreter's half (checks the case itself)\n"
+         "  --show N        print the first N elements of each buffer after the interpreter's run\n"
          "  --module FILE   run FILE (.ll, or .c against tile_sim.h) instead of the generated code;\n"
          "                  built with -DNUM_WARPS=N and the case's -D defines\n"
          "  --cflags FLAGS  more flags for --module\n"
@@ -943,6 +963,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--warps") && i + 1 < argc) flags.warps = atoi(argv[++i]);
     else if (!strcmp(a, "--module") && i + 1 < argc) flags.module = argv[++i];
     else if (!strcmp(a, "--cflags") && i + 1 < argc) flags.cflags = argv[++i];
+    else if (!strcmp(a, "--show") && i + 1 < argc) flags.show = atoi(argv[++i]);
     else if (a[0] == '-') return usage(), 2;
     else if (n < 256) names[n++] = a;
   }
