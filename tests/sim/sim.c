@@ -27,6 +27,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -47,7 +49,7 @@
 #define LEFT_ON_STACK __attribute__((noinline))
 #endif
 
-enum { WARP = 32, GUARD_BYTES = 4096, POISON = 0xA5, GUARD = 0x5A };
+enum { WARP = 32, GUARD_BYTES = 4096, POISON = 0xA5, GUARD = 0x5A, STACK_GUARD = 64 << 10 };
 
 typedef enum ThreadState { T_READY, T_BARRIER, T_SHUFFLE, T_DONE } ThreadState;
 
@@ -81,8 +83,11 @@ typedef struct Sim {
   unsigned barrier_generation;
   int exited, first_exited;  /* threads of the program that returned; the first (-1: none) */
   int failed;
-  char *stacks;              /* n_threads stacks, each above a guard page */
-  size_t stack_bytes, stacks_len;
+  char *stacks;              /* n_threads stacks, each above STACK_GUARD inaccessible bytes */
+  size_t stack_bytes, stacks_len; /* stack_bytes includes the guard */
+#ifndef SIM_ASAN
+  sigjmp_buf overflow;       /* where a thread that ran off its stack lands (on_fault) */
+#endif
   unsigned char *shared_block, *shared;
   size_t shared_bytes;
 } Sim;
@@ -495,11 +500,10 @@ static void start_program(Sim *s) {
   for (int i = 0; i < s->n_threads; i++) {
     SimThread *t = &s->threads[i];
     char *stack = s->stacks + (size_t)i * s->stack_bytes;
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
     t->sim = s;
     t->tid = i;
     t->state = T_READY;
-    fiber_init(&t->fiber, stack + page, s->stack_bytes - page, thread_main, t);
+    fiber_init(&t->fiber, stack + STACK_GUARD, s->stack_bytes - STACK_GUARD, thread_main, t);
   }
 }
 
@@ -533,7 +537,7 @@ static int check_launch(SimLaunch *L) {
 static int allocate(Sim *s, SimLaunch *L) {
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
   s->n_threads = WARP * L->num_warps;
-  s->stack_bytes = ((L->stack_bytes ? L->stack_bytes : SIM_DEFAULT_STACK) + 2 * page - 1) / page * page;
+  s->stack_bytes = ((L->stack_bytes ? L->stack_bytes : SIM_DEFAULT_STACK) + STACK_GUARD + page - 1) / page * page;
   s->stacks_len = s->stack_bytes * (size_t)s->n_threads;
   s->stacks = mmap(NULL, s->stacks_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (s->stacks == MAP_FAILED) {
@@ -541,7 +545,7 @@ static int allocate(Sim *s, SimLaunch *L) {
     return -1;
   }
   for (int i = 0; i < s->n_threads; i++) /* a stack overflow faults instead of corrupting the next stack */
-    mprotect(s->stacks + (size_t)i * s->stack_bytes, page, PROT_NONE);
+    mprotect(s->stacks + (size_t)i * s->stack_bytes, STACK_GUARD, PROT_NONE);
   s->threads = calloc((size_t)s->n_threads, sizeof *s->threads);
   s->warps = calloc((size_t)L->num_warps, sizeof *s->warps);
   s->shared_bytes = L->shared_bytes;
@@ -560,7 +564,60 @@ static void release(Sim *s) {
   free(s->shared_block);
 }
 
+/* ---- stack overflow -------------------------------------------------------------------- */
+
+/* A thread that runs off its stack faults in the guard below it: the fault
+ * is taken on an alternate stack and jumps back to the scheduler, and the
+ * launch ends with an error instead of a crash.  (Under ASan, ASan's own
+ * handler reports the overflow.) */
+#ifndef SIM_ASAN
+static int in_stack_guard(const Sim *s, const void *addr) {
+  const char *a = addr;
+  if (!s->stacks || a < s->stacks || a >= s->stacks + s->stacks_len) return 0;
+  return (size_t)(a - s->stacks) % s->stack_bytes < STACK_GUARD;
+}
+
+static void on_fault(int sig, siginfo_t *info, void *context) {
+  (void)context;
+  Sim *s = sim_current;
+  if (s && s->running && in_stack_guard(s, info->si_addr)) siglongjmp(s->overflow, 1);
+  signal(sig, SIG_DFL); /* not ours: the fault happens again and ends the process as it would have */
+}
+
+typedef struct FaultHandler {
+  struct sigaction old_action;
+  stack_t old_stack;
+  void *alternate;
+} FaultHandler;
+
+static void catch_faults(FaultHandler *h) {
+  enum { ALTERNATE_BYTES = 64 << 10 };
+  h->alternate = malloc(ALTERNATE_BYTES);
+  stack_t st = {.ss_sp = h->alternate, .ss_size = ALTERNATE_BYTES, .ss_flags = 0};
+  sigaltstack(h->alternate ? &st : NULL, &h->old_stack);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_fault;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSEGV, &sa, &h->old_action);
+}
+
+static void release_faults(FaultHandler *h) {
+  sigaction(SIGSEGV, &h->old_action, NULL);
+  sigaltstack(&h->old_stack, NULL);
+  free(h->alternate);
+}
+#endif
+
 static void run_grid(Sim *s, const SimLaunch *L) {
+#ifndef SIM_ASAN
+  if (sigsetjmp(s->overflow, 1)) {
+    program_fail(s, "ran off its %zu-byte stack (SimLaunch.stack_bytes)", s->stack_bytes - STACK_GUARD);
+    s->running = NULL;
+    return;
+  }
+#endif
   for (s->pid[2] = 0; s->pid[2] < (int)L->grid[2]; s->pid[2]++)
     for (s->pid[1] = 0; s->pid[1] < (int)L->grid[1]; s->pid[1]++)
       for (s->pid[0] = 0; s->pid[0] < (int)L->grid[0]; s->pid[0]++) {
@@ -584,7 +641,14 @@ int sim_run(SimLaunch *L) {
   }
   Sim *outer = sim_current;
   sim_current = &s;
+#ifndef SIM_ASAN
+  FaultHandler faults;
+  catch_faults(&faults);
+#endif
   run_grid(&s, L);
+#ifndef SIM_ASAN
+  release_faults(&faults);
+#endif
   sim_current = outer;
   release(&s);
   return s.failed ? -1 : 0;

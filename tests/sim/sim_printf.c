@@ -138,6 +138,10 @@ int sim_format(const char *format, const void *args, SimText *out, char *err, si
     Spec s;
     p = pct;
     if (parse_spec(&p, &s, err, errsz)) return describe_format(format, err, errsz);
+    if (!a) {
+      snprintf(err, errsz, "vprintf: a conversion but no argument buffer");
+      return describe_format(format, err, errsz);
+    }
     if (format_one(&s, a, &offset, out)) goto no_memory;
     count += 1 + s.star_width + s.star_precision;
   }

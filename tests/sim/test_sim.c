@@ -240,10 +240,19 @@ static void test_printf(void) {
   if (printed.data && strcmp(printed.data, expected)) fprintf(stderr, "got:\n%sexpected:\n%s", printed.data, expected);
   CHECK_CONTAINS(printed.data, "pid 1|  -42|17   |+5| 6|-0003|4000000000|beef|0XBEEF|     01f|");
   sim_text_free(&printed);
-  L = launch_of("bad_printf", 1, 1, NULL, NULL, 0);
+  int32_t mode = 0;
+  void *params[] = {&mode};
+  L = launch_of("bad_printf", 1, 1, params, NULL, 0);
   L.printed = &printed;
   CHECK(sim_run(&L) == -1);
   CHECK_CONTAINS(L.error, "thread 0 (warp 0, lane 0): vprintf: unsupported conversion '%n' in format \"value %n\\n\"");
+  mode = 1;
+  CHECK(sim_run(&L) == -1);
+  CHECK_CONTAINS(L.error, "vprintf: a conversion but no argument buffer in format \"value %d\\n\"");
+  sim_text_free(&printed);
+  mode = 2;
+  CHECK(sim_run(&L) == 0);
+  CHECK(printed.data && strcmp(printed.data, "100% plain\n") == 0);
   sim_text_free(&printed);
 }
 
@@ -358,6 +367,25 @@ static void test_stacks(void) {
   CHECK(ok);
 }
 
+/* Under ASan, ASan's handler reports a stack overflow and ends the process. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#endif
+
+static void test_stack_overflow(void) {
+#ifndef UNDER_ASAN
+  SimLaunch L = launch_of("overflow", 3, 1, NULL, NULL, 0);
+  L.stack_bytes = 64 << 10;
+  CHECK(sim_run(&L) == -1);
+  CHECK_CONTAINS(L.error, "kernel 'overflow' (program 0, 0, 0), thread 2 (warp 0, lane 2): ran off its 65536-byte stack");
+#endif
+}
+
 static void test_bad_launches(void) {
   SimLaunch L = launch_of("stack", 1, 64, NULL, NULL, 0);
   CHECK(sim_run(&L) == -1);
@@ -403,7 +431,8 @@ int main(void) {
   test_bad_atomics();
   test_order_3d();
   test_math();
-  test_stacks();
+  test_stack_overflow();
+  test_stacks(); /* and the simulator works after it */
   test_bad_launches();
   sim_module_close(module);
   if (checks_failed) fprintf(stderr, "seed %u\n", seed);

@@ -197,11 +197,14 @@ void printf_sim_entry(void **params) {
   tile_sim_vprintf(PRINTF_FORMAT, buf);
 }
 
-/* A conversion CUDA lacks.  params: none */
+/* mode 0: a conversion CUDA lacks; 1: a conversion and no arguments;
+ * 2: no conversion and no arguments (fine).  params: mode */
 void bad_printf_sim_entry(void **params) {
-  (void)params;
-  int32_t v = 1;
-  tile_sim_vprintf("value %n\n", &v);
+  int32_t v = 1, mode = PARAM(0, int32_t);
+  if (tile_sim_tid() != 0) return;
+  if (mode == 0) tile_sim_vprintf("value %n\n", &v);
+  if (mode == 1) tile_sim_vprintf("value %d\n", NULL);
+  if (mode == 2) tile_sim_vprintf("100%% plain\n", NULL);
 }
 
 /* Every thread of every program does the same atomics on the same
@@ -293,4 +296,18 @@ void stack_sim_entry(void **params) {
   int32_t v = depth_sum(NULL, 300 + tile_sim_tid());
   tile_sim_barrier();
   tile_sim_store(out + tile_sim_tid(), &v, 4);
+}
+
+/* Thread 2 recurses without end.  params: none */
+static int bottomless(volatile char *up, int n) {
+  volatile char frame[512];
+  frame[0] = (char)n;
+  frame[511] = up ? up[0] : 0;
+  if (n > (1 << 30)) return 0; /* never: 512 bytes a frame runs off any stack long before */
+  return bottomless(frame, n + 1) + frame[511];
+}
+
+void overflow_sim_entry(void **params) {
+  (void)params;
+  if (tile_sim_tid() == 2) bottomless(NULL, 0);
 }
