@@ -45,6 +45,7 @@ typedef struct Flags {
   const char *module;      /* a .ll or .c to run instead of the generated code */
   const char *cflags;      /* extra flags for it */
   int show;                /* print this many elements of each buffer after the interpreter's run */
+  size_t stack_bytes;      /* per simulated thread; 0: the simulator's default */
 } Flags;
 
 /* ---- random numbers: splitmix64 ------------------------------------------------ */
@@ -495,7 +496,6 @@ typedef struct Run {
   tile_status interp_status;
   char interp_error[2048];
   char *interp_printed;
-  const char *llir;     /* borrowed from the context */
   char *llir_copy;
   char sim_error[1024];
   SimText sim_printed;
@@ -706,6 +706,7 @@ static int run_simulator(Run *r, SimModule *m) {
   L.params = params;
   memcpy(L.grid, r->grid, sizeof L.grid);
   L.num_warps = r->warps;
+  L.stack_bytes = r->flags->stack_bytes;
   L.shared_bytes = shared ? (size_t)*shared : SIM_MAX_SHARED;
   L.buffers = buffers;
   L.n_buffers = n;
@@ -942,6 +943,7 @@ static void usage(void) {
          "  --module FILE   run FILE (.ll, or .c against tile_sim.h) instead of the generated code;\n"
          "                  built with -DNUM_WARPS=N and the case's -D defines\n"
          "  --cflags FLAGS  more flags for --module\n"
+         "  --stack-kib N   stack per simulated thread (default 256)\n"
          "A failed run leaves sim_diff-CASE-wN.ll and .tgir in the current directory.\n");
 }
 
@@ -964,6 +966,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--module") && i + 1 < argc) flags.module = argv[++i];
     else if (!strcmp(a, "--cflags") && i + 1 < argc) flags.cflags = argv[++i];
     else if (!strcmp(a, "--show") && i + 1 < argc) flags.show = atoi(argv[++i]);
+    else if (!strcmp(a, "--stack-kib") && i + 1 < argc) flags.stack_bytes = (size_t)atoi(argv[++i]) << 10;
     else if (a[0] == '-') return usage(), 2;
     else if (n < 256) names[n++] = a;
   }
