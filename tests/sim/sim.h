@@ -59,7 +59,7 @@ typedef struct SimModule SimModule;
 
 /* Compiles `source` (LLVM IR text if `suffix` is ".ll", C if ".c") with
  * clang (TILE_SIM_CLANG, else the clang-19 found at configure time) as
- * `-O1 -fPIC -shared`, plus `flags` (NULL-terminated, may be NULL), into a
+ * `-O1 -fPIC -shared -rtlib=compiler-rt`, plus `flags` (NULL-terminated, may be NULL), into a
  * shared object and loads it.  Its calls to tile_sim_* and __nv_* resolve
  * to this executable's (linked with -rdynamic).  0, or -1 with clang's
  * messages in err. */

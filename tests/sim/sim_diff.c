@@ -505,6 +505,7 @@ typedef struct Run {
 static int fail(Run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static int fail(Run *r, const char *fmt, ...) {
+  fflush(stdout); /* the report follows the lines before it */
   va_list ap;
   va_start(ap, fmt);
   fprintf(stderr, "FAIL %s (num_warps %d, seed %llu): ", r->c->name, r->warps, r->seed);
@@ -948,6 +949,7 @@ static void usage(void) {
 }
 
 int main(int argc, char **argv) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
   Flags flags = {0};
   flags.seed = (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 20);
   const char *names[256];

@@ -2,7 +2,8 @@
  * temporary directory, clang (spawned with an argv array) makes a shared
  * object of it, dlopen loads it with every symbol resolved at once (a
  * tile_sim_* or __nv_* function the simulator lacks is an error here, not
- * a crash later), and the directory is removed. */
+ * a crash later), and the directory is removed.  Requires clang-19 and
+ * compiler-rt's builtins (libclang-rt-19-dev). */
 #include "sim.h"
 
 #include <dlfcn.h>
@@ -63,8 +64,10 @@ static int spawn(char *const argv[], const char *log) {
 
 static int compile(const char *dir, const char *src, const char *so, const char *const *flags, char *err, size_t errsz) {
   const char *clang = getenv("TILE_SIM_CLANG") ? getenv("TILE_SIM_CLANG") : TILE_SIM_CLANG;
-  const char *argv[64] = {clang, "-O1", "-fPIC", "-shared", "-Wno-override-module", "-o", so, src};
-  int n = 8;
+  /* compiler-rt's builtins supply the soft-float helpers host code for
+   * fp16/bf16 calls (__truncsfbf2, ...), which older libgcc lacks */
+  const char *argv[64] = {clang, "-O1", "-fPIC", "-shared", "-rtlib=compiler-rt", "-Wno-override-module", "-o", so, src};
+  int n = 9;
   for (int i = 0; flags && flags[i] && n < 60; i++) argv[n++] = flags[i];
   argv[n++] = "-lm";
   argv[n] = NULL;
