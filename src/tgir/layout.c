@@ -69,6 +69,7 @@ static int clamp(int64_t v, int64_t lo, int64_t hi) { return (int)(v < lo ? lo :
 
 const Layout *layout_default(LayoutTable *t, int rank, const int64_t *shape, const int *size_per_thread,
                              const int *order, int num_warps) {
+  if (rank < 1) return NULL; /* a scalar carried by a loop or an if */
   int spt[MAX_RANK], tpw[MAX_RANK], wpc[MAX_RANK], ord[MAX_RANK];
   for (int i = 0; i < rank; i++) {
     spt[i] = size_per_thread ? size_per_thread[i] : 1;
@@ -195,7 +196,7 @@ static int push_reg(LinearLayout *ll, uint32_t b, const char **why) {
 static void init_linear(LinearLayout *ll, int rank, const int64_t *shape) {
   memset(ll, 0, sizeof *ll);
   ll->rank = rank;
-  memcpy(ll->shape, shape, sizeof(int64_t) * (size_t)rank);
+  if (rank) memcpy(ll->shape, shape, sizeof(int64_t) * (size_t)rank); /* scalars pass no shape */
 }
 
 static int blocked_linear(const Layout *l, LinearLayout *ll, const char **why) {

@@ -77,7 +77,7 @@ const Layout *layout_blocked(LayoutTable *t, int rank, const int *size_per_threa
 /* Triton's default builder: `size_per_thread` along each dimension (NULL:
  * all 1), lanes then warps handed out along `order` (NULL: last dimension
  * fastest), each dimension taking at most what its size needs and the
- * slowest dimension the rest. */
+ * slowest dimension the rest.  NULL for rank 0: scalars have no layout. */
 const Layout *layout_default(LayoutTable *t, int rank, const int64_t *shape, const int *size_per_thread,
                              const int *order, int num_warps);
 const Layout *layout_slice(LayoutTable *t, int dim, const Layout *parent);

@@ -38,7 +38,10 @@ int32_t tile_sim_shfl_up(int32_t value, int32_t delta);
 int32_t tile_sim_shfl_idx(int32_t value, int32_t src_lane);
 
 /* The program's dynamic shared memory (as many bytes as the launch says),
- * 16-byte aligned, poisoned with 0xA5 before each program. */
+ * 16-byte aligned, poisoned with 0xA5 before each program.  The module may
+ * define `const int32_t K_sim_shared_bytes` (GpuCode.shared_bytes): the
+ * simulator then gives exactly that many bytes, with guard bytes around
+ * them checked after each program; without it, the largest a GPU allows. */
 void *tile_sim_shared(void);
 
 /* Global memory: `bytes` (1, 2, 4, 8 or 16) at src to dst, for a load whose
@@ -53,7 +56,8 @@ void tile_sim_store(void *global_dst, const void *src, int32_t bytes);
  * operand's bits in their low bytes; returns the old bits. */
 enum { TILE_SIM_ATOMIC_ADD, TILE_SIM_ATOMIC_MAX, TILE_SIM_ATOMIC_MIN, TILE_SIM_ATOMIC_AND, TILE_SIM_ATOMIC_OR,
        TILE_SIM_ATOMIC_XOR, TILE_SIM_ATOMIC_XCHG, TILE_SIM_ATOMIC_CAS };
-enum { TILE_SIM_KIND_SIGNED, TILE_SIM_KIND_UNSIGNED, TILE_SIM_KIND_FLOAT };
+enum { TILE_SIM_KIND_SIGNED, TILE_SIM_KIND_UNSIGNED, TILE_SIM_KIND_FLOAT, /* fp16 when bytes == 2 */
+       TILE_SIM_KIND_BF16 /* bf16 (bytes == 2) */ };
 uint64_t tile_sim_atomic(int32_t op, int32_t kind, int32_t bytes, void *global_ptr, uint64_t value, uint64_t compare);
 
 /* Approximate instructions the GPU code uses (ex2.approx.f32 and friends),
