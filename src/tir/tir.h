@@ -25,6 +25,9 @@ typedef enum { DOT_IEEE, DOT_TF32, DOT_TF32X3 } DotPrecision;
 typedef enum { HINT_MULTIPLE_OF, HINT_MAX_CONTIGUOUS, HINT_MAX_CONSTANCY } HintKind;
 typedef enum { RAND_UNIFORM, RAND_NORMAL, RAND_INT } RandKind;
 typedef enum { ROUND_RTNE, ROUND_RTZ } CastRounding;   /* CAST: fp_downcast_rounding */
+/* ATOMIC_RMW, ATOMIC_CAS: memory semantics in ival, scope in ival2 (0: Triton's defaults) */
+typedef enum { SEM_ACQ_REL, SEM_ACQUIRE, SEM_RELEASE, SEM_RELAXED } MemSem;
+typedef enum { SCOPE_GPU, SCOPE_CTA, SCOPE_SYS } MemScope;
 
 enum { LOAD_MASK = 1, LOAD_OTHER = 2, SCAN_REVERSE = 4, PRINT_HEX = 8, LOAD_VOLATILE = 16 };
 
@@ -38,7 +41,7 @@ typedef struct TirOp {
   int kind;              /* CmpKind, ReduceKind, ... as the op says */
   int axis;
   int flags;             /* LOAD_MASK, SCAN_REVERSE, ... */
-  int64_t ival, ival2;   /* CONSTANT (integer), MAKE_RANGE bounds, RAND rounds */
+  int64_t ival, ival2;   /* CONSTANT (integer), MAKE_RANGE bounds, RAND rounds, atomics' MemSem and MemScope */
   double fval;           /* CONSTANT (float) */
   int64_t ints[MAX_RANK];/* TRANS permutation, HINT values */
   int n_ints;
