@@ -268,7 +268,7 @@ static void lower_op(Lower *L, const TirOp *op) {
   case TIR_MAKE_RANGE: lower_make_range(L, op); break;
   case TIR_SPLAT: lower_splat(L, op); break;
   case TIR_BROADCAST: case TIR_EXPAND_DIMS: case TIR_RESHAPE: case TIR_TRANS: case TIR_CONVERT_LAYOUT: case TIR_HINT:
-    lower_shape_op(L, op);
+    if (!L->deferred[op->results.data[0]]) lower_shape_op(L, op);
     break;
   case TIR_ADDPTR: lower_addptr(L, op); break;
   case TIR_LOAD: lower_load(L, op); break;
@@ -305,10 +305,12 @@ void lower_block(Lower *L, const TirBlock *b) {
 
 /* ---- the kernel ------------------------------------------------------------------- */
 
+/* Uses and defining ops of every value. */
 static void count_uses(Lower *L, const TirBlock *b) {
   for (int i = 0; i < b->ops.len; i++) {
     const TirOp *op = b->ops.data[i];
     for (int k = 0; k < op->operands.len; k++) L->uses[op->operands.data[k]]++;
+    for (int k = 0; k < op->results.len; k++) L->defs[op->results.data[k]] = op;
     for (int r = 0; r < 2; r++)
       if (op->regions[r]) count_uses(L, op->regions[r]);
   }
@@ -470,7 +472,10 @@ int llvm_generate(const TirFunc *f, const GpuTarget *t, int want_llir, int want_
   L->axis = tir_axis_info(f);
   L->values = arena_alloc(a, sizeof(Regs) * (size_t)(f->types.len + 1));
   L->uses = arena_alloc(a, sizeof(int) * (size_t)(f->types.len + 1));
+  L->defs = arena_alloc(a, sizeof(TirOp *) * (size_t)(f->types.len + 1));
+  L->deferred = arena_alloc(a, (size_t)(f->types.len + 1));
   count_uses(L, f->body);
+  lower_plan_dots(L, f->body);
   L->ctx = LLVMContextCreate();
   LLVMContextSetDiagnosticHandler(L->ctx, ignore_diagnostic, NULL); /* the library never prints */
   int status = lower_all(L, want_llir, want_ptx, out);

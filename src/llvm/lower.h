@@ -111,6 +111,8 @@ struct Lower {
   const TirOp *op;         /* being lowered: errors point at it */
   const AxisInfo *axis;    /* per value id */
   int *uses;               /* per value id: operands that name it */
+  const TirOp **defs;      /* per value id: the op that makes it (NULL: an argument) */
+  char *deferred;          /* per value id: a convert_layout the dot using it lowers itself */
   Regs *values;            /* per value id */
   LLVMContextRef ctx;
   LLVMModuleRef module;
@@ -198,6 +200,33 @@ typedef struct Exchange {
 } Exchange;
 Regs lower_exchange(Lower *L, const Exchange *x, Regs src);
 
+/* The scratch buffer of an exchange at byte `base` of shared memory: element
+ * offset o is at byte base + lower_scratch_offset(o), which pads rows to
+ * spread accesses over the banks; a tile of more than `budget` bytes goes
+ * in rounds (offset bits only registers select).  Every non-zero basis is
+ * a distinct single bit, so offsets of disjoint bits add. */
+typedef struct Scratch {
+  Exchange x;
+  int elem_bytes;
+  LLVMTypeRef mem_type;    /* the element as stored (i1 as i8, pointers as i64) */
+  int vec_bits[2];         /* from, to: low register bits that form one access */
+  uint32_t round_mask;     /* offset bits that choose the round */
+  int n_round_bits;
+  int row_bits, pad;       /* o + (o >> row_bits) * pad, o without the round bits */
+  int base, bytes;         /* where it starts; bytes per round */
+} Scratch;
+void lower_scratch_plan(Lower *L, const Exchange *x, int base, int64_t budget, Scratch *s);
+int64_t lower_scratch_offset(const Scratch *s, uint32_t off);
+/* i8 pointer to this thread's part of the buffer (base included). */
+LLVMValueRef lower_scratch_thread(Lower *L, const Scratch *s, const uint32_t *thread);
+/* Bytes (i64) of a run-time i32 offset without round bits. */
+LLVMValueRef lower_scratch_runtime(Lower *L, const Scratch *s, LLVMValueRef off);
+/* The `from` side's registers of one round to the buffer (no barrier);
+ * lower_scratch_write stores from one copy of each element only. */
+void lower_scratch_store(Lower *L, const Scratch *s, Regs src, uint32_t round);
+void lower_scratch_write(Lower *L, const Scratch *s, Regs src, uint32_t round);
+int lower_max_shared(const Lower *L);
+
 /* ---- the op families ------------------------------------------------------- */
 
 void lower_constant(Lower *L, const TirOp *op);
@@ -222,6 +251,8 @@ void lower_atomic(Lower *L, const TirOp *op);
 void lower_reduce(Lower *L, const TirOp *op);
 void lower_scan(Lower *L, const TirOp *op);
 void lower_dot(Lower *L, const TirOp *op);
+/* Marks the convert_layout ops whose dots read them from shared memory (L->deferred). */
+void lower_plan_dots(Lower *L, const TirBlock *b);
 void lower_rand(Lower *L, const TirOp *op);
 void lower_print(Lower *L, const TirOp *op);
 void lower_assert(Lower *L, const TirOp *op);

@@ -26,16 +26,6 @@ enum {
   SAMPLED_GROUPS = 32,       /* instructions per side the bank-conflict count looks at */
 };
 
-typedef struct Plan {
-  const Exchange *x;
-  int elem_bytes;
-  LLVMTypeRef mem_type;      /* the element as stored */
-  int vec_bits[2];           /* from, to: low register bits that are one vector */
-  uint32_t round_mask;       /* offset bits that choose the round */
-  int n_round_bits;
-  int row_bits, pad;         /* the padding */
-  int bytes;                 /* scratch per round */
-} Plan;
 
 static int is_single_bit(uint32_t b) { return b && !(b & (b - 1)); }
 
@@ -65,7 +55,7 @@ static uint32_t thread_bits(const Side *s) {
 }
 
 /* The offset with the round bits removed (the bits above each move down). */
-static uint32_t compress(const Plan *p, uint32_t off) {
+static uint32_t compress(const Scratch *p, uint32_t off) {
   uint32_t r = 0;
   for (int i = 0, j = 0; i < 32; i++) {
     if (p->round_mask >> i & 1) continue;
@@ -74,7 +64,7 @@ static uint32_t compress(const Plan *p, uint32_t off) {
   return r;
 }
 
-static uint32_t address_of(const Plan *p, uint32_t off, int row_bits, int pad) {
+static uint32_t address_of(const Scratch *p, uint32_t off, int row_bits, int pad) {
   uint32_t c = compress(p, off);
   return c + (c >> row_bits) * (uint32_t)pad;
 }
@@ -88,27 +78,23 @@ static uint32_t reg_offset(const Side *s, uint32_t r) {
 
 /* ---- choosing the plan ---------------------------------------------------------- */
 
-static int max_shared_bytes(const Lower *L) {
-  int cc = L->compute_capability;
-  return cc >= 90 ? 227 << 10 : cc == 80 ? 163 << 10 : 99 << 10;
-}
 
 /* Round bits: from the top, offset bits no thread basis of either side
- * uses, until a round fits the budget. */
-static void choose_rounds(Lower *L, Plan *p) {
-  const Exchange *x = p->x;
+ * uses, until a round fits `budget` bytes. */
+static void choose_rounds(Lower *L, Scratch *p, int64_t budget) {
+  const Exchange *x = &p->x;
   uint32_t busy = thread_bits(&x->from) | thread_bits(&x->to);
   int low = p->vec_bits[0] > p->vec_bits[1] ? p->vec_bits[0] : p->vec_bits[1];
   int64_t bytes = ((int64_t)1 << x->space_bits) * p->elem_bytes;
-  for (int bit = x->space_bits - 1; bit >= low && bytes > SCRATCH_BUDGET; bit--) {
+  for (int bit = x->space_bits - 1; bit >= low && bytes > budget; bit--) {
     if (busy >> bit & 1) continue;
     p->round_mask |= 1u << bit;
     p->n_round_bits++;
     bytes /= 2;
   }
-  if (bytes > max_shared_bytes(L))
+  if (p->base + bytes > lower_max_shared(L))
     lower_fail(L, "moving this tile between layouts needs %lld bytes of shared memory, more than %s has",
-               (long long)bytes, L->gpu->arch);
+               (long long)(p->base + bytes), L->gpu->arch);
 }
 
 /* Wavefronts one warp-wide access needs: the most distinct 4-byte words any bank serves. */
@@ -127,7 +113,7 @@ static int wavefronts(const uint32_t *byte_address, int bytes) {
 }
 
 /* Wavefronts of a sample of one side's instructions under a padding. */
-static int side_cost(const Plan *p, const Side *s, int vec, int row_bits, int pad) {
+static int side_cost(const Scratch *p, const Side *s, int vec, int row_bits, int pad) {
   uint32_t groups = 1u << (s->n_reg - vec), step = groups > SAMPLED_GROUPS ? groups / SAMPLED_GROUPS : 1;
   int cost = 0;
   for (uint32_t g = 0; g < groups; g += step) {
@@ -143,14 +129,14 @@ static int side_cost(const Plan *p, const Side *s, int vec, int row_bits, int pa
   return cost;
 }
 
-static int plan_cost(const Plan *p, int row_bits, int pad) {
-  return side_cost(p, &p->x->from, p->vec_bits[0], row_bits, pad) + side_cost(p, &p->x->to, p->vec_bits[1], row_bits, pad);
+static int plan_cost(const Scratch *p, int row_bits, int pad) {
+  return side_cost(p, &p->x.from, p->vec_bits[0], row_bits, pad) + side_cost(p, &p->x.to, p->vec_bits[1], row_bits, pad);
 }
 
 /* The padding with the fewest wavefronts; no padding on a tie. */
-static void choose_padding(Plan *p) {
+static void choose_padding(Scratch *p) {
   int vec = p->vec_bits[0] > p->vec_bits[1] ? p->vec_bits[0] : p->vec_bits[1];
-  int bits = p->x->space_bits - p->n_round_bits;
+  int bits = p->x.space_bits - p->n_round_bits;
   int best = plan_cost(p, bits, 0);
   p->row_bits = bits;
   p->pad = 0;
@@ -163,48 +149,69 @@ static void choose_padding(Plan *p) {
 
 static int round_up(int x, int to) { return (x + to - 1) / to * to; }
 
-static Plan make_plan(Lower *L, const Exchange *x) {
-  Plan p = {x, 0, NULL, {0, 0}, 0, 0, 0, 0, 0};
+int lower_max_shared(const Lower *L) {
+  int cc = L->compute_capability;
+  return cc >= 90 ? 227 << 10 : cc == 80 ? 163 << 10 : 99 << 10;
+}
+
+void lower_scratch_plan(Lower *L, const Exchange *x, int base, int64_t budget, Scratch *p) {
+  memset(p, 0, sizeof *p);
+  p->x = *x;
+  p->base = base;
   LLVMTypeRef t = x->elem;
-  p.mem_type = t == L->i1 ? L->i8 : LLVMGetTypeKind(t) == LLVMPointerTypeKind ? L->i64 : t;
-  p.elem_bytes = lower_type_bits(p.mem_type) / 8;
+  p->mem_type = t == L->i1 ? L->i8 : LLVMGetTypeKind(t) == LLVMPointerTypeKind ? L->i64 : t;
+  p->elem_bytes = lower_type_bits(p->mem_type) / 8;
   if (!disjoint(&x->from) || !disjoint(&x->to))
     lower_fail(L, "internal error: a layout whose bases are not distinct single bits");
-  p.vec_bits[0] = vector_bits(&x->from, p.elem_bytes);
-  p.vec_bits[1] = vector_bits(&x->to, p.elem_bytes);
-  choose_rounds(L, &p);
-  choose_padding(&p);
-  uint32_t last = address_of(&p, (1u << x->space_bits) - 1, p.row_bits, p.pad);
-  p.bytes = round_up((int)(last + 1) * p.elem_bytes, 16);
-  if (p.bytes > L->shared_bytes) L->shared_bytes = p.bytes;
-  return p;
+  p->vec_bits[0] = vector_bits(&x->from, p->elem_bytes);
+  p->vec_bits[1] = vector_bits(&x->to, p->elem_bytes);
+  choose_rounds(L, p, budget);
+  choose_padding(p);
+  uint32_t last = address_of(p, (1u << x->space_bits) - 1, p->row_bits, p->pad);
+  p->bytes = round_up((int)(last + 1) * p->elem_bytes, 16);
+  if (base + p->bytes > L->shared_bytes) L->shared_bytes = base + p->bytes;
+}
+
+int64_t lower_scratch_offset(const Scratch *s, uint32_t off) {
+  return (int64_t)address_of(s, off, s->row_bits, s->pad) * s->elem_bytes;
+}
+
+LLVMValueRef lower_scratch_thread(Lower *L, const Scratch *s, const uint32_t *thread) {
+  int64_t c[TID_BITS];
+  for (int i = 0; i < TID_BITS; i++) c[i] = lower_scratch_offset(s, thread[i]);
+  LLVMValueRef off = LLVMBuildZExt(L->b, lower_thread_sum(L, c), L->i64, "");
+  off = LLVMBuildAdd(L->b, off, lower_int(L, L->i64, s->base), "");
+  return LLVMBuildGEP2(L->b, L->i8, L->shared, &off, 1, "");
+}
+
+/* Bytes of a run-time offset (no round bits): o + (o >> row_bits) * pad elements. */
+LLVMValueRef lower_scratch_runtime(Lower *L, const Scratch *s, LLVMValueRef off) {
+  LLVMValueRef c = off;
+  if (s->pad) {
+    LLVMValueRef rows = LLVMBuildLShr(L->b, off, lower_i32(L, s->row_bits), "");
+    c = LLVMBuildAdd(L->b, off, LLVMBuildMul(L->b, rows, lower_i32(L, s->pad), ""), "");
+  }
+  c = LLVMBuildMul(L->b, c, lower_i32(L, s->elem_bytes), "");
+  return LLVMBuildZExt(L->b, c, L->i64, "");
 }
 
 /* ---- emitting it ------------------------------------------------------------------- */
 
-/* The shared pointer of this thread's part of a side's addresses. */
-static LLVMValueRef thread_pointer(Lower *L, const Plan *p, const Side *s) {
-  int64_t c[TID_BITS];
-  for (int i = 0; i < TID_BITS; i++) c[i] = (int64_t)address_of(p, s->thread[i], p->row_bits, p->pad) * p->elem_bytes;
-  LLVMValueRef off = LLVMBuildZExt(L->b, lower_thread_sum(L, c), L->i64, "");
-  return LLVMBuildGEP2(L->b, L->i8, L->shared, &off, 1, "");
-}
-
-static LLVMValueRef register_pointer(Lower *L, const Plan *p, LLVMValueRef base, uint32_t off) {
-  LLVMValueRef c = lower_int(L, L->i64, (int64_t)address_of(p, off, p->row_bits, p->pad) * p->elem_bytes);
+static LLVMValueRef register_pointer(Lower *L, const Scratch *p, LLVMValueRef base, uint32_t off) {
+  LLVMValueRef c = lower_int(L, L->i64, lower_scratch_offset(p, off));
   return LLVMBuildGEP2(L->b, L->i8, base, &c, 1, "");
 }
 
-static int in_round(const Plan *p, uint32_t off, uint32_t round) {
+static int in_round(const Scratch *p, uint32_t off, uint32_t round) {
   uint32_t bits = 0;
   for (int i = 0, j = 0; i < 32; i++)
     if (p->round_mask >> i & 1) bits |= (off >> i & 1) << j++;
   return bits == round;
 }
 
-static void store_side(Lower *L, const Plan *p, Regs src, uint32_t round) {
-  const Side *s = &p->x->from;
-  LLVMValueRef base = thread_pointer(L, p, s);
+void lower_scratch_store(Lower *L, const Scratch *p, Regs src, uint32_t round) {
+  const Side *s = &p->x.from;
+  LLVMValueRef base = lower_scratch_thread(L, p, s->thread);
   int vec = p->vec_bits[0], n = 1 << vec, word_bits, words;
   LLVMTypeRef word = lower_word_type(L, p->elem_bytes * n, p->elem_bytes * 8, &word_bits, &words);
   LLVMValueRef elems[16];
@@ -224,9 +231,9 @@ static uint32_t zero_register_bits(const Side *s) {
   return m;
 }
 
-static void load_side(Lower *L, const Plan *p, Regs out, uint32_t round) {
-  const Side *s = &p->x->to;
-  LLVMValueRef base = thread_pointer(L, p, s);
+static void load_side(Lower *L, const Scratch *p, Regs out, uint32_t round) {
+  const Side *s = &p->x.to;
+  LLVMValueRef base = lower_scratch_thread(L, p, s->thread);
   int vec = p->vec_bits[1], n = 1 << vec, word_bits, words;
   LLVMTypeRef word = lower_word_type(L, p->elem_bytes * n, p->elem_bytes * 8, &word_bits, &words);
   uint32_t zero = zero_register_bits(s);
@@ -237,35 +244,36 @@ static void load_side(Lower *L, const Plan *p, Regs out, uint32_t round) {
     LLVMValueRef v = LLVMBuildLoad2(L->b, word, register_pointer(L, p, base, off), "");
     LLVMSetAlignment(v, (unsigned)(p->elem_bytes * n));
     lower_unpack(L, v, p->mem_type, n, elems);
-    for (int j = 0; j < n; j++) out.v[r + (uint32_t)j] = lower_from_memory(L, elems[j], p->x->elem);
+    for (int j = 0; j < n; j++) out.v[r + (uint32_t)j] = lower_from_memory(L, elems[j], p->x.elem);
   }
 }
 
-/* Where the stores are made by owners only: a branch around them. */
-static LLVMValueRef store_predicate(Lower *L, const Exchange *x) {
-  if (x->owners_only) return lower_owner(L, x->from.thread, 0);
-  return lower_owner(L, x->from.thread, 1); /* copies in other warps: one warp writes */
+/* Writes one round of the `from` side, by one copy of each element where
+ * the layout has copies in other warps (or, with owners_only, anywhere). */
+void lower_scratch_write(Lower *L, const Scratch *s, Regs src, uint32_t round) {
+  LLVMValueRef owner = lower_owner(L, s->x.from.thread, !s->x.owners_only);
+  LLVMBasicBlockRef after = NULL;
+  if (owner) {
+    LLVMBasicBlockRef on = lower_new_block(L, "owner_store");
+    after = lower_new_block(L, "stored");
+    LLVMBuildCondBr(L->b, owner, on, after);
+    LLVMPositionBuilderAtEnd(L->b, on);
+  }
+  lower_scratch_store(L, s, src, round);
+  if (after) {
+    LLVMBuildBr(L->b, after);
+    LLVMPositionBuilderAtEnd(L->b, after);
+  }
 }
 
 Regs lower_exchange(Lower *L, const Exchange *x, Regs src) {
-  Plan p = make_plan(L, x);
+  Scratch p;
+  lower_scratch_plan(L, x, 0, SCRATCH_BUDGET, &p);
   Regs out = lower_regs(L, 1 << x->to.n_reg);
-  LLVMValueRef owner = store_predicate(L, x);
   if (L->shared_dirty) lower_barrier(L);
   for (uint32_t round = 0; round < (1u << p.n_round_bits); round++) {
     if (round) lower_barrier(L);
-    LLVMBasicBlockRef after = NULL;
-    if (owner) {
-      LLVMBasicBlockRef on = lower_new_block(L, "owner_store");
-      after = lower_new_block(L, "stored");
-      LLVMBuildCondBr(L->b, owner, on, after);
-      LLVMPositionBuilderAtEnd(L->b, on);
-    }
-    store_side(L, &p, src, round);
-    if (after) {
-      LLVMBuildBr(L->b, after);
-      LLVMPositionBuilderAtEnd(L->b, after);
-    }
+    lower_scratch_write(L, &p, src, round);
     lower_barrier(L);
     load_side(L, &p, out, round);
   }
