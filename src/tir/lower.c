@@ -357,6 +357,13 @@ static int lower_full(Lower *L, Node *n, NodeVec *a, int id) {
   return emit(L, TIR_SPLAT, n->loc, n->type, lower_expr(L, value), -1, -1);
 }
 
+/* sem= and scope= of an atomic (arguments 3 and 4): MemSem and MemScope, 0 when absent. */
+static void atomic_order(TirOp *op, Node *n) {
+  const char *sem = const_str(n->args.data[3]), *scope = const_str(n->args.data[4]);
+  op->ival = sem && tir_sem_lookup(sem, strlen(sem)) > 0 ? tir_sem_lookup(sem, strlen(sem)) : SEM_ACQ_REL;
+  op->ival2 = scope && tir_scope_lookup(scope, strlen(scope)) > 0 ? tir_scope_lookup(scope, strlen(scope)) : SCOPE_GPU;
+}
+
 static int lower_builtin(Lower *L, Node *n) {
   int id = builtin_id(n);
   NodeVec *a = &n->args;
@@ -385,9 +392,11 @@ static int lower_builtin(Lower *L, Node *n) {
   case B_ATOMIC_OR: case B_ATOMIC_XOR: case B_ATOMIC_XCHG:
     op = effect_op(L, n, TIR_ATOMIC_RMW, 2, 2);
     op->kind = ATOM_ADD + (id - B_ATOMIC_ADD);
+    atomic_order(op, n);
     return tir_add_result(L->f, op, n->type);
   case B_ATOMIC_CAS:
     op = effect_op(L, n, TIR_ATOMIC_CAS, 3, -1);
+    atomic_order(op, n);
     return tir_add_result(L->f, op, n->type);
   case B_DOT: return lower_dot(L, n, a);
   case B_SUM: case B_MAX: case B_MIN: case B_ARGMAX: case B_ARGMIN: return lower_reduce(L, n, a, id);

@@ -78,6 +78,11 @@ typedef struct TirFunc {
 const char *tir_kind_name(TirCode code, int kind);
 int tir_kind_lookup(TirCode code, const char *name, size_t len);
 int tir_has_kinds(TirCode code);
+/* Atomics' MemSem and MemScope names ("acq_rel", "cta"): NULL / -1 if none. */
+const char *tir_sem_name(int sem);
+const char *tir_scope_name(int scope);
+int tir_sem_lookup(const char *name, size_t len);
+int tir_scope_lookup(const char *name, size_t len);
 
 /* The op table as markdown (tilec --list-ops). */
 void tir_ops_reference(Buf *out);
