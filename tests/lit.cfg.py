@@ -20,3 +20,8 @@ config.substitutions.append(("%tilec", tilec))
 config.substitutions.append(("FileCheck", filecheck))
 config.substitutions.append(("not ", not_tool + " "))
 config.substitutions.append(("%python", sys.executable))
+# ptxas checks the PTX the backend emits; tests that need it say "REQUIRES: ptxas"
+ptxas = lit_config.params.get("ptxas", "")
+if ptxas and os.path.exists(ptxas):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
