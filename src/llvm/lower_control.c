@@ -50,42 +50,68 @@ static LLVMValueRef in_range(Lower *L, LLVMValueRef iv, LLVMValueRef ub, LLVMVal
   return LLVMBuildSelect(L->b, up, LLVMBuildICmp(L->b, LLVMIntSLT, iv, ub, ""), LLVMBuildICmp(L->b, LLVMIntSGT, iv, ub, ""), "");
 }
 
-void lower_for(Lower *L, const TirOp *op) {
+typedef struct ForLoop {
+  Induction ind;
+  LLVMValueRef iv, ub, step;
+  LLVMBasicBlockRef header, exit;
+  Regs *carried;       /* the phis of the carried values, in the body arguments' layouts */
+} ForLoop;
+
+/* The loop's header: the induction variable and carried values as phis,
+ * the test; leaves the builder in the body. */
+static void for_header(Lower *L, const TirOp *op, ForLoop *F) {
   const TirBlock *body = op->regions[0];
   const Type *it = lower_type(L, op->operands.data[0]);
-  Induction ind = {dtype_bits(it->elem) < 64 ? L->i64 : lower_elem_type(L, it), dtype_kind(it->elem) == DK_SINT};
-  LLVMValueRef lb = widen(L, &ind, lower_get(L, op->operands.data[0]).v[0]);
-  LLVMValueRef ub = widen(L, &ind, lower_get(L, op->operands.data[1]).v[0]);
-  LLVMValueRef step = widen(L, &ind, lower_get(L, op->operands.data[2]).v[0]);
+  F->ind = (Induction){dtype_bits(it->elem) < 64 ? L->i64 : lower_elem_type(L, it), dtype_kind(it->elem) == DK_SINT};
+  LLVMValueRef lb = widen(L, &F->ind, lower_get(L, op->operands.data[0]).v[0]);
+  F->ub = widen(L, &F->ind, lower_get(L, op->operands.data[1]).v[0]);
+  F->step = widen(L, &F->ind, lower_get(L, op->operands.data[2]).v[0]);
   int n = op->results.len;
-  Regs *init = arena_alloc(L->arena, sizeof(Regs) * (size_t)(n + 1)), *carried = arena_alloc(L->arena, sizeof(Regs) * (size_t)(n + 1));
+  Regs *init = arena_alloc(L->arena, sizeof(Regs) * (size_t)(n + 1));
+  F->carried = arena_alloc(L->arena, sizeof(Regs) * (size_t)(n + 1));
   for (int k = 0; k < n; k++) init[k] = in_layout_of(L, op->operands.data[3 + k], body->args.data[1 + k]);
-  LLVMBasicBlockRef pre = LLVMGetInsertBlock(L->b), header = lower_new_block(L, "for"),
-                    entry = lower_new_block(L, "for_body"), exit = lower_new_block(L, "for_end");
-  LLVMBuildBr(L->b, header);
-  LLVMPositionBuilderAtEnd(L->b, header);
-  LLVMValueRef iv = LLVMBuildPhi(L->b, ind.type, "iv");
-  LLVMAddIncoming(iv, &lb, &pre, 1);
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(L->b), entry = lower_new_block(L, "for_body");
+  F->header = lower_new_block(L, "for");
+  F->exit = lower_new_block(L, "for_end");
+  LLVMBuildBr(L->b, F->header);
+  LLVMPositionBuilderAtEnd(L->b, F->header);
+  F->iv = LLVMBuildPhi(L->b, F->ind.type, "iv");
+  LLVMAddIncoming(F->iv, &lb, &pre, 1);
   for (int k = 0; k < n; k++) {
-    carried[k] = phis_for(L, body->args.data[1 + k]);
-    add_incoming(carried[k], init[k], pre);
+    F->carried[k] = phis_for(L, body->args.data[1 + k]);
+    add_incoming(F->carried[k], init[k], pre);
   }
-  LLVMBuildCondBr(L->b, in_range(L, iv, ub, step), entry, exit);
+  LLVMBuildCondBr(L->b, in_range(L, F->iv, F->ub, F->step), entry, F->exit);
   LLVMPositionBuilderAtEnd(L->b, entry);
-  Regs ivr = lower_regs(L, 1);
-  ivr.v[0] = LLVMTypeOf(iv) == lower_elem_type(L, it) ? iv : LLVMBuildTrunc(L->b, iv, lower_elem_type(L, it), "");
-  lower_set(L, body->args.data[0], ivr);
-  for (int k = 0; k < n; k++) lower_set(L, body->args.data[1 + k], carried[k]);
+}
+
+/* The body's yields into the phis, the next induction value, the branch back. */
+static void for_latch(Lower *L, const TirOp *op, ForLoop *F) {
+  const TirBlock *body = op->regions[0];
+  const TirOp *yield = terminator(body);
+  for (int k = 0; k < op->results.len; k++)
+    add_incoming(F->carried[k], in_layout_of(L, yield->operands.data[k], body->args.data[1 + k]), LLVMGetInsertBlock(L->b));
+  LLVMValueRef next = LLVMBuildAdd(L->b, F->iv, F->step, "");
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(L->b);
+  LLVMAddIncoming(F->iv, &next, &latch, 1);
+  LLVMBuildBr(L->b, F->header);
+  LLVMPositionBuilderAtEnd(L->b, F->exit);
+}
+
+void lower_for(Lower *L, const TirOp *op) {
+  const TirBlock *body = op->regions[0];
+  LLVMTypeRef it = lower_elem_type(L, lower_type(L, op->operands.data[0]));
+  ForLoop F;
+  for_header(L, op, &F);
+  Regs iv = lower_regs(L, 1);
+  iv.v[0] = LLVMTypeOf(F.iv) == it ? F.iv : LLVMBuildTrunc(L->b, F.iv, it, "");
+  lower_set(L, body->args.data[0], iv);
+  for (int k = 0; k < op->results.len; k++) lower_set(L, body->args.data[1 + k], F.carried[k]);
   L->shared_dirty = 1;
   lower_block(L, body);
-  const TirOp *yield = terminator(body);
-  for (int k = 0; k < n; k++) add_incoming(carried[k], in_layout_of(L, yield->operands.data[k], body->args.data[1 + k]), LLVMGetInsertBlock(L->b));
-  LLVMValueRef next = LLVMBuildAdd(L->b, iv, step, "");
-  LLVMBasicBlockRef latch = LLVMGetInsertBlock(L->b);
-  LLVMAddIncoming(iv, &next, &latch, 1);
-  LLVMBuildBr(L->b, header);
-  LLVMPositionBuilderAtEnd(L->b, exit);
-  for (int k = 0; k < n; k++) lower_set(L, op->results.data[k], in_layout_of(L, body->args.data[1 + k], op->results.data[k]));
+  for_latch(L, op, &F);
+  for (int k = 0; k < op->results.len; k++)
+    lower_set(L, op->results.data[k], in_layout_of(L, body->args.data[1 + k], op->results.data[k]));
   L->shared_dirty = 1;
 }
 

@@ -208,6 +208,43 @@ static LLVMValueRef *load_step(Lower *L, const Dot *D, const Staged *st, const L
   return vals;
 }
 
+/* The loop over K: a phi for k and one per accumulator register; leaves
+ * the builder in the body. */
+typedef struct KLoop {
+  LLVMBasicBlockRef head, done;
+  LLVMValueRef k;
+  Regs acc;
+} KLoop;
+
+static KLoop k_loop_begin(Lower *L, const Dot *D, Regs acc0) {
+  KLoop lp;
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(L->b), body = lower_new_block(L, "dot_k");
+  lp.head = lower_new_block(L, "dot_k");
+  lp.done = lower_new_block(L, "dot_done");
+  LLVMBuildBr(L->b, lp.head);
+  LLVMPositionBuilderAtEnd(L->b, lp.head);
+  LLVMValueRef zero = lower_i32(L, 0);
+  lp.k = LLVMBuildPhi(L->b, L->i32, "k");
+  LLVMAddIncoming(lp.k, &zero, &pre, 1);
+  lp.acc = lower_regs(L, acc0.n);
+  for (int r = 0; r < acc0.n; r++) {
+    lp.acc.v[r] = LLVMBuildPhi(L->b, D->at, "");
+    LLVMAddIncoming(lp.acc.v[r], &acc0.v[r], &pre, 1);
+  }
+  LLVMBuildCondBr(L->b, LLVMBuildICmp(L->b, LLVMIntSLT, lp.k, lower_i32(L, D->d.k), ""), body, lp.done);
+  LLVMPositionBuilderAtEnd(L->b, body);
+  return lp;
+}
+
+static void k_loop_end(Lower *L, KLoop *lp, Regs next, int step) {
+  LLVMValueRef k1 = LLVMBuildAdd(L->b, lp->k, lower_i32(L, step), "");
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(L->b);
+  LLVMAddIncoming(lp->k, &k1, &latch, 1);
+  for (int r = 0; r < next.n; r++) LLVMAddIncoming(lp->acc.v[r], &next.v[r], &latch, 1);
+  LLVMBuildBr(L->b, lp->head);
+  LLVMPositionBuilderAtEnd(L->b, lp->done);
+}
+
 static void dot_from_shared(Lower *L, const TirOp *op, const Dot *D) {
   Regs acc0 = initial_acc(L, op, D);
   if (L->shared_dirty) lower_barrier(L);
@@ -217,33 +254,16 @@ static void dot_from_shared(Lower *L, const TirOp *op, const Dot *D) {
   lower_barrier(L);
   int unroll = UNROLL, per_k = (1 << a.n_rest) + (1 << b.n_rest); /* operand values one k needs */
   while (unroll > 1 && (unroll > D->d.k || unroll * per_k > STEP_VALUES)) unroll /= 2;
-  LLVMBasicBlockRef pre = LLVMGetInsertBlock(L->b), head = lower_new_block(L, "dot_k"), body = lower_new_block(L, "dot_k"),
-                    done = lower_new_block(L, "dot_done");
-  LLVMBuildBr(L->b, head);
-  LLVMPositionBuilderAtEnd(L->b, head);
-  LLVMValueRef k0 = LLVMBuildPhi(L->b, L->i32, "k"), zero = lower_i32(L, 0);
-  LLVMAddIncoming(k0, &zero, &pre, 1);
-  Regs acc = lower_regs(L, acc0.n);
-  for (int r = 0; r < acc.n; r++) {
-    acc.v[r] = LLVMBuildPhi(L->b, D->at, "");
-    LLVMAddIncoming(acc.v[r], &acc0.v[r], &pre, 1);
-  }
-  LLVMBuildCondBr(L->b, LLVMBuildICmp(L->b, LLVMIntSLT, k0, lower_i32(L, D->d.k), ""), body, done);
-  LLVMPositionBuilderAtEnd(L->b, body);
-  LLVMValueRef *va = load_step(L, D, &a, &D->la, k0, 1, unroll), *vb = load_step(L, D, &b, &D->lb, k0, 0, unroll);
-  Regs next = lower_regs(L, acc.n);
-  for (int r = 0; r < acc.n; r++) next.v[r] = acc.v[r];
+  KLoop lp = k_loop_begin(L, D, acc0);
+  LLVMValueRef *va = load_step(L, D, &a, &D->la, lp.k, 1, unroll), *vb = load_step(L, D, &b, &D->lb, lp.k, 0, unroll);
+  Regs next = lower_regs(L, acc0.n);
+  for (int r = 0; r < next.n; r++) next.v[r] = lp.acc.v[r];
   for (int kk = 0; kk < unroll; kk++)
-    for (int r = 0; r < acc.n; r++)
+    for (int r = 0; r < next.n; r++)
       next.v[r] = fma_step(L, next.v[r], va[D->arow[r] + kk * (1 << a.n_rest)], vb[D->bcol[r] + kk * (1 << b.n_rest)]);
-  LLVMValueRef k1 = LLVMBuildAdd(L->b, k0, lower_i32(L, unroll), "");
-  LLVMBasicBlockRef latch = LLVMGetInsertBlock(L->b);
-  LLVMAddIncoming(k0, &k1, &latch, 1);
-  for (int r = 0; r < acc.n; r++) LLVMAddIncoming(acc.v[r], &next.v[r], &latch, 1);
-  LLVMBuildBr(L->b, head);
-  LLVMPositionBuilderAtEnd(L->b, done);
+  k_loop_end(L, &lp, next, unroll);
   L->shared_dirty = 1;
-  finish(L, op, acc);
+  finish(L, op, lp.acc);
 }
 
 void lower_dot(Lower *L, const TirOp *op) {

@@ -75,30 +75,34 @@ static const char *operand_list(Lower *L, int first, int count) {
 
 static int plain(const GlobalAccess *a) { return !a->predicate && !a->cache && !a->is_volatile; }
 
+/* "mov.b32 $0, $6; ... @$4 ld.global.v4.b32 { $0, $1, $2, $3 }, [ $5 + 0 ];"
+ * with outputs $0..$n-1, then the predicate, the address and the others. */
+static const char *load_text(Lower *L, const GlobalAccess *a, int wb) {
+  int n = a->words, pred = n, addr = n + (a->predicate ? 1 : 0), other = addr + 1;
+  Buf text;
+  buf_init(&text, L->arena);
+  for (int i = 0; a->predicate && i < n; i++) {
+    if (a->other) buf_printf(&text, "mov.b%d $%d, $%d;\n\t", wb, i, other + i);
+    else buf_printf(&text, "mov.b%d $%d, 0;\n\t", wb, i);
+  }
+  if (a->predicate) buf_printf(&text, "@$%d ", pred);
+  buf_printf(&text, "ld%s.global%s%s %s, [ $%d + 0 ];", a->is_volatile ? ".volatile" : "",
+             a->cache && !a->is_volatile ? a->cache : "", access_type(L, a), operand_list(L, 0, n), addr);
+  return buf_cstr(&text);
+}
+
 static LLVMValueRef load(Lower *L, const GlobalAccess *a) {
   if (plain(a)) {
     LLVMValueRef v = LLVMBuildLoad2(L->b, a->type, a->address, "");
     LLVMSetAlignment(v, (unsigned)a->bytes);
     return v;
   }
-  int n = a->words, wb = a->word_bits < 16 ? 16 : a->word_bits;
-  Buf text, cons;
-  buf_init(&text, L->arena);
-  buf_init(&cons, L->arena);
+  int n = a->words, wb = a->word_bits < 16 ? 16 : a->word_bits, n_args = 0;
   LLVMValueRef args[8];
-  int n_args = 0, pred = n, addr = n + (a->predicate ? 1 : 0), other = addr + 1;
+  Buf cons;
+  buf_init(&cons, L->arena);
   for (int i = 0; i < n; i++) buf_printf(&cons, "%s=%c", i ? "," : "", reg_class(wb));
-  if (a->predicate) {
-    for (int i = 0; i < n; i++) {
-      if (a->other) buf_printf(&text, "mov.b%d $%d, $%d;\n\t", wb, i, other + i);
-      else buf_printf(&text, "mov.b%d $%d, 0;\n\t", wb, i);
-    }
-    buf_printf(&text, "@$%d ", pred);
-    buf_puts(&cons, ",b");
-    args[n_args++] = a->predicate;
-  }
-  buf_printf(&text, "ld%s.global%s%s %s, [ $%d + 0 ];", a->is_volatile ? ".volatile" : "",
-             a->cache && !a->is_volatile ? a->cache : "", access_type(L, a), operand_list(L, 0, n), addr);
+  if (a->predicate) buf_puts(&cons, ",b"), args[n_args++] = a->predicate;
   buf_puts(&cons, ",l");
   args[n_args++] = a->address;
   if (a->predicate && a->other) {
@@ -108,8 +112,7 @@ static LLVMValueRef load(Lower *L, const GlobalAccess *a) {
   }
   LLVMTypeRef word = lower_int_type(L, wb), members[4] = {word, word, word, word};
   LLVMTypeRef ret = n == 1 ? word : LLVMStructTypeInContext(L->ctx, members, (unsigned)n, 0);
-  LLVMValueRef r = lower_inline_asm(L, ret, buf_cstr(&text), buf_cstr(&cons), args, n_args, 1);
-  return value_of_words(L, a, r);
+  return value_of_words(L, a, lower_inline_asm(L, ret, load_text(L, a, wb), buf_cstr(&cons), args, n_args, 1));
 }
 
 static void store(Lower *L, const GlobalAccess *a) {

@@ -132,7 +132,7 @@ static int push_reg(LinearLayout *ll, uint32_t b, const char **why) {
 static void init_linear(LinearLayout *ll, int rank, const int64_t *shape) {
   memset(ll, 0, sizeof *ll);
   ll->rank = rank;
-  memcpy(ll->shape, shape, sizeof(int64_t) * (size_t)rank);
+  if (rank) memcpy(ll->shape, shape, sizeof(int64_t) * (size_t)rank); /* a scalar has no shape (NULL) */
 }
 
 static int blocked_linear(const Layout *l, LinearLayout *ll, const char **why) {
