@@ -9,9 +9,10 @@
  * scalar leaves the value in every thread.  max and min ignore NaN; argmax
  * and argmin keep the smallest index among equal values.
  *
- * scan: the tile goes to shared memory; one thread per line runs the
- * interpreter's sequential loop over it; the tile comes back.  Results equal
- * the interpreter's bit for bit. */
+ * scan: integers (whose sums and products are associative) in parallel,
+ * over the bits of the axis coordinate; floats through shared memory, one
+ * thread per line running the interpreter's sequential loop.  Results
+ * equal the interpreter's bit for bit. */
 #include "lower.h"
 
 #include <string.h>
@@ -325,6 +326,96 @@ static void scan_lines(Lower *L, const TirOp *op, const Scan *s, const Type *t) 
   loop_end(L, &lines, lower_i32(L, L->num_threads));
 }
 
+/* ---- integer scans, in parallel ------------------------------------------------------ */
+
+/* Integer sums and products are associative, so a scan over the bits of
+ * the axis coordinate, lowest first, gives the interpreter's results: each
+ * element keeps its prefix p and the total t of the block of elements that
+ * agree with it on the bits above the current one; merging a block with
+ * its partner (the bit flipped) adds the partner's total to p where the
+ * partner comes first.  Partners are in another register, lane (a
+ * shuffle) or warp (through shared memory). */
+typedef struct Parallel {
+  TirCode code;       /* TIR_ADD or TIR_MUL */
+  const Type *t;
+  int reverse;
+  Regs p, tot;
+} Parallel;
+
+static LLVMValueRef op2(Lower *L, const Parallel *P, LLVMValueRef a, LLVMValueRef b) {
+  LLVMValueRef x[2] = {a, b};
+  return lower_scalar(L, P->code, 0, P->t, x);
+}
+
+/* Merges element e with a partner of total `other`; `later`: e comes after the partner. */
+static void merge(Lower *L, Parallel *P, int r, LLVMValueRef other, LLVMValueRef later) {
+  LLVMValueRef takes = P->reverse ? LLVMBuildNot(L->b, later, "") : later;
+  P->p.v[r] = LLVMBuildSelect(L->b, takes, op2(L, P, other, P->p.v[r]), P->p.v[r], "");
+  P->tot.v[r] = op2(L, P, P->tot.v[r], other);
+}
+
+static void merge_registers(Lower *L, Parallel *P, int bit) {
+  for (int r = 0; r < P->p.n; r++) {
+    if (r >> bit & 1) continue;
+    int q = r | 1 << bit;
+    LLVMValueRef tr = P->tot.v[r], tq = P->tot.v[q];
+    if (P->reverse) P->p.v[r] = op2(L, P, tq, P->p.v[r]);
+    else P->p.v[q] = op2(L, P, tr, P->p.v[q]);
+    P->tot.v[r] = P->tot.v[q] = op2(L, P, tr, tq);
+  }
+}
+
+static LLVMValueRef tid_bit(Lower *L, int bit) {
+  LLVMValueRef b = LLVMBuildAnd(L->b, L->tid, lower_i32(L, 1 << bit), "");
+  return LLVMBuildICmp(L->b, LLVMIntNE, b, lower_i32(L, 0), "");
+}
+
+/* Every register's total, as the thread whose warp bit `bit` differs holds it. */
+static Regs partner_totals(Lower *L, const LinearLayout *ll, Regs tot, int bit, uint32_t basis) {
+  Exchange x;
+  memset(&x, 0, sizeof x);
+  lower_side(ll, NULL, &x.from);
+  x.to = x.from;
+  x.space_bits = log2_of(shape_numel(ll->rank, ll->shape));
+  x.elem = LLVMTypeOf(tot.v[0]);
+  Scratch s;
+  lower_scratch_plan(L, &x, 0, lower_max_shared(L), &s);
+  if (L->shared_dirty) lower_barrier(L);
+  lower_scratch_write(L, &s, tot, 0);
+  lower_barrier(L);
+  LLVMValueRef step = lower_int(L, L->i64, lower_scratch_offset(&s, basis));
+  step = LLVMBuildSelect(L->b, tid_bit(L, bit), LLVMBuildNeg(L->b, step, ""), step, "");
+  LLVMValueRef base = LLVMBuildGEP2(L->b, L->i8, lower_scratch_thread(L, &s, x.from.thread), &step, 1, "");
+  Regs out = lower_regs(L, tot.n);
+  for (int r = 0; r < tot.n; r++) {
+    LLVMValueRef k = lower_int(L, L->i64, lower_scratch_offset(&s, ll_reg_offset(ll, (uint32_t)r)));
+    LLVMValueRef v = LLVMBuildLoad2(L->b, s.mem_type, LLVMBuildGEP2(L->b, L->i8, base, &k, 1, ""), "");
+    out.v[r] = lower_from_memory(L, v, x.elem);
+  }
+  L->shared_dirty = 1;
+  return out;
+}
+
+static Regs scan_parallel(Lower *L, const TirOp *op, const LinearLayout *ll, Regs x) {
+  const Type *t = lower_type(L, op->operands.data[0]);
+  Parallel P = {op->kind == RED_PROD ? TIR_MUL : TIR_ADD, t, (op->flags & SCAN_REVERSE) != 0, lower_regs(L, x.n),
+                lower_regs(L, x.n)};
+  for (int r = 0; r < x.n; r++) P.p.v[r] = P.tot.v[r] = x.v[r];
+  uint32_t stride = (uint32_t)shape_numel(t->rank - op->axis - 1, t->shape + op->axis + 1);
+  for (uint32_t b = stride; b < stride * (uint32_t)t->shape[op->axis]; b <<= 1) {
+    for (int i = 0; i < ll->n_reg; i++)
+      if (ll->reg[i] == b) merge_registers(L, &P, i);
+    for (int i = 0; i < ll->n_lane; i++)
+      for (int r = 0; ll->lane[i] == b && r < x.n; r++) merge(L, &P, r, shuffle(L, P.tot.v[r], 1 << i), tid_bit(L, i));
+    for (int i = 0; i < ll->n_warp; i++) {
+      if (ll->warp[i] != b) continue;
+      Regs other = partner_totals(L, ll, P.tot, LANE_BITS + i, b);
+      for (int r = 0; r < x.n; r++) merge(L, &P, r, other.v[r], tid_bit(L, LANE_BITS + i));
+    }
+  }
+  return P.p;
+}
+
 void lower_scan(Lower *L, const TirOp *op) {
   int src = op->operands.data[0], res = op->results.data[0];
   const Type *t = lower_type(L, src);
@@ -338,11 +429,16 @@ void lower_scan(Lower *L, const TirOp *op) {
   s.elem_bytes = lower_type_bits(s.mem_type) / 8;
   if (s.inner == 1 && s.outer > 1 && s.elem_bytes <= 4) s.pad = 1, s.row_bits = log2_of(s.len); /* lines in different banks */
   int64_t bytes = ((int64_t)padded(&s, (uint32_t)(type_numel(t) - 1)) + 1) * s.elem_bytes;
-  if (bytes > (227 << 10)) lower_fail(L, "a scan of %lld bytes does not fit in shared memory", (long long)bytes);
-  if (bytes > L->shared_bytes) L->shared_bytes = (int)(bytes + 15) / 16 * 16;
-  LinearLayout ll;
+  LinearLayout ll, want;
   lower_linear(L, src, &ll);
+  lower_linear(L, res, &want);
   Regs x = lower_get(L, src), out = lower_regs(L, x.n);
+  if (!dtype_is_float(t->elem)) {
+    lower_result(L, op, 0, lower_move(L, scan_parallel(L, op, &ll, x), &ll, &want, NULL, s.reg_type));
+    return;
+  }
+  if (bytes > lower_max_shared(L)) lower_fail(L, "a scan of %lld bytes does not fit in shared memory", (long long)bytes);
+  if (bytes > L->shared_bytes) L->shared_bytes = (int)(bytes + 15) / 16 * 16;
   if (L->shared_dirty) lower_barrier(L);
   scan_transfer(L, &s, &ll, x, 1);
   lower_barrier(L);
@@ -350,7 +446,5 @@ void lower_scan(Lower *L, const TirOp *op) {
   lower_barrier(L);
   scan_transfer(L, &s, &ll, out, 0);
   L->shared_dirty = 1;
-  LinearLayout want;
-  lower_linear(L, res, &want);
   lower_result(L, op, 0, lower_move(L, out, &ll, &want, NULL, s.reg_type));
 }
