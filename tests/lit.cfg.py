@@ -8,7 +8,7 @@ import lit.formats
 config.name = "tile"
 config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".tl", ".tir"]
-config.excludes = ["unit", "fuzz"]
+config.excludes = ["unit", "fuzz", "Inputs"]  # Inputs: files tests read, not tests
 config.test_source_root = os.path.dirname(__file__)
 # scratch files (%t) go to the build tree, never next to the sources
 config.test_exec_root = lit_config.params.get("exec_root", os.path.join(config.test_source_root, "Output"))

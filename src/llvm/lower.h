@@ -53,6 +53,7 @@ typedef struct GlobalAccess {
   LLVMValueRef other;     /* load: the value where the predicate is off; NULL: zero */
   LLVMValueRef value;     /* store: the value */
   const char *cache;      /* ".ca", ".cg", ... or NULL */
+  int evict;              /* EvictionPolicy: a hint, dropped where a cache modifier is given */
   int is_volatile;
 } GlobalAccess;
 

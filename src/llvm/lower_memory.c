@@ -147,6 +147,7 @@ void lower_load(Lower *L, const TirOp *op) {
     GlobalAccess g = global_access(&a, &v, ptr.v[r], masked ? mask.v[r] : NULL);
     g.other = has_other && masked ? pack_group(L, other, &v, r, &a) : NULL;
     g.cache = op->str;
+    g.evict = (int)op->ival;
     g.is_volatile = (op->flags & LOAD_VOLATILE) != 0;
     LLVMValueRef elems[16];
     lower_unpack(L, L->target->load(L, &g), a.mem_type, 1 << v.n_bits, elems);
@@ -173,6 +174,7 @@ void lower_store(Lower *L, const TirOp *op) {
     GlobalAccess g = global_access(&a, &v, ptr.v[r], and_predicates(L, masked ? mask.v[r] : NULL, owner));
     g.value = pack_group(L, value, &v, r, &a);
     g.cache = op->str;
+    g.evict = (int)op->ival;
     L->target->store(L, &g);
   }
 }

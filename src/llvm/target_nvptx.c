@@ -73,7 +73,16 @@ static const char *operand_list(Lower *L, int first, int count) {
   return buf_cstr(&b);
 }
 
-static int plain(const GlobalAccess *a) { return !a->predicate && !a->cache && !a->is_volatile; }
+static int plain(const GlobalAccess *a) { return !a->predicate && !a->cache && !a->evict && !a->is_volatile; }
+
+/* The cache operator or eviction priority: ".cg", ".L1::evict_last" (PTX takes one of them, not both;
+ * volatile takes neither). */
+static const char *cache_qualifier(const GlobalAccess *a) {
+  static const char *const evict[] = {"", ".L1::evict_first", ".L1::evict_last", ".L1::evict_normal"};
+  if (a->is_volatile) return "";
+  if (a->cache) return a->cache;
+  return evict[a->evict];
+}
 
 /* "mov.b32 $0, $6; ... @$4 ld.global.v4.b32 { $0, $1, $2, $3 }, [ $5 + 0 ];"
  * with outputs $0..$n-1, then the predicate, the address and the others. */
@@ -86,8 +95,8 @@ static const char *load_text(Lower *L, const GlobalAccess *a, int wb) {
     else buf_printf(&text, "mov.b%d $%d, 0;\n\t", wb, i);
   }
   if (a->predicate) buf_printf(&text, "@$%d ", pred);
-  buf_printf(&text, "ld%s.global%s%s %s, [ $%d + 0 ];", a->is_volatile ? ".volatile" : "",
-             a->cache && !a->is_volatile ? a->cache : "", access_type(L, a), operand_list(L, 0, n), addr);
+  buf_printf(&text, "ld%s.global%s%s %s, [ $%d + 0 ];", a->is_volatile ? ".volatile" : "", cache_qualifier(a),
+             access_type(L, a), operand_list(L, 0, n), addr);
   return buf_cstr(&text);
 }
 
@@ -132,8 +141,8 @@ static void store(Lower *L, const GlobalAccess *a) {
     buf_puts(&cons, "b,");
     args[n_args++] = a->predicate;
   }
-  buf_printf(&text, "st%s.global%s%s [ $%d + 0 ], %s;", a->is_volatile ? ".volatile" : "",
-             a->cache && !a->is_volatile ? a->cache : "", access_type(L, a), first - 1, operand_list(L, first, n));
+  buf_printf(&text, "st%s.global%s%s [ $%d + 0 ], %s;", a->is_volatile ? ".volatile" : "", cache_qualifier(a),
+             access_type(L, a), first - 1, operand_list(L, first, n));
   buf_puts(&cons, "l");
   args[n_args++] = a->address;
   words_of(L, a, a->value, args + n_args);

@@ -190,6 +190,13 @@ static const char *const_str(Node *n) { return n->cval && n->cval->kind == V_STR
 
 static int builtin_id(Node *call) { return (int)call->a->cval->i; }
 
+/* eviction_policy=: an EvictionPolicy (0 when absent). */
+static int eviction(Node *n) {
+  const char *s = const_str(n);
+  int policy = s ? tir_evict_lookup(s, strlen(s)) : -1;
+  return policy > 0 ? policy : EVICT_NONE;
+}
+
 static int lower_load(Lower *L, Node *n, NodeVec *a) {
   int ptr = lower_expr(L, a->data[0]);
   int mask = is_none(a->data[1]) ? -1 : lower_expr(L, a->data[1]);
@@ -199,6 +206,7 @@ static int lower_load(Lower *L, Node *n, NodeVec *a) {
   op->flags = (mask >= 0 ? LOAD_MASK : 0) | (other >= 0 ? LOAD_OTHER : 0) | (a->data[7]->cval->i ? LOAD_VOLATILE : 0);
   const char *cache = const_str(a->data[5]);
   op->str = cache && *cache ? cache : NULL;
+  op->ival = eviction(a->data[6]);
   return r;
 }
 
@@ -387,6 +395,7 @@ static int lower_builtin(Lower *L, Node *n) {
   case B_STORE:
     op = effect_op(L, n, TIR_STORE, 2, 2);
     op->str = const_str(a->data[4]) && *const_str(a->data[4]) ? const_str(a->data[4]) : NULL;
+    op->ival = eviction(a->data[5]);
     return -1;
   case B_ATOMIC_ADD: case B_ATOMIC_MAX: case B_ATOMIC_MIN: case B_ATOMIC_AND:
   case B_ATOMIC_OR: case B_ATOMIC_XOR: case B_ATOMIC_XCHG:

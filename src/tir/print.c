@@ -75,6 +75,7 @@ static void print_attributes(const TirFunc *f, const TirOp *op, Buf *out) {
   case TIR_LOAD:
   case TIR_STORE:
     if (op->str && *op->str) buf_printf(out, " cache=%s", op->str);
+    if (op->ival) buf_printf(out, " eviction=%s", tir_evict_name((int)op->ival));
     if (op->flags & LOAD_VOLATILE) buf_puts(out, " volatile");
     break;
   default: break;

@@ -208,7 +208,10 @@ static int named(Reader *R, int (*lookup)(const char *, size_t), const char *wha
   size_t n;
   const char *w = word(R, &n);
   int i = lookup(w, n);
-  if (i < 0) fail(R, what);
+  if (i < 0) {
+    R->pos = (size_t)(w - R->src->text); /* the error points at the word */
+    fail(R, what);
+  }
   return i;
 }
 
@@ -223,6 +226,8 @@ static void read_attributes(Reader *R, TirOp *op, int result_is_float_constant) 
       size_t n;
       const char *w = word(R, &n);
       op->str = arena_strndup(R->f->arena, w, n);
+    } else if (accept(R, "eviction=")) {
+      op->ival = named(R, tir_evict_lookup, "an eviction policy: evict_first, evict_last or evict_normal");
     } else if (accept(R, "sem=")) {
       op->ival = named(R, tir_sem_lookup, "a memory semantics: acq_rel, acquire, release or relaxed");
     } else if (accept(R, "scope=")) {
