@@ -26,7 +26,6 @@ enum {
   SAMPLED_GROUPS = 32,       /* instructions per side the bank-conflict count looks at */
 };
 
-
 static int is_single_bit(uint32_t b) { return b && !(b & (b - 1)); }
 
 /* Low register bits j with reg[j] == 1 << j: consecutive elements, at most 16 bytes. */
@@ -77,7 +76,6 @@ static uint32_t reg_offset(const Side *s, uint32_t r) {
 }
 
 /* ---- choosing the plan ---------------------------------------------------------- */
-
 
 /* Round bits: from the top, offset bits no thread basis of either side
  * uses, until a round fits `budget` bytes. */

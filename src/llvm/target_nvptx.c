@@ -195,7 +195,8 @@ static const char *scope_name(int scope) {
   return names[scope];
 }
 
-/* "atom.acq_rel.gpu.global.add.f32 $0, [ $1 + 0 ], $2;" */
+/* "atom.acq_rel.gpu.global.add.f32 $0, [ $1 + 0 ], $2;"; a CAS compares
+ * with $2 and stores $3 (PTX: atom.cas d, [a], b, c). */
 static LLVMValueRef atomic(Lower *L, const AtomicAccess *a) {
   int bits = dtype_bits(a->type), cas = a->op == ATOMIC_CAS;
   char c = reg_class(bits);
@@ -204,7 +205,7 @@ static LLVMValueRef atomic(Lower *L, const AtomicAccess *a) {
                                   cas ? ", $3" : "");
   const char *cons = cas ? arena_printf(L->arena, "=%c,l,%c,%c,~{memory}", c, c, c)
                          : arena_printf(L->arena, "=%c,l,%c,~{memory}", c, c);
-  LLVMValueRef args[3] = {a->address, a->value, a->compare};
+  LLVMValueRef args[3] = {a->address, cas ? a->compare : a->value, a->value};
   return lower_inline_asm(L, lower_int_type(L, bits), text, cons, args, cas ? 3 : 2, 1);
 }
 
