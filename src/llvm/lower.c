@@ -36,7 +36,7 @@ void lower_fail(Lower *L, const char *fmt, ...) {
 }
 
 Regs lower_regs(Lower *L, int n) {
-  Regs r = {n, arena_alloc(L->arena, sizeof(LLVMValueRef) * (size_t)(n ? n : 1))};
+  Regs r = {n, arena_alloc(L->arena, sizeof(LLVMValueRef) * (size_t)(n ? n : 1)), 0};
   return r;
 }
 

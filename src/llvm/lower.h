@@ -28,6 +28,7 @@ typedef struct Lower Lower;
 typedef struct Regs {
   int n;
   LLVMValueRef *v;
+  int uniform;    /* every element is v[0], in every thread (constants, splats and ops on them) */
 } Regs;
 
 enum { TID_BITS = LANE_BITS + MAX_WARP_BITS }; /* lane bits, then warp bits, of %tid.x */

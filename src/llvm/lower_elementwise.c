@@ -32,6 +32,7 @@ void lower_constant(Lower *L, const TirOp *op) {
   Regs out = lower_regs(L, registers_of(L, op->results.data[0], &ll));
   LLVMValueRef c = constant_value(L, op, lower_type(L, op->results.data[0]));
   for (int r = 0; r < out.n; r++) out.v[r] = c;
+  out.uniform = 1;
   lower_result(L, op, 0, out);
 }
 
@@ -315,20 +316,27 @@ static LLVMValueRef bitcast(Lower *L, LLVMValueRef v, const Type *from, const Ty
 
 /* ---- the op ------------------------------------------------------------------------- */
 
+/* Operands in the result's layout, register by register; an op whose
+ * operands are each one value (constants, splats, scalars) is computed once. */
 void lower_elementwise(Lower *L, const TirOp *op) {
   int res = op->results.data[0];
   const Type *rt = lower_type(L, res);
   LinearLayout ll;
   Regs out = lower_regs(L, registers_of(L, res, &ll)), in[3];
-  int n = op->operands.len;
-  for (int k = 0; k < n; k++) in[k] = lower_operand(L, op, k, rt->rank ? &ll : NULL);
+  int n = op->operands.len, uniform = 1;
+  for (int k = 0; k < n; k++) {
+    in[k] = lower_operand(L, op, k, rt->rank ? &ll : NULL);
+    uniform &= in[k].uniform || !lower_type(L, op->operands.data[k])->rank;
+  }
   const Type *t = lower_type(L, op->operands.data[op->code == TIR_SELECT ? 1 : 0]);
-  for (int r = 0; r < out.n; r++) {
+  for (int r = 0; r < (uniform ? 1 : out.n); r++) {
     LLVMValueRef x[3];
     for (int k = 0; k < n; k++) x[k] = in[k].v[r];
     if (op->code == TIR_CAST) out.v[r] = lower_cast_value(L, x[0], t, rt, op->kind);
     else if (op->code == TIR_BITCAST) out.v[r] = bitcast(L, x[0], t, rt);
     else out.v[r] = lower_scalar(L, op->code, op->kind, t, x);
   }
+  for (int r = 1; uniform && r < out.n; r++) out.v[r] = out.v[0];
+  out.uniform = uniform;
   lower_result(L, op, 0, out);
 }

@@ -59,8 +59,9 @@ Regs lower_move(Lower *L, Regs src, const LinearLayout *from, const LinearLayout
                 LLVMTypeRef elem) {
   if (!map && same_linear(from, to)) return src;
   Regs out = lower_regs(L, ll_registers(to));
-  if (from->rank == 0) { /* a scalar: every thread holds it */
+  if (from->rank == 0 || src.uniform) { /* a scalar, or a tile of one value (constants, splats) */
     for (int r = 0; r < out.n; r++) out.v[r] = src.v[0];
+    out.uniform = 1;
     return out;
   }
   Side dst;
@@ -80,6 +81,7 @@ void lower_splat(Lower *L, const TirOp *op) {
   lower_linear(L, op->results.data[0], &to);
   Regs s = lower_get(L, op->operands.data[0]), out = lower_regs(L, ll_registers(&to));
   for (int r = 0; r < out.n; r++) out.v[r] = s.v[0];
+  out.uniform = 1;
   lower_result(L, op, 0, out);
 }
 

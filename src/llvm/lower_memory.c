@@ -137,8 +137,8 @@ void lower_load(Lower *L, const TirOp *op) {
   lower_linear(L, res, &ll);
   const LinearLayout *want = pt->rank ? &ll : NULL;
   Regs ptr = lower_operand(L, op, 0, want);
-  Regs mask = masked ? lower_operand(L, op, 1, want) : (Regs){0, NULL};
-  Regs other = has_other ? lower_operand(L, op, 2, want) : (Regs){0, NULL};
+  Regs mask = masked ? lower_operand(L, op, 1, want) : (Regs){0, NULL, 0};
+  Regs other = has_other ? lower_operand(L, op, 2, want) : (Regs){0, NULL, 0};
   Vector v = choose_vector(L, op->operands.data[0], masked ? op->operands.data[1] : -1, &ll, pointee_bytes(pt), 0);
   Access a = access_of(L, pt, &v);
   Regs out = lower_regs(L, ptr.n);
@@ -163,7 +163,7 @@ void lower_store(Lower *L, const TirOp *op) {
   lower_linear(L, ptr_id, &ll);
   const LinearLayout *want = pt->rank ? &ll : NULL;
   Regs ptr = lower_get(L, ptr_id), value = lower_operand(L, op, 1, want);
-  Regs mask = masked ? lower_operand(L, op, 2, want) : (Regs){0, NULL};
+  Regs mask = masked ? lower_operand(L, op, 2, want) : (Regs){0, NULL, 0};
   Side s;
   lower_side(&ll, NULL, &s);
   LLVMValueRef owner = lower_owner(L, s.thread, 0);
@@ -259,8 +259,8 @@ void lower_atomic(Lower *L, const TirOp *op) {
   lower_linear(L, res, &ll);
   const LinearLayout *want = rt->rank ? &ll : NULL;
   Regs ptr = lower_operand(L, op, 0, want), value = lower_operand(L, op, cas ? 2 : 1, want);
-  Regs compare = cas ? lower_operand(L, op, 1, want) : (Regs){0, NULL};
-  Regs mask = masked ? lower_operand(L, op, 2, want) : (Regs){0, NULL};
+  Regs compare = cas ? lower_operand(L, op, 1, want) : (Regs){0, NULL, 0};
+  Regs mask = masked ? lower_operand(L, op, 2, want) : (Regs){0, NULL, 0};
   Side s;
   lower_side(&ll, NULL, &s);
   LLVMValueRef owner = lower_owner(L, s.thread, 0);
