@@ -117,7 +117,7 @@ static void test_rounds(void) {
   arena_free(&k.arena);
 }
 
-/* A scalar store and a replicated layout: owners only. */
+/* Broadcasting a column along the registers of a replicated layout. */
 static void test_broadcast_is_free(void) {
   Kernel k;
   begin(&k, 8);
@@ -129,10 +129,32 @@ static void test_broadcast_is_free(void) {
   arena_free(&k.arena);
 }
 
+/* One register per thread: a splat moves for free, a varying tile does not. */
+static void test_uniform_tiles(void) {
+  Kernel k;
+  begin(&k, 4);
+  int spt[2] = {1, 1}, tpw_a[2] = {1, 32}, wpc_a[2] = {4, 1}, tpw_b[2] = {4, 8}, wpc_b[2] = {1, 4}, order[2] = {1, 0};
+  const Layout *a = blocked(&k, 2, spt, tpw_a, wpc_a, order), *b = blocked(&k, 2, spt, tpw_b, wpc_b, order);
+  TirParam p = {"x", tir_value_new(k.f, type_scalar(&k.arena, DT_I32), "x"), 1, 0};
+  vec_push(&k.arena, &k.f->params, p);
+  int splat = add(&k, TIR_SPLAT, p.value, tile(&k, DT_I32, 2, 4, 32), a);
+  add(&k, TIR_CONVERT_LAYOUT, splat, tile(&k, DT_I32, 2, 4, 32), b);
+  GpuCode code = lower(&k);
+  CHECK(code.llir && !strstr(code.llir, "tile_sim_barrier"));
+  arena_free(&k.arena);
+  begin(&k, 4);
+  a = blocked(&k, 2, spt, tpw_a, wpc_a, order), b = blocked(&k, 2, spt, tpw_b, wpc_b, order);
+  add(&k, TIR_CONVERT_LAYOUT, tile_in(&k, 4, 32, a), tile(&k, DT_I32, 2, 4, 32), b);
+  code = lower(&k);
+  CHECK(count(code.llir, "call void @tile_sim_barrier()") == 1);
+  arena_free(&k.arena);
+}
+
 int main(void) {
   test_register_renaming();
   test_transposing_convert();
   test_rounds();
   test_broadcast_is_free();
+  test_uniform_tiles();
   return check_report();
 }
