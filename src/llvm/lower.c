@@ -358,6 +358,15 @@ static void bind_params(Lower *L) {
   }
 }
 
+/* int32_t K_sim_shared_bytes: the dynamic shared memory a program needs, for
+ * the simulator to allocate (the GPU launch takes it from GpuCode). */
+static void define_sim_shared_bytes(Lower *L) {
+  const char *name = arena_printf(L->arena, "%s_sim_shared_bytes", L->f->name);
+  LLVMValueRef g = LLVMAddGlobal(L->module, L->i32, name);
+  LLVMSetInitializer(g, lower_i32(L, L->shared_bytes));
+  LLVMSetGlobalConstant(g, 1);
+}
+
 /* void K_sim_entry(void **params): each parameter read through params[i]. */
 static void define_sim_entry(Lower *L) {
   const char *name = arena_printf(L->arena, "%s_sim_entry", L->f->name);
@@ -404,7 +413,7 @@ static void build_kernel(Lower *L, int sim) {
   bind_params(L);
   lower_block(L, L->f->body);
   LLVMBuildRetVoid(L->b);
-  if (sim) define_sim_entry(L);
+  if (sim) define_sim_entry(L), define_sim_shared_bytes(L);
 }
 
 /* ---- output ------------------------------------------------------------------------- */
