@@ -61,9 +61,9 @@ static Vector vector_along(const LinearLayout *ll, int d, int max_bits) {
 }
 
 /* The widest vector AxisInfo allows for a memory op on pointers `ptr` (mask `mask` or -1). */
-static Vector choose_vector(Lower *L, int ptr, int mask, const LinearLayout *ll, int elem_bytes, int atomic) {
+static Vector choose_vector(Lower *L, int ptr, int mask, const LinearLayout *ll, int elem_bytes) {
   Vector best = {0, {0}};
-  if (atomic || !ll->rank) return best;
+  if (!ll->rank) return best;
   const AxisInfo *p = &L->axis[ptr], *m = mask >= 0 ? &L->axis[mask] : NULL;
   for (int d = ll->rank - 1; d >= 0; d--) {
     int64_t n = p->contiguity[d];
@@ -139,7 +139,7 @@ void lower_load(Lower *L, const TirOp *op) {
   Regs ptr = lower_operand(L, op, 0, want);
   Regs mask = masked ? lower_operand(L, op, 1, want) : (Regs){0, NULL, 0};
   Regs other = has_other ? lower_operand(L, op, 2, want) : (Regs){0, NULL, 0};
-  Vector v = choose_vector(L, op->operands.data[0], masked ? op->operands.data[1] : -1, &ll, pointee_bytes(pt), 0);
+  Vector v = choose_vector(L, op->operands.data[0], masked ? op->operands.data[1] : -1, &ll, pointee_bytes(pt));
   Access a = access_of(L, pt, &v);
   Regs out = lower_regs(L, ptr.n);
   for (uint32_t r = 0; r < (uint32_t)ptr.n; r++) {
@@ -167,7 +167,7 @@ void lower_store(Lower *L, const TirOp *op) {
   Side s;
   lower_side(&ll, NULL, &s);
   LLVMValueRef owner = lower_owner(L, s.thread, 0);
-  Vector v = choose_vector(L, ptr_id, masked ? op->operands.data[2] : -1, &ll, pointee_bytes(pt), 0);
+  Vector v = choose_vector(L, ptr_id, masked ? op->operands.data[2] : -1, &ll, pointee_bytes(pt));
   Access a = access_of(L, pt, &v);
   for (uint32_t r = 0; r < (uint32_t)ptr.n; r++) {
     if (!is_group_base(&v, r)) continue;
