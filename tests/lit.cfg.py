@@ -8,7 +8,7 @@ import lit.formats
 config.name = "tile"
 config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".tl", ".tir", ".tgir"]
-config.excludes = ["unit", "fuzz"]
+config.excludes = ["unit", "fuzz", "Inputs"]  # Inputs: files tests read, not tests
 config.test_source_root = os.path.dirname(__file__)
 # scratch files (%t) go to the build tree, never next to the sources
 config.test_exec_root = lit_config.params.get("exec_root", os.path.join(config.test_source_root, "Output"))
@@ -20,3 +20,8 @@ config.substitutions.append(("%tilec", tilec))
 config.substitutions.append(("FileCheck", filecheck))
 config.substitutions.append(("not ", not_tool + " "))
 config.substitutions.append(("%python", sys.executable))
+# ptxas checks the PTX the backend emits; tests that need it say "REQUIRES: ptxas"
+ptxas = lit_config.params.get("ptxas", "")
+if ptxas and os.path.exists(ptxas):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))

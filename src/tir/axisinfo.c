@@ -439,6 +439,7 @@ static void combine_facts(const Analysis *A, const TirOp *op, Facts *fr) {
   int both = x->known && y->known;
   switch (op->code) {
   case TIR_SPLAT: case TIR_BROADCAST: case TIR_EXPAND_DIMS: case TIR_RESHAPE: case TIR_TRANS: case TIR_HINT:
+  case TIR_CONVERT_LAYOUT:
     *fr = *x;
     return;
   case TIR_SELECT:
@@ -487,6 +488,7 @@ static void visit_rule(Analysis *A, const TirOp *op, AxisInfo *r, Facts *fr) {
   case TIR_RESHAPE: visit_reshape(A, op, r); break;
   case TIR_TRANS: visit_trans(A, op, r); break;
   case TIR_HINT: visit_hint(A, op, r); break;
+  case TIR_CONVERT_LAYOUT: *r = *in(A, op, 0); break; /* GPU-layout IR: the same tile */
   case TIR_ADD: case TIR_SUB: case TIR_ADDPTR: visit_add(A, op, r); break;
   case TIR_MUL: visit_mul(A, op, r); break;
   case TIR_DIV: case TIR_REM: visit_div_rem(A, op, r); break;

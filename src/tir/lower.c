@@ -190,6 +190,13 @@ static const char *const_str(Node *n) { return n->cval && n->cval->kind == V_STR
 
 static int builtin_id(Node *call) { return (int)call->a->cval->i; }
 
+/* eviction_policy=: an EvictionPolicy (0 when absent). */
+static int eviction(Node *n) {
+  const char *s = const_str(n);
+  int policy = s ? tir_evict_lookup(s, strlen(s)) : -1;
+  return policy > 0 ? policy : EVICT_NONE;
+}
+
 static int lower_load(Lower *L, Node *n, NodeVec *a) {
   int ptr = lower_expr(L, a->data[0]);
   int mask = is_none(a->data[1]) ? -1 : lower_expr(L, a->data[1]);
@@ -199,6 +206,7 @@ static int lower_load(Lower *L, Node *n, NodeVec *a) {
   op->flags = (mask >= 0 ? LOAD_MASK : 0) | (other >= 0 ? LOAD_OTHER : 0) | (a->data[7]->cval->i ? LOAD_VOLATILE : 0);
   const char *cache = const_str(a->data[5]);
   op->str = cache && *cache ? cache : NULL;
+  op->ival = eviction(a->data[6]);
   return r;
 }
 
@@ -357,6 +365,13 @@ static int lower_full(Lower *L, Node *n, NodeVec *a, int id) {
   return emit(L, TIR_SPLAT, n->loc, n->type, lower_expr(L, value), -1, -1);
 }
 
+/* sem= and scope= of an atomic (arguments 3 and 4): MemSem and MemScope, 0 when absent. */
+static void atomic_order(TirOp *op, Node *n) {
+  const char *sem = const_str(n->args.data[3]), *scope = const_str(n->args.data[4]);
+  op->ival = sem && tir_sem_lookup(sem, strlen(sem)) > 0 ? tir_sem_lookup(sem, strlen(sem)) : SEM_ACQ_REL;
+  op->ival2 = scope && tir_scope_lookup(scope, strlen(scope)) > 0 ? tir_scope_lookup(scope, strlen(scope)) : SCOPE_GPU;
+}
+
 static int lower_builtin(Lower *L, Node *n) {
   int id = builtin_id(n);
   NodeVec *a = &n->args;
@@ -380,14 +395,17 @@ static int lower_builtin(Lower *L, Node *n) {
   case B_STORE:
     op = effect_op(L, n, TIR_STORE, 2, 2);
     op->str = const_str(a->data[4]) && *const_str(a->data[4]) ? const_str(a->data[4]) : NULL;
+    op->ival = eviction(a->data[5]);
     return -1;
   case B_ATOMIC_ADD: case B_ATOMIC_MAX: case B_ATOMIC_MIN: case B_ATOMIC_AND:
   case B_ATOMIC_OR: case B_ATOMIC_XOR: case B_ATOMIC_XCHG:
     op = effect_op(L, n, TIR_ATOMIC_RMW, 2, 2);
     op->kind = ATOM_ADD + (id - B_ATOMIC_ADD);
+    atomic_order(op, n);
     return tir_add_result(L->f, op, n->type);
   case B_ATOMIC_CAS:
     op = effect_op(L, n, TIR_ATOMIC_CAS, 3, -1);
+    atomic_order(op, n);
     return tir_add_result(L->f, op, n->type);
   case B_DOT: return lower_dot(L, n, a);
   case B_SUM: case B_MAX: case B_MIN: case B_ARGMAX: case B_ARGMIN: return lower_reduce(L, n, a, id);

@@ -67,9 +67,15 @@ static void print_attributes(const TirFunc *f, const TirOp *op, Buf *out) {
     print_string(out, op->str ? op->str : "");
     if (op->flags & PRINT_HEX) buf_puts(out, " hex");
     break;
+  case TIR_ATOMIC_RMW:
+  case TIR_ATOMIC_CAS: /* printed when not the defaults, acq_rel and gpu */
+    if (op->ival) buf_printf(out, " sem=%s", tir_sem_name((int)op->ival));
+    if (op->ival2) buf_printf(out, " scope=%s", tir_scope_name((int)op->ival2));
+    break;
   case TIR_LOAD:
   case TIR_STORE:
     if (op->str && *op->str) buf_printf(out, " cache=%s", op->str);
+    if (op->ival) buf_printf(out, " eviction=%s", tir_evict_name((int)op->ival));
     if (op->flags & LOAD_VOLATILE) buf_puts(out, " volatile");
     break;
   default: break;

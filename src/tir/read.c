@@ -345,6 +345,18 @@ static TirCode op_code(Reader *R, const char *w, size_t n, int *kind) {
   fail(R, "an op name (see tilec --list-ops)");
 }
 
+/* A word that `lookup` knows: its index. */
+static int named(Reader *R, int (*lookup)(const char *, size_t), const char *what) {
+  size_t n;
+  const char *w = word(R, &n);
+  int i = lookup(w, n);
+  if (i < 0) {
+    R->pos = (size_t)(w - R->src->text); /* the error points at the word */
+    fail(R, what);
+  }
+  return i;
+}
+
 /* The attributes between the operands and the ':' of the result types. */
 static void read_attributes(Reader *R, TirOp *op, int result_is_float_constant) {
   for (;;) {
@@ -356,6 +368,12 @@ static void read_attributes(Reader *R, TirOp *op, int result_is_float_constant) 
       size_t n;
       const char *w = word(R, &n);
       op->str = arena_strndup(R->f->arena, w, n);
+    } else if (accept(R, "eviction=")) {
+      op->ival = named(R, tir_evict_lookup, "an eviction policy: evict_first, evict_last or evict_normal");
+    } else if (accept(R, "sem=")) {
+      op->ival = named(R, tir_sem_lookup, "a memory semantics: acq_rel, acquire, release or relaxed");
+    } else if (accept(R, "scope=")) {
+      op->ival2 = named(R, tir_scope_lookup, "a scope: gpu, cta or sys");
     } else if (accept(R, "volatile")) op->flags |= LOAD_VOLATILE;
     else if (accept(R, "reverse")) op->flags |= SCAN_REVERSE;
     else if (accept(R, "hex")) op->flags |= PRINT_HEX;

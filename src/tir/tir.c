@@ -111,3 +111,21 @@ int tir_has_kinds(TirCode code) {
   int n;
   return kind_names(code, &n) != NULL;
 }
+
+/* Atomics' memory semantics and scopes, in MemSem / MemScope order (the defaults first). */
+static const char *const mem_sems[] = {"acq_rel", "acquire", "release", "relaxed", NULL};
+static const char *const mem_scopes[] = {"gpu", "cta", "sys", NULL};
+static const char *const evictions[] = {"", "evict_first", "evict_last", "evict_normal", NULL};
+
+static int name_index(const char *const *names, const char *name, size_t len) {
+  for (int i = 0; names[i]; i++)
+    if (strlen(names[i]) == len && !strncmp(names[i], name, len)) return i;
+  return -1;
+}
+
+const char *tir_sem_name(int sem) { return sem >= 0 && sem < 4 ? mem_sems[sem] : NULL; }
+const char *tir_scope_name(int scope) { return scope >= 0 && scope < 3 ? mem_scopes[scope] : NULL; }
+int tir_sem_lookup(const char *name, size_t len) { return name_index(mem_sems, name, len); }
+int tir_scope_lookup(const char *name, size_t len) { return name_index(mem_scopes, name, len); }
+const char *tir_evict_name(int policy) { return policy > 0 && policy < 4 ? evictions[policy] : NULL; }
+int tir_evict_lookup(const char *name, size_t len) { return name_index(evictions, name, len); }

@@ -25,6 +25,11 @@ typedef enum { DOT_IEEE, DOT_TF32, DOT_TF32X3 } DotPrecision;
 typedef enum { HINT_MULTIPLE_OF, HINT_MAX_CONTIGUOUS, HINT_MAX_CONSTANCY } HintKind;
 typedef enum { RAND_UNIFORM, RAND_NORMAL, RAND_INT } RandKind;
 typedef enum { ROUND_RTNE, ROUND_RTZ } CastRounding;   /* CAST: fp_downcast_rounding */
+/* ATOMIC_RMW, ATOMIC_CAS: memory semantics in ival, scope in ival2 (0: Triton's defaults) */
+typedef enum { SEM_ACQ_REL, SEM_ACQUIRE, SEM_RELEASE, SEM_RELAXED } MemSem;
+typedef enum { SCOPE_GPU, SCOPE_CTA, SCOPE_SYS } MemScope;
+/* LOAD, STORE: eviction_policy in ival (0: none) */
+typedef enum { EVICT_NONE, EVICT_FIRST, EVICT_LAST, EVICT_NORMAL } EvictionPolicy;
 
 enum { LOAD_MASK = 1, LOAD_OTHER = 2, SCAN_REVERSE = 4, PRINT_HEX = 8, LOAD_VOLATILE = 16 };
 
@@ -38,7 +43,8 @@ typedef struct TirOp {
   int kind;              /* CmpKind, ReduceKind, ... as the op says */
   int axis;
   int flags;             /* LOAD_MASK, SCAN_REVERSE, ... */
-  int64_t ival, ival2;   /* CONSTANT (integer), MAKE_RANGE bounds, RAND rounds */
+  int64_t ival, ival2;   /* CONSTANT (integer), MAKE_RANGE bounds, RAND rounds, atomics' MemSem and MemScope,
+                            loads' and stores' EvictionPolicy */
   double fval;           /* CONSTANT (float) */
   int64_t ints[MAX_RANK];/* TRANS permutation, HINT values */
   int n_ints;
@@ -75,6 +81,14 @@ typedef struct TirFunc {
 const char *tir_kind_name(TirCode code, int kind);
 int tir_kind_lookup(TirCode code, const char *name, size_t len);
 int tir_has_kinds(TirCode code);
+/* Atomics' MemSem and MemScope names ("acq_rel", "cta"): NULL / -1 if none. */
+const char *tir_sem_name(int sem);
+const char *tir_scope_name(int scope);
+int tir_sem_lookup(const char *name, size_t len);
+int tir_scope_lookup(const char *name, size_t len);
+/* EvictionPolicy names as Triton spells them ("evict_last"); NULL / -1 if none. */
+const char *tir_evict_name(int policy);
+int tir_evict_lookup(const char *name, size_t len);
 
 /* The op table as markdown (tilec --list-ops). */
 void tir_ops_reference(Buf *out);

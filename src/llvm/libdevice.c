@@ -1,0 +1,73 @@
+/* Linking libdevice: math the GPU has no instruction for (logf, sinf, erf,
+ * fp64 exp...) is a call to libdevice's __nv_* functions.  When the module
+ * calls any, libdevice.10.bc is read, linked in, and every function but
+ * the kernel made internal, so the optimiser keeps only what is called.
+ * NVVMReflect (in the NVPTX pipeline) resolves __nvvm_reflect; the module
+ * sets no "nvvm-reflect-ftz", so denormals are kept. */
+#include "lower.h"
+#include "llvm.h"
+
+#include <llvm-c/BitReader.h>
+#include <llvm-c/Linker.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *first_libdevice_call(LLVMModuleRef m) {
+  for (LLVMValueRef fn = LLVMGetFirstFunction(m); fn; fn = LLVMGetNextFunction(fn)) {
+    size_t n;
+    const char *name = LLVMGetValueName2(fn, &n);
+    if (LLVMIsDeclaration(fn) && n > 5 && !strncmp(name, "__nv_", 5)) return name;
+  }
+  return NULL;
+}
+
+/* $CUDA_HOME/nvvm/libdevice/libdevice.10.bc, else under /usr/local/cuda. */
+static const char *default_path(char *buf, size_t size) {
+  const char *home = getenv("CUDA_HOME");
+  snprintf(buf, size, "%s/nvvm/libdevice/libdevice.10.bc", home && *home ? home : "/usr/local/cuda");
+  return buf;
+}
+
+static void internalize(LLVMModuleRef m) {
+  for (LLVMValueRef fn = LLVMGetFirstFunction(m); fn; fn = LLVMGetNextFunction(fn))
+    if (!LLVMIsDeclaration(fn) && LLVMGetFunctionCallConv(fn) != 71) LLVMSetLinkage(fn, LLVMInternalLinkage);
+  for (LLVMValueRef g = LLVMGetFirstGlobal(m); g; g = LLVMGetNextGlobal(g))
+    if (!LLVMIsDeclaration(g) && LLVMGetLinkage(g) == LLVMExternalLinkage) LLVMSetLinkage(g, LLVMInternalLinkage);
+}
+
+static LLVMModuleRef read_libdevice(LLVMModuleRef module, const char *path, const char *needed, char *err, size_t size) {
+  LLVMMemoryBufferRef buffer;
+  char *message = NULL;
+  if (LLVMCreateMemoryBufferWithContentsOfFile(path, &buffer, &message)) {
+    snprintf(err, size, "the kernel calls %s, which needs libdevice, but %s cannot be read (%s); set CUDA_HOME", needed,
+             path, message ? message : "no such file");
+    LLVMDisposeMessage(message);
+    return NULL;
+  }
+  LLVMModuleRef lib = NULL;
+  if (LLVMParseBitcodeInContext2(LLVMGetModuleContext(module), buffer, &lib)) {
+    snprintf(err, size, "%s is not a valid LLVM bitcode file", path);
+    lib = NULL;
+  }
+  LLVMDisposeMemoryBuffer(buffer);
+  return lib;
+}
+
+int lower_link_libdevice(LLVMModuleRef module, const char *path, char *err, size_t size) {
+  const char *needed = first_libdevice_call(module);
+  if (!needed) return 0;
+  char buf[4096];
+  if (!path) path = default_path(buf, sizeof buf);
+  LLVMModuleRef lib = read_libdevice(module, path, needed, err, size);
+  if (!lib) return -1;
+  LLVMSetTarget(module, LLVM_NVPTX_TRIPLE); /* same triple and layout: the linker has nothing to warn about */
+  LLVMSetTarget(lib, LLVM_NVPTX_TRIPLE);
+  LLVMSetDataLayout(lib, LLVMGetDataLayoutStr(module));
+  if (LLVMLinkModules2(module, lib)) {
+    snprintf(err, size, "linking %s failed", path);
+    return -1;
+  }
+  internalize(module);
+  return 0;
+}

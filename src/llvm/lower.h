@@ -1,0 +1,271 @@
+/* The lowering of GPU-layout IR to LLVM IR (internal to src/llvm).
+ *
+ * Every TIR value becomes, in each thread, one LLVM value per register of
+ * its layout (Regs); a scalar has one register, the same in every thread.
+ * Register r of thread t holds the element at flat row-major offset
+ * ll_offset(ll, r, t % 32, t / 32), the XOR of a compile-time register part
+ * and a run-time thread part.  For the layouts codegen meets, every
+ * non-zero basis is a distinct single bit, so the two parts never share a
+ * bit and XOR is addition: the thread part is computed once per function
+ * (lower_thread_sum) and each register adds a constant.
+ *
+ * Two targets share all of this; only the primitives in `Target` differ:
+ * NVPTX (target_nvptx.c: NVVM intrinsics and inline PTX) and "sim"
+ * (target_sim.c: host IR calling the thread simulator of tests/sim). */
+#ifndef TILE_LLVM_LOWER_H
+#define TILE_LLVM_LOWER_H
+
+#include "../tgir/layout.h"
+#include "../tir/passes.h"
+#include "generate.h"
+
+#include <llvm-c/Core.h>
+#include <setjmp.h>
+
+typedef struct Lower Lower;
+
+/* A value in one thread: one LLVM value per register of its layout. */
+typedef struct Regs {
+  int n;
+  LLVMValueRef *v;
+  int uniform;    /* every element is v[0], in every thread (constants, splats and ops on them) */
+} Regs;
+
+enum { TID_BITS = LANE_BITS + MAX_WARP_BITS }; /* lane bits, then warp bits, of %tid.x */
+
+/* A tile's elements as seen by the threads of a program: register and
+ * thread (lane, then warp) bases of offsets in some index space (the flat
+ * offsets of a tile, or of a scratch buffer).  A zero thread basis is
+ * replication; a zero register basis repeats an element in a thread. */
+typedef struct Side {
+  int n_reg;
+  uint32_t reg[MAX_REG_BITS];
+  uint32_t thread[TID_BITS];
+} Side;
+
+/* One global memory access of 1 to 16 bytes, as words (lower_word_type). */
+typedef struct GlobalAccess {
+  LLVMValueRef address;   /* global pointer to the first byte */
+  LLVMTypeRef type;       /* the word type: i8, i16, i32, i64, <2 x i32>, <4 x i32>, <2 x i64> */
+  int bytes;              /* 1, 2, 4, 8 or 16 */
+  int word_bits;          /* 8, 16, 32 or 64 */
+  int words;              /* 1, 2 or 4 */
+  LLVMValueRef predicate; /* i1; NULL: always */
+  LLVMValueRef other;     /* load: the value where the predicate is off; NULL: zero */
+  LLVMValueRef value;     /* store: the value */
+  const char *cache;      /* ".ca", ".cg", ... or NULL */
+  int evict;              /* EvictionPolicy: a hint, dropped where a cache modifier is given */
+  int is_volatile;
+} GlobalAccess;
+
+/* One atomic read-modify-write of one element. */
+enum { ATOMIC_CAS = ATOM_XCHG + 1 }; /* beside AtomicKind: compare and swap */
+typedef struct AtomicAccess {
+  int op;                 /* AtomicKind or ATOMIC_CAS */
+  DType type;             /* element type */
+  LLVMValueRef address;   /* global pointer */
+  LLVMValueRef value;     /* integer bits of the element's width */
+  LLVMValueRef compare;   /* CAS: integer bits */
+  int sem, scope;         /* MemSem, MemScope */
+} AtomicAccess;
+
+/* What differs between targets. */
+typedef struct Target {
+  int global_space, shared_space; /* LLVM address spaces */
+  /* once, at the start of the kernel (L->pro): %tid.x and the base of shared memory */
+  void (*prologue)(Lower *L);
+  LLVMValueRef (*program_id)(Lower *L, int axis);
+  LLVMValueRef (*num_programs)(Lower *L, int axis);
+  void (*barrier)(Lower *L);
+  /* shfl.sync.bfly of an i32 over the full warp */
+  LLVMValueRef (*shuffle_xor)(Lower *L, LLVMValueRef value, int lane_mask);
+  LLVMValueRef (*load)(Lower *L, const GlobalAccess *a);
+  void (*store)(Lower *L, const GlobalAccess *a);
+  /* whether the target does op on type natively (else: a CAS loop) */
+  int (*atomic_native)(Lower *L, int op, DType type);
+  /* returns the old bits; called under the access's predicate */
+  LLVMValueRef (*atomic)(Lower *L, const AtomicAccess *a);
+  LLVMValueRef (*exp2_approx)(Lower *L, LLVMValueRef x); /* f32 */
+  LLVMValueRef (*round_tf32)(Lower *L, LLVMValueRef x);  /* f32, cvt.rna.tf32.f32 */
+  /* the printf format and arguments: generic pointers */
+  void (*vprintf)(Lower *L, LLVMValueRef format, LLVMValueRef args);
+  void (*assert_fail)(Lower *L, LLVMValueRef message, LLVMValueRef file, int line, LLVMValueRef function);
+  /* a pointer to a constant string usable as printf's format */
+  LLVMValueRef (*string)(Lower *L, const char *s);
+} Target;
+
+const Target *target_nvptx(void);
+const Target *target_sim(void);
+
+typedef struct ThreadSum {
+  int64_t c[TID_BITS];
+  LLVMValueRef value;
+} ThreadSum;
+
+struct Lower {
+  const TirFunc *f;
+  const GpuTarget *gpu;
+  const Target *target;
+  int compute_capability;  /* 80, 86, 89, 90 */
+  Arena *arena;
+  Diags *diags;
+  jmp_buf fail;
+  const TirOp *op;         /* being lowered: errors point at it */
+  const AxisInfo *axis;    /* per value id */
+  int *uses;               /* per value id: operands that name it */
+  const TirOp **defs;      /* per value id: the op that makes it (NULL: an argument) */
+  char *deferred;          /* per value id: a convert_layout the dot using it lowers itself */
+  Regs *values;            /* per value id */
+  LLVMContextRef ctx;
+  LLVMModuleRef module;
+  LLVMBuilderRef b;        /* where the current op's code goes */
+  LLVMBuilderRef pro;      /* the prologue: values computed once per kernel */
+  LLVMValueRef fn;
+  LLVMValueRef tid;        /* %tid.x, i32 */
+  LLVMValueRef shared;     /* the dynamic shared memory */
+  int shared_bytes;        /* the most scratch any op needs */
+  int shared_dirty;        /* shared memory may still be read: a barrier before it is written */
+  int num_threads;
+  Vec(ThreadSum) sums;
+  LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, void_t, global_ptr, shared_ptr, generic_ptr;
+};
+
+/* ---- lower.c: the context -------------------------------------------------- */
+
+_Noreturn void lower_fail(Lower *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+Regs lower_regs(Lower *L, int n);
+Regs lower_get(Lower *L, int value);
+void lower_set(Lower *L, int value, Regs r);
+const Type *lower_type(Lower *L, int value);
+/* The linear layout of a value (a scalar: no bases). */
+void lower_linear(Lower *L, int value, LinearLayout *ll);
+/* Operand k of op in layout `want` (converted if it has another); NULL: as it is. */
+Regs lower_operand(Lower *L, const TirOp *op, int k, const LinearLayout *want);
+void lower_result(Lower *L, const TirOp *op, int k, Regs r);
+void lower_block(Lower *L, const TirBlock *b);
+
+/* LLVM types of elements: in registers, and in memory (i1 as i8). */
+LLVMTypeRef lower_elem_type(Lower *L, const Type *t);
+LLVMTypeRef lower_dtype(Lower *L, DType t);
+int lower_elem_bytes(const Type *t);
+LLVMTypeRef lower_int_type(Lower *L, int bits);
+int lower_type_bits(LLVMTypeRef t); /* pointers: 64 */
+/* The word type of a `bytes`-long access of elements of `elem_bits`: iN below 4
+ * bytes, i32 or i64 words above (lower_pack / lower_unpack convert). */
+LLVMTypeRef lower_word_type(Lower *L, int bytes, int elem_bits, int *word_bits, int *words);
+LLVMValueRef lower_pack(Lower *L, LLVMValueRef *elems, int n, LLVMTypeRef word_type);
+void lower_unpack(Lower *L, LLVMValueRef word, LLVMTypeRef elem_type, int n, LLVMValueRef *out);
+/* Register values to their memory form and back (i1 <-> i8, pointers <-> i64). */
+LLVMValueRef lower_to_memory(Lower *L, LLVMValueRef v);
+LLVMValueRef lower_from_memory(Lower *L, LLVMValueRef v, LLVMTypeRef register_type);
+
+LLVMValueRef lower_i32(Lower *L, int64_t v);
+LLVMValueRef lower_int(Lower *L, LLVMTypeRef t, int64_t v);
+/* A call to `name` (declared on first use). */
+LLVMValueRef lower_call(Lower *L, const char *name, LLVMTypeRef ret, LLVMTypeRef *params, int n, LLVMValueRef *args);
+/* A call to an LLVM intrinsic, overloaded on `types`. */
+LLVMValueRef lower_intrinsic(Lower *L, const char *name, LLVMTypeRef *types, int n_types, LLVMValueRef *args, int n);
+LLVMValueRef lower_inline_asm(Lower *L, LLVMTypeRef ret, const char *text, const char *constraints,
+                              LLVMValueRef *args, int n, int side_effects);
+LLVMBasicBlockRef lower_new_block(Lower *L, const char *name);
+
+/* Σ over %tid.x bits i of bit_i * c[i], computed once in the prologue. */
+LLVMValueRef lower_thread_sum(Lower *L, const int64_t *c);
+/* The thread part of a Side's offsets. */
+LLVMValueRef lower_thread_offset(Lower *L, const uint32_t *thread);
+/* i1: this thread is the one copy of its elements (zero-basis tid bits are 0);
+ * NULL when no thread of the layout is replicated. */
+LLVMValueRef lower_owner(Lower *L, const uint32_t *thread, int warps_only);
+void lower_barrier(Lower *L);
+/* Marks the start of a code region that shared memory may enter dirty. */
+LLVMValueRef lower_shared_address(Lower *L, LLVMValueRef byte_offset);
+
+/* Sides of a linear layout; a map (NULL: identity) re-expresses offsets. */
+typedef struct BitMap {
+  int n;                   /* bits of the source offsets */
+  uint32_t image[32];      /* per destination bit: the source offset */
+} BitMap;
+uint32_t lower_map(const BitMap *m, uint32_t offset);
+void lower_side(const LinearLayout *ll, const BitMap *m, Side *s);
+
+/* ---- lower_shared.c: exchanges through shared memory ------------------------ */
+
+/* Registers of `src` (elements at `from` offsets) written to scratch,
+ * read back as the registers of `to`; both sides over offsets below
+ * 1 << space_bits.  With owners_only, only the owner of each element
+ * writes it (the others hold garbage). */
+typedef struct Exchange {
+  Side from, to;
+  int space_bits;
+  LLVMTypeRef elem;        /* register type */
+  int owners_only;
+} Exchange;
+Regs lower_exchange(Lower *L, const Exchange *x, Regs src);
+
+/* The scratch buffer of an exchange at byte `base` of shared memory: element
+ * offset o is at byte base + lower_scratch_offset(o), which pads rows to
+ * spread accesses over the banks; a tile of more than `budget` bytes goes
+ * in rounds (offset bits only registers select).  Every non-zero basis is
+ * a distinct single bit, so offsets of disjoint bits add. */
+typedef struct Scratch {
+  Exchange x;
+  int elem_bytes;
+  LLVMTypeRef mem_type;    /* the element as stored (i1 as i8, pointers as i64) */
+  int vec_bits[2];         /* from, to: low register bits that form one access */
+  uint32_t round_mask;     /* offset bits that choose the round */
+  int n_round_bits;
+  int row_bits, pad;       /* o + (o >> row_bits) * pad, o without the round bits */
+  int base, bytes;         /* where it starts; bytes per round */
+} Scratch;
+void lower_scratch_plan(Lower *L, const Exchange *x, int base, int64_t budget, Scratch *s);
+int64_t lower_scratch_offset(const Scratch *s, uint32_t off);
+/* i8 pointer to this thread's part of the buffer (base included). */
+LLVMValueRef lower_scratch_thread(Lower *L, const Scratch *s, const uint32_t *thread);
+/* Bytes (i64) of a run-time i32 offset without round bits. */
+LLVMValueRef lower_scratch_runtime(Lower *L, const Scratch *s, LLVMValueRef off);
+/* The `from` side's registers of one round to the buffer (no barrier);
+ * lower_scratch_write stores from one copy of each element only. */
+void lower_scratch_store(Lower *L, const Scratch *s, Regs src, uint32_t round);
+void lower_scratch_write(Lower *L, const Scratch *s, Regs src, uint32_t round);
+int lower_max_shared(const Lower *L);
+
+/* ---- the op families ------------------------------------------------------- */
+
+void lower_constant(Lower *L, const TirOp *op);
+void lower_special(Lower *L, const TirOp *op);       /* program_id, num_programs */
+void lower_make_range(Lower *L, const TirOp *op);
+void lower_elementwise(Lower *L, const TirOp *op);
+/* One element of an op on LLVM values of TIR type t (the operands' type; cmp gives i1). */
+LLVMValueRef lower_scalar(Lower *L, TirCode code, int kind, const Type *t, LLVMValueRef *x);
+LLVMValueRef lower_cast_value(Lower *L, LLVMValueRef v, const Type *from, const Type *to, int rounding);
+
+void lower_splat(Lower *L, const TirOp *op);
+void lower_shape_op(Lower *L, const TirOp *op);      /* broadcast, expand_dims, reshape, trans, convert, hint */
+/* A value moved from layout `from` to layout `to` (same shape unless map says otherwise). */
+Regs lower_move(Lower *L, Regs src, const LinearLayout *from, const LinearLayout *to, const BitMap *map,
+                LLVMTypeRef elem);
+
+void lower_addptr(Lower *L, const TirOp *op);
+void lower_load(Lower *L, const TirOp *op);
+void lower_store(Lower *L, const TirOp *op);
+void lower_atomic(Lower *L, const TirOp *op);
+
+void lower_reduce(Lower *L, const TirOp *op);
+void lower_scan(Lower *L, const TirOp *op);
+void lower_dot(Lower *L, const TirOp *op);
+/* Marks the convert_layout ops whose dots read them from shared memory (L->deferred). */
+void lower_plan_dots(Lower *L, const TirBlock *b);
+void lower_rand(Lower *L, const TirOp *op);
+void lower_print(Lower *L, const TirOp *op);
+void lower_assert(Lower *L, const TirOp *op);
+
+void lower_for(Lower *L, const TirOp *op);
+void lower_if(Lower *L, const TirOp *op);
+void lower_while(Lower *L, const TirOp *op);
+
+/* ---- libdevice.c ----------------------------------------------------------- */
+
+/* Links libdevice into `module` if it calls __nv_* functions. */
+int lower_link_libdevice(LLVMModuleRef module, const char *path, char *err, size_t size);
+
+#endif

@@ -1,0 +1,181 @@
+/* Structured control flow to LLVM blocks: for, if and while, with one phi
+ * per register of every carried value.  Carried values, yields and results
+ * are moved into the layout of the value they become, if they have another.
+ *
+ * A for loop's induction variable runs in 64 bits when its type is
+ * narrower, as the interpreter's does, so a bound near the type's maximum
+ * ends the loop instead of wrapping around.  Scalars are the same in every
+ * thread, so branches on them are uniform and barriers inside them are safe. */
+#include "lower.h"
+
+/* `value`'s registers in the layout of `target` (a value of the same type). */
+static Regs in_layout_of(Lower *L, int value, int target) {
+  LinearLayout have, want;
+  lower_linear(L, value, &have);
+  lower_linear(L, target, &want);
+  return lower_move(L, lower_get(L, value), &have, &want, NULL, lower_elem_type(L, lower_type(L, value)));
+}
+
+static Regs phis_for(Lower *L, int value) {
+  LinearLayout ll;
+  lower_linear(L, value, &ll);
+  Regs r = lower_regs(L, ll_registers(&ll));
+  for (int i = 0; i < r.n; i++) r.v[i] = LLVMBuildPhi(L->b, lower_elem_type(L, lower_type(L, value)), "");
+  return r;
+}
+
+static void add_incoming(Regs phis, Regs values, LLVMBasicBlockRef from) {
+  for (int i = 0; i < phis.n; i++) LLVMAddIncoming(phis.v[i], &values.v[i], &from, 1);
+}
+
+/* The terminator (yield or condition) that ends a region. */
+static const TirOp *terminator(const TirBlock *b) { return b->ops.len ? b->ops.data[b->ops.len - 1] : NULL; }
+
+/* ---- for ------------------------------------------------------------------------------ */
+
+typedef struct Induction {
+  LLVMTypeRef type;   /* i64, or the variable's type when that is 64 bits */
+  int is_signed;
+} Induction;
+
+static LLVMValueRef widen(Lower *L, const Induction *ind, LLVMValueRef v) {
+  if (LLVMTypeOf(v) == ind->type) return v;
+  return ind->is_signed ? LLVMBuildSExt(L->b, v, ind->type, "") : LLVMBuildZExt(L->b, v, ind->type, "");
+}
+
+/* step > 0 ? iv < ub : iv > ub */
+static LLVMValueRef in_range(Lower *L, LLVMValueRef iv, LLVMValueRef ub, LLVMValueRef step) {
+  LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(step));
+  LLVMValueRef up = LLVMBuildICmp(L->b, LLVMIntSGT, step, zero, "");
+  return LLVMBuildSelect(L->b, up, LLVMBuildICmp(L->b, LLVMIntSLT, iv, ub, ""), LLVMBuildICmp(L->b, LLVMIntSGT, iv, ub, ""), "");
+}
+
+typedef struct ForLoop {
+  Induction ind;
+  LLVMValueRef iv, ub, step;
+  LLVMBasicBlockRef header, exit;
+  Regs *carried;       /* the phis of the carried values, in the body arguments' layouts */
+} ForLoop;
+
+/* The loop's header: the induction variable and carried values as phis,
+ * the test; leaves the builder in the body. */
+static void for_header(Lower *L, const TirOp *op, ForLoop *F) {
+  const TirBlock *body = op->regions[0];
+  const Type *it = lower_type(L, op->operands.data[0]);
+  F->ind = (Induction){dtype_bits(it->elem) < 64 ? L->i64 : lower_elem_type(L, it), dtype_kind(it->elem) == DK_SINT};
+  LLVMValueRef lb = widen(L, &F->ind, lower_get(L, op->operands.data[0]).v[0]);
+  F->ub = widen(L, &F->ind, lower_get(L, op->operands.data[1]).v[0]);
+  F->step = widen(L, &F->ind, lower_get(L, op->operands.data[2]).v[0]);
+  int n = op->results.len;
+  Regs *init = arena_alloc(L->arena, sizeof(Regs) * (size_t)(n + 1));
+  F->carried = arena_alloc(L->arena, sizeof(Regs) * (size_t)(n + 1));
+  for (int k = 0; k < n; k++) init[k] = in_layout_of(L, op->operands.data[3 + k], body->args.data[1 + k]);
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(L->b), entry = lower_new_block(L, "for_body");
+  F->header = lower_new_block(L, "for");
+  F->exit = lower_new_block(L, "for_end");
+  LLVMBuildBr(L->b, F->header);
+  LLVMPositionBuilderAtEnd(L->b, F->header);
+  F->iv = LLVMBuildPhi(L->b, F->ind.type, "iv");
+  LLVMAddIncoming(F->iv, &lb, &pre, 1);
+  for (int k = 0; k < n; k++) {
+    F->carried[k] = phis_for(L, body->args.data[1 + k]);
+    add_incoming(F->carried[k], init[k], pre);
+  }
+  LLVMBuildCondBr(L->b, in_range(L, F->iv, F->ub, F->step), entry, F->exit);
+  LLVMPositionBuilderAtEnd(L->b, entry);
+}
+
+/* The body's yields into the phis, the next induction value, the branch back. */
+static void for_latch(Lower *L, const TirOp *op, ForLoop *F) {
+  const TirBlock *body = op->regions[0];
+  const TirOp *yield = terminator(body);
+  for (int k = 0; k < op->results.len; k++)
+    add_incoming(F->carried[k], in_layout_of(L, yield->operands.data[k], body->args.data[1 + k]), LLVMGetInsertBlock(L->b));
+  LLVMValueRef next = LLVMBuildAdd(L->b, F->iv, F->step, "");
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(L->b);
+  LLVMAddIncoming(F->iv, &next, &latch, 1);
+  LLVMBuildBr(L->b, F->header);
+  LLVMPositionBuilderAtEnd(L->b, F->exit);
+}
+
+void lower_for(Lower *L, const TirOp *op) {
+  const TirBlock *body = op->regions[0];
+  LLVMTypeRef it = lower_elem_type(L, lower_type(L, op->operands.data[0]));
+  ForLoop F;
+  for_header(L, op, &F);
+  Regs iv = lower_regs(L, 1);
+  iv.v[0] = LLVMTypeOf(F.iv) == it ? F.iv : LLVMBuildTrunc(L->b, F.iv, it, "");
+  lower_set(L, body->args.data[0], iv);
+  for (int k = 0; k < op->results.len; k++) lower_set(L, body->args.data[1 + k], F.carried[k]);
+  L->shared_dirty = 1;
+  lower_block(L, body);
+  for_latch(L, op, &F);
+  for (int k = 0; k < op->results.len; k++)
+    lower_set(L, op->results.data[k], in_layout_of(L, body->args.data[1 + k], op->results.data[k]));
+  L->shared_dirty = 1;
+}
+
+/* ---- if ------------------------------------------------------------------------------- */
+
+/* Lowers a branch; its yielded values (in the results' layouts) into out. */
+static LLVMBasicBlockRef lower_branch(Lower *L, const TirOp *op, const TirBlock *b, Regs *out) {
+  lower_block(L, b);
+  const TirOp *yield = terminator(b);
+  for (int k = 0; k < op->results.len && yield; k++) out[k] = in_layout_of(L, yield->operands.data[k], op->results.data[k]);
+  return LLVMGetInsertBlock(L->b);
+}
+
+void lower_if(Lower *L, const TirOp *op) {
+  int n = op->results.len, dirty = L->shared_dirty;
+  Regs *a = arena_alloc(L->arena, sizeof(Regs) * (size_t)(n + 1)), *b = arena_alloc(L->arena, sizeof(Regs) * (size_t)(n + 1));
+  LLVMBasicBlockRef then_ = lower_new_block(L, "then"), else_ = lower_new_block(L, "else"), merge = lower_new_block(L, "endif");
+  LLVMBuildCondBr(L->b, lower_get(L, op->operands.data[0]).v[0], then_, else_);
+  LLVMPositionBuilderAtEnd(L->b, then_);
+  LLVMBasicBlockRef then_end = lower_branch(L, op, op->regions[0], a);
+  int then_dirty = L->shared_dirty;
+  LLVMBuildBr(L->b, merge);
+  L->shared_dirty = dirty;
+  LLVMPositionBuilderAtEnd(L->b, else_);
+  LLVMBasicBlockRef else_end = lower_branch(L, op, op->regions[1], b);
+  LLVMBuildBr(L->b, merge);
+  L->shared_dirty |= then_dirty;
+  LLVMPositionBuilderAtEnd(L->b, merge);
+  for (int k = 0; k < n; k++) {
+    Regs phis = phis_for(L, op->results.data[k]);
+    add_incoming(phis, a[k], then_end);
+    add_incoming(phis, b[k], else_end);
+    lower_set(L, op->results.data[k], phis);
+  }
+}
+
+/* ---- while ---------------------------------------------------------------------------- */
+
+void lower_while(Lower *L, const TirOp *op) {
+  const TirBlock *before = op->regions[0], *after = op->regions[1];
+  int n = op->operands.len;
+  Regs *args = arena_alloc(L->arena, sizeof(Regs) * (size_t)(n + 1));
+  Regs *init = arena_alloc(L->arena, sizeof(Regs) * (size_t)(n + 1));
+  for (int k = 0; k < n; k++) init[k] = in_layout_of(L, op->operands.data[k], before->args.data[k]);
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(L->b), test = lower_new_block(L, "while"),
+                    body = lower_new_block(L, "while_body"), exit = lower_new_block(L, "while_end");
+  LLVMBuildBr(L->b, test);
+  LLVMPositionBuilderAtEnd(L->b, test);
+  for (int k = 0; k < n; k++) {
+    args[k] = phis_for(L, before->args.data[k]);
+    add_incoming(args[k], init[k], pre);
+    lower_set(L, before->args.data[k], args[k]);
+  }
+  L->shared_dirty = 1;
+  lower_block(L, before);
+  const TirOp *cond = terminator(before);
+  LLVMBuildCondBr(L->b, lower_get(L, cond->operands.data[0]).v[0], body, exit);
+  LLVMPositionBuilderAtEnd(L->b, body);
+  for (int k = 0; k < after->args.len; k++) lower_set(L, after->args.data[k], in_layout_of(L, cond->operands.data[k + 1], after->args.data[k]));
+  lower_block(L, after);
+  const TirOp *yield = terminator(after);
+  for (int k = 0; k < n; k++) add_incoming(args[k], in_layout_of(L, yield->operands.data[k], before->args.data[k]), LLVMGetInsertBlock(L->b));
+  LLVMBuildBr(L->b, test);
+  LLVMPositionBuilderAtEnd(L->b, exit);
+  for (int k = 0; k < op->results.len; k++) lower_set(L, op->results.data[k], in_layout_of(L, cond->operands.data[k + 1], op->results.data[k]));
+  L->shared_dirty = 1;
+}

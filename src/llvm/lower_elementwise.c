@@ -1,0 +1,342 @@
+/* Values and elementwise ops, register by register, with the semantics of
+ * the interpreter (src/interp/interp.c): integer division by zero gives -1
+ * and x % 0 = x, shifts past the width give 0 (or -1), maximum and minimum
+ * ignore NaN, float-to-int casts truncate and saturate with NaN -> 0, and
+ * fp16/bf16 math that the GPU has no instruction for runs in fp32.  Every
+ * float op rounds once (LLVM emits .rn instructions, which ptxas does not
+ * contract), so results match the interpreter bit for bit except exp
+ * (ex2.approx, as Triton) and the libdevice functions. */
+#include "lower.h"
+
+static int is_float(const Type *t) { return !t->is_ptr && dtype_is_float(t->elem); }
+static int is_signed(const Type *t) { return !t->is_ptr && dtype_kind(t->elem) == DK_SINT; }
+static int bits_of(const Type *t) { return t->is_ptr ? 64 : dtype_bits(t->elem); }
+
+/* ---- values -------------------------------------------------------------------- */
+
+static LLVMValueRef constant_value(Lower *L, const TirOp *op, const Type *t) {
+  LLVMTypeRef et = lower_elem_type(L, t);
+  if (t->is_ptr) return LLVMConstIntToPtr(LLVMConstInt(L->i64, (unsigned long long)op->ival, 0), et);
+  if (is_float(t)) return LLVMConstReal(et, op->fval);
+  if (t->elem == DT_I1) return LLVMConstInt(et, op->ival != 0, 0);
+  return LLVMConstInt(et, (unsigned long long)op->ival, 1);
+}
+
+static int registers_of(Lower *L, int value, LinearLayout *ll) {
+  lower_linear(L, value, ll);
+  return ll_registers(ll);
+}
+
+void lower_constant(Lower *L, const TirOp *op) {
+  LinearLayout ll;
+  Regs out = lower_regs(L, registers_of(L, op->results.data[0], &ll));
+  LLVMValueRef c = constant_value(L, op, lower_type(L, op->results.data[0]));
+  for (int r = 0; r < out.n; r++) out.v[r] = c;
+  out.uniform = 1;
+  lower_result(L, op, 0, out);
+}
+
+void lower_special(Lower *L, const TirOp *op) {
+  Regs out = lower_regs(L, 1);
+  out.v[0] = op->code == TIR_PROGRAM_ID ? L->target->program_id(L, op->axis) : L->target->num_programs(L, op->axis);
+  const Type *t = lower_type(L, op->results.data[0]);
+  if (bits_of(t) != 32) out.v[0] = LLVMBuildZExt(L->b, out.v[0], lower_elem_type(L, t), "");
+  lower_result(L, op, 0, out);
+}
+
+/* start + the element's coordinate: the thread part once, a constant per register. */
+void lower_make_range(Lower *L, const TirOp *op) {
+  LinearLayout ll;
+  Regs out = lower_regs(L, registers_of(L, op->results.data[0], &ll));
+  Side s;
+  lower_side(&ll, NULL, &s);
+  LLVMValueRef base = LLVMBuildAdd(L->b, lower_thread_offset(L, s.thread), lower_i32(L, op->ival), "");
+  LLVMTypeRef t = lower_elem_type(L, lower_type(L, op->results.data[0]));
+  for (int r = 0; r < out.n; r++) {
+    LLVMValueRef v = LLVMBuildAdd(L->b, base, lower_i32(L, ll_reg_offset(&ll, (uint32_t)r)), "");
+    out.v[r] = t == L->i32 ? v : LLVMBuildSExt(L->b, v, t, "");
+  }
+  lower_result(L, op, 0, out);
+}
+
+/* ---- integers ------------------------------------------------------------------- */
+
+static LLVMValueRef eq_const(Lower *L, LLVMValueRef x, int64_t c) {
+  return LLVMBuildICmp(L->b, LLVMIntEQ, x, lower_int(L, LLVMTypeOf(x), c), "");
+}
+
+/* Division and remainder as the GPU does them, without LLVM's undefined cases:
+ * x / 0 = -1, x % 0 = x, INT_MIN / -1 = INT_MIN, x % -1 = 0. */
+static LLVMValueRef int_divide(Lower *L, TirCode code, const Type *t, LLVMValueRef a, LLVMValueRef b) {
+  LLVMBuilderRef B = L->b;
+  LLVMTypeRef ty = LLVMTypeOf(a);
+  LLVMValueRef zero = eq_const(L, b, 0), one = lower_int(L, ty, 1);
+  LLVMValueRef minus_one = is_signed(t) ? eq_const(L, b, -1) : LLVMConstInt(L->i1, 0, 0);
+  LLVMValueRef safe = LLVMBuildSelect(B, LLVMBuildOr(B, zero, minus_one, ""), one, b, "");
+  LLVMValueRef r;
+  if (code == TIR_DIV) {
+    r = is_signed(t) ? LLVMBuildSDiv(B, a, safe, "") : LLVMBuildUDiv(B, a, safe, "");
+    r = LLVMBuildSelect(B, minus_one, LLVMBuildNeg(B, a, ""), r, "");
+    return LLVMBuildSelect(B, zero, lower_int(L, ty, -1), r, "");
+  }
+  r = is_signed(t) ? LLVMBuildSRem(B, a, safe, "") : LLVMBuildURem(B, a, safe, "");
+  r = LLVMBuildSelect(B, minus_one, LLVMConstNull(ty), r, "");
+  return LLVMBuildSelect(B, zero, a, r, "");
+}
+
+/* Shifts by the width or more (or a negative amount): 0, or -1 for a
+ * negative signed value shifted right. */
+static LLVMValueRef int_shift(Lower *L, TirCode code, const Type *t, LLVMValueRef a, LLVMValueRef b) {
+  LLVMBuilderRef B = L->b;
+  LLVMTypeRef ty = LLVMTypeOf(a);
+  int bits = bits_of(t);
+  LLVMValueRef past = LLVMBuildICmp(B, LLVMIntUGE, b, lower_int(L, ty, bits), "");
+  LLVMValueRef n = LLVMBuildAnd(B, b, lower_int(L, ty, bits - 1), "");
+  if (code == TIR_SHL) return LLVMBuildSelect(B, past, LLVMConstNull(ty), LLVMBuildShl(B, a, n, ""), "");
+  if (!is_signed(t)) return LLVMBuildSelect(B, past, LLVMConstNull(ty), LLVMBuildLShr(B, a, n, ""), "");
+  LLVMValueRef fill = LLVMBuildAShr(B, a, lower_int(L, ty, bits - 1), "");
+  return LLVMBuildSelect(B, past, fill, LLVMBuildAShr(B, a, n, ""), "");
+}
+
+static LLVMValueRef umulhi(Lower *L, const Type *t, LLVMValueRef a, LLVMValueRef b) {
+  int bits = bits_of(t);
+  LLVMTypeRef wide = lower_int_type(L, 2 * bits);
+  LLVMValueRef p = LLVMBuildMul(L->b, LLVMBuildZExt(L->b, a, wide, ""), LLVMBuildZExt(L->b, b, wide, ""), "");
+  return LLVMBuildTrunc(L->b, LLVMBuildLShr(L->b, p, lower_int(L, wide, bits), ""), LLVMTypeOf(a), "");
+}
+
+static LLVMIntPredicate int_predicate(int kind, int is_signed_) {
+  static const LLVMIntPredicate s[] = {LLVMIntSLT, LLVMIntSLE, LLVMIntSGT, LLVMIntSGE, LLVMIntEQ, LLVMIntNE};
+  static const LLVMIntPredicate u[] = {LLVMIntULT, LLVMIntULE, LLVMIntUGT, LLVMIntUGE, LLVMIntEQ, LLVMIntNE};
+  return is_signed_ ? s[kind] : u[kind];
+}
+
+static LLVMValueRef int_binary(Lower *L, TirCode code, const Type *t, LLVMValueRef a, LLVMValueRef b) {
+  LLVMBuilderRef B = L->b;
+  int sg = is_signed(t);
+  switch (code) {
+  case TIR_ADD: return LLVMBuildAdd(B, a, b, "");
+  case TIR_SUB: return LLVMBuildSub(B, a, b, "");
+  case TIR_MUL: return LLVMBuildMul(B, a, b, "");
+  case TIR_DIV: case TIR_REM: return int_divide(L, code, t, a, b);
+  case TIR_AND: return LLVMBuildAnd(B, a, b, "");
+  case TIR_OR: return LLVMBuildOr(B, a, b, "");
+  case TIR_XOR: return LLVMBuildXor(B, a, b, "");
+  case TIR_SHL: case TIR_SHR: return int_shift(L, code, t, a, b);
+  case TIR_MAXIMUM: return LLVMBuildSelect(B, LLVMBuildICmp(B, int_predicate(CMP_LT, sg), a, b, ""), b, a, "");
+  case TIR_MINIMUM: return LLVMBuildSelect(B, LLVMBuildICmp(B, int_predicate(CMP_LT, sg), b, a, ""), b, a, "");
+  case TIR_UMULHI: return umulhi(L, t, a, b);
+  default: lower_fail(L, "'%s' on integers", tir_op_name(code));
+  }
+}
+
+static LLVMValueRef int_unary(Lower *L, TirCode code, const Type *t, LLVMValueRef a) {
+  LLVMTypeRef ty = LLVMTypeOf(a);
+  switch (code) {
+  case TIR_NEG: return LLVMBuildNeg(L->b, a, "");
+  case TIR_NOT: return LLVMBuildNot(L->b, a, "");
+  case TIR_ABS: {
+    if (!is_signed(t)) return a;
+    LLVMValueRef negative = LLVMBuildICmp(L->b, LLVMIntSLT, a, LLVMConstNull(ty), "");
+    return LLVMBuildSelect(L->b, negative, LLVMBuildNeg(L->b, a, ""), a, "");
+  }
+  default: lower_fail(L, "'%s' needs floating-point operands", tir_op_name(code));
+  }
+}
+
+/* ---- floats ---------------------------------------------------------------------- */
+
+/* fp16 and bf16 math the GPU lacks runs in fp32, then rounds back. */
+static int narrow(LLVMTypeRef t, Lower *L) { return t == L->f16 || t == L->bf16; }
+
+static LLVMValueRef libdevice(Lower *L, const char *name, LLVMValueRef *x, int n) {
+  LLVMTypeRef t = LLVMTypeOf(x[0]), p[3] = {t, t, t};
+  const char *full = arena_printf(L->arena, "__nv_%s%s", name, t == L->f32 ? "f" : "");
+  return lower_call(L, full, t, p, n, x);
+}
+
+static LLVMValueRef unary_intrinsic(Lower *L, const char *name, LLVMValueRef x) {
+  LLVMTypeRef t = LLVMTypeOf(x);
+  return lower_intrinsic(L, name, &t, 1, &x, 1);
+}
+
+static LLVMValueRef binary_intrinsic(Lower *L, const char *name, LLVMValueRef a, LLVMValueRef b) {
+  LLVMTypeRef t = LLVMTypeOf(a);
+  LLVMValueRef x[2] = {a, b};
+  return lower_intrinsic(L, name, &t, 1, x, 2);
+}
+
+/* exp(x) = ex2.approx(x * log2(e)) for fp32, as Triton; libdevice for fp64. */
+static LLVMValueRef float_exp(Lower *L, TirCode code, LLVMValueRef x) {
+  if (LLVMTypeOf(x) == L->f64) return libdevice(L, code == TIR_EXP ? "exp" : "exp2", &x, 1);
+  if (code == TIR_EXP) x = LLVMBuildFMul(L->b, x, LLVMConstReal(L->f32, 1.4426950408889634), "");
+  return L->target->exp2_approx(L, x);
+}
+
+static LLVMValueRef float_unary_wide(Lower *L, TirCode code, LLVMValueRef x) {
+  switch (code) {
+  case TIR_NEG: return LLVMBuildFNeg(L->b, x, "");
+  case TIR_ABS: return unary_intrinsic(L, "llvm.fabs", x);
+  case TIR_FLOOR: return unary_intrinsic(L, "llvm.floor", x);
+  case TIR_CEIL: return unary_intrinsic(L, "llvm.ceil", x);
+  case TIR_SQRT: return unary_intrinsic(L, "llvm.sqrt", x);
+  case TIR_EXP: case TIR_EXP2: return float_exp(L, code, x);
+  case TIR_LOG: return libdevice(L, "log", &x, 1);
+  case TIR_LOG2: return libdevice(L, "log2", &x, 1);
+  case TIR_RSQRT: return libdevice(L, "rsqrt", &x, 1);
+  case TIR_SIN: return libdevice(L, "sin", &x, 1);
+  case TIR_COS: return libdevice(L, "cos", &x, 1);
+  case TIR_ERF: return libdevice(L, "erf", &x, 1);
+  default: lower_fail(L, "'%s' on floats", tir_op_name(code));
+  }
+}
+
+static LLVMValueRef float_unary(Lower *L, TirCode code, LLVMValueRef x) {
+  LLVMTypeRef t = LLVMTypeOf(x);
+  if (code == TIR_NEG || code == TIR_ABS || !narrow(t, L)) return float_unary_wide(L, code, x);
+  LLVMValueRef r = float_unary_wide(L, code, LLVMBuildFPExt(L->b, x, L->f32, ""));
+  return LLVMBuildFPTrunc(L->b, r, t, "");
+}
+
+static LLVMValueRef float_rem(Lower *L, LLVMValueRef a, LLVMValueRef b) {
+  LLVMTypeRef t = LLVMTypeOf(a);
+  if (!narrow(t, L)) {
+    LLVMValueRef x[2] = {a, b};
+    return libdevice(L, "fmod", x, 2);
+  }
+  LLVMValueRef x[2] = {LLVMBuildFPExt(L->b, a, L->f32, ""), LLVMBuildFPExt(L->b, b, L->f32, "")};
+  return LLVMBuildFPTrunc(L->b, libdevice(L, "fmod", x, 2), t, ""); /* exact in fp32, so rounds once */
+}
+
+static LLVMValueRef float_binary(Lower *L, TirCode code, LLVMValueRef a, LLVMValueRef b) {
+  switch (code) {
+  case TIR_ADD: return LLVMBuildFAdd(L->b, a, b, "");
+  case TIR_SUB: return LLVMBuildFSub(L->b, a, b, "");
+  case TIR_MUL: return LLVMBuildFMul(L->b, a, b, "");
+  case TIR_DIV: return LLVMBuildFDiv(L->b, a, b, "");
+  case TIR_REM: return float_rem(L, a, b);
+  case TIR_MAXIMUM: return binary_intrinsic(L, "llvm.maxnum", a, b);
+  case TIR_MINIMUM: return binary_intrinsic(L, "llvm.minnum", a, b);
+  default: lower_fail(L, "integer operation '%s' on floats", tir_op_name(code));
+  }
+}
+
+/* Ordered comparisons, except != which is true for NaN. */
+static LLVMValueRef float_compare(Lower *L, int kind, LLVMValueRef a, LLVMValueRef b) {
+  static const LLVMRealPredicate p[] = {LLVMRealOLT, LLVMRealOLE, LLVMRealOGT, LLVMRealOGE, LLVMRealOEQ, LLVMRealUNE};
+  return LLVMBuildFCmp(L->b, p[kind], a, b, "");
+}
+
+/* fma in fp32 for fp16/bf16 operands, rounded back once: the interpreter's order. */
+static LLVMValueRef float_fma(Lower *L, LLVMValueRef *x) {
+  LLVMTypeRef t = LLVMTypeOf(x[0]);
+  LLVMValueRef y[3] = {x[0], x[1], x[2]};
+  for (int i = 0; narrow(t, L) && i < 3; i++) y[i] = LLVMBuildFPExt(L->b, x[i], L->f32, "");
+  LLVMTypeRef wt = LLVMTypeOf(y[0]);
+  LLVMValueRef r = lower_intrinsic(L, "llvm.fma", &wt, 1, y, 3);
+  return narrow(t, L) ? LLVMBuildFPTrunc(L->b, r, t, "") : r;
+}
+
+LLVMValueRef lower_scalar(Lower *L, TirCode code, int kind, const Type *t, LLVMValueRef *x) {
+  int fl = is_float(t);
+  switch (code) {
+  case TIR_CMP:
+    if (fl) return float_compare(L, kind, x[0], x[1]);
+    return LLVMBuildICmp(L->b, int_predicate(kind, is_signed(t)), x[0], x[1], "");
+  case TIR_SELECT: return LLVMBuildSelect(L->b, x[0], x[1], x[2], "");
+  case TIR_FMA: return float_fma(L, x);
+  case TIR_CLAMP:
+    return binary_intrinsic(L, "llvm.minnum", binary_intrinsic(L, "llvm.maxnum", x[0], x[1]), x[2]);
+  case TIR_NEG: case TIR_NOT: case TIR_ABS: case TIR_EXP: case TIR_EXP2: case TIR_LOG: case TIR_LOG2:
+  case TIR_SQRT: case TIR_RSQRT: case TIR_SIN: case TIR_COS: case TIR_ERF: case TIR_FLOOR: case TIR_CEIL:
+    return fl ? float_unary(L, code, x[0]) : int_unary(L, code, t, x[0]);
+  default: return fl ? float_binary(L, code, x[0], x[1]) : int_binary(L, code, t, x[0], x[1]);
+  }
+}
+
+/* ---- conversions ----------------------------------------------------------------- */
+
+/* Narrowing toward zero, as the interpreter: round to nearest, then one
+ * step toward zero where that went past the value. */
+static LLVMValueRef truncate_toward_zero(Lower *L, LLVMValueRef v, LLVMTypeRef to) {
+  LLVMBuilderRef B = L->b;
+  LLVMValueRef r = LLVMBuildFPTrunc(B, v, to, "");
+  LLVMValueRef back = LLVMBuildFPExt(B, r, LLVMTypeOf(v), "");
+  LLVMValueRef past = LLVMBuildFCmp(B, LLVMRealOGT, unary_intrinsic(L, "llvm.fabs", back), unary_intrinsic(L, "llvm.fabs", v), "");
+  LLVMTypeRef it = lower_int_type(L, lower_type_bits(to));
+  LLVMValueRef stepped = LLVMBuildSub(B, LLVMBuildBitCast(B, r, it, ""), lower_int(L, it, 1), "");
+  return LLVMBuildSelect(B, past, LLVMBuildBitCast(B, stepped, to, ""), r, "");
+}
+
+static LLVMValueRef float_to_float(Lower *L, LLVMValueRef v, LLVMTypeRef to, int rounding) {
+  LLVMTypeRef from = LLVMTypeOf(v);
+  if (from == to) return v;
+  if (lower_type_bits(to) > lower_type_bits(from)) return LLVMBuildFPExt(L->b, v, to, "");
+  if (lower_type_bits(to) == lower_type_bits(from)) v = LLVMBuildFPExt(L->b, v, L->f32, ""); /* fp16 <-> bf16: exact in fp32 */
+  return rounding == ROUND_RTZ ? truncate_toward_zero(L, v, to) : LLVMBuildFPTrunc(L->b, v, to, "");
+}
+
+static LLVMValueRef float_to_int(Lower *L, LLVMValueRef v, const Type *to) {
+  LLVMTypeRef it = lower_elem_type(L, to);
+  if (to->elem == DT_I1) return LLVMBuildFCmp(L->b, LLVMRealUNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
+  LLVMTypeRef types[2] = {it, LLVMTypeOf(v)};
+  return lower_intrinsic(L, is_signed(to) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", types, 2, &v, 1);
+}
+
+static LLVMValueRef int_to_int(Lower *L, LLVMValueRef v, const Type *from, const Type *to) {
+  LLVMTypeRef it = lower_elem_type(L, to);
+  if (to->elem == DT_I1) return LLVMBuildICmp(L->b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
+  int fb = bits_of(from), tb = bits_of(to);
+  if (tb < fb) return LLVMBuildTrunc(L->b, v, it, "");
+  if (tb > fb) return is_signed(from) ? LLVMBuildSExt(L->b, v, it, "") : LLVMBuildZExt(L->b, v, it, "");
+  return v;
+}
+
+static LLVMValueRef pointer_cast(Lower *L, LLVMValueRef v, const Type *to) {
+  LLVMTypeRef it = lower_elem_type(L, to);
+  int from_ptr = LLVMGetTypeKind(LLVMTypeOf(v)) == LLVMPointerTypeKind;
+  if (to->is_ptr) return from_ptr ? v : LLVMBuildIntToPtr(L->b, v, it, "");
+  LLVMValueRef bits = LLVMBuildPtrToInt(L->b, v, L->i64, "");
+  return it == L->i64 ? bits : LLVMBuildTrunc(L->b, bits, it, "");
+}
+
+LLVMValueRef lower_cast_value(Lower *L, LLVMValueRef v, const Type *from, const Type *to, int rounding) {
+  LLVMTypeRef it = lower_elem_type(L, to);
+  if (from->is_ptr || to->is_ptr) return pointer_cast(L, v, to);
+  if (is_float(from) && is_float(to)) return float_to_float(L, v, it, rounding);
+  if (is_float(from)) return float_to_int(L, v, to);
+  if (is_float(to)) return is_signed(from) ? LLVMBuildSIToFP(L->b, v, it, "") : LLVMBuildUIToFP(L->b, v, it, "");
+  return int_to_int(L, v, from, to);
+}
+
+static LLVMValueRef bitcast(Lower *L, LLVMValueRef v, const Type *from, const Type *to) {
+  if (from->is_ptr || to->is_ptr) return pointer_cast(L, v, to);
+  return LLVMBuildBitCast(L->b, v, lower_elem_type(L, to), "");
+}
+
+/* ---- the op ------------------------------------------------------------------------- */
+
+/* Operands in the result's layout, register by register; an op whose
+ * operands are each one value (constants, splats, scalars) is computed once. */
+void lower_elementwise(Lower *L, const TirOp *op) {
+  int res = op->results.data[0];
+  const Type *rt = lower_type(L, res);
+  LinearLayout ll;
+  Regs out = lower_regs(L, registers_of(L, res, &ll)), in[3];
+  int n = op->operands.len, uniform = 1;
+  for (int k = 0; k < n; k++) {
+    in[k] = lower_operand(L, op, k, rt->rank ? &ll : NULL);
+    uniform &= in[k].uniform || !lower_type(L, op->operands.data[k])->rank;
+  }
+  const Type *t = lower_type(L, op->operands.data[op->code == TIR_SELECT ? 1 : 0]);
+  for (int r = 0; r < (uniform ? 1 : out.n); r++) {
+    LLVMValueRef x[3];
+    for (int k = 0; k < n; k++) x[k] = in[k].v[r];
+    if (op->code == TIR_CAST) out.v[r] = lower_cast_value(L, x[0], t, rt, op->kind);
+    else if (op->code == TIR_BITCAST) out.v[r] = bitcast(L, x[0], t, rt);
+    else out.v[r] = lower_scalar(L, op->code, op->kind, t, x);
+  }
+  for (int r = 1; uniform && r < out.n; r++) out.v[r] = out.v[0];
+  out.uniform = uniform;
+  lower_result(L, op, 0, out);
+}

@@ -1,0 +1,103 @@
+/* Ops that move elements between layouts or shapes: splat, broadcast,
+ * expand_dims, reshape, trans, convert_layout (and hint, which moves
+ * nothing).  One mechanism serves them all: each op is a GF(2)-linear map
+ * from a destination element's flat offset to its source element's
+ * (expand_dims, reshape and convert keep row-major offsets; broadcast drops
+ * the grown dimensions' bits; trans permutes them).  When the map carries
+ * the destination's lane and warp bases onto the source's, every thread
+ * already holds what it needs and the op only renames registers; otherwise
+ * the tile goes through shared memory (lower_shared.c). */
+#include "lower.h"
+
+#include <string.h>
+
+static int log2_of(int64_t x) { return x > 1 ? 63 - __builtin_clzll((unsigned long long)x) : 0; }
+
+static void strides(const Type *t, int64_t *stride) {
+  int64_t s = 1;
+  for (int d = t->rank - 1; d >= 0; d--) {
+    stride[d] = s;
+    s *= t->shape[d];
+  }
+}
+
+/* The map of an op whose destination dimension e reads source dimension
+ * from[e] (-1: a dimension of size 1 in the source, which reads 0). */
+static void dimension_map(const Type *dst, const Type *src, const int *from, BitMap *m) {
+  int64_t ds[MAX_RANK], ss[MAX_RANK];
+  strides(dst, ds);
+  strides(src, ss);
+  memset(m, 0, sizeof *m);
+  m->n = log2_of(type_numel(src));
+  for (int e = 0; e < dst->rank; e++)
+    for (int k = 0; (1LL << k) < dst->shape[e]; k++)
+      m->image[log2_of(ds[e]) + k] = from[e] < 0 ? 0 : 1u << (log2_of(ss[from[e]]) + k);
+}
+
+static int same_linear(const LinearLayout *a, const LinearLayout *b) {
+  return a->n_reg == b->n_reg && !memcmp(a->reg, b->reg, sizeof(uint32_t) * (size_t)a->n_reg) && ll_same_threads(a, b);
+}
+
+/* Each destination register from the source register that holds its
+ * element in the same thread; 0 if some element is in another thread. */
+static int rename_registers(Regs src, const LinearLayout *from, const Side *to, Regs out) {
+  Side s;
+  lower_side(from, NULL, &s);
+  if (memcmp(s.thread, to->thread, sizeof s.thread)) return 0;
+  for (int r = 0; r < out.n; r++) {
+    uint32_t off = 0;
+    for (int i = 0; i < to->n_reg; i++)
+      if (r >> i & 1) off ^= to->reg[i];
+    int k = ll_find_register(from, off);
+    if (k < 0) return 0;
+    out.v[r] = src.v[k];
+  }
+  return 1;
+}
+
+Regs lower_move(Lower *L, Regs src, const LinearLayout *from, const LinearLayout *to, const BitMap *map,
+                LLVMTypeRef elem) {
+  if (!map && same_linear(from, to)) return src;
+  Regs out = lower_regs(L, ll_registers(to));
+  if (from->rank == 0 || src.uniform) { /* a scalar, or a tile of one value (constants, splats) */
+    for (int r = 0; r < out.n; r++) out.v[r] = src.v[0];
+    out.uniform = 1;
+    return out;
+  }
+  Side dst;
+  lower_side(to, map, &dst);
+  if (rename_registers(src, from, &dst, out)) return out;
+  Exchange x;
+  memset(&x, 0, sizeof x);
+  lower_side(from, NULL, &x.from);
+  x.to = dst;
+  x.space_bits = log2_of(shape_numel(from->rank, from->shape));
+  x.elem = elem;
+  return lower_exchange(L, &x, src);
+}
+
+void lower_splat(Lower *L, const TirOp *op) {
+  LinearLayout to;
+  lower_linear(L, op->results.data[0], &to);
+  Regs s = lower_get(L, op->operands.data[0]), out = lower_regs(L, ll_registers(&to));
+  for (int r = 0; r < out.n; r++) out.v[r] = s.v[0];
+  out.uniform = 1;
+  lower_result(L, op, 0, out);
+}
+
+void lower_shape_op(Lower *L, const TirOp *op) {
+  int src = op->operands.data[0], dst = op->results.data[0];
+  const Type *st = lower_type(L, src), *dt = lower_type(L, dst);
+  LinearLayout from, to;
+  lower_linear(L, src, &from);
+  lower_linear(L, dst, &to);
+  BitMap map, *m = NULL;
+  int dims[MAX_RANK];
+  if (op->code == TIR_BROADCAST || op->code == TIR_TRANS) {
+    for (int e = 0; e < dt->rank; e++)
+      dims[e] = op->code == TIR_TRANS ? (int)op->ints[e] : st->shape[e] == 1 && dt->shape[e] != 1 ? -1 : e;
+    dimension_map(dt, st, dims, &map);
+    m = &map;
+  }
+  lower_result(L, op, 0, lower_move(L, lower_get(L, src), &from, &to, m, lower_elem_type(L, dt)));
+}

@@ -1,0 +1,265 @@
+/* The NVPTX target's primitives: NVVM intrinsics where LLVM 19 has them,
+ * inline PTX where Triton uses it to control the instruction (predicated
+ * vector loads and stores, atomics with memory semantics). */
+#include "lower.h"
+
+#include <string.h>
+
+static LLVMValueRef special_register(Lower *L, const char *name) { return lower_call(L, name, L->i32, NULL, 0, NULL); }
+
+static void prologue(Lower *L) {
+  L->tid = special_register(L, "llvm.nvvm.read.ptx.sreg.tid.x");
+  /* the dynamic shared memory: one extern array, 16-byte aligned */
+  LLVMValueRef smem = LLVMAddGlobalInAddressSpace(L->module, LLVMArrayType(L->i8, 0), "global_smem", 3);
+  LLVMSetLinkage(smem, LLVMExternalLinkage);
+  LLVMSetAlignment(smem, 16);
+  L->shared = smem;
+}
+
+static LLVMValueRef program_id(Lower *L, int axis) {
+  static const char *const names[] = {"llvm.nvvm.read.ptx.sreg.ctaid.x", "llvm.nvvm.read.ptx.sreg.ctaid.y",
+                                      "llvm.nvvm.read.ptx.sreg.ctaid.z"};
+  return special_register(L, names[axis]);
+}
+
+static LLVMValueRef num_programs(Lower *L, int axis) {
+  static const char *const names[] = {"llvm.nvvm.read.ptx.sreg.nctaid.x", "llvm.nvvm.read.ptx.sreg.nctaid.y",
+                                      "llvm.nvvm.read.ptx.sreg.nctaid.z"};
+  return special_register(L, names[axis]);
+}
+
+static void barrier(Lower *L) { lower_call(L, "llvm.nvvm.barrier0", L->void_t, NULL, 0, NULL); }
+
+static LLVMValueRef shuffle_xor(Lower *L, LLVMValueRef value, int lane_mask) {
+  LLVMTypeRef p[4] = {L->i32, L->i32, L->i32, L->i32};
+  LLVMValueRef args[4] = {lower_i32(L, -1), value, lower_i32(L, lane_mask), lower_i32(L, 0x1f)};
+  return lower_call(L, "llvm.nvvm.shfl.sync.bfly.i32", L->i32, p, 4, args);
+}
+
+/* ---- global memory ---------------------------------------------------------- */
+
+static char reg_class(int bits) { return bits == 64 ? 'l' : bits == 32 ? 'r' : 'h'; }
+
+/* The words of a packed value, as the operands inline PTX takes
+ * (8-bit words widened to the 16-bit registers PTX has). */
+static void words_of(Lower *L, const GlobalAccess *a, LLVMValueRef v, LLVMValueRef *out) {
+  if (a->words == 1) out[0] = v;
+  else
+    for (int i = 0; i < a->words; i++) out[i] = LLVMBuildExtractElement(L->b, v, lower_i32(L, i), "");
+  for (int i = 0; a->word_bits == 8 && i < a->words; i++) out[i] = LLVMBuildZExt(L->b, out[i], L->i16, "");
+}
+
+static LLVMValueRef value_of_words(Lower *L, const GlobalAccess *a, LLVMValueRef result) {
+  if (a->words == 1) return a->word_bits == 8 ? LLVMBuildTrunc(L->b, result, L->i8, "") : result;
+  LLVMValueRef v = LLVMGetUndef(a->type);
+  for (int i = 0; i < a->words; i++)
+    v = LLVMBuildInsertElement(L->b, v, LLVMBuildExtractValue(L->b, result, (unsigned)i, ""), lower_i32(L, i), "");
+  return v;
+}
+
+/* ".b32", ".v4.b32", ".u8" (8-bit words move through 16-bit registers) */
+static const char *access_type(Lower *L, const GlobalAccess *a) {
+  const char *base = a->word_bits == 8 ? ".u8" : a->word_bits == 16 ? ".b16" : a->word_bits == 32 ? ".b32" : ".b64";
+  return a->words == 1 ? base : arena_printf(L->arena, ".v%d%s", a->words, base);
+}
+
+/* "{ $0, $1 }" or "$0" for `count` operands from `first`. */
+static const char *operand_list(Lower *L, int first, int count) {
+  Buf b;
+  buf_init(&b, L->arena);
+  if (count > 1) buf_puts(&b, "{ ");
+  for (int i = 0; i < count; i++) buf_printf(&b, "%s$%d", i ? ", " : "", first + i);
+  if (count > 1) buf_puts(&b, " }");
+  return buf_cstr(&b);
+}
+
+static int plain(const GlobalAccess *a) { return !a->predicate && !a->cache && !a->evict && !a->is_volatile; }
+
+/* The cache operator or eviction priority: ".cg", ".L1::evict_last" (PTX takes one of them, not both;
+ * volatile takes neither). */
+static const char *cache_qualifier(const GlobalAccess *a) {
+  static const char *const evict[] = {"", ".L1::evict_first", ".L1::evict_last", ".L1::evict_normal"};
+  if (a->is_volatile) return "";
+  if (a->cache) return a->cache;
+  return evict[a->evict];
+}
+
+/* "mov.b32 $0, $6; ... @$4 ld.global.v4.b32 { $0, $1, $2, $3 }, [ $5 + 0 ];"
+ * with outputs $0..$n-1, then the predicate, the address and the others. */
+static const char *load_text(Lower *L, const GlobalAccess *a, int wb) {
+  int n = a->words, pred = n, addr = n + (a->predicate ? 1 : 0), other = addr + 1;
+  Buf text;
+  buf_init(&text, L->arena);
+  for (int i = 0; a->predicate && i < n; i++) {
+    if (a->other) buf_printf(&text, "mov.b%d $%d, $%d;\n\t", wb, i, other + i);
+    else buf_printf(&text, "mov.b%d $%d, 0;\n\t", wb, i);
+  }
+  if (a->predicate) buf_printf(&text, "@$%d ", pred);
+  buf_printf(&text, "ld%s.global%s%s %s, [ $%d + 0 ];", a->is_volatile ? ".volatile" : "", cache_qualifier(a),
+             access_type(L, a), operand_list(L, 0, n), addr);
+  return buf_cstr(&text);
+}
+
+static LLVMValueRef load(Lower *L, const GlobalAccess *a) {
+  if (plain(a)) {
+    LLVMValueRef v = LLVMBuildLoad2(L->b, a->type, a->address, "");
+    LLVMSetAlignment(v, (unsigned)a->bytes);
+    return v;
+  }
+  int n = a->words, wb = a->word_bits < 16 ? 16 : a->word_bits, n_args = 0;
+  LLVMValueRef args[8];
+  Buf cons;
+  buf_init(&cons, L->arena);
+  for (int i = 0; i < n; i++) buf_printf(&cons, "%s=%c", i ? "," : "", reg_class(wb));
+  if (a->predicate) buf_puts(&cons, ",b"), args[n_args++] = a->predicate;
+  buf_puts(&cons, ",l");
+  args[n_args++] = a->address;
+  if (a->predicate && a->other) {
+    words_of(L, a, a->other, args + n_args);
+    for (int i = 0; i < n; i++) buf_printf(&cons, ",%c", reg_class(wb));
+    n_args += n;
+  }
+  LLVMTypeRef word = lower_int_type(L, wb), members[4] = {word, word, word, word};
+  LLVMTypeRef ret = n == 1 ? word : LLVMStructTypeInContext(L->ctx, members, (unsigned)n, 0);
+  return value_of_words(L, a, lower_inline_asm(L, ret, load_text(L, a, wb), buf_cstr(&cons), args, n_args, 1));
+}
+
+static void store(Lower *L, const GlobalAccess *a) {
+  if (plain(a)) {
+    LLVMValueRef s = LLVMBuildStore(L->b, a->value, a->address);
+    LLVMSetAlignment(s, (unsigned)a->bytes);
+    return;
+  }
+  int n = a->words, wb = a->word_bits < 16 ? 16 : a->word_bits, first = a->predicate ? 2 : 1;
+  Buf text, cons;
+  buf_init(&text, L->arena);
+  buf_init(&cons, L->arena);
+  LLVMValueRef args[8];
+  int n_args = 0;
+  if (a->predicate) {
+    buf_puts(&text, "@$0 ");
+    buf_puts(&cons, "b,");
+    args[n_args++] = a->predicate;
+  }
+  buf_printf(&text, "st%s.global%s%s [ $%d + 0 ], %s;", a->is_volatile ? ".volatile" : "", cache_qualifier(a),
+             access_type(L, a), first - 1, operand_list(L, first, n));
+  buf_puts(&cons, "l");
+  args[n_args++] = a->address;
+  words_of(L, a, a->value, args + n_args);
+  for (int i = 0; i < n; i++) buf_printf(&cons, ",%c", reg_class(wb));
+  n_args += n;
+  lower_inline_asm(L, L->void_t, buf_cstr(&text), buf_cstr(&cons), args, n_args, 1);
+}
+
+/* ---- atomics ------------------------------------------------------------------- */
+
+static int atomic_native(Lower *L, int op, DType t) {
+  int bits = dtype_bits(t), is_float = dtype_is_float(t);
+  switch (op) {
+  case ATOMIC_CAS: return bits >= 16;
+  case ATOM_ADD:
+    if (t == DT_BF16) return L->compute_capability >= 90;
+    return is_float || bits >= 32;
+  case ATOM_MAX: case ATOM_MIN: return !is_float && bits >= 32;
+  default: return bits >= 32; /* and, or, xor, xchg */
+  }
+}
+
+static const char *atomic_suffix(int op, DType t) {
+  int bits = dtype_bits(t), is_signed = dtype_kind(t) == DK_SINT;
+  switch (op) {
+  case ATOM_ADD:
+    if (t == DT_FP16) return ".noftz.f16";
+    if (t == DT_BF16) return ".noftz.bf16";
+    if (t == DT_FP32) return ".f32";
+    if (t == DT_FP64) return ".f64";
+    return bits == 64 ? ".u64" : ".u32";
+  case ATOM_MAX: case ATOM_MIN:
+    return bits == 64 ? (is_signed ? ".s64" : ".u64") : (is_signed ? ".s32" : ".u32");
+  default: return bits == 64 ? ".b64" : bits == 32 ? ".b32" : ".b16";
+  }
+}
+
+static const char *atomic_name(int op) {
+  static const char *const names[] = {"add", "max", "min", "and", "or", "xor", "exch", "cas"};
+  return names[op];
+}
+
+static const char *sem_name(int sem) {
+  static const char *const names[] = {".acq_rel", ".acquire", ".release", ".relaxed"};
+  return names[sem];
+}
+
+static const char *scope_name(int scope) {
+  static const char *const names[] = {".gpu", ".cta", ".sys"};
+  return names[scope];
+}
+
+/* "atom.acq_rel.gpu.global.add.f32 $0, [ $1 + 0 ], $2;"; a CAS compares
+ * with $2 and stores $3 (PTX: atom.cas d, [a], b, c). */
+static LLVMValueRef atomic(Lower *L, const AtomicAccess *a) {
+  int bits = dtype_bits(a->type), cas = a->op == ATOMIC_CAS;
+  char c = reg_class(bits);
+  const char *text = arena_printf(L->arena, "atom%s%s.global.%s%s $0, [ $1 + 0 ], $2%s;", sem_name(a->sem),
+                                  scope_name(a->scope), atomic_name(a->op), atomic_suffix(a->op, a->type),
+                                  cas ? ", $3" : "");
+  const char *cons = cas ? arena_printf(L->arena, "=%c,l,%c,%c,~{memory}", c, c, c)
+                         : arena_printf(L->arena, "=%c,l,%c,~{memory}", c, c);
+  LLVMValueRef args[3] = {a->address, cas ? a->compare : a->value, a->value};
+  return lower_inline_asm(L, lower_int_type(L, bits), text, cons, args, cas ? 3 : 2, 1);
+}
+
+/* ---- math and debugging --------------------------------------------------------- */
+
+static LLVMValueRef exp2_approx(Lower *L, LLVMValueRef x) {
+  return lower_call(L, "llvm.nvvm.ex2.approx.f", L->f32, &L->f32, 1, &x);
+}
+
+static LLVMValueRef round_tf32(Lower *L, LLVMValueRef x) {
+  LLVMValueRef bits = lower_call(L, "llvm.nvvm.f2tf32.rna", L->i32, &L->f32, 1, &x);
+  return LLVMBuildBitCast(L->b, bits, L->f32, "");
+}
+
+static LLVMValueRef string(Lower *L, const char *s) {
+  size_t n = strlen(s) + 1;
+  LLVMValueRef init = LLVMConstStringInContext(L->ctx, s, (unsigned)n - 1, 0);
+  LLVMValueRef g = LLVMAddGlobalInAddressSpace(L->module, LLVMTypeOf(init), "str", 1);
+  LLVMSetInitializer(g, init);
+  LLVMSetGlobalConstant(g, 1);
+  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+  return LLVMConstAddrSpaceCast(g, L->generic_ptr);
+}
+
+static void vprintf_(Lower *L, LLVMValueRef format, LLVMValueRef args) {
+  LLVMTypeRef p[2] = {L->generic_ptr, L->generic_ptr};
+  LLVMValueRef a[2] = {format, args};
+  lower_call(L, "vprintf", L->i32, p, 2, a);
+}
+
+static void assert_fail(Lower *L, LLVMValueRef message, LLVMValueRef file, int line, LLVMValueRef function) {
+  LLVMTypeRef p[5] = {L->generic_ptr, L->generic_ptr, L->i32, L->generic_ptr, L->i64};
+  LLVMValueRef a[5] = {message, file, lower_i32(L, line), function, lower_int(L, L->i64, 1)};
+  lower_call(L, "__assertfail", L->void_t, p, 5, a);
+}
+
+static const Target nvptx = {
+    .global_space = 1,
+    .shared_space = 3,
+    .prologue = prologue,
+    .program_id = program_id,
+    .num_programs = num_programs,
+    .barrier = barrier,
+    .shuffle_xor = shuffle_xor,
+    .load = load,
+    .store = store,
+    .atomic_native = atomic_native,
+    .atomic = atomic,
+    .exp2_approx = exp2_approx,
+    .round_tf32 = round_tf32,
+    .vprintf = vprintf_,
+    .assert_fail = assert_fail,
+    .string = string,
+};
+
+const Target *target_nvptx(void) { return &nvptx; }
