@@ -74,4 +74,58 @@ int32_t tile_sim_vprintf(const char *format, const void *args);
 void tile_sim_assertfail(const char *message, const char *file, int32_t line, const char *function,
                          uint64_t char_size);
 
+/* ---- tensor cores and asynchronous copies (sm_80 and sm_90a paths) ----
+ * Warp-synchronous like the shuffles: all 32 lanes of the calling thread's
+ * warp call the mma and ldmatrix functions together, each passing its own
+ * registers laid out exactly as the PTX ISA defines the instruction's
+ * fragments for that lane; the simulator gathers the warp's fragments,
+ * computes, and hands each lane its part of the result.  Register arrays
+ * are passed through memory (the generated code spills them to allocas). */
+
+enum { TILE_SIM_MMA_F16, TILE_SIM_MMA_BF16, TILE_SIM_MMA_TF32, TILE_SIM_MMA_S8 };
+
+/* mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32 (kind F16
+ * or BF16): a = 4 b32 (two 16-bit values each), b = 2 b32, c and d = 4 f32.
+ * mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 (kind TF32): a = 4 b32,
+ * b = 2 b32 (tf32 values in fp32 bit patterns), c and d = 4 f32.
+ * mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 (kind S8): a = 4 b32 (four
+ * s8 each), b = 2 b32, c and d = 4 s32 (passed as the float arrays' bits).
+ * d may alias c. */
+void tile_sim_mma(int32_t kind, float *d, const uint32_t *a, const uint32_t *b, const float *c);
+
+/* ldmatrix.sync.aligned.m8n8.x{count}[.trans].shared.b16 (count 1, 2, 4):
+ * lane i gives the shared-memory address of row i % 8 of matrix i / 8
+ * (lanes from 8 * count on give any address); each lane receives `count`
+ * b32 registers in out. */
+void tile_sim_ldmatrix(uint32_t *out, int32_t count, int32_t trans, const void *shared_row);
+
+/* cp.async.{ca,cg}.shared.global [dst], [src], bytes, src_bytes (bytes 4, 8
+ * or 16; src_bytes 0..bytes, the rest zero-filled; src is checked like a
+ * load when src_bytes > 0).  The copy is asynchronous: the simulator
+ * performs it only when a tile_sim_cp_async_wait of the issuing thread
+ * retires its group, and poisons dst (0xA5) from the issue until then, so
+ * code that reads a buffer before waiting for it reads poison. */
+void tile_sim_cp_async(void *shared_dst, const void *global_src, int32_t bytes, int32_t src_bytes);
+void tile_sim_cp_async_commit(void);          /* cp.async.commit_group */
+void tile_sim_cp_async_wait(int32_t pending); /* cp.async.wait_group n: all but the n newest groups done */
+
+/* wgmma (sm_90a), by a warpgroup: the 128 threads of 4 consecutive warps
+ * starting at a warp index divisible by 4 call together.
+ * wgmma.mma_async.sync.aligned.m64n{n}k{16|8}.f32.{f16,bf16,tf32}: kind F16,
+ * BF16 or TF32 (k 16, 16, 8); acc = n/2 f32 per thread in the PTX ISA's
+ * accumulator fragment order (updated in place); a_desc and b_desc are
+ * shared-memory matrix descriptors (PTX ISA "Matrix Descriptor Format":
+ * start address, leading and stride byte offsets, swizzle mode none, 32B,
+ * 64B or 128B); a_regs, when not NULL, holds A instead (4 b32 per thread, the
+ * register-A fragment) and a_desc is ignored; scale_d 0 means D = A*B;
+ * trans_a, trans_b are the instruction's imm-trans-a/b (transposed, i.e.
+ * MN-major, operands; f16/bf16 only).  The simulator computes at the call;
+ * fence, commit and wait only check that the warpgroup calls them together. */
+void tile_sim_wgmma(int32_t kind, int32_t n, float *acc, uint64_t a_desc, const uint32_t *a_regs, uint64_t b_desc,
+                    int32_t scale_d, int32_t trans_a, int32_t trans_b);
+void tile_sim_wgmma_fence(void);              /* wgmma.fence.sync.aligned */
+void tile_sim_wgmma_commit(void);             /* wgmma.commit_group.sync.aligned */
+void tile_sim_wgmma_wait(int32_t pending);    /* wgmma.wait_group.sync.aligned n */
+void tile_sim_fence_proxy_async(void);        /* fence.proxy.async.shared::cta (nothing to do here) */
+
 #endif
