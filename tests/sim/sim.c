@@ -3,8 +3,9 @@
  * the ABI of tile_sim.h that the code calls.
  *
  * Requires: the generated code touches global memory only through
- * tile_sim_load/store/atomic, and synchronises only through
- * tile_sim_barrier and the shuffles.  Guarantees: a deterministic schedule
+ * tile_sim_load/store/atomic (and cp.async), and synchronises only through
+ * tile_sim_barrier, the shuffles and the warp- and warpgroup-synchronous
+ * instructions of sim_tensor.c (sim_rendezvous).  Guarantees: a deterministic schedule
  * (threads in order, each running until it synchronises, exits or fails);
  * every global access checked against the launch's buffers; shared memory
  * poisoned with 0xA5 before each program and its guard bytes checked after;
