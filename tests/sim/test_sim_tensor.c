@@ -391,6 +391,27 @@ static void test_ldmatrix_errors(void) {
   CHECK(run_ldmatrix(&r) == 0);
 }
 
+/* ldmatrix's registers are mma's fragments: x4 of a row-major A, x2.trans
+ * of a row-major B (k x n). */
+static void test_ldmatrix_into_mma(void) {
+  uint16_t A[16 * 16], B[16 * 8];
+  float C[128], D[128], want[128];
+  for (int i = 0; i < 256; i++) A[i] = (uint16_t)exact_element(KIND_F16);
+  for (int i = 0; i < 128; i++) B[i] = (uint16_t)exact_element(KIND_F16), C[i] = exact_accumulator(), D[i] = NAN;
+  for (int r = 0; r < 16; r++)
+    for (int c = 0; c < 8; c++) {
+      double sum = C[r * 8 + c];
+      for (int k = 0; k < 16; k++) sum += element_value(KIND_F16, A[r * 16 + k]) * element_value(KIND_F16, B[k * 8 + c]);
+      want[r * 8 + c] = (float)sum;
+    }
+  void *pa = A, *pb = B, *pc = C, *pd = D;
+  void *params[] = {&pa, &pb, &pc, &pd};
+  SimBuffer buffers[] = {{"a", A, sizeof A}, {"b", B, sizeof B}, {"c", C, sizeof C}, {"d", D, sizeof D}};
+  SimLaunch L = launch_of("ldmatrix_mma", 2, 1, params, buffers, 4, 768);
+  CHECK(run(&L) == 0);
+  CHECK(memcmp(D, want, sizeof D) == 0);
+}
+
 /* ---- cp.async -------------------------------------------------------------------------------- */
 
 static int all_bytes(const unsigned char *p, int n, unsigned char v) {
@@ -527,14 +548,16 @@ static uint64_t descriptor_of(const Layout *L) {
 }
 
 /* Strides for an operand of `mn` rows by `k_bytes` of K: the atoms packed
- * along one dimension or the other (variant), with a gap of one atom in the
- * second. */
+ * along the strided dimension first (variant odd) or the contiguous one,
+ * with a gap of one atom after each run (variant 0, 1) or none (2, 3: for
+ * K-major swizzled operands, Triton's NVMMA shared layout with SBO 8 W and
+ * LBO W times the rows). */
 static void choose_strides(Layout *L, size_t mn, size_t k_bytes, size_t e, int variant) {
-  size_t w = L->swizzle ? (size_t)L->swizzle : 16, atom = 8 * w;
+  size_t w = L->swizzle ? (size_t)L->swizzle : 16, atom = 8 * w, gap = variant < 2;
   size_t strided_extent = L->mn_major ? k_bytes / e : mn, contiguous_extent = L->mn_major ? mn * e : k_bytes;
   size_t n_strided = (strided_extent + 7) / 8, n_contiguous = (contiguous_extent + w - 1) / w;
-  if (variant) L->strided = atom, L->contiguous = (n_strided + 1) * atom;
-  else L->contiguous = atom, L->strided = (n_contiguous + 1) * atom;
+  if (variant % 2) L->strided = atom, L->contiguous = (n_strided + gap) * atom;
+  else L->contiguous = atom, L->strided = (n_contiguous + gap) * atom;
 }
 
 typedef struct WgmmaCase {
@@ -558,7 +581,7 @@ static unsigned char *build_image(WgmmaCase *c, WgmmaParams *p, const uint32_t *
   size_t e = element_bytes(c->kind), k = (size_t)wgmma_k(c->kind), k_total = k * (size_t)c->k_steps, end = 0;
   unsigned char *image = NULL;
   if (!c->a_in_registers) choose_strides(&c->a, 64, k_total * e, e, c->variant);
-  choose_strides(&c->b, (size_t)c->n, k_total * e, e, !c->variant);
+  choose_strides(&c->b, (size_t)c->n, k_total * e, e, c->variant ^ 1);
   for (int pass = 0; pass < 2; pass++) {
     for (size_t m = 0; !c->a_in_registers && m < 64; m++)
       for (size_t j = 0; j < k_total; j++) {
@@ -640,7 +663,7 @@ static void test_wgmma_layouts(void) {
     int majors = kind == KIND_TF32 ? 1 : 2;
     for (int a = -1; a < 4 * majors; a++)
       for (int b = 0; b < 4 * majors; b++, counter++) {
-        WgmmaCase c = {.kind = kind, .n = ns[counter % 10], .k_steps = 1 + counter % 4, .variant = counter % 2,
+        WgmmaCase c = {.kind = kind, .n = ns[counter % 10], .k_steps = 1 + counter % 4, .variant = counter / 3 % 4,
                        .scale_d = counter % 3 != 0, .num_warps = counter % 5 == 0 ? 8 : 4,
                        .mode = counter % 7 == 0 ? WGMMA_ONE_GROUP : WGMMA_OK};
         c.a_in_registers = a < 0;
@@ -724,8 +747,9 @@ static void test_wgmma_bad_n(void) {
   CHECK_CONTAINS(c.error, "wgmma with n 12: n must be 8..256 in steps of 8");
 }
 
-int main(void) {
-  unsigned seed = (unsigned)time(NULL);
+/* test_sim_tensor [SEED]: the inputs are random from SEED (default: the time). */
+int main(int argc, char **argv) {
+  unsigned seed = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : (unsigned)time(NULL);
   srand(seed);
   if (load_kernels()) return 1;
   test_tables();
@@ -733,6 +757,7 @@ int main(void) {
   test_ldmatrix();
   test_ldmatrix_by_hand();
   test_ldmatrix_errors();
+  test_ldmatrix_into_mma();
   test_cp_async_groups();
   test_cp_async_fill();
   test_cp_async_errors();
@@ -741,6 +766,6 @@ int main(void) {
   test_wgmma_errors();
   test_wgmma_bad_n();
   sim_module_close(module);
-  if (checks_failed) fprintf(stderr, "seed %u\n", seed);
+  if (checks_failed) fprintf(stderr, "seed %u (rerun: test_sim_tensor %u)\n", seed, seed);
   return check_report();
 }

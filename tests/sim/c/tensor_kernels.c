@@ -105,6 +105,39 @@ void ldmatrix_sim_entry(void **params) {
   for (int m = 0; m < 4; m++) tile_sim_store(out + (size_t)tid * 4 + m, &regs[m], 4);
 }
 
+/* ldmatrix feeding mma, as a lowering does: A (16 x 16 f16, row-major) and B
+ * (16 x 8 f16, row-major, k x n) in shared memory; ldmatrix.x4 gives A's
+ * fragment (lane l points at row l % 16, column 8 (l / 16)), ldmatrix.x2.trans
+ * B's (lane l < 16 at row l); D = A B + C.  params: a (u16*), b (u16*), c
+ * (f32*), d (f32*) */
+void ldmatrix_mma_sim_entry(void **params) {
+  const uint16_t *A = PARAM(0, const uint16_t *), *B = PARAM(1, const uint16_t *);
+  const float *C = PARAM(2, const float *);
+  float *D = PARAM(3, float *);
+  unsigned char *shared = tile_sim_shared();
+  int lane = tile_sim_tid() % 32;
+  if (tile_sim_tid() == 0) {
+    for (int i = 0; i < 512; i += 16) tile_sim_load(shared + i, (const unsigned char *)A + i, 16);
+    for (int i = 0; i < 256; i += 16) tile_sim_load(shared + 512 + i, (const unsigned char *)B + i, 16);
+  }
+  tile_sim_barrier();
+  uint32_t a[4], b[2];
+  tile_sim_ldmatrix(a, 4, 0, shared + (lane % 16) * 32 + (lane / 16) * 16);
+  tile_sim_ldmatrix(b, 2, 1, shared + 512 + (lane % 16) * 16);
+  float c[4], d[4];
+  for (int r = 0; r < 16; r++)
+    for (int col = 0; col < 8; col++) {
+      FragmentSlot s = mma_c_slot(r, col);
+      if (s.lane == lane) tile_sim_load(&c[s.reg], C + r * 8 + col, 4);
+    }
+  tile_sim_mma(KIND_F16, d, a, b, c);
+  for (int r = 0; r < 16; r++)
+    for (int col = 0; col < 8; col++) {
+      FragmentSlot s = mma_c_slot(r, col);
+      if (s.lane == lane) tile_sim_store(D + r * 8 + col, &d[s.reg], 4);
+    }
+}
+
 /* ---- cp.async ---------------------------------------------------------------------- */
 
 /* Copies the 16 shared bytes at src to out (through a register, as a load). */
