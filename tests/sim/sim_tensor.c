@@ -15,7 +15,8 @@
  * program that returns with copies or wgmma groups in flight fails.
  *
  * Numerics: the products of an mma or wgmma are exact in fp32 for every
- * input type here (f16, bf16 and tf32 significands have at most 11 bits),
+ * input type here (f16, bf16 and tf32 significands have at most 11 bits;
+ * bf16 and tf32 products may still overflow or underflow fp32's range),
  * the hardware's order of accumulation is unspecified, and the simulator
  * fixes one: the K products summed in order of k in fp32 with fmaf,
  * starting from +0, then the accumulator added once.  tf32 operands lose
