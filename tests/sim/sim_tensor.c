@@ -413,21 +413,34 @@ typedef struct WgmmaCall {
   int kind, n, trans_a, trans_b, a_in_registers;
 } WgmmaCall;
 
-static float shared_element(Sim *s, const WgmmaCall *call, const char *operand, uint64_t desc, int mn_major, int mn,
-                            int k) {
-  size_t size, e = wgmma_kinds[call->kind].element_bytes;
+/* One operand of a wgmma in shared memory. */
+typedef struct SharedOperand {
+  const char *name;                      /* "A" or "B" */
+  uint64_t desc;
+  MatrixDescriptor d;
+  int mn_major;
+} SharedOperand;
+
+static SharedOperand shared_operand(Sim *s, const char *name, uint64_t desc, int mn_major) {
+  size_t size;
+  SharedOperand o = {name, desc, decode_descriptor(sim_shared_window(s, &size), desc), mn_major};
+  return o;
+}
+
+/* Element (mn, k) of the operand, checked inside shared memory. */
+static float shared_element(Sim *s, int kind, const SharedOperand *o, int mn, int k) {
+  size_t size, e = wgmma_kinds[kind].element_bytes;
   unsigned char *shared = sim_shared_window(s, &size);
-  MatrixDescriptor d = decode_descriptor(shared, desc);
-  uintptr_t a = element_address(&d, mn_major, e, (size_t)mn, (size_t)k);
+  uintptr_t a = element_address(&o->d, o->mn_major, e, (size_t)mn, (size_t)k);
   if (a < (uintptr_t)shared || a + e > (uintptr_t)shared + size) {
-    int row = operand[0] == 'A' ? mn : k, col = operand[0] == 'A' ? k : mn;
+    int row = o->name[0] == 'A' ? mn : k, col = o->name[0] == 'A' ? k : mn;
     sim_fail(s, "wgmma operand %s (descriptor 0x%016llx): element (%d, %d) at shared offset %td is outside shared "
                 "memory (%zu bytes)",
-             operand, (unsigned long long)desc, row, col, (ptrdiff_t)(a - (uintptr_t)shared), size);
+             o->name, (unsigned long long)o->desc, row, col, (ptrdiff_t)(a - (uintptr_t)shared), size);
   }
   uint32_t bits = 0;
   memcpy(&bits, (const void *)a, e);
-  return register_float(call->kind, bits, 0);
+  return register_float(kind, bits, 0);
 }
 
 /* The warpgroup's operands must agree (9.7.15.5.2: "the contents of a
@@ -466,12 +479,14 @@ static void gather_register_a(GroupExchange *x, int kind) {
 static void gather_wgmma_operands(Sim *s, GroupExchange *x, const WgmmaCall *call) {
   int k = wgmma_kinds[call->kind].k;
   check_uniform(s, x, call);
+  SharedOperand a = shared_operand(s, "A", x->a_desc[0], call->trans_a);
+  SharedOperand b = shared_operand(s, "B", x->b_desc[0], call->trans_b);
   if (call->a_in_registers) gather_register_a(x, call->kind);
   else
     for (int m = 0; m < 64; m++)
-      for (int j = 0; j < k; j++) x->a[m][j] = shared_element(s, call, "A", x->a_desc[0], call->trans_a, m, j);
+      for (int j = 0; j < k; j++) x->a[m][j] = shared_element(s, call->kind, &a, m, j);
   for (int n = 0; n < call->n; n++)
-    for (int j = 0; j < k; j++) x->b[j][n] = shared_element(s, call, "B", x->b_desc[0], call->trans_b, n, j);
+    for (int j = 0; j < k; j++) x->b[j][n] = shared_element(s, call->kind, &b, n, j);
 }
 
 /* The thread's accumulators: d<i> of warp w, lane l is row 16w + l/4 + 8((i/2)%2),
