@@ -135,26 +135,30 @@ static void program_fail(Sim *s, const char *fmt, ...) {
   va_end(ap);
 }
 
+/* The running thread, failed, gives control back for good. */
+LEFT_ON_STACK _Noreturn static void abandon_thread(Sim *s) {
+  fiber_switch(&s->running->fiber, &s->scheduler, 1);
+  __builtin_unreachable();
+}
+
 /* Stops the launch from inside the running thread, which is never resumed. */
 LEFT_ON_STACK _Noreturn static void thread_fail_at(Sim *s, const char *file, int line, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   set_error(s, file, line, fmt, ap);
   va_end(ap);
-  fiber_switch(&s->running->fiber, &s->scheduler, 1);
-  __builtin_unreachable();
+  abandon_thread(s);
 }
-
-#define thread_fail(s, ...) thread_fail_at(s, NULL, 0, __VA_ARGS__)
 
 LEFT_ON_STACK void sim_fail(Sim *s, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   set_error(s, NULL, 0, fmt, ap);
   va_end(ap);
-  fiber_switch(&s->running->fiber, &s->scheduler, 1);
-  __builtin_unreachable();
+  abandon_thread(s);
 }
+
+#define thread_fail(s, ...) sim_fail(s, __VA_ARGS__)
 
 /* ---- synchronisation -------------------------------------------------------- */
 
