@@ -114,7 +114,8 @@ static const unsigned char *check_shared(Sim *s, const char *what, const void *p
   if (a < lo || a - lo > size || bytes > size - (a - lo))
     sim_fail(s, "%s %p (%zu bytes at shared offset %td) is outside shared memory (%zu bytes)", what, p, bytes,
              (ptrdiff_t)(a - lo), size);
-  if (a % align) sim_fail(s, "misaligned %s %p (shared offset %zu): not %zu-byte aligned", what, p, (size_t)(a - lo), align);
+  if (a % align)
+    sim_fail(s, "misaligned %s %p (shared offset %zu): not %zu-byte aligned", what, p, (size_t)(a - lo), align);
   return p;
 }
 
@@ -508,7 +509,8 @@ static void wgmma_thread_result(const GroupExchange *x, const WgmmaCall *call, i
 static void check_wgmma_call(Sim *s, const WgmmaCall *call, char *op, size_t size) {
   if (call->kind < TILE_SIM_MMA_F16 || call->kind > TILE_SIM_MMA_TF32)
     sim_fail(s, "wgmma of kind %d: the simulator has f16, bf16 and tf32", call->kind);
-  if (call->n < 8 || call->n > MAX_N || call->n % 8) sim_fail(s, "wgmma with n %d: n must be 8..256 in steps of 8", call->n);
+  if (call->n < 8 || call->n > MAX_N || call->n % 8)
+    sim_fail(s, "wgmma with n %d: n must be 8..256 in steps of 8", call->n);
   if ((call->trans_a != 0 && call->trans_a != 1) || (call->trans_b != 0 && call->trans_b != 1))
     sim_fail(s, "wgmma with imm-trans-a %d, imm-trans-b %d: each must be 0 or 1", call->trans_a, call->trans_b);
   if (call->kind == TILE_SIM_MMA_TF32 && (call->trans_a || call->trans_b))

@@ -100,7 +100,8 @@ static uint32_t exact_element(int kind) {
   switch (kind) {
   case KIND_F16: return (uint32_t)sign << 15 | (uint32_t)(e + 15) << 10 | (uint32_t)j << 7;
   case KIND_BF16: return (uint32_t)sign << 15 | (uint32_t)(e + 127) << 7 | (uint32_t)j << 4;
-  case KIND_TF32: return (uint32_t)sign << 31 | (uint32_t)(e + 127) << 23 | (uint32_t)j << 20 | (uint32_t)(rand() & 0x1fff);
+  case KIND_TF32:
+    return (uint32_t)sign << 31 | (uint32_t)(e + 127) << 23 | (uint32_t)j << 20 | (uint32_t)(rand() & 0x1fff);
   default: return (uint32_t)(rand() % 256);
   }
 }
@@ -141,7 +142,9 @@ static int is_bijection(SlotOf slot, int kind, int rows, int cols, int lanes, in
   return rows * cols == lanes * regs * parts;
 }
 
-static int slot_is(FragmentSlot s, int lane, int reg, int part) { return s.lane == lane && s.reg == reg && s.part == part; }
+static int slot_is(FragmentSlot s, int lane, int reg, int part) {
+  return s.lane == lane && s.reg == reg && s.part == part;
+}
 
 static void test_tables(void) {
   CHECK(is_bijection(mma_a_slot, KIND_F16, 16, 16, 32, 4, 2));
@@ -185,7 +188,8 @@ static void mma_reference(int kind, int sets, const uint32_t *A, const uint32_t 
         uint32_t *d = D + s * 128 + r * 8 + c, addend = C[s * 128 + r * 8 + c];
         if (kind == KIND_S8) {
           uint32_t sum = addend;
-          for (int j = 0; j < k; j++) sum += (uint32_t)((int)element_value(kind, a[j]) * (int)element_value(kind, b[j * 8]));
+          for (int j = 0; j < k; j++)
+            sum += (uint32_t)((int)element_value(kind, a[j]) * (int)element_value(kind, b[j * 8]));
           *d = sum;
           continue;
         }
@@ -401,7 +405,8 @@ static void test_ldmatrix_into_mma(void) {
   for (int r = 0; r < 16; r++)
     for (int c = 0; c < 8; c++) {
       double sum = C[r * 8 + c];
-      for (int k = 0; k < 16; k++) sum += element_value(KIND_F16, A[r * 16 + k]) * element_value(KIND_F16, B[k * 8 + c]);
+      for (int k = 0; k < 16; k++)
+        sum += element_value(KIND_F16, A[r * 16 + k]) * element_value(KIND_F16, B[k * 8 + c]);
       want[r * 8 + c] = (float)sum;
     }
   void *pa = A, *pb = B, *pc = C, *pd = D;
@@ -615,14 +620,16 @@ static unsigned char *build_image(WgmmaCase *c, WgmmaParams *p, const uint32_t *
 /* Runs the case on random exact inputs; 1 when every warpgroup's D equals
  * the plain product. */
 static int run_wgmma(WgmmaCase *c) {
-  int kind = c->kind, n = c->n, k_total = wgmma_k(kind) * c->k_steps, groups = ((c->num_warps ? c->num_warps : 4) + 3) / 4;
+  int kind = c->kind, n = c->n, k_total = wgmma_k(kind) * c->k_steps;
+  int groups = ((c->num_warps ? c->num_warps : 4) + 3) / 4;
   uint32_t *A = malloc(4u * 64 * (size_t)k_total), *B = malloc(4u * (size_t)k_total * (size_t)n);
   float *acc = malloc(4u * (size_t)groups * 64 * (size_t)n), *out = malloc(4u * (size_t)groups * 64 * (size_t)n);
   for (int i = 0; i < 64 * k_total; i++) A[i] = exact_element(kind);
   for (int i = 0; i < k_total * n; i++) B[i] = exact_element(kind);
   for (int i = 0; i < groups * 64 * n; i++) acc[i] = exact_accumulator(), out[i] = float_of(0xa5a5a5a5u);
   WgmmaParams p = {.kind = kind, .n = n, .k_steps = c->k_steps, .a_in_registers = c->a_in_registers,
-                   .trans_a = c->trans_a ? c->trans_a : c->a.mn_major, .trans_b = c->trans_b ? c->trans_b : c->b.mn_major,
+                   .trans_a = c->trans_a ? c->trans_a : c->a.mn_major,
+                   .trans_b = c->trans_b ? c->trans_b : c->b.mn_major,
                    .scale_d = c->scale_d, .mode = c->mode, .a_bits = A, .acc_in = acc, .out = out};
   size_t image_bytes = 0;
   unsigned char *image = build_image(c, &p, A, B, &image_bytes);
