@@ -140,9 +140,11 @@ void tile_sim_cp_async_wait(int32_t pending); /* cp.async.wait_group n: all but 
  * a GPU's shared address); the simulator takes the byte of the program's
  * shared memory with those address bits.  The reserved bits (14-15, 30-31,
  * 46-48, 52-61) must be 0; the swizzles XOR address bits 4.. with bits 7..
- * as the hardware does, so swizzled operands must start on their pattern's
- * boundary (1024, 512, 256 bytes) or say where it starts in the base
- * offset.  All 128 threads must pass the same descriptors and scale_d.
+ * as the hardware does, so an operand's swizzle pattern (8 rows of 128, 64
+ * or 32 bytes) must start on a 1024-, 512- or 256-byte boundary (the start
+ * address may move inside it, e.g. 32 bytes per K step) or the base offset
+ * must say where it starts.  All 128 threads must pass the same
+ * descriptors and scale_d.
  * The simulator computes at the call (so reading acc before the wait is not
  * caught) and checks every shared byte it reads; numerics as tile_sim_mma.
  * A wgmma needs a tile_sim_wgmma_fence earlier in the program; a thread
