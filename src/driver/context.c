@@ -44,7 +44,18 @@ static char *default_cache_dir(void) {
   return dir;
 }
 
-/* The documented TILE_* variables (and HOME, PATH for their defaults). */
+/* TILE_LIBDEVICE_PATH, else libdevice in the toolkit at $CUDA_HOME, else at /usr/local/cuda. */
+static char *libdevice_path(void) {
+  char *path = copy_env("TILE_LIBDEVICE_PATH");
+  if (path) return path;
+  const char *home = getenv("CUDA_HOME");
+  if (!home || !*home) home = "/usr/local/cuda";
+  size_t n = strlen(home) + sizeof "/nvvm/libdevice/libdevice.10.bc";
+  if ((path = malloc(n))) snprintf(path, n, "%s/nvvm/libdevice/libdevice.10.bc", home);
+  return path;
+}
+
+/* The documented TILE_* variables (and HOME, PATH, CUDA_HOME for their defaults). */
 static void read_environment(tile_context *ctx) {
   const char *interpret = getenv("TILE_INTERPRET");
   ctx->on_cpu = interpret && !strcmp(interpret, "1");
@@ -53,6 +64,7 @@ static void read_environment(tile_context *ctx) {
   ctx->ptxas_path = copy_env("TILE_PTXAS_PATH");
   ctx->cuda_library = copy_env("TILE_CUDA_LIBRARY");
   ctx->search_path = copy_env("PATH");
+  ctx->libdevice_path = libdevice_path();
 }
 
 tile_status tile_context_create(tile_context **out) {
@@ -77,6 +89,7 @@ void tile_context_destroy(tile_context *ctx) {
   free(ctx->ptxas_path);
   free(ctx->cuda_library);
   free(ctx->search_path);
+  free(ctx->libdevice_path);
   free(ctx);
 }
 

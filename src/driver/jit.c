@@ -3,7 +3,8 @@
  * table here, for each specialisation it has not seen.  For the GPU a
  * specialisation comes from the disk cache when it can (key: SHA-256 of the
  * compiler's identity, the source, the standard library, every option that
- * changes code, the signature, the target and ptxas's identity), else from
+ * changes code, the signature, the target, libdevice's and ptxas's
+ * identities), else from
  * the pipeline, and is then written to the cache.  Without ptxas the PTX is
  * the image and the driver compiles it.  For the CPU interpreter the tile
  * IR is kept and run. */
@@ -28,7 +29,7 @@ typedef struct JitSource {
   size_t len;
   tile_options opts;       /* strings point to the copies below */
   char **defines;
-  char *kernel, *signature, *passes, *arch;
+  char *kernel, *signature, *passes, *arch, *libdevice;
 } JitSource;
 
 /* A specialisation compiled for the interpreter: its compilation stays alive. */
@@ -72,7 +73,9 @@ static void hash_compiler(Sha256 *h) {
   hash_field(h, tile_stdlib_source, tile_stdlib_size);
 }
 
-static void cache_key(const JitSource *src, const tile_options *o, const char *ptxas, int want_ptx, char hex[65]) {
+/* `libdevice`: the one the kernel would link (the options', else the context's). */
+static void cache_key(const JitSource *src, const tile_options *o, const char *libdevice, const char *ptxas,
+                      int want_ptx, char hex[65]) {
   Sha256 h;
   unsigned char digest[32];
   sha256_init(&h);
@@ -88,6 +91,7 @@ static void cache_key(const JitSource *src, const tile_options *o, const char *p
   hash_string(&h, o->passes);
   hash_string(&h, o->arch);
   hash_string(&h, o->signature);
+  hash_file(&h, libdevice); /* whether the kernel links it is known only after compiling */
   hash_string(&h, want_ptx ? "ptx" : "cubin");
   if (!want_ptx) hash_file(&h, ptxas);
   sha256_final(&h, digest);
@@ -220,7 +224,7 @@ static tile_status build_gpu(tile_kernel *k, Spec *s) {
   int have_ptxas = context_ptxas(ctx, ptxas, sizeof ptxas, why, sizeof why) == 0;
   if (!have_ptxas) snprintf(notes[0], sizeof notes[0], "%s: the CUDA driver will compile the PTX", why);
   int want_ptx = prefer_ptx || !have_ptxas;
-  cache_key(k->source, &o, have_ptxas ? ptxas : NULL, want_ptx, key);
+  cache_key(k->source, &o, o.libdevice ? o.libdevice : ctx->libdevice_path, have_ptxas ? ptxas : NULL, want_ptx, key);
   tile_status status = TILE_OK;
   if (!ctx->cache_dir || !from_cache(k, s, key, notes[1], sizeof notes[1])) {
     status = compile_gpu(k, s, &o, have_ptxas ? ptxas : NULL, want_ptx);
@@ -273,6 +277,7 @@ static void release(tile_kernel *k) {
   free(src->signature);
   free(src->passes);
   free(src->arch);
+  free(src->libdevice);
   free(src);
   k->source = NULL;
 }
@@ -303,6 +308,7 @@ static JitSource *copy_source(const char *name, const char *text, size_t len, co
   src->opts.signature = src->signature = copy(opts->signature, &failed);
   src->opts.passes = src->passes = copy(opts->passes, &failed);
   src->opts.arch = src->arch = copy(opts->arch, &failed);
+  src->opts.libdevice = src->libdevice = copy(opts->libdevice, &failed);
   src->defines = calloc((size_t)opts->num_defines + 1, sizeof *src->defines);
   failed |= !src->defines;
   for (int i = 0; src->defines && i < opts->num_defines; i++) src->defines[i] = copy(opts->defines[i], &failed);
