@@ -2,7 +2,7 @@
  * the runtime (src/runtime/kernel.c) asks, through the KernelCompiler
  * table here, for each specialisation it has not seen.  For the GPU a
  * specialisation comes from the disk cache when it can (key: SHA-256 of the
- * compiler's identity, the source, the standard library, every option that
+ * compiler's identity, the source and its name, the standard library, every option that
  * changes code, the signature, the target, libdevice's and ptxas's
  * identities), else from
  * the pipeline, and is then written to the cache.  Without ptxas the PTX is
@@ -81,6 +81,7 @@ static void cache_key(const JitSource *src, const tile_options *o, const char *l
   sha256_init(&h);
   hash_string(&h, "tile jit cache key 1");
   hash_compiler(&h);
+  hash_string(&h, src->name); /* in the code: device_assert reports it */
   hash_field(&h, src->text, src->len);
   hash_string(&h, o->kernel);
   hash_int(&h, o->num_defines);

@@ -265,6 +265,31 @@ static void test_libdevice(void) {
   free(saved_home);
 }
 
+/* The source's name is compiled into the kernel (device_assert's file), so it is part of the cache key. */
+static void test_source_name_in_key(void) {
+  char dir[200];
+  snprintf(dir, sizeof dir, "%s/names", cache_dir);
+  tile_context *ctx = context(dir, NULL);
+  char *text = NULL;
+  size_t len = 0;
+  CHECK(context_read_file(ctx, TILE_SOURCE_DIR "/tests/seeds/vector_add.tl", 1 << 20, &text, &len) == TILE_OK);
+  const char *names[] = {"first/vector_add.tl", "second/vector_add.tl", "first/vector_add.tl"};
+  for (int i = 0; i < 3; i++) {
+    const char *defs[] = {"BLOCK_SIZE=512"};
+    tile_options o;
+    tile_options_init(&o);
+    o.defines = defs;
+    o.num_defines = 1;
+    tile_kernel *k = NULL;
+    CHECK(text && tile_kernel_create(ctx, names[i], text, len, &o, &k) == TILE_OK);
+    CHECK(k && launch_add(ctx, k, 100, 0));
+    CHECK(k && (tile_kernel_text(k, TILE_STAGE_TIR) != NULL) == (i < 2)); /* the third hits the first's entry */
+    CHECK(count_entries(dir) == (i < 2 ? i + 1 : 2));
+  }
+  free(text);
+  tile_context_destroy(ctx);
+}
+
 /* Processes compiling the same kernel into one cache at once all succeed, and leave one sound entry. */
 static void test_concurrent_processes(void) {
   char dir[200];
@@ -359,6 +384,7 @@ int main(void) {
   test_targets();
   test_without_ptxas();
   test_libdevice();
+  test_source_name_in_key();
   test_concurrent_processes();
   test_ahead_of_time();
   test_launch_cost();
