@@ -83,6 +83,7 @@ void tile_context_destroy(tile_context *ctx) {
   if (!ctx) return;
   kernel_destroy_all(ctx);
   free_allocations(ctx);
+  free_host_tokens(ctx);
   device_close(ctx);
   arena_free(&ctx->results);
   free(ctx->cache_dir);

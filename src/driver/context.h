@@ -34,6 +34,7 @@ struct tile_context {
   Allocation *allocations;/* live tile_malloc blocks, by address */
   int num_allocations, cap_allocations;
   int live_streams, live_events;
+  struct HostToken *host_tokens; /* the interpreter's streams and events (memory.c), freed with the context */
   struct tile_kernel *kernels; /* owned: destroyed with the context */
 };
 
