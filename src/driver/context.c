@@ -108,8 +108,19 @@ void context_begin(tile_context *ctx) {
   ctx->error = ctx->diagnostics = "";
 }
 
+/* As much of `text` as `size` bytes hold, NUL-terminated. */
+static const char *cut(char *to, size_t size, const char *text) {
+  size_t n = strnlen(text, size - 1);
+  memcpy(to, text, n);
+  to[n] = 0;
+  return to;
+}
+
+/* The results arena has no guard, so the library never aborts on a message:
+ * when a copy cannot be made, the text is cut to a buffer in the context. */
 tile_status context_fail(tile_context *ctx, tile_status s, const char *message) {
-  ctx->error = arena_strdup(&ctx->results, message);
+  const char *copy = arena_strdup(&ctx->results, message);
+  ctx->error = copy ? copy : cut(ctx->error_fallback, sizeof ctx->error_fallback, message);
   return s;
 }
 
@@ -130,6 +141,7 @@ void context_note(tile_context *ctx, const char *fmt, ...) {
   va_end(ap);
   size_t old = strlen(ctx->diagnostics), add = strlen(line);
   char *text = arena_alloc(&ctx->results, old + add + 2);
+  if (!text) return;
   memcpy(text, ctx->diagnostics, old);
   memcpy(text + old, line, add);
   text[old + add] = '\n';

@@ -243,16 +243,16 @@ static tile_status build(tile_kernel *k, Spec *s) { return s->on_cpu ? build_cpu
 static tile_status run_cpu(tile_kernel *k, Spec *s, const unsigned grid[3], const tile_arg *args, int n,
                            const size_t *bytes) {
   const CpuProgram *p = s->program;
+  Guard *guard = &p->c->guard; /* armed again here: the program's arena (argument errors name types there) */
   Arena printed_arena;
-  Guard guard;
   arena_init(&printed_arena, k->ctx->memory_cap);
-  printed_arena.guard = &guard;
+  printed_arena.guard = guard;
   char err[512];
-  tile_status status = TILE_ERROR_MEMORY;
+  volatile tile_status status = TILE_ERROR_MEMORY; /* set between setjmp and a possible longjmp */
   Buf printed;
   buf_init(&printed, &printed_arena);
-  if (setjmp(guard.jump) == 0) status = launch_interpreted(p->f, grid, args, n, bytes, &printed, err, sizeof err);
-  else snprintf(err, sizeof err, "%s", guard.message);
+  if (setjmp(guard->jump) == 0) status = launch_interpreted(p->f, grid, args, n, bytes, &printed, err, sizeof err);
+  else snprintf(err, sizeof err, "%s", guard->message);
   if (printed.len) { /* device_print writes to stdout, as the GPU's printf does */
     fwrite(printed.data, 1, printed.len, stdout);
     fflush(stdout);
