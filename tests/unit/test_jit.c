@@ -238,7 +238,7 @@ static void test_libdevice(void) {
   write_file(a, "libdevice a");
   write_file(b, "libdevice b");
   char *saved_home = getenv("CUDA_HOME") ? strdup(getenv("CUDA_HOME")) : NULL;
-  tile_context *ctx = context_with_libdevice(NULL, NULL, "/opt/cuda-test");
+  tile_context *ctx = context_with_libdevice(dir, NULL, "/opt/cuda-test"); /* a fresh cache: compiled */
   setenv("CUDA_HOME", "/elsewhere", 1); /* too late: the context has read it */
   tile_kernel *k = vector_add(ctx);
   CHECK(k && launch_add(ctx, k, 100, 0));
@@ -247,19 +247,19 @@ static void test_libdevice(void) {
   tile_context_destroy(ctx);
   ctx = context_with_libdevice(dir, a, "/opt/cuda-test");
   k = vector_add(ctx);
-  CHECK(k && launch_add(ctx, k, 100, 0) && same(libdevice_seen, a) && count_entries(dir) == 1);
+  CHECK(k && launch_add(ctx, k, 100, 0) && same(libdevice_seen, a) && count_entries(dir) == 2);
   tile_context_destroy(ctx);
   ctx = context_with_libdevice(dir, a, NULL); /* the same libdevice: a hit */
   k = vector_add(ctx);
-  CHECK(k && launch_add(ctx, k, 100, 0) && tile_kernel_text(k, TILE_STAGE_TIR) == NULL && count_entries(dir) == 1);
+  CHECK(k && launch_add(ctx, k, 100, 0) && tile_kernel_text(k, TILE_STAGE_TIR) == NULL && count_entries(dir) == 2);
   k = vector_add_with(ctx, b); /* the options' libdevice wins, and is another key */
   CHECK(k && launch_add(ctx, k, 100, 0) && same(libdevice_seen, b) && tile_kernel_text(k, TILE_STAGE_TIR) != NULL);
-  CHECK(count_entries(dir) == 2);
+  CHECK(count_entries(dir) == 3);
   tile_context_destroy(ctx);
   write_file(a, "libdevice a, another version");
   ctx = context_with_libdevice(dir, a, NULL);
   k = vector_add(ctx);
-  CHECK(k && launch_add(ctx, k, 100, 0) && tile_kernel_text(k, TILE_STAGE_TIR) != NULL && count_entries(dir) == 3);
+  CHECK(k && launch_add(ctx, k, 100, 0) && tile_kernel_text(k, TILE_STAGE_TIR) != NULL && count_entries(dir) == 4);
   tile_context_destroy(ctx);
   if (saved_home) setenv("CUDA_HOME", saved_home, 1);
   free(saved_home);
