@@ -73,7 +73,7 @@ typedef struct tile_options {
   int num_defines;
   int config;                /* index of an @autotune config to take constexprs from; -1: none */
   int require_types;         /* nonzero: untyped parameters are an error (always check) */
-  const char *passes;        /* passes to run: "fold,cse,widen,licm,dce,remove-converts", "none"; NULL: all */
+  const char *passes;        /* passes to run: "fold,combine,cse,widen,licm,dce,remove-converts", "none"; NULL: all */
   int print_after_all;       /* nonzero: the IR after each pass precedes the output */
   int num_warps;             /* warps per program, a power of two 1..32; 0: the @autotune config's, else 4 */
   int num_stages;            /* software-pipelining depth; 0: the @autotune config's, else 3 */

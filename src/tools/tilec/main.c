@@ -49,7 +49,7 @@ static const char usage[] =
     "                        $TILE_LIBDEVICE_PATH, else in $CUDA_HOME or /usr/local/cuda)\n"
     "  --num-warps N         warps per program (default 4, or the config's)\n"
     "  --num-stages N        software-pipelining depth (default 3, or the config's)\n"
-    "  --passes=LIST         passes to run: tile IR fold,cse,widen,licm,dce and\n"
+    "  --passes=LIST         passes to run: tile IR fold,combine,cse,widen,licm,dce and\n"
     "                        GPU-layout IR remove-converts (default all; none)\n"
     "  --print-after-all     print the IR after each pass (and GPU-layout IR step) too\n"
     "  --print-axis-info     print the AxisInfo analysis (contiguity, divisibility,\n"
