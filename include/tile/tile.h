@@ -73,11 +73,14 @@ typedef struct tile_options {
   int num_defines;
   int config;                /* index of an @autotune config to take constexprs from; -1: none */
   int require_types;         /* nonzero: untyped parameters are an error (always check) */
-  const char *passes;        /* passes to run: "fold,cse,widen,licm,dce,remove-converts", "none"; NULL: all */
+  const char *passes;        /* passes to run: "fold,combine,cse,widen,licm,dce,remove-converts", "none"; NULL: all */
   int print_after_all;       /* nonzero: the IR after each pass precedes the output */
   int num_warps;             /* warps per program, a power of two 1..32; 0: the @autotune config's, else 4 */
   int num_stages;            /* software-pipelining depth; 0: the @autotune config's, else 3 */
   const char *arch;          /* "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"; NULL: the GPU present, else sm_90 */
+  const char *libdevice;     /* libdevice.10.bc, linked when a kernel calls math the GPU has no instruction
+                                for (logf, sinf, fp64 exp); NULL: the context's (TILE_LIBDEVICE_PATH, else
+                                $CUDA_HOME/nvvm/libdevice/libdevice.10.bc, else under /usr/local/cuda) */
 } tile_options;
 
 typedef struct tile_context tile_context;
@@ -162,7 +165,8 @@ TILE_API tile_status tile_run_cpu(tile_context *ctx, const char *name, const cha
  *
  * Environment, read once by tile_context_create: TILE_INTERPRET=1,
  * TILE_CACHE_DIR (default ~/.cache/tile), TILE_PTXAS_PATH,
- * TILE_CUDA_LIBRARY (default libcuda.so.1). */
+ * TILE_CUDA_LIBRARY (default libcuda.so.1), TILE_LIBDEVICE_PATH (default
+ * $CUDA_HOME/nvvm/libdevice/libdevice.10.bc, CUDA_HOME default /usr/local/cuda). */
 
 typedef struct tile_kernel tile_kernel;
 

@@ -44,7 +44,18 @@ static char *default_cache_dir(void) {
   return dir;
 }
 
-/* The documented TILE_* variables (and HOME, PATH for their defaults). */
+/* TILE_LIBDEVICE_PATH, else libdevice in the toolkit at $CUDA_HOME, else at /usr/local/cuda. */
+static char *libdevice_path(void) {
+  char *path = copy_env("TILE_LIBDEVICE_PATH");
+  if (path) return path;
+  const char *home = getenv("CUDA_HOME");
+  if (!home || !*home) home = "/usr/local/cuda";
+  size_t n = strlen(home) + sizeof "/nvvm/libdevice/libdevice.10.bc";
+  if ((path = malloc(n))) snprintf(path, n, "%s/nvvm/libdevice/libdevice.10.bc", home);
+  return path;
+}
+
+/* The documented TILE_* variables (and HOME, PATH, CUDA_HOME for their defaults). */
 static void read_environment(tile_context *ctx) {
   const char *interpret = getenv("TILE_INTERPRET");
   ctx->on_cpu = interpret && !strcmp(interpret, "1");
@@ -53,6 +64,7 @@ static void read_environment(tile_context *ctx) {
   ctx->ptxas_path = copy_env("TILE_PTXAS_PATH");
   ctx->cuda_library = copy_env("TILE_CUDA_LIBRARY");
   ctx->search_path = copy_env("PATH");
+  ctx->libdevice_path = libdevice_path();
 }
 
 tile_status tile_context_create(tile_context **out) {
@@ -71,12 +83,14 @@ void tile_context_destroy(tile_context *ctx) {
   if (!ctx) return;
   kernel_destroy_all(ctx);
   free_allocations(ctx);
+  free_host_tokens(ctx);
   device_close(ctx);
   arena_free(&ctx->results);
   free(ctx->cache_dir);
   free(ctx->ptxas_path);
   free(ctx->cuda_library);
   free(ctx->search_path);
+  free(ctx->libdevice_path);
   free(ctx);
 }
 
@@ -94,8 +108,19 @@ void context_begin(tile_context *ctx) {
   ctx->error = ctx->diagnostics = "";
 }
 
+/* As much of `text` as `size` bytes hold, NUL-terminated. */
+static const char *cut(char *to, size_t size, const char *text) {
+  size_t n = strnlen(text, size - 1);
+  memcpy(to, text, n);
+  to[n] = 0;
+  return to;
+}
+
+/* The results arena has no guard, so the library never aborts on a message:
+ * when a copy cannot be made, the text is cut to a buffer in the context. */
 tile_status context_fail(tile_context *ctx, tile_status s, const char *message) {
-  ctx->error = arena_strdup(&ctx->results, message);
+  const char *copy = arena_strdup(&ctx->results, message);
+  ctx->error = copy ? copy : cut(ctx->error_fallback, sizeof ctx->error_fallback, message);
   return s;
 }
 
@@ -116,6 +141,7 @@ void context_note(tile_context *ctx, const char *fmt, ...) {
   va_end(ap);
   size_t old = strlen(ctx->diagnostics), add = strlen(line);
   char *text = arena_alloc(&ctx->results, old + add + 2);
+  if (!text) return;
   memcpy(text, ctx->diagnostics, old);
   memcpy(text + old, line, add);
   text[old + add] = '\n';

@@ -16,9 +16,11 @@ typedef struct Allocation {
 } Allocation;
 
 struct tile_context {
-  Arena results;          /* text handed to the caller; reset at each call */
+  Arena results;          /* text handed to the caller; reset at each call; no guard: NULL when out of memory */
   const char *error;      /* borrowed by tile_error() */
   const char *diagnostics;
+  char error_fallback[512];       /* the error, cut short, when the results arena is out of memory */
+  char diagnostics_fallback[512]; /* the same for the diagnostics */
   size_t memory_cap;      /* bytes one compilation may use */
   /* the environment, read once by tile_context_create (malloc'd; NULL when unset) */
   int on_cpu;             /* kernels run on the CPU interpreter (TILE_INTERPRET=1, tile_context_use_cpu) */
@@ -26,6 +28,7 @@ struct tile_context {
   char *ptxas_path;       /* TILE_PTXAS_PATH */
   char *cuda_library;     /* TILE_CUDA_LIBRARY */
   char *search_path;      /* PATH, the last place ptxas is looked for */
+  char *libdevice_path;   /* TILE_LIBDEVICE_PATH, else $CUDA_HOME (else /usr/local/cuda)/nvvm/libdevice/libdevice.10.bc */
   /* the GPU side (src/runtime) */
   struct Device *device;  /* opened on the first call that needs it; NULL before */
   char device_error[600]; /* why opening failed ("": not tried since the last tile_device_open) */
@@ -33,6 +36,7 @@ struct tile_context {
   Allocation *allocations;/* live tile_malloc blocks, by address */
   int num_allocations, cap_allocations;
   int live_streams, live_events;
+  struct HostToken *host_tokens; /* the interpreter's streams and events (memory.c), freed with the context */
   struct tile_kernel *kernels; /* owned: destroyed with the context */
 };
 
@@ -40,7 +44,7 @@ struct tile_context {
 void context_begin(tile_context *ctx);
 tile_status context_fail(tile_context *ctx, tile_status s, const char *message);
 tile_status context_failf(tile_context *ctx, tile_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Appends a line to tile_diagnostics (cache notes, ptxas warnings). */
+/* Appends a line to tile_diagnostics (cache notes, ptxas warnings); dropped when out of memory. */
 void context_note(tile_context *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Reads a whole file (at most max_bytes, a power of two) into a malloc'd,

@@ -13,19 +13,26 @@
 
 enum { MAX_SOURCE_BYTES = 64u << 20 };
 
-/* Copies the compilation's diagnostics into the context, whose arena
- * outlives the compilation's. */
+/* Renders the compilation's diagnostics into the context, whose arena
+ * outlives the compilation's.  That arena has no guard, so this never
+ * unwinds (it may run after the compilation's guard is gone). */
 void keep_diagnostics(tile_context *ctx, Compilation *c, tile_status s) {
   Buf diag;
-  buf_init(&diag, &c->arena);
+  buf_init(&diag, &ctx->results);
   diag_render(&c->diags, &diag);
-  ctx->diagnostics = arena_strdup(&ctx->results, buf_cstr(&diag));
+  if (diag.failed) { /* out of memory: as much as the context's fixed buffer holds */
+    buf_init_fixed(&diag, ctx->diagnostics_fallback, sizeof ctx->diagnostics_fallback);
+    diag_render(&c->diags, &diag);
+  }
+  ctx->diagnostics = buf_cstr(&diag);
   if (s == TILE_ERROR_COMPILE) ctx->error = ctx->diagnostics;
 }
 
-static void keep_results(tile_context *ctx, Compilation *c, tile_status s, Buf *out, const char **text) {
+static tile_status keep_results(tile_context *ctx, Compilation *c, tile_status s, Buf *out, const char **text) {
   keep_diagnostics(ctx, c, s);
-  if (text) *text = s == TILE_OK ? arena_strndup(&ctx->results, buf_cstr(out), out->len) : NULL;
+  if (!text || s != TILE_OK) return s;
+  *text = arena_strndup(&ctx->results, buf_cstr(out), out->len);
+  return *text ? s : context_failf(ctx, TILE_ERROR_MEMORY, "out of memory for the %zu bytes of output", out->len);
 }
 
 Compilation *compilation_begin(tile_context *ctx, const char *name, const char *source, size_t len) {
@@ -61,13 +68,10 @@ static tile_status run_protected(Compilation *c, const tile_options *opts, tile_
     if (stage == TILE_STAGE_BUILTINS) builtins_reference(&out);
     else if (stage == TILE_STAGE_OPS) tir_ops_reference(&out);
     else s = pipeline_run(c, opts, stage, &out);
-    keep_results(ctx, c, s, &out, text);
-    return s;
+    return keep_results(ctx, c, s, &out, text);
   }
-  if (c->diags.errors) { /* too many errors: report the ones collected */
-    keep_results(ctx, c, TILE_ERROR_COMPILE, &out, text);
-    return TILE_ERROR_COMPILE;
-  }
+  if (c->diags.errors) /* too many errors: report the ones collected */
+    return keep_results(ctx, c, TILE_ERROR_COMPILE, &out, text);
   return context_fail(ctx, TILE_ERROR_MEMORY, c->guard.message);
 }
 
@@ -145,9 +149,13 @@ tile_status tile_compile(tile_context *ctx, const char *name, const char *source
   keep_diagnostics(ctx, c, s);
   if (s == TILE_OK) {
     void *copy = arena_alloc(&ctx->results, *size + 1);
-    memcpy(copy, bytes, *size);
+    if (copy) memcpy(copy, bytes, *size);
     *image = copy;
     *metadata = arena_strdup(&ctx->results, json);
+    if (!copy || !*metadata) {
+      s = context_failf(ctx, TILE_ERROR_MEMORY, "out of memory for the %zu-byte image and its metadata", *size);
+      *image = NULL, *size = 0, *metadata = NULL;
+    }
   } else if (s == TILE_ERROR_MEMORY) {
     context_fail(ctx, s, c->guard.message);
   }

@@ -2,8 +2,9 @@
  * the runtime (src/runtime/kernel.c) asks, through the KernelCompiler
  * table here, for each specialisation it has not seen.  For the GPU a
  * specialisation comes from the disk cache when it can (key: SHA-256 of the
- * compiler's identity, the source, the standard library, every option that
- * changes code, the signature, the target and ptxas's identity), else from
+ * compiler's identity, the source and its name, the standard library, every option that
+ * changes code, the signature, the target, libdevice's and ptxas's
+ * identities), else from
  * the pipeline, and is then written to the cache.  Without ptxas the PTX is
  * the image and the driver compiles it.  For the CPU interpreter the tile
  * IR is kept and run. */
@@ -28,7 +29,7 @@ typedef struct JitSource {
   size_t len;
   tile_options opts;       /* strings point to the copies below */
   char **defines;
-  char *kernel, *signature, *passes, *arch;
+  char *kernel, *signature, *passes, *arch, *libdevice;
 } JitSource;
 
 /* A specialisation compiled for the interpreter: its compilation stays alive. */
@@ -72,12 +73,15 @@ static void hash_compiler(Sha256 *h) {
   hash_field(h, tile_stdlib_source, tile_stdlib_size);
 }
 
-static void cache_key(const JitSource *src, const tile_options *o, const char *ptxas, int want_ptx, char hex[65]) {
+/* `libdevice`: the one the kernel would link (the options', else the context's). */
+static void cache_key(const JitSource *src, const tile_options *o, const char *libdevice, const char *ptxas,
+                      int want_ptx, char hex[65]) {
   Sha256 h;
   unsigned char digest[32];
   sha256_init(&h);
   hash_string(&h, "tile jit cache key 1");
   hash_compiler(&h);
+  hash_string(&h, src->name); /* in the code: device_assert reports it */
   hash_field(&h, src->text, src->len);
   hash_string(&h, o->kernel);
   hash_int(&h, o->num_defines);
@@ -88,6 +92,7 @@ static void cache_key(const JitSource *src, const tile_options *o, const char *p
   hash_string(&h, o->passes);
   hash_string(&h, o->arch);
   hash_string(&h, o->signature);
+  hash_file(&h, libdevice); /* whether the kernel links it is known only after compiling */
   hash_string(&h, want_ptx ? "ptx" : "cubin");
   if (!want_ptx) hash_file(&h, ptxas);
   sha256_final(&h, digest);
@@ -220,7 +225,7 @@ static tile_status build_gpu(tile_kernel *k, Spec *s) {
   int have_ptxas = context_ptxas(ctx, ptxas, sizeof ptxas, why, sizeof why) == 0;
   if (!have_ptxas) snprintf(notes[0], sizeof notes[0], "%s: the CUDA driver will compile the PTX", why);
   int want_ptx = prefer_ptx || !have_ptxas;
-  cache_key(k->source, &o, have_ptxas ? ptxas : NULL, want_ptx, key);
+  cache_key(k->source, &o, o.libdevice ? o.libdevice : ctx->libdevice_path, have_ptxas ? ptxas : NULL, want_ptx, key);
   tile_status status = TILE_OK;
   if (!ctx->cache_dir || !from_cache(k, s, key, notes[1], sizeof notes[1])) {
     status = compile_gpu(k, s, &o, have_ptxas ? ptxas : NULL, want_ptx);
@@ -238,16 +243,16 @@ static tile_status build(tile_kernel *k, Spec *s) { return s->on_cpu ? build_cpu
 static tile_status run_cpu(tile_kernel *k, Spec *s, const unsigned grid[3], const tile_arg *args, int n,
                            const size_t *bytes) {
   const CpuProgram *p = s->program;
+  Guard *guard = &p->c->guard; /* armed again here: the program's arena (argument errors name types there) */
   Arena printed_arena;
-  Guard guard;
   arena_init(&printed_arena, k->ctx->memory_cap);
-  printed_arena.guard = &guard;
+  printed_arena.guard = guard;
   char err[512];
-  tile_status status = TILE_ERROR_MEMORY;
+  volatile tile_status status = TILE_ERROR_MEMORY; /* set between setjmp and a possible longjmp */
   Buf printed;
   buf_init(&printed, &printed_arena);
-  if (setjmp(guard.jump) == 0) status = launch_interpreted(p->f, grid, args, n, bytes, &printed, err, sizeof err);
-  else snprintf(err, sizeof err, "%s", guard.message);
+  if (setjmp(guard->jump) == 0) status = launch_interpreted(p->f, grid, args, n, bytes, &printed, err, sizeof err);
+  else snprintf(err, sizeof err, "%s", guard->message);
   if (printed.len) { /* device_print writes to stdout, as the GPU's printf does */
     fwrite(printed.data, 1, printed.len, stdout);
     fflush(stdout);
@@ -273,6 +278,7 @@ static void release(tile_kernel *k) {
   free(src->signature);
   free(src->passes);
   free(src->arch);
+  free(src->libdevice);
   free(src);
   k->source = NULL;
 }
@@ -303,6 +309,7 @@ static JitSource *copy_source(const char *name, const char *text, size_t len, co
   src->opts.signature = src->signature = copy(opts->signature, &failed);
   src->opts.passes = src->passes = copy(opts->passes, &failed);
   src->opts.arch = src->arch = copy(opts->arch, &failed);
+  src->opts.libdevice = src->libdevice = copy(opts->libdevice, &failed);
   src->defines = calloc((size_t)opts->num_defines + 1, sizeof *src->defines);
   failed |= !src->defines;
   for (int i = 0; src->defines && i < opts->num_defines; i++) src->defines[i] = copy(opts->defines[i], &failed);

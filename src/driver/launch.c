@@ -86,9 +86,13 @@ static tile_status run(Compilation *c, const tile_options *opts, const unsigned 
   }
   Buf out;
   buf_init(&out, &c->arena);
-  tile_status s = launch_interpreted(f, grid, args, n, bytes, &out, err, sizeof err);
-  if (printed) *printed = arena_strndup(&ctx->results, buf_cstr(&out), out.len);
-  return s == TILE_OK ? s : context_fail(ctx, s, err);
+  volatile tile_status s = TILE_ERROR_MEMORY; /* set between setjmp and a possible longjmp */
+  if (setjmp(c->guard.jump) == 0) s = launch_interpreted(f, grid, args, n, bytes, &out, err, sizeof err);
+  else snprintf(err, sizeof err, "%s", c->guard.message); /* device_print's text over the cap */
+  if (s != TILE_OK) return context_fail(ctx, s, err);
+  if (printed && !(*printed = arena_strndup(&ctx->results, buf_cstr(&out), out.len)))
+    return context_failf(ctx, TILE_ERROR_MEMORY, "out of memory for the %zu bytes device_print wrote", out.len);
+  return s;
 }
 
 tile_status tile_run_cpu(tile_context *ctx, const char *name, const char *source, size_t len, const tile_options *opts,
@@ -96,7 +100,7 @@ tile_status tile_run_cpu(tile_context *ctx, const char *name, const char *source
   if (!ctx) return TILE_ERROR_ARGUMENT;
   if (printed) *printed = NULL;
   Compilation *c = compilation_begin(ctx, name, source, len);
-  if (!c) return TILE_ERROR_MEMORY;
+  if (!c) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
   tile_status s = TILE_OK;
   char err[512] = "", signature[MAX_SIGNATURE];
   uint16_t key[MAX_KERNEL_ARGS];

@@ -150,7 +150,7 @@ tile_status pipeline_gpu(Compilation *c, const tile_options *opts, tile_stage la
   tgir_print(f, &text);
   out->tgir = buf_cstr(&text);
   if (last == TILE_STAGE_TGIR) return TILE_OK;
-  GpuTarget target = {out->arch, NULL}; /* libdevice: the default place */
+  GpuTarget target = {out->arch, opts->libdevice ? opts->libdevice : c->ctx->libdevice_path};
   int want_ptx = last != TILE_STAGE_LLIR && strcmp(out->arch, "sim");
   GpuCode code = {0};
   if (llvm_generate(f, &target, 1, want_ptx, &c->arena, &code, &c->diags)) return TILE_ERROR_COMPILE;

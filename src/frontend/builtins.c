@@ -344,7 +344,19 @@ static int mask_arg(Call *c, int i) {
 
 static const char *const load_cache_modifiers[] = {"", ".ca", ".cg", ".cv", NULL};
 static const char *const store_cache_modifiers[] = {"", ".wb", ".cg", ".cs", ".wt", NULL};
-static const char *const eviction_policies[] = {"", "evict_first", "evict_last", "evict_normal", NULL};
+/* The values lang/memory.def spells for eviction_policy=, sem= and scope=. */
+static const char *const eviction_policies[] = {
+#define EVICTION(id, name, ptx) name,
+#include "memory.def"
+    NULL};
+static const char *const memory_semantics[] = {
+#define MEM_SEM(id, name, ptx) name,
+#include "memory.def"
+    NULL};
+static const char *const memory_scopes[] = {
+#define MEM_SCOPE(id, name, ptx) name,
+#include "memory.def"
+    NULL};
 
 static int string_option(Call *c, int i, const char *what, const char *const *allowed) {
   Value *v = const_of(c->S, c->arg[i], what);
@@ -429,9 +441,6 @@ static Node *check_store(Call *c) {
   c->arg[1] = v;
   return result(c, NULL);
 }
-
-static const char *const memory_semantics[] = {"acquire", "release", "acq_rel", "relaxed", NULL};
-static const char *const memory_scopes[] = {"gpu", "cta", "sys", NULL};
 
 static Node *check_atomic_rmw(Call *c) {
   Node *p = pointer_arg(c);

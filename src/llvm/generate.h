@@ -9,8 +9,8 @@ typedef struct GpuTarget {
   const char *arch;   /* "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"; or "sim": LLVM IR for the host
                          that calls the thread simulator of tests/sim instead of GPU instructions */
   const char *libdevice; /* libdevice.10.bc, linked when a kernel calls a math function the GPU has no
-                            instruction for; NULL: $CUDA_HOME/nvvm/libdevice/libdevice.10.bc, else
-                            /usr/local/cuda/nvvm/libdevice/libdevice.10.bc */
+                            instruction for (the driver resolves the default: tile_options.libdevice,
+                            else the context's); NULL: none, an error for such a kernel */
 } GpuTarget;
 
 typedef struct GpuCode {

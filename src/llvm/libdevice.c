@@ -3,14 +3,14 @@
  * calls any, libdevice.10.bc is read, linked in, and every function but
  * the kernel made internal, so the optimiser keeps only what is called.
  * NVVMReflect (in the NVPTX pipeline) resolves __nvvm_reflect; the module
- * sets no "nvvm-reflect-ftz", so denormals are kept. */
+ * sets no "nvvm-reflect-ftz", so denormals are kept.  The path comes from
+ * the caller (GpuTarget.libdevice): the environment is read at the edge. */
 #include "lower.h"
 #include "llvm.h"
 
 #include <llvm-c/BitReader.h>
 #include <llvm-c/Linker.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 static const char *first_libdevice_call(LLVMModuleRef m) {
@@ -20,13 +20,6 @@ static const char *first_libdevice_call(LLVMModuleRef m) {
     if (LLVMIsDeclaration(fn) && n > 5 && !strncmp(name, "__nv_", 5)) return name;
   }
   return NULL;
-}
-
-/* $CUDA_HOME/nvvm/libdevice/libdevice.10.bc, else under /usr/local/cuda. */
-static const char *default_path(char *buf, size_t size) {
-  const char *home = getenv("CUDA_HOME");
-  snprintf(buf, size, "%s/nvvm/libdevice/libdevice.10.bc", home && *home ? home : "/usr/local/cuda");
-  return buf;
 }
 
 static void internalize(LLVMModuleRef m) {
@@ -40,7 +33,7 @@ static LLVMModuleRef read_libdevice(LLVMModuleRef module, const char *path, cons
   LLVMMemoryBufferRef buffer;
   char *message = NULL;
   if (LLVMCreateMemoryBufferWithContentsOfFile(path, &buffer, &message)) {
-    snprintf(err, size, "the kernel calls %s, which needs libdevice, but %s cannot be read (%s); set CUDA_HOME", needed,
+    snprintf(err, size, "the kernel calls %s, which needs libdevice, but %s cannot be read (%s); set TILE_LIBDEVICE_PATH or CUDA_HOME", needed,
              path, message ? message : "no such file");
     LLVMDisposeMessage(message);
     return NULL;
@@ -57,8 +50,10 @@ static LLVMModuleRef read_libdevice(LLVMModuleRef module, const char *path, cons
 int lower_link_libdevice(LLVMModuleRef module, const char *path, char *err, size_t size) {
   const char *needed = first_libdevice_call(module);
   if (!needed) return 0;
-  char buf[4096];
-  if (!path) path = default_path(buf, sizeof buf);
+  if (!path) {
+    snprintf(err, size, "the kernel calls %s, which needs libdevice, and no libdevice path was given", needed);
+    return -1;
+  }
   LLVMModuleRef lib = read_libdevice(module, path, needed, err, size);
   if (!lib) return -1;
   LLVMSetTarget(module, LLVM_NVPTX_TRIPLE); /* same triple and layout: the linker has nothing to warn about */

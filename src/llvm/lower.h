@@ -59,7 +59,7 @@ typedef struct GlobalAccess {
 } GlobalAccess;
 
 /* One atomic read-modify-write of one element. */
-enum { ATOMIC_CAS = ATOM_XCHG + 1 }; /* beside AtomicKind: compare and swap */
+enum { ATOMIC_CAS = ATOM_COUNT }; /* beside AtomicKind: compare and swap */
 typedef struct AtomicAccess {
   int op;                 /* AtomicKind or ATOMIC_CAS */
   DType type;             /* element type */

@@ -5,7 +5,9 @@
  * A for loop's induction variable runs in 64 bits when its type is
  * narrower, as the interpreter's does, so a bound near the type's maximum
  * ends the loop instead of wrapping around.  Scalars are the same in every
- * thread, so branches on them are uniform and barriers inside them are safe. */
+ * thread, so branches on them are uniform and barriers inside them are safe
+ * (a scalar read from memory that may change under the kernel is volatile,
+ * and one thread reads it for all: lower_memory.c). */
 #include "lower.h"
 
 /* `value`'s registers in the layout of `target` (a value of the same type). */

@@ -4,9 +4,14 @@
  * elements along one dimension, as far as AxisInfo proves the pointers
  * contiguous and aligned and the mask constant, up to 16 bytes: each vector
  * is one predicated access of 32- or 64-bit words (8 x fp16 -> v4.b32).
- * Where the layout replicates a tile, only the owner thread stores or does
- * an atomic; an atomic's old value then reaches the copies through shared
- * memory.  A scalar store and a scalar atomic are done by thread 0. */
+ * Where the layout replicates a tile, only the owner thread stores, does
+ * an atomic or does a volatile load; the value an atomic or a volatile load
+ * read then reaches the copies through shared memory.  A scalar store,
+ * atomic and volatile load are done by thread 0: volatile memory may change
+ * between two threads' reads (a flag another program sets), and every
+ * thread must see one value, since branches on scalars must be uniform
+ * (lower_control.c).  Other loads are done by every thread that holds the
+ * value, as Triton does: the memory is not expected to change under them. */
 #include "lower.h"
 
 #include <string.h>
@@ -130,11 +135,28 @@ static GlobalAccess global_access(const Access *a, const Vector *v, LLVMValueRef
   return g;
 }
 
+/* The copies of each element of a replicated value take its owner's: all threads see one read. */
+static Regs from_owners(Lower *L, int value, const Side *s, Regs regs) {
+  const Type *t = lower_type(L, value);
+  Exchange x;
+  memset(&x, 0, sizeof x);
+  x.from = *s;
+  x.to = *s;
+  x.space_bits = log2_floor(type_numel(t));
+  x.elem = lower_elem_type(L, t);
+  x.owners_only = 1;
+  return lower_exchange(L, &x, regs);
+}
+
 void lower_load(Lower *L, const TirOp *op) {
   int res = op->results.data[0], masked = op->flags & LOAD_MASK, has_other = op->flags & LOAD_OTHER;
+  int is_volatile = (op->flags & LOAD_VOLATILE) != 0;
   const Type *pt = lower_type(L, op->operands.data[0]);
   LinearLayout ll;
   lower_linear(L, res, &ll);
+  Side s;
+  lower_side(&ll, NULL, &s);
+  LLVMValueRef owner = is_volatile ? lower_owner(L, s.thread, 0) : NULL; /* NULL: no copies, or not volatile */
   const LinearLayout *want = pt->rank ? &ll : NULL;
   Regs ptr = lower_operand(L, op, 0, want);
   Regs mask = masked ? lower_operand(L, op, 1, want) : (Regs){0, NULL, 0};
@@ -144,15 +166,16 @@ void lower_load(Lower *L, const TirOp *op) {
   Regs out = lower_regs(L, ptr.n);
   for (uint32_t r = 0; r < (uint32_t)ptr.n; r++) {
     if (!is_group_base(&v, r)) continue;
-    GlobalAccess g = global_access(&a, &v, ptr.v[r], masked ? mask.v[r] : NULL);
+    GlobalAccess g = global_access(&a, &v, ptr.v[r], and_predicates(L, masked ? mask.v[r] : NULL, owner));
     g.other = has_other && masked ? pack_group(L, other, &v, r, &a) : NULL;
     g.cache = op->str;
     g.evict = (int)op->ival;
-    g.is_volatile = (op->flags & LOAD_VOLATILE) != 0;
+    g.is_volatile = is_volatile;
     LLVMValueRef elems[16];
     lower_unpack(L, L->target->load(L, &g), a.mem_type, 1 << v.n_bits, elems);
     for (int j = 0; j < 1 << v.n_bits; j++) out.v[vector_register(&v, r, j)] = lower_from_memory(L, elems[j], a.reg_type);
   }
+  if (owner && L->uses[res]) out = from_owners(L, res, &s, out);
   lower_result(L, op, 0, out);
 }
 
@@ -271,15 +294,6 @@ void lower_atomic(Lower *L, const TirOp *op) {
     LLVMValueRef bits = one_atomic(L, &a, value.v[r], and_predicates(L, masked ? mask.v[r] : NULL, owner));
     old.v[r] = dtype_is_float(rt->elem) ? LLVMBuildBitCast(L->b, bits, lower_dtype(L, rt->elem), "") : bits;
   }
-  if (owner && L->uses[res]) { /* the copies of each element learn the owner's old value */
-    Exchange x;
-    memset(&x, 0, sizeof x);
-    x.from = s;
-    x.to = s;
-    x.space_bits = log2_floor(type_numel(rt));
-    x.elem = lower_elem_type(L, rt);
-    x.owners_only = 1;
-    old = lower_exchange(L, &x, old);
-  }
+  if (owner && L->uses[res]) old = from_owners(L, res, &s, old); /* the copies learn the owner's old value */
   lower_result(L, op, 0, old);
 }

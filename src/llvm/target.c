@@ -4,6 +4,7 @@
 #include "../../include/tile/tile.h"
 #include "llvm.h"
 
+#include <pthread.h>
 #include <stdio.h>
 
 #include <llvm-c/Core.h>
@@ -13,11 +14,24 @@
 
 const char *tile_build_info(void) { return "LLVM " LLVM_VERSION_STRING ", NVPTX backend (nvptx64-nvidia-cuda)"; }
 
-int llvm_nvptx_available(char *message, size_t size) {
+static void register_nvptx(void) {
   LLVMInitializeNVPTXTargetInfo();
   LLVMInitializeNVPTXTarget();
   LLVMInitializeNVPTXTargetMC();
   LLVMInitializeNVPTXAsmPrinter();
+}
+
+/* LLVM's target registry is a process-wide list that registration updates
+ * without a lock (check-then-insert): two threads registering at once can
+ * link the NVPTX entry to itself.  So it is done once, under a once-flag:
+ * the library's only process-wide state, set once and never changed. */
+static pthread_once_t nvptx_registered = PTHREAD_ONCE_INIT;
+
+int llvm_nvptx_available(char *message, size_t size) {
+  if (pthread_once(&nvptx_registered, register_nvptx)) {
+    if (message && size) snprintf(message, size, "pthread_once failed");
+    return 0;
+  }
   LLVMTargetRef target;
   char *err = NULL;
   int failed = LLVMGetTargetFromTriple("nvptx64-nvidia-cuda", &target, &err);

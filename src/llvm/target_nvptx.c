@@ -78,10 +78,9 @@ static int plain(const GlobalAccess *a) { return !a->predicate && !a->cache && !
 /* The cache operator or eviction priority: ".cg", ".L1::evict_last" (PTX takes one of them, not both;
  * volatile takes neither). */
 static const char *cache_qualifier(const GlobalAccess *a) {
-  static const char *const evict[] = {"", ".L1::evict_first", ".L1::evict_last", ".L1::evict_normal"};
   if (a->is_volatile) return "";
   if (a->cache) return a->cache;
-  return evict[a->evict];
+  return tir_evict_ptx(a->evict);
 }
 
 /* "mov.b32 $0, $6; ... @$4 ld.global.v4.b32 { $0, $1, $2, $3 }, [ $5 + 0 ];"
@@ -180,20 +179,9 @@ static const char *atomic_suffix(int op, DType t) {
   }
 }
 
-static const char *atomic_name(int op) {
-  static const char *const names[] = {"add", "max", "min", "and", "or", "xor", "exch", "cas"};
-  return names[op];
-}
-
-static const char *sem_name(int sem) {
-  static const char *const names[] = {".acq_rel", ".acquire", ".release", ".relaxed"};
-  return names[sem];
-}
-
-static const char *scope_name(int scope) {
-  static const char *const names[] = {".gpu", ".cta", ".sys"};
-  return names[scope];
-}
+static const char *atomic_name(int op) { return op == ATOMIC_CAS ? "cas" : tir_atomic_ptx(op); }
+static const char *sem_name(int sem) { return tir_sem_ptx(sem); }
+static const char *scope_name(int scope) { return tir_scope_ptx(scope); }
 
 /* "atom.acq_rel.gpu.global.add.f32 $0, [ $1 + 0 ], $2;"; a CAS compares
  * with $2 and stores $3 (PTX: atom.cas d, [a], b, c). */

@@ -5,7 +5,6 @@
 
 #include <string.h>
 
-enum { SIM_ADD, SIM_MAX, SIM_MIN, SIM_AND, SIM_OR, SIM_XOR, SIM_XCHG, SIM_CAS }; /* TILE_SIM_ATOMIC_* */
 enum { SIM_SIGNED, SIM_UNSIGNED, SIM_FLOAT };                                     /* TILE_SIM_KIND_* */
 
 static void prologue(Lower *L) {
@@ -84,14 +83,14 @@ static int atomic_native(Lower *L, int op, DType t) {
   return bits >= 32;
 }
 
+/* a->op is TILE_SIM_ATOMIC_*: both are lang/memory.def's order, then CAS. */
 static LLVMValueRef atomic(Lower *L, const AtomicAccess *a) {
-  static const int ops[] = {SIM_ADD, SIM_MAX, SIM_MIN, SIM_AND, SIM_OR, SIM_XOR, SIM_XCHG, SIM_CAS};
   int bits = dtype_bits(a->type);
   int kind = dtype_is_float(a->type) ? SIM_FLOAT : dtype_kind(a->type) == DK_SINT ? SIM_SIGNED : SIM_UNSIGNED;
   LLVMValueRef value = LLVMBuildZExt(L->b, a->value, L->i64, "");
   LLVMValueRef compare = a->compare ? LLVMBuildZExt(L->b, a->compare, L->i64, "") : lower_int(L, L->i64, 0);
   LLVMTypeRef p[6] = {L->i32, L->i32, L->i32, L->generic_ptr, L->i64, L->i64};
-  LLVMValueRef args[6] = {lower_i32(L, ops[a->op]), lower_i32(L, kind), lower_i32(L, bits / 8), a->address, value,
+  LLVMValueRef args[6] = {lower_i32(L, a->op), lower_i32(L, kind), lower_i32(L, bits / 8), a->address, value,
                           compare};
   LLVMValueRef old = lower_call(L, "tile_sim_atomic", L->i64, p, 6, args);
   return LLVMBuildTrunc(L->b, old, lower_int_type(L, bits), "");

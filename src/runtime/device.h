@@ -32,5 +32,7 @@ tile_status device_launch(tile_context *ctx, void *function, const unsigned grid
 int allocation_extent(const tile_context *ctx, const void *ptr, size_t *bytes);
 /* Frees every block left (tile_context_destroy). */
 void free_allocations(tile_context *ctx);
+/* Frees the interpreter's streams and events left (tile_context_destroy). */
+void free_host_tokens(tile_context *ctx);
 
 #endif

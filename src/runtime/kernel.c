@@ -95,8 +95,11 @@ static tile_status build(tile_kernel *k, const uint16_t *key, int key_len, Spec 
   char signature[MAX_SIGNATURE];
   Spec *s = spec_new(key, key_len, ctx->on_cpu);
   if (!s) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
-  if (key_len >= 0 && key_signature(key, key_len, signature, sizeof signature) == 0)
-    s->signature = arena_strdup(&s->arena, signature);
+  if (key_len >= 0 && key_signature(key, key_len, signature, sizeof signature) == 0 &&
+      !(s->signature = arena_strdup(&s->arena, signature))) { /* the arena has no guard yet: NULL */
+    spec_free(k, s);
+    return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
+  }
   tile_status st = k->compiler->build(k, s);
   if (st == TILE_OK) st = read_meta(ctx, s, TILE_ERROR_COMPILE);
   if (st == TILE_OK && !s->on_cpu && device_available(ctx)) st = load(k, s);

@@ -3,7 +3,9 @@
  * launch knows each buffer's size), memcpy, no-op streams and host-clock
  * events.  Every block from tile_malloc is tracked by address in both modes:
  * tile_free rejects what it did not give, copies into a tracked block are
- * bounds-checked, and the context frees what is left. */
+ * bounds-checked, and the context frees what is left (also the
+ * interpreter's streams and events, kept in a list on the context; on the
+ * GPU they die with the device's context). */
 #include "gpu.h"
 
 #include <stdint.h>
@@ -190,6 +192,35 @@ tile_status tile_synchronize(tile_context *ctx) {
   return gpu_status(ctx, d, d->cuda.cuCtxSynchronize_fn(), "cuCtxSynchronize");
 }
 
+/* ---- the interpreter's streams and events ----------------------------------------- */
+
+/* A stream (only a handle: the interpreter runs each launch to completion) or an event. */
+typedef struct HostToken {
+  struct HostToken *prev, *next; /* the context's list */
+  double ms;                     /* an event: host time when recorded, from CLOCK_MONOTONIC */
+  int recorded;
+} HostToken;
+
+static HostToken *host_token_new(tile_context *ctx) {
+  HostToken *t = calloc(1, sizeof *t);
+  if (!t) return NULL;
+  t->next = ctx->host_tokens;
+  if (t->next) t->next->prev = t;
+  ctx->host_tokens = t;
+  return t;
+}
+
+static void host_token_free(tile_context *ctx, HostToken *t) {
+  if (t->prev) t->prev->next = t->next;
+  else ctx->host_tokens = t->next;
+  if (t->next) t->next->prev = t->prev;
+  free(t);
+}
+
+void free_host_tokens(tile_context *ctx) {
+  while (ctx->host_tokens) host_token_free(ctx, ctx->host_tokens);
+}
+
 /* ---- streams ------------------------------------------------------------------------ */
 
 tile_status tile_stream_create(tile_context *ctx, tile_stream *out) {
@@ -197,8 +228,8 @@ tile_status tile_stream_create(tile_context *ctx, tile_stream *out) {
   context_begin(ctx);
   if (!out) return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_stream_create: NULL out");
   *out = NULL;
-  if (ctx->on_cpu) { /* a token: the interpreter runs each launch to completion */
-    *out = malloc(1);
+  if (ctx->on_cpu) {
+    *out = (tile_stream)host_token_new(ctx);
     if (!*out) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
     ctx->live_streams++;
     return TILE_OK;
@@ -226,16 +257,11 @@ tile_status tile_stream_synchronize(tile_context *ctx, tile_stream s) {
 void tile_stream_destroy(tile_context *ctx, tile_stream s) {
   if (!ctx || !s) return;
   ctx->live_streams--;
-  if (ctx->on_cpu) free(s);
+  if (ctx->on_cpu) host_token_free(ctx, (HostToken *)s);
   else if (gpu_enter(ctx)) ctx->device->cuda.cuStreamDestroy_fn((CUstream)s);
 }
 
 /* ---- events ------------------------------------------------------------------------- */
-
-typedef struct HostEvent {
-  double ms;     /* host time when recorded, from CLOCK_MONOTONIC */
-  int recorded;
-} HostEvent;
 
 tile_status tile_event_create(tile_context *ctx, tile_event *out) {
   if (!ctx) return TILE_ERROR_ARGUMENT;
@@ -243,7 +269,7 @@ tile_status tile_event_create(tile_context *ctx, tile_event *out) {
   if (!out) return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_event_create: NULL out");
   *out = NULL;
   if (ctx->on_cpu) {
-    HostEvent *e = calloc(1, sizeof *e);
+    HostToken *e = host_token_new(ctx);
     if (!e) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
     *out = (tile_event)e;
     ctx->live_events++;
@@ -267,8 +293,8 @@ tile_status tile_event_record(tile_context *ctx, tile_event e, tile_stream s) {
   if (ctx->on_cpu) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
-    ((HostEvent *)e)->ms = (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-    ((HostEvent *)e)->recorded = 1;
+    ((HostToken *)e)->ms = (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+    ((HostToken *)e)->recorded = 1;
     return TILE_OK;
   }
   struct Device *d = gpu_enter(ctx);
@@ -281,7 +307,7 @@ tile_status tile_event_elapsed(tile_context *ctx, tile_event start, tile_event e
   context_begin(ctx);
   if (!start || !end || !ms) return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_event_elapsed: NULL event or ms");
   if (ctx->on_cpu) {
-    const HostEvent *a = (const HostEvent *)start, *b = (const HostEvent *)end;
+    const HostToken *a = (const HostToken *)start, *b = (const HostToken *)end;
     if (!a->recorded || !b->recorded) return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_event_elapsed: an event was never recorded");
     *ms = (float)(b->ms - a->ms);
     return TILE_OK;
@@ -295,6 +321,6 @@ tile_status tile_event_elapsed(tile_context *ctx, tile_event start, tile_event e
 void tile_event_destroy(tile_context *ctx, tile_event e) {
   if (!ctx || !e) return;
   ctx->live_events--;
-  if (ctx->on_cpu) free(e);
+  if (ctx->on_cpu) host_token_free(ctx, (HostToken *)e);
   else if (gpu_enter(ctx)) ctx->device->cuda.cuEventDestroy_fn((CUevent)e);
 }

@@ -365,6 +365,12 @@ static int lower_full(Lower *L, Node *n, NodeVec *a, int id) {
   return emit(L, TIR_SPLAT, n->loc, n->type, lower_expr(L, value), -1, -1);
 }
 
+/* tl.atomic_NAME's AtomicKind: NAME in lang/memory.def. */
+static int atomic_kind(int builtin) {
+  const char *name = builtin_name(builtin) + strlen("atomic_");
+  return tir_kind_lookup(TIR_ATOMIC_RMW, name, strlen(name));
+}
+
 /* sem= and scope= of an atomic (arguments 3 and 4): MemSem and MemScope, 0 when absent. */
 static void atomic_order(TirOp *op, Node *n) {
   const char *sem = const_str(n->args.data[3]), *scope = const_str(n->args.data[4]);
@@ -400,7 +406,7 @@ static int lower_builtin(Lower *L, Node *n) {
   case B_ATOMIC_ADD: case B_ATOMIC_MAX: case B_ATOMIC_MIN: case B_ATOMIC_AND:
   case B_ATOMIC_OR: case B_ATOMIC_XOR: case B_ATOMIC_XCHG:
     op = effect_op(L, n, TIR_ATOMIC_RMW, 2, 2);
-    op->kind = ATOM_ADD + (id - B_ATOMIC_ADD);
+    op->kind = atomic_kind(id);
     atomic_order(op, n);
     return tir_add_result(L->f, op, n->type);
   case B_ATOMIC_CAS:

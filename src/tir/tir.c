@@ -76,7 +76,10 @@ void tir_ops_reference(Buf *out) {
 static const char *const *kind_names(TirCode code, int *count) {
   static const char *const cmp[] = {"lt", "le", "gt", "ge", "eq", "ne"};
   static const char *const reduce[] = {"sum", "max", "min", "argmax", "argmin", "prod"};
-  static const char *const atomic[] = {"add", "max", "min", "and", "or", "xor", "xchg"};
+  static const char *const atomic[] = {
+#define ATOMIC(id, name, ptx) name,
+#include "memory.def"
+  };
   static const char *const dot[] = {"ieee", "tf32", "tf32x3"};
   static const char *const hint[] = {"multiple_of", "max_contiguous", "max_constancy"};
   static const char *const rand[] = {"uniform", "normal", "int"};
@@ -112,20 +115,46 @@ int tir_has_kinds(TirCode code) {
   return kind_names(code, &n) != NULL;
 }
 
-/* Atomics' memory semantics and scopes, in MemSem / MemScope order (the defaults first). */
-static const char *const mem_sems[] = {"acq_rel", "acquire", "release", "relaxed", NULL};
-static const char *const mem_scopes[] = {"gpu", "cta", "sys", NULL};
-static const char *const evictions[] = {"", "evict_first", "evict_last", "evict_normal", NULL};
+/* Atomics' memory semantics and scopes, loads' and stores' eviction policies (lang/memory.def), in
+ * enum order (the defaults first), as the language and as PTX spell them. */
+typedef struct MemoryName {
+  const char *name, *ptx;
+} MemoryName;
+static const MemoryName mem_sems[] = {
+#define MEM_SEM(id, name, ptx) {name, ptx},
+#include "memory.def"
+    {NULL, NULL}};
+static const MemoryName mem_scopes[] = {
+#define MEM_SCOPE(id, name, ptx) {name, ptx},
+#include "memory.def"
+    {NULL, NULL}};
+static const MemoryName evictions[] = {
+#define EVICTION(id, name, ptx) {name, ptx},
+#include "memory.def"
+    {NULL, NULL}};
+static const MemoryName atomics[] = {
+#define ATOMIC(id, name, ptx) {name, ptx},
+#include "memory.def"
+    {NULL, NULL}};
 
-static int name_index(const char *const *names, const char *name, size_t len) {
-  for (int i = 0; names[i]; i++)
-    if (strlen(names[i]) == len && !strncmp(names[i], name, len)) return i;
+static int name_index(const MemoryName *names, const char *name, size_t len) {
+  for (int i = 0; names[i].name; i++)
+    if (strlen(names[i].name) == len && !strncmp(names[i].name, name, len)) return i;
   return -1;
 }
 
-const char *tir_sem_name(int sem) { return sem >= 0 && sem < 4 ? mem_sems[sem] : NULL; }
-const char *tir_scope_name(int scope) { return scope >= 0 && scope < 3 ? mem_scopes[scope] : NULL; }
+/* Row i of a table of `count` rows; NULL outside it. */
+static const MemoryName *row(const MemoryName *names, int count, int i) { return i >= 0 && i < count ? &names[i] : NULL; }
+static const char *name_of(const MemoryName *r) { return r ? r->name : NULL; }
+static const char *ptx_of(const MemoryName *r) { return r ? r->ptx : NULL; }
+
+const char *tir_sem_name(int sem) { return name_of(row(mem_sems, SEM_COUNT, sem)); }
+const char *tir_scope_name(int scope) { return name_of(row(mem_scopes, SCOPE_COUNT, scope)); }
 int tir_sem_lookup(const char *name, size_t len) { return name_index(mem_sems, name, len); }
 int tir_scope_lookup(const char *name, size_t len) { return name_index(mem_scopes, name, len); }
-const char *tir_evict_name(int policy) { return policy > 0 && policy < 4 ? evictions[policy] : NULL; }
+const char *tir_evict_name(int policy) { return policy == EVICT_NONE ? NULL : name_of(row(evictions, EVICT_COUNT, policy)); }
 int tir_evict_lookup(const char *name, size_t len) { return name_index(evictions, name, len); }
+const char *tir_sem_ptx(int sem) { return ptx_of(row(mem_sems, SEM_COUNT, sem)); }
+const char *tir_scope_ptx(int scope) { return ptx_of(row(mem_scopes, SCOPE_COUNT, scope)); }
+const char *tir_evict_ptx(int policy) { return ptx_of(row(evictions, EVICT_COUNT, policy)); }
+const char *tir_atomic_ptx(int kind) { return ptx_of(row(atomics, ATOM_COUNT, kind)); }

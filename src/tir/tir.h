@@ -20,16 +20,32 @@ enum { PURE = 1, EW = 2, TERM = 4, GPU = 8 };
 /* Sub-kinds, kept in TirOp.kind. */
 typedef enum { CMP_LT, CMP_LE, CMP_GT, CMP_GE, CMP_EQ, CMP_NE } CmpKind;
 typedef enum { RED_SUM, RED_MAX, RED_MIN, RED_ARGMAX, RED_ARGMIN, RED_PROD } ReduceKind;
-typedef enum { ATOM_ADD, ATOM_MAX, ATOM_MIN, ATOM_AND, ATOM_OR, ATOM_XOR, ATOM_XCHG } AtomicKind;
+typedef enum {
+#define ATOMIC(id, name, ptx) ATOM_##id,
+#include "memory.def"
+  ATOM_COUNT
+} AtomicKind;                                          /* lang/memory.def */
 typedef enum { DOT_IEEE, DOT_TF32, DOT_TF32X3 } DotPrecision;
 typedef enum { HINT_MULTIPLE_OF, HINT_MAX_CONTIGUOUS, HINT_MAX_CONSTANCY } HintKind;
 typedef enum { RAND_UNIFORM, RAND_NORMAL, RAND_INT } RandKind;
 typedef enum { ROUND_RTNE, ROUND_RTZ } CastRounding;   /* CAST: fp_downcast_rounding */
-/* ATOMIC_RMW, ATOMIC_CAS: memory semantics in ival, scope in ival2 (0: Triton's defaults) */
-typedef enum { SEM_ACQ_REL, SEM_ACQUIRE, SEM_RELEASE, SEM_RELAXED } MemSem;
-typedef enum { SCOPE_GPU, SCOPE_CTA, SCOPE_SYS } MemScope;
+/* ATOMIC_RMW, ATOMIC_CAS: memory semantics in ival, scope in ival2 (0: Triton's defaults); lang/memory.def */
+typedef enum {
+#define MEM_SEM(id, name, ptx) SEM_##id,
+#include "memory.def"
+  SEM_COUNT
+} MemSem;
+typedef enum {
+#define MEM_SCOPE(id, name, ptx) SCOPE_##id,
+#include "memory.def"
+  SCOPE_COUNT
+} MemScope;
 /* LOAD, STORE: eviction_policy in ival (0: none) */
-typedef enum { EVICT_NONE, EVICT_FIRST, EVICT_LAST, EVICT_NORMAL } EvictionPolicy;
+typedef enum {
+#define EVICTION(id, name, ptx) EVICT_##id,
+#include "memory.def"
+  EVICT_COUNT
+} EvictionPolicy;
 
 enum { LOAD_MASK = 1, LOAD_OTHER = 2, SCAN_REVERSE = 4, PRINT_HEX = 8, LOAD_VOLATILE = 16 };
 
@@ -89,6 +105,11 @@ int tir_scope_lookup(const char *name, size_t len);
 /* EvictionPolicy names as Triton spells them ("evict_last"); NULL / -1 if none. */
 const char *tir_evict_name(int policy);
 int tir_evict_lookup(const char *name, size_t len);
+/* The same in PTX (".acq_rel", ".cta", ".L1::evict_last", "" for EVICT_NONE; AtomicKind: "add", "exch"). */
+const char *tir_sem_ptx(int sem);
+const char *tir_scope_ptx(int scope);
+const char *tir_evict_ptx(int policy);
+const char *tir_atomic_ptx(int kind);
 
 /* The op table as markdown (tilec --list-ops). */
 void tir_ops_reference(Buf *out);

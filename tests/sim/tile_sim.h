@@ -55,9 +55,13 @@ void tile_sim_store(void *global_dst, const void *src, int32_t bytes);
 
 /* Atomics on global memory: op is one of TILE_SIM_ATOMIC_*, kind one of
  * TILE_SIM_KIND_*, `bytes` 2, 4 or 8; `value` and `compare` hold the
- * operand's bits in their low bytes; returns the old bits. */
-enum { TILE_SIM_ATOMIC_ADD, TILE_SIM_ATOMIC_MAX, TILE_SIM_ATOMIC_MIN, TILE_SIM_ATOMIC_AND, TILE_SIM_ATOMIC_OR,
-       TILE_SIM_ATOMIC_XOR, TILE_SIM_ATOMIC_XCHG, TILE_SIM_ATOMIC_CAS };
+ * operand's bits in their low bytes; returns the old bits.  The ops are
+ * the tile IR's AtomicKind (lang/memory.def, in its order), then CAS. */
+enum {
+#define ATOMIC(id, name, ptx) TILE_SIM_ATOMIC_##id,
+#include "../../lang/memory.def"
+  TILE_SIM_ATOMIC_CAS
+};
 enum { TILE_SIM_KIND_SIGNED, TILE_SIM_KIND_UNSIGNED, TILE_SIM_KIND_FLOAT, /* fp16 when bytes == 2 */
        TILE_SIM_KIND_BF16 /* bf16 (bytes == 2) */ };
 uint64_t tile_sim_atomic(int32_t op, int32_t kind, int32_t bytes, void *global_ptr, uint64_t value, uint64_t compare);

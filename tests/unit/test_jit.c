@@ -29,6 +29,7 @@
 #endif
 
 static FakeCuda *fake;
+static char libdevice_seen[512]; /* the libdevice path the last compilation was given */
 static char cache_dir[128];
 static char notes[2048], error[2048]; /* the last launch's tile_diagnostics and tile_error */
 
@@ -43,6 +44,7 @@ static const char *ptx_type(const Type *t) {
 
 int llvm_generate(const TirFunc *f, const GpuTarget *t, int want_llir, int want_ptx, Arena *a, GpuCode *out,
                   Diags *d) {
+  snprintf(libdevice_seen, sizeof libdevice_seen, "%s", t->libdevice ? t->libdevice : "(null)");
   Buf b;
   buf_init(&b, a);
   buf_printf(&b, ".version 8.0\n.target %s\n.address_size 64\n.visible .entry %s(", t->arch, f->name);
@@ -68,16 +70,19 @@ static tile_context *context(const char *cache, const char *ptxas) {
   return ctx;
 }
 
-static tile_kernel *vector_add(tile_context *ctx) {
+static tile_kernel *vector_add_with(tile_context *ctx, const char *libdevice) {
   const char *defs[] = {"BLOCK_SIZE=512"};
   tile_options o;
   tile_options_init(&o);
+  o.libdevice = libdevice;
   o.defines = defs;
   o.num_defines = 1;
   tile_kernel *k = NULL;
   CHECK(tile_kernel_create_file(ctx, TILE_SOURCE_DIR "/tests/seeds/vector_add.tl", &o, &k) == TILE_OK);
   return k;
 }
+
+static tile_kernel *vector_add(tile_context *ctx) { return vector_add_with(ctx, NULL); }
 
 static void grid_add(const tile_kernel *k, const tile_arg *args, int n, unsigned grid[3], void *user) {
   long long block = 0; /* a failed lookup launches nothing, which launch_add notices */
@@ -209,6 +214,82 @@ static void test_without_ptxas(void) {
   tile_context_destroy(ctx);
 }
 
+static void write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  CHECK(f && fputs(text, f) >= 0 && fclose(f) == 0);
+}
+
+/* A context made with TILE_LIBDEVICE_PATH and CUDA_HOME set to these (NULL: unset). */
+static tile_context *context_with_libdevice(const char *cache, const char *libdevice, const char *cuda_home) {
+  if (libdevice) setenv("TILE_LIBDEVICE_PATH", libdevice, 1);
+  if (cuda_home) setenv("CUDA_HOME", cuda_home, 1);
+  tile_context *ctx = context(cache, NULL);
+  unsetenv("TILE_LIBDEVICE_PATH"), unsetenv("CUDA_HOME");
+  return ctx;
+}
+
+/* The libdevice path comes from the context's environment (read at creation) or the options, reaches the
+ * lowering, and is part of the cache key: another libdevice file, or the same path changed, misses. */
+static void test_libdevice(void) {
+  char dir[200], a[256], b[256];
+  snprintf(dir, sizeof dir, "%s/libdevice", cache_dir);
+  snprintf(a, sizeof a, "%s/a.bc", cache_dir);
+  snprintf(b, sizeof b, "%s/b.bc", cache_dir);
+  write_file(a, "libdevice a");
+  write_file(b, "libdevice b");
+  char *saved_home = getenv("CUDA_HOME") ? strdup(getenv("CUDA_HOME")) : NULL;
+  tile_context *ctx = context_with_libdevice(dir, NULL, "/opt/cuda-test"); /* a fresh cache: compiled */
+  setenv("CUDA_HOME", "/elsewhere", 1); /* too late: the context has read it */
+  tile_kernel *k = vector_add(ctx);
+  CHECK(k && launch_add(ctx, k, 100, 0));
+  CHECK(same(libdevice_seen, "/opt/cuda-test/nvvm/libdevice/libdevice.10.bc"));
+  unsetenv("CUDA_HOME");
+  tile_context_destroy(ctx);
+  ctx = context_with_libdevice(dir, a, "/opt/cuda-test");
+  k = vector_add(ctx);
+  CHECK(k && launch_add(ctx, k, 100, 0) && same(libdevice_seen, a) && count_entries(dir) == 2);
+  tile_context_destroy(ctx);
+  ctx = context_with_libdevice(dir, a, NULL); /* the same libdevice: a hit */
+  k = vector_add(ctx);
+  CHECK(k && launch_add(ctx, k, 100, 0) && tile_kernel_text(k, TILE_STAGE_TIR) == NULL && count_entries(dir) == 2);
+  k = vector_add_with(ctx, b); /* the options' libdevice wins, and is another key */
+  CHECK(k && launch_add(ctx, k, 100, 0) && same(libdevice_seen, b) && tile_kernel_text(k, TILE_STAGE_TIR) != NULL);
+  CHECK(count_entries(dir) == 3);
+  tile_context_destroy(ctx);
+  write_file(a, "libdevice a, another version");
+  ctx = context_with_libdevice(dir, a, NULL);
+  k = vector_add(ctx);
+  CHECK(k && launch_add(ctx, k, 100, 0) && tile_kernel_text(k, TILE_STAGE_TIR) != NULL && count_entries(dir) == 4);
+  tile_context_destroy(ctx);
+  if (saved_home) setenv("CUDA_HOME", saved_home, 1);
+  free(saved_home);
+}
+
+/* The source's name is compiled into the kernel (device_assert's file), so it is part of the cache key. */
+static void test_source_name_in_key(void) {
+  char dir[200];
+  snprintf(dir, sizeof dir, "%s/names", cache_dir);
+  tile_context *ctx = context(dir, NULL);
+  char *text = NULL;
+  size_t len = 0;
+  CHECK(context_read_file(ctx, TILE_SOURCE_DIR "/tests/seeds/vector_add.tl", 1 << 20, &text, &len) == TILE_OK);
+  const char *names[] = {"first/vector_add.tl", "second/vector_add.tl", "first/vector_add.tl"};
+  for (int i = 0; i < 3; i++) {
+    const char *defs[] = {"BLOCK_SIZE=512"};
+    tile_options o;
+    tile_options_init(&o);
+    o.defines = defs;
+    o.num_defines = 1;
+    tile_kernel *k = NULL;
+    CHECK(text && tile_kernel_create(ctx, names[i], text, len, &o, &k) == TILE_OK);
+    CHECK(k && launch_add(ctx, k, 100, 0));
+    CHECK(k && (tile_kernel_text(k, TILE_STAGE_TIR) != NULL) == (i < 2)); /* the third hits the first's entry */
+    CHECK(count_entries(dir) == (i < 2 ? i + 1 : 2));
+  }
+  free(text);
+  tile_context_destroy(ctx);
+}
+
 /* Processes compiling the same kernel into one cache at once all succeed, and leave one sound entry. */
 static void test_concurrent_processes(void) {
   char dir[200];
@@ -302,6 +383,8 @@ int main(void) {
   test_unwritable_cache();
   test_targets();
   test_without_ptxas();
+  test_libdevice();
+  test_source_name_in_key();
   test_concurrent_processes();
   test_ahead_of_time();
   test_launch_cost();

@@ -7,6 +7,9 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #define NO_COMPILER "libtile_rt has no compiler: link libtile"
 
@@ -54,6 +57,46 @@ static void test_aot(tile_context *ctx) {
   tile_kernel_destroy(k);
 }
 
+/* Bytes the heap has handed out and not had back; 0 where unknown (ASan's allocator: LSan checks there). */
+static long long heap_in_use(void) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+  return (long long)mallinfo2().uordblks;
+#else
+  return 0;
+#endif
+}
+
+/* Streams and events the program leaves on the interpreter are freed with the context (tile.h: destroying
+ * the context releases whatever is left).  Under LeakSanitizer (bash .ci/test) a leak fails the run; with
+ * glibc's allocator the heap must come back to where it was. */
+static void test_context_frees_streams_and_events(void) {
+  enum { MANY = 1000 };
+  tile_context *ctx;
+  CHECK(tile_context_create(&ctx) == TILE_OK);
+  tile_context_destroy(ctx);
+  long long before = heap_in_use();
+  CHECK(tile_context_create(&ctx) == TILE_OK && tile_context_use_cpu(ctx) == TILE_OK);
+  int ok = 1;
+  tile_event first = NULL, last = NULL;
+  for (int i = 0; i < MANY; i++) {
+    tile_stream s = NULL;
+    tile_event e = NULL;
+    ok &= tile_stream_create(ctx, &s) == TILE_OK && tile_event_create(ctx, &e) == TILE_OK && s && e;
+    ok &= tile_event_record(ctx, e, s) == TILE_OK;
+    if (i % 3 == 0) tile_stream_destroy(ctx, s); /* some destroyed by the program, in any order */
+    if (i == 0) first = e;
+    else if (i % 7 == 0) tile_event_destroy(ctx, e);
+    else last = e;
+  }
+  float ms = -1;
+  CHECK(ok && tile_event_elapsed(ctx, first, last, &ms) == TILE_OK && ms >= 0);
+  CHECK(tile_context_use_cpu(ctx) == TILE_OK);
+  tile_context_destroy(ctx);
+  long long after = heap_in_use();
+  if (after - before > 4096) fprintf(stderr, "%lld bytes more in use after the context was destroyed\n", after - before);
+  CHECK(after - before <= 4096);
+}
+
 int main(void) {
   setenv("TILE_CUDA_LIBRARY", "/nonexistent/libcuda.so.1", 1);
   unsetenv("TILE_INTERPRET");
@@ -64,5 +107,6 @@ int main(void) {
   void *p = NULL;
   CHECK(tile_context_use_cpu(ctx) == TILE_OK && tile_malloc(ctx, &p, 100) == TILE_OK && tile_free(ctx, p) == TILE_OK);
   tile_context_destroy(ctx);
+  test_context_frees_streams_and_events();
   return check_report();
 }

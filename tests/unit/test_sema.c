@@ -4,6 +4,7 @@
 #include "check.h"
 #include "frontend/sema.h"
 #include "frontend/sema_impl.h"
+#include "tir/tir.h"
 
 #include <stdlib.h>
 #include <time.h>
@@ -208,6 +209,40 @@ static void test_errors_are_independent(void) {
   arena_free(&c.arena);
 }
 
+static int has_builtin(const char *name) {
+  for (int id = 0; id < B_COUNT; id++)
+    if (!strcmp(builtin_name(id), name)) return 1;
+  return 0;
+}
+
+/* lang/memory.def is the one table: every name reads back to its row, has a PTX spelling, and each
+ * atomic kind is a builtin tl.atomic_NAME (the lowering finds the kind by that name). */
+static void test_memory_table(void) {
+  int ok = 1;
+  for (int i = 0; i < SEM_COUNT; i++) {
+    const char *n = tir_sem_name(i);
+    ok &= n && tir_sem_lookup(n, strlen(n)) == i && tir_sem_ptx(i)[0] == '.';
+  }
+  for (int i = 0; i < SCOPE_COUNT; i++) {
+    const char *n = tir_scope_name(i);
+    ok &= n && tir_scope_lookup(n, strlen(n)) == i && tir_scope_ptx(i)[0] == '.';
+  }
+  ok &= tir_evict_name(EVICT_NONE) == NULL && !strcmp(tir_evict_ptx(EVICT_NONE), "");
+  for (int i = 1; i < EVICT_COUNT; i++) {
+    const char *n = tir_evict_name(i);
+    ok &= n && tir_evict_lookup(n, strlen(n)) == i && !strncmp(tir_evict_ptx(i), ".L1::", 5);
+  }
+  for (int i = 0; i < ATOM_COUNT; i++) {
+    const char *n = tir_kind_name(TIR_ATOMIC_RMW, i);
+    char builtin[64];
+    snprintf(builtin, sizeof builtin, "atomic_%s", n ? n : "?");
+    ok &= n && tir_kind_lookup(TIR_ATOMIC_RMW, n, strlen(n)) == i && has_builtin(builtin) && tir_atomic_ptx(i)[0];
+  }
+  ok &= SEM_ACQ_REL == 0 && SCOPE_GPU == 0 && EVICT_NONE == 0; /* the defaults are 0 (TirOp.ival, ival2) */
+  ok &= tir_sem_name(SEM_COUNT) == NULL && tir_atomic_ptx(-1) == NULL;
+  CHECK(ok);
+}
+
 int main(void) {
   unsigned seed = (unsigned)time(NULL);
   printf("seed %u\n", seed);
@@ -219,5 +254,6 @@ int main(void) {
   test_helpers_fold_and_inline();
   test_loop_carried_and_if_merge();
   test_errors_are_independent();
+  test_memory_table();
   return check_report();
 }

@@ -45,9 +45,11 @@ static const char usage[] =
     "                        @triton.autotune config\n"
     "  --arch ARCH           target: sm_80, sm_86, sm_89, sm_90, sm_90a (default sm_90),\n"
     "                        or sim (host LLVM IR for the test simulator)\n"
+    "  --libdevice FILE      the libdevice.10.bc to link math functions from (default\n"
+    "                        $TILE_LIBDEVICE_PATH, else in $CUDA_HOME or /usr/local/cuda)\n"
     "  --num-warps N         warps per program (default 4, or the config's)\n"
     "  --num-stages N        software-pipelining depth (default 3, or the config's)\n"
-    "  --passes=LIST         passes to run: tile IR fold,cse,widen,licm,dce and\n"
+    "  --passes=LIST         passes to run: tile IR fold,combine,cse,widen,licm,dce and\n"
     "                        GPU-layout IR remove-converts (default all; none)\n"
     "  --print-after-all     print the IR after each pass (and GPU-layout IR step) too\n"
     "  --print-axis-info     print the AxisInfo analysis (contiguity, divisibility,\n"
@@ -118,6 +120,8 @@ static int parse_args(int argc, char **argv, Args *a) {
       a->opts.config = (int)n;
     } else if ((v = option_value(argc, argv, &i, "--arch"))) {
       a->opts.arch = v;
+    } else if ((v = option_value(argc, argv, &i, "--libdevice"))) {
+      a->opts.libdevice = v;
     } else if ((v = option_value(argc, argv, &i, "--num-warps"))) {
       char *end;
       long n = strtol(v, &end, 10);

@@ -4,6 +4,7 @@
   npy.py add X Y Z                   check Z == X + Y elementwise (f4), print "ok N"
   npy.py same X Y                    check Y == X elementwise, print "ok N"
   npy.py softmax X Z ROWS COLS       check each row of Z is softmax of X's row (rel 1e-5)
+  npy.py matmul X Y Z M K N [S]      check Z == S * (X @ Y) exactly (X M x K, Y K x N, row-major; integers; S: 1)
   npy.py print PATH                  print the values, one line
 """
 import math
@@ -56,6 +57,13 @@ def main(argv):
         print("ok %d" % len(y) if not bad and len(y) == len(x) else "mismatch at %s" % bad[:5])
     elif cmd == "print":
         print(" ".join(str(v) for v in load(argv[2])))
+    elif cmd == "matmul":
+        x, y, z = load(argv[2]), load(argv[3]), load(argv[4])
+        m, k, n = int(argv[5]), int(argv[6]), int(argv[7])
+        scale = int(argv[8]) if len(argv) > 8 else 1
+        ref = [scale * sum(x[i * k + p] * y[p * n + j] for p in range(k)) for i in range(m) for j in range(n)]
+        bad = [i for i in range(m * n) if len(z) != m * n or z[i] != ref[i]]
+        print("ok %d" % len(z) if not bad else "mismatch at %s" % bad[:5])
     elif cmd == "softmax":
         x, z, rows, cols = load(argv[2]), load(argv[3]), int(argv[4]), int(argv[5])
         worst = 0.0
