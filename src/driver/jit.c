@@ -121,6 +121,7 @@ static tile_status build_cpu(tile_kernel *k, Spec *s) {
   volatile tile_status status = TILE_ERROR_MEMORY; /* set between setjmp and a possible longjmp */
   if (setjmp(c->guard.jump) == 0) {
     TirFunc *f = pipeline_tir(c, &o, NULL);
+    pipeline_note_times(c, &o);
     status = f ? TILE_OK : TILE_ERROR_COMPILE;
     if (f) {
       s->metadata = arena_strdup(&s->arena, describe_kernel(c, f, NULL, 0));
