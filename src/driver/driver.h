@@ -34,6 +34,7 @@ typedef struct Compilation {
   Diags diags;
   Source source;
   const CheckedKernel *checked; /* the specialised kernel, once pipeline_tir has checked it */
+  int config;               /* the @autotune config the constexprs came from; -1: none */
   double ms[TIME_COUNT];    /* milliseconds spent in each stage (0: not run) */
 } Compilation;
 
@@ -66,6 +67,9 @@ tile_status pipeline_gpu(Compilation *c, const tile_options *opts, tile_stage la
  * NULL after errors.  Sets c->checked, and the function's num_warps and
  * num_stages from the options, else the chosen @autotune config. */
 struct TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump);
+/* The kernel's declaration and decorators (sema_declare), without checking
+ * its body; NULL after errors or for IR text. */
+const CheckedKernel *pipeline_declare(Compilation *c, const tile_options *opts);
 /* With opts->time_stages, a note of the time each stage that ran took
  * ("time: frontend 0.31 ms, ..."); nothing otherwise. */
 void pipeline_note_times(Compilation *c, const tile_options *opts);

@@ -74,6 +74,16 @@ static void launch_shape(TirFunc *f, const CheckedKernel *k, const tile_options 
   if (o->num_stages) f->num_stages = o->num_stages;
 }
 
+const CheckedKernel *pipeline_declare(Compilation *c, const tile_options *opts) {
+  if (has_suffix(&c->source, ".tir") || has_suffix(&c->source, ".tgir")) return NULL;
+  TokenVec toks = lex(&c->source, &c->diags);
+  Module *m = parse_module(&c->source, &toks, &c->diags);
+  if (c->diags.errors) return NULL;
+  SemaOptions so = {0};
+  sema_options(opts, &so);
+  return sema_declare(m, parse_stdlib(c), &so, &c->diags);
+}
+
 /* Source to optimised tile IR; NULL after errors (in c->diags). */
 TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump) {
   if (has_suffix(&c->source, ".tgir")) {
@@ -102,6 +112,7 @@ TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump) {
   CheckedKernel *k = sema_check(m, parse_stdlib(c), &so, &c->diags);
   if (!k) return NULL;
   c->checked = k;
+  c->config = opts->config >= 0 && opts->config < k->meta.configs.len ? opts->config : -1;
   lap(c, TIME_FRONTEND, &clock);
   TirFunc *f = tir_lower(k, &c->arena, &c->diags);
   if (c->diags.errors || tir_verify(f, &c->diags)) return NULL;

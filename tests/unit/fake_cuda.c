@@ -126,6 +126,7 @@ EXPORT CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, u
   state.shared = shared;
   state.stream = stream;
   for (int i = 0; i < state.params_to_copy && i < 16; i++) memcpy(&state.params[i], params[i], 8);
+  if (state.on_launch) state.clock_ms += state.on_launch(&state, params);
   return CUDA_SUCCESS;
 }
 
@@ -145,7 +146,17 @@ EXPORT CUresult CUDAAPI cuMemFree(CUdeviceptr p) {
 
 EXPORT CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t n) { memcpy((void *)dst, src, n); return CUDA_SUCCESS; }
 EXPORT CUresult CUDAAPI cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t n) { memcpy(dst, (void *)src, n); return CUDA_SUCCESS; }
-EXPORT CUresult CUDAAPI cuMemsetD8(CUdeviceptr dst, unsigned char c, size_t n) { memset((void *)dst, c, n); return CUDA_SUCCESS; }
+EXPORT CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n) {
+  memmove((void *)dst, (void *)src, n);
+  state.copies++;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuMemsetD8(CUdeviceptr dst, unsigned char c, size_t n) {
+  memset((void *)dst, c, n);
+  state.memsets++;
+  return CUDA_SUCCESS;
+}
 
 EXPORT CUresult CUDAAPI cuStreamCreate(CUstream *s, unsigned int flags) {
   *s = (CUstream)malloc(1);
@@ -170,7 +181,7 @@ EXPORT CUresult CUDAAPI cuEventCreate(CUevent *e, unsigned int flags) {
 EXPORT CUresult CUDAAPI cuEventRecord(CUevent e, CUstream s) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
-  *(double *)e = (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+  *(double *)e = state.on_launch ? state.clock_ms : (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
   return CUDA_SUCCESS;
 }
 

@@ -21,6 +21,14 @@ typedef struct FakeCuda {
   void *stream;
   int params_to_copy;           /* how many kernelParams to record (the fake cannot know) */
   uint64_t params[16];          /* the first 8 bytes behind each */
+  int memsets, copies;          /* cuMemsetD8 and cuMemcpyDtoD calls so far */
+  /* Set by a test: each launch "runs" this (after the launch above is
+   * recorded): it may touch device memory (host memory here) through the
+   * kernel's parameters, and returns the launch's duration in ms.  While it
+   * is set, events read a virtual clock that launches advance by that much,
+   * so elapsed times are the test's choice. */
+  double (*on_launch)(struct FakeCuda *state, void **params);
+  double clock_ms;              /* the virtual clock */
 } FakeCuda;
 
 typedef FakeCuda *(*FakeCudaStateFn)(void);
