@@ -316,8 +316,8 @@ static tile_status try_config(Tuner *u, int c, double *ms) {
   }
   st = measure(u, s, ms);
   if (st == TILE_OK)
-    text_printf(&u->report, "%s  config %d: %.4f ms (%lld warps)", u->report.len ? "\n" : "", c, *ms,
-                (long long)s->meta.num_warps);
+    text_printf(&u->report, "%s  config %d: %.4f ms (%d warp%s)", u->report.len ? "\n" : "", c, *ms, s->meta.num_warps,
+                s->meta.num_warps > 1 ? "s" : "");
   return st;
 }
 

@@ -32,7 +32,8 @@ EXPORT CUresult CUDAAPI cuDriverGetVersion(int *v) { *v = 13000; return CUDA_SUC
 EXPORT CUresult CUDAAPI cuGetErrorName(CUresult error, const char **s) {
   *s = error == CUDA_ERROR_INVALID_PTX ? "CUDA_ERROR_INVALID_PTX"
        : error == CUDA_ERROR_NOT_FOUND ? "CUDA_ERROR_NOT_FOUND"
-       : error == CUDA_ERROR_OUT_OF_MEMORY ? "CUDA_ERROR_OUT_OF_MEMORY" : "CUDA_ERROR_UNKNOWN";
+       : error == CUDA_ERROR_OUT_OF_MEMORY ? "CUDA_ERROR_OUT_OF_MEMORY"
+       : error == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES ? "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES" : "CUDA_ERROR_UNKNOWN";
   return CUDA_SUCCESS;
 }
 
@@ -119,6 +120,7 @@ EXPORT CUresult CUDAAPI cuFuncSetAttribute(CUfunction f, CUfunction_attribute at
 
 EXPORT CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                       unsigned bz, unsigned shared, CUstream stream, void **params, void **extra) {
+  if (state.max_block && bx * by * bz > state.max_block) return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
   state.launches++;
   strcpy(state.function, ((FakeFunction *)f)->name);
   state.grid[0] = gx, state.grid[1] = gy, state.grid[2] = gz;

@@ -15,6 +15,7 @@ typedef struct FakeCuda {
   int launches, set_current_calls, shared_attribute;
   void *current;                /* the current context (one for the process: the fake ignores threads) */
   int fail_next_load;           /* the next cuModuleLoadDataEx fails with a JIT log */
+  unsigned max_block;           /* nonzero: launches of larger blocks fail (out of resources) */
   /* the last launch */
   char function[64];
   unsigned grid[3], block[3], shared;
