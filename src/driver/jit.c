@@ -516,15 +516,16 @@ tile_status tile_kernel_create(tile_context *ctx, const char *name, const char *
   tile_options_init(&defaults);
   if (!opts) opts = &defaults;
   tile_status s = check_options(ctx, opts);
-  if (s == TILE_OK) s = check_syntax(ctx, name, source, len);
   if (s != TILE_OK) return s;
   JitSource *src = copy_source(name, source, len, opts);
+  if (!src) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
   const KernelTuning *tuning = NULL;
-  s = src ? declare_tuning(ctx, src, &tuning) : TILE_ERROR_MEMORY;
+  s = declare_tuning(ctx, src, &tuning);
+  if (s == TILE_OK) s = check_syntax(ctx, name, source, len); /* last: its warnings are the call's diagnostics */
   tile_kernel *k = s == TILE_OK ? kernel_new(ctx, &jit_compiler, src) : NULL;
   if (!k) {
-    if (src) release(&(tile_kernel){.source = src, .tuning = tuning});
-    return s == TILE_OK || !src ? context_fail(ctx, TILE_ERROR_MEMORY, "out of memory") : s;
+    release(&(tile_kernel){.source = src, .tuning = tuning});
+    return s == TILE_OK ? context_fail(ctx, TILE_ERROR_MEMORY, "out of memory") : s;
   }
   k->tuning = tuning;
   k->fixed_signature = opts->signature != NULL;

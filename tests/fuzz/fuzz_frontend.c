@@ -6,11 +6,17 @@
  * over two programs with small buffers.  It is then converted to GPU-layout
  * IR, which must verify, read back to the same text, be left unchanged by
  * another remove-converts, and leave the buffers exactly as the tile IR
- * did when interpreted (a conversion is a copy there).
+ * did when interpreted (a conversion is a copy there).  Last, the GPU-layout
+ * IR is lowered to LLVM IR for an NVPTX target (sm_90a, the layouts chosen
+ * for compute capability 9.0) and, from the tile IR text read back and
+ * converted again for 8.0, for the thread simulator's target; LLVM's
+ * verifier checks each module.  The only lowering failure allowed is a tile
+ * too large for shared memory.
  * Any crash, leak, hang or sanitizer report is a bug: bad source must only
  * ever produce diagnostics, and a bad kernel only a clean run-time error. */
 #include "driver/driver.h"
 #include "interp/interp.h"
+#include "llvm/generate.h"
 #include "tgir/tgir.h"
 #include "tir/passes.h"
 
@@ -69,6 +75,28 @@ static void check_gpu_layout_ir(Compilation *c, TirFunc *f, int tir_status) {
   if (interpret(f) != tir_status || (tir_status == 0 && memcmp(tir_memory, memory, sizeof memory))) abort();
 }
 
+/* Lowers f to LLVM IR for `arch` (verified inside llvm_generate); a failure
+ * other than running out of shared memory is a compiler bug. */
+static void lower(Compilation *c, const TirFunc *f, const char *arch) {
+  GpuTarget target = {arch, NULL, NULL};
+  GpuCode code;
+  int errors = c->diags.errors;
+  if (llvm_generate(f, &target, 0, 0, &c->arena, &code, &c->diags) == 0) return;
+  const Diag *last = &c->diags.list.data[c->diags.list.len - 1];
+  if (c->diags.errors > errors && strstr(last->msg, "shared memory") && !strstr(last->msg, "internal error")) return;
+  abort();
+}
+
+/* The tile IR text again, converted for compute capability 8.0, lowered for the simulator. */
+static void lower_for_sim(Compilation *c, const char *tir, size_t len) {
+  Source *src = arena_alloc(&c->arena, sizeof *src);
+  *src = (Source){"fuzz.tir", tir, len};
+  TirFunc *g = tir_read(src, &c->arena, &c->diags);
+  TgirOptions o = {4, 80, NULL};
+  if (!g || tgir_convert(g, &o, &c->diags, NULL)) abort();
+  lower(c, g, "sim");
+}
+
 /* Printed IR must read back to a valid function that prints the same. */
 static void round_trip(Compilation *c, const char *text, size_t len) {
   Source *src = arena_alloc(&c->arena, sizeof *src);
@@ -114,6 +142,8 @@ static void run(const char *text, size_t len) {
       tir_print(f, &ir);
       round_trip(&c, buf_cstr(&ir), ir.len);
       check_gpu_layout_ir(&c, f, interpret(f));
+      lower(&c, f, "sm_90a");
+      lower_for_sim(&c, buf_cstr(&ir), ir.len);
     }
     Buf d;
     buf_init(&d, &c.arena);
