@@ -1,6 +1,8 @@
 /* libFuzzer harness over the whole CPU pipeline: every input is lexed,
  * parsed and, with default parameter types (pointers for names with "ptr",
- * else i32; constexprs without a value get 16), checked; what type-checks
+ * else i32; constexprs without a value get 16), checked -- as the module's
+ * kernel, then, when it defines several functions, each of its first four
+ * taken as the kernel (so files of many kernels reach the back end); what type-checks
  * is lowered to tile IR, verified, optimised with the verifier after every
  * pass, printed and read back (the same text), and run on the interpreter
  * over two programs with small buffers.  It is then converted to GPU-layout
@@ -13,7 +15,8 @@
  * verifier checks each module.  The only lowering failure allowed is a tile
  * too large for shared memory.
  * Any crash, leak, hang or sanitizer report is a bug: bad source must only
- * ever produce diagnostics, and a bad kernel only a clean run-time error. */
+ * ever produce diagnostics, and a bad kernel only a clean run-time error.
+ * FUZZ_SHOW=1 prints each attempt's diagnostics (what an input reaches). */
 #include "driver/driver.h"
 #include "interp/interp.h"
 #include "llvm/generate.h"
@@ -21,6 +24,7 @@
 #include "tir/passes.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,6 +113,37 @@ static void round_trip(Compilation *c, const char *text, size_t len) {
   if (again.len != len || memcmp(buf_cstr(&again), text, len)) abort();
 }
 
+/* Checks function `name` (NULL: the module's one kernel) with fresh
+ * diagnostics and takes what type-checks through every stage. */
+static void check_kernel(Compilation *c, Module *m, Module *stdlib, const char *name) {
+  diags_init(&c->diags, &c->arena, &c->guard);
+  SemaOptions o = {0};
+  o.kernel = name;
+  o.config = -1;
+  o.default_types = 1;
+  o.require_types = 1;
+  CheckedKernel *k = sema_check(m, stdlib, &o, &c->diags);
+  if (k) {
+    Buf out;
+    buf_init(&out, &c->arena);
+    checked_print(k, &out);
+    TirFunc *f = tir_lower(k, &c->arena, &c->diags);
+    if (tir_verify(f, &c->diags)) abort(); /* lowering made invalid IR: a compiler bug */
+    if (tir_run_passes(f, NULL, &c->diags, NULL)) abort();
+    Buf ir;
+    buf_init(&ir, &c->arena);
+    tir_print(f, &ir);
+    round_trip(c, buf_cstr(&ir), ir.len);
+    check_gpu_layout_ir(c, f, interpret(f));
+    lower(c, f, "sm_90a");
+    lower_for_sim(c, buf_cstr(&ir), ir.len);
+  }
+  Buf d;
+  buf_init(&d, &c->arena);
+  diag_render(&c->diags, &d);
+  if (getenv("FUZZ_SHOW")) fprintf(stderr, "== %s: %s\n%s", name ? name : "(kernel)", k ? "checked" : "rejected", buf_cstr(&d));
+}
+
 static void run(const char *text, size_t len) {
   Compilation c = {0};
   arena_init(&c.arena, 256u << 20);
@@ -122,32 +157,21 @@ static void run(const char *text, size_t len) {
     *std = (Source){"<stdlib>", (const char *)tile_stdlib_source, tile_stdlib_size};
     TokenVec stoks = lex(std, &c.diags);
     Module *stdlib = parse_module(std, &stoks, &c.diags);
-    CheckedKernel *k = NULL;
     if (!c.diags.errors) {
-      SemaOptions o = {0};
-      o.config = -1;
-      o.default_types = 1;
-      o.require_types = 1;
-      k = sema_check(m, stdlib, &o, &c.diags);
+      check_kernel(&c, m, stdlib, NULL);
+      int functions = 0;
+      for (int i = 0; i < m->root->body.len; i++) functions += m->root->body.data[i]->kind == ND_FUNCDEF;
+      for (int i = 0, tried = 0; functions > 1 && i < m->root->body.len && tried < 4; i++) {
+        Node *fn = m->root->body.data[i];
+        if (fn->kind != ND_FUNCDEF) continue;
+        tried++;
+        check_kernel(&c, m, stdlib, fn->name);
+      }
+    } else {
+      Buf d;
+      buf_init(&d, &c.arena);
+      diag_render(&c.diags, &d);
     }
-    if (k) {
-      Buf out;
-      buf_init(&out, &c.arena);
-      checked_print(k, &out);
-      TirFunc *f = tir_lower(k, &c.arena, &c.diags);
-      if (tir_verify(f, &c.diags)) abort(); /* lowering made invalid IR: a compiler bug */
-      if (tir_run_passes(f, NULL, &c.diags, NULL)) abort();
-      Buf ir;
-      buf_init(&ir, &c.arena);
-      tir_print(f, &ir);
-      round_trip(&c, buf_cstr(&ir), ir.len);
-      check_gpu_layout_ir(&c, f, interpret(f));
-      lower(&c, f, "sm_90a");
-      lower_for_sim(&c, buf_cstr(&ir), ir.len);
-    }
-    Buf d;
-    buf_init(&d, &c.arena);
-    diag_render(&c.diags, &d);
   }
   arena_free(&c.arena);
 }
