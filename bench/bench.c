@@ -2,16 +2,24 @@
  * and torch (bench/README.md):
  *   - vector add, fp32, 2^12..2^28 elements: GB/s = 3 * n * 4 bytes / time;
  *   - softmax, fp32, M = 4096 rows, N = 256..32768: GB/s = 2 * M * N * 4 / time;
+ *   - matmul, fp16 in and out (fp32 accumulation), the example's autotuned
+ *     kernel without epilogue: square 256..8192 and LLM shapes (M = 16..8192,
+ *     (N, K) in (4096, 4096), (14336, 4096), (4096, 14336)):
+ *     TFLOP/s = 2 * M * N * K / time, the autotuner's choice printed;
  *     each timed with CUDA events around one launch, the L2 flushed before
  *     it by writing a 256 MB buffer (outside the timed region), the inputs
  *     rotated over several copies when they fit in L2, the median of many
- *     repetitions; every result checked against C once;
+ *     repetitions; every result checked against C once (matmul: sampled
+ *     entries against fp64 sums);
  *   - the cold compile time of each example kernel (a fresh TILE_CACHE_DIR
  *     and context; tile_kernel_compile) and the warm one (from the disk cache);
  *   - the host time per launch of a cached tiny kernel (10000+ launches on
  *     the host clock, then a synchronise).
- * Prints a table and writes CSV rows: kernel,size,impl,ms,gbps,gpu.
- *   bench [--quick] [--cpu] [--csv FILE] [--only vector_add,softmax,compile,launch] [SOURCE_DIR]
+ * Prints a table and writes CSV rows: kernel,size,impl,ms,gbps,tflops,gpu.
+ *   bench [--quick] [--cpu] [--csv FILE] [--only vector_add,softmax,compile,launch,matmul]
+ *         [--time-limit SECONDS] [SOURCE_DIR]
+ * --time-limit: matmul shapes not started within that many seconds of the
+ * start are skipped (and said so), so a run fits a time slot.
  * Without a GPU it runs --quick on the CPU interpreter (a smoke run: the
  * numbers then mean nothing). */
 #include "../examples/common/example.h"
@@ -46,6 +54,7 @@ typedef struct Bench {
   double flush_ms;        /* the time of that write */
   tile_event start[MAX_REPS], end[MAX_REPS];
   int min_reps, max_reps;
+  double started, time_limit;   /* seconds: when the run began, and how long it may take (0: no limit) */
 } Bench;
 
 /* Launches one kernel on input set `set` (0 <= set < the number of sets). */
@@ -59,10 +68,13 @@ static double now(void) {
 
 static int wanted(const Bench *b, const char *part) { return !b->only || strstr(b->only, part) != NULL; }
 
-static void csv_row(Bench *b, const char *kernel, const char *size, double ms, double gbps) {
+/* One CSV row; gbps or tflops 0: not measured for this kernel. */
+static void csv_row(Bench *b, const char *kernel, const char *size, double ms, double gbps, double tflops) {
   if (!b->csv) return;
   fprintf(b->csv, "%s,%s,tile,%.6f,", kernel, size, ms);
   if (gbps > 0) fprintf(b->csv, "%.3f", gbps);
+  fprintf(b->csv, ",");
+  if (tflops > 0) fprintf(b->csv, "%.3f", tflops);
   fprintf(b->csv, ",%s\n", b->gpu);
   fflush(b->csv);
 }
@@ -198,7 +210,7 @@ static void bench_vector_add_size(Bench *b, tile_kernel *kernel, long long n) {
          bad ? "  WRONG RESULT" : "");
   char size[32];
   snprintf(size, sizeof size, "%lld", n);
-  csv_row(b, "vector_add", size, ms, gbps);
+  csv_row(b, "vector_add", size, ms, gbps, 0);
   for (int s = 0; s < sets; s++) tile_free(b->ex.ctx, v.x[s]), tile_free(b->ex.ctx, v.y[s]), tile_free(b->ex.ctx, v.out[s]);
   free(x), free(y);
 }
@@ -281,7 +293,7 @@ static void bench_softmax_size(Bench *b, int rows, int cols) {
          sets > 1 ? "s" : "", bad ? "  WRONG RESULT" : "");
   char size[32];
   snprintf(size, sizeof size, "%d", cols);
-  csv_row(b, "softmax", size, ms, gbps);
+  csv_row(b, "softmax", size, ms, gbps, 0);
   for (int k = 0; k < sets; k++) tile_free(b->ex.ctx, s.x[k]), tile_free(b->ex.ctx, s.y[k]);
   tile_kernel_destroy(s.kernel);
   free(x);
@@ -296,6 +308,128 @@ static void bench_softmax(Bench *b) {
   const int *cols = b->ex.quick ? quick : full;
   int count = b->ex.quick ? 2 : (int)(sizeof full / sizeof *full);
   for (int i = 0; i < count; i++) bench_softmax_size(b, rows, cols[i]);
+}
+
+/* ---- matmul ------------------------------------------------------------------ */
+
+typedef struct Matmul {
+  tile_kernel *kernel;
+  int m, n, k;
+  void *a[MAX_SETS], *b[MAX_SETS], *c[MAX_SETS];
+} Matmul;
+
+/* grid = lambda META: (triton.cdiv(M, META['BLOCK_SIZE_M']) * triton.cdiv(N, META['BLOCK_SIZE_N']), ) */
+static void matmul_grid(const tile_kernel *k, const tile_arg *args, int num_args, unsigned grid[3], void *user) {
+  const Matmul *mm = user;
+  grid[0] = (unsigned)(example_cdiv(mm->m, example_constexpr(k, "BLOCK_SIZE_M")) *
+                       example_cdiv(mm->n, example_constexpr(k, "BLOCK_SIZE_N")));
+  grid[1] = grid[2] = 1;
+}
+
+static void matmul_launch(Bench *b, void *user, int set) {
+  Matmul *mm = user;
+  size_t m = (size_t)mm->m, n = (size_t)mm->n, k = (size_t)mm->k;
+  tile_arg args[] = {tile_buffer(mm->a[set], "fp16", m * k), tile_buffer(mm->b[set], "fp16", k * n),
+                     tile_buffer(mm->c[set], "fp16", m * n), tile_int(mm->m), tile_int(mm->n), tile_int(mm->k),
+                     tile_int(mm->k), tile_int(1), tile_int(mm->n), tile_int(1), tile_int(mm->n), tile_int(1)};
+  EXAMPLE_TRY(&b->ex, tile_launch_grid(mm->kernel, matmul_grid, mm, NULL, args, 12));
+}
+
+/* The example's kernel without epilogue, autotuned at each shape's first launch. */
+static tile_kernel *matmul_kernel(Bench *b) {
+  const char *defines[] = {"ACTIVATION=\"\""};
+  tile_options opts;
+  tile_options_init(&opts);
+  opts.kernel = "matmul_kernel";
+  opts.defines = defines;
+  opts.num_defines = 1;
+  return create_kernel(b, "matmul", &opts);
+}
+
+/* 256 sampled entries of every set's C against fp64 sums: within 2^-9 of
+ * the value (fp16 output) plus 2^-14 of sum |a*b| (fp32 accumulation). */
+static long check_matmul(Bench *b, const Matmul *mm, int sets, const uint16_t *a, const uint16_t *bm) {
+  size_t m = (size_t)mm->m, n = (size_t)mm->n, k = (size_t)mm->k;
+  uint16_t *c = malloc(sizeof(uint16_t) * m * n);
+  long bad = 0;
+  for (int s = 0; s < sets; s++) {
+    example_download(&b->ex, c, mm->c[s], sizeof(uint16_t) * m * n);
+    for (int t = 0; t < 256; t++) {
+      size_t i = (size_t)(example_uniform(&b->ex) * (double)m), j = (size_t)(example_uniform(&b->ex) * (double)n);
+      double want = 0, magnitude = 0;
+      for (size_t p = 0; p < k; p++) {
+        double x = example_half_value(a[i * k + p]) * example_half_value(bm[p * n + j]);
+        want += x;
+        magnitude += fabs(x);
+      }
+      bad += !(fabs(example_half_value(c[i * n + j]) - want) <= 0x1p-9 * fabs(want) + 0x1p-14 * magnitude);
+    }
+  }
+  free(c);
+  return bad;
+}
+
+static uint16_t *random_halves(Bench *b, size_t count) {
+  uint16_t *h = malloc(sizeof(uint16_t) * count);
+  for (size_t i = 0; i < count; i++) h[i] = example_random_half(&b->ex);
+  return h;
+}
+
+static void bench_matmul_shape(Bench *b, tile_kernel *kernel, const char *group, int m, int n, int k) {
+  size_t a_bytes = 2 * (size_t)m * k, b_bytes = 2 * (size_t)k * n, c_bytes = 2 * (size_t)m * n;
+  int sets = input_sets(a_bytes + b_bytes + c_bytes);
+  Matmul mm = {kernel, m, n, k, {NULL}, {NULL}, {NULL}};
+  uint16_t *a = random_halves(b, a_bytes / 2), *bm = random_halves(b, b_bytes / 2);
+  for (int s = 0; s < sets; s++) {
+    mm.a[s] = example_alloc(&b->ex, a_bytes), mm.b[s] = example_alloc(&b->ex, b_bytes), mm.c[s] = example_alloc(&b->ex, c_bytes);
+    example_upload(&b->ex, mm.a[s], a, a_bytes);
+    example_upload(&b->ex, mm.b[s], bm, b_bytes);
+    example_poison(&b->ex, mm.c[s], c_bytes);
+  }
+  double ms = time_launch(b, matmul_launch, &mm, sets);
+  double tflops = 2.0 * m * n * (double)k / (ms * 1e9);
+  long bad = check_matmul(b, &mm, sets, a, bm);
+  b->ex.failures += bad != 0;
+  char kernel_name[32], size[64];
+  snprintf(kernel_name, sizeof kernel_name, "matmul_%s", group);
+  snprintf(size, sizeof size, "%dx%dx%d", m, n, k);
+  printf("  matmul %-6s %-17s %9.4f ms %7.1f TFLOP/s  (config %d: %lldx%lldx%lld, %lld warps, %lld stages)%s\n", group,
+         size, ms, tflops, tile_kernel_config(kernel), example_constexpr(kernel, "BLOCK_SIZE_M"),
+         example_constexpr(kernel, "BLOCK_SIZE_N"), example_constexpr(kernel, "BLOCK_SIZE_K"),
+         example_constexpr(kernel, "num_warps"), example_constexpr(kernel, "num_stages"), bad ? "  WRONG RESULT" : "");
+  csv_row(b, kernel_name, size, ms, 0, tflops);
+  for (int s = 0; s < sets; s++) tile_free(b->ex.ctx, mm.a[s]), tile_free(b->ex.ctx, mm.b[s]), tile_free(b->ex.ctx, mm.c[s]);
+  free(a), free(bm);
+}
+
+static int out_of_time(Bench *b, const char *what) {
+  if (b->time_limit <= 0 || now() - b->started < b->time_limit) return 0;
+  printf("  %s: skipped, --time-limit %.0f s reached\n", what, b->time_limit);
+  return 1;
+}
+
+static void bench_matmul(Bench *b) {
+  static const int square_full[] = {256, 512, 1024, 2048, 3072, 4096, 6144, 8192};
+  static const int square_quick[] = {128, 256};
+  static const int llm_m[] = {16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192};
+  static const int llm_nk[][2] = {{4096, 4096}, {14336, 4096}, {4096, 14336}};
+  printf("matmul, fp16 (fp32 accumulation), the autotuned example kernel (TFLOP/s = 2 * M * N * K / time)\n");
+  tile_kernel *kernel = matmul_kernel(b);
+  int squares = b->ex.quick ? 2 : (int)(sizeof square_full / sizeof *square_full);
+  char what[64];
+  for (int i = 0; i < squares; i++) {
+    int s = b->ex.quick ? square_quick[i] : square_full[i];
+    snprintf(what, sizeof what, "matmul %dx%dx%d", s, s, s);
+    if (!out_of_time(b, what)) bench_matmul_shape(b, kernel, "square", s, s, s);
+  }
+  for (int j = 0; j < 3; j++)
+    for (int i = 0; i < (b->ex.quick ? 1 : (int)(sizeof llm_m / sizeof *llm_m)); i++) {
+      int m = b->ex.quick ? 16 : llm_m[i], n = b->ex.quick ? llm_nk[j][0] / 32 : llm_nk[j][0];
+      int k = b->ex.quick ? llm_nk[j][1] / 32 : llm_nk[j][1];
+      snprintf(what, sizeof what, "matmul %dx%dx%d", m, n, k);
+      if (!out_of_time(b, what)) bench_matmul_shape(b, kernel, "llm", m, n, k);
+    }
+  tile_kernel_destroy(kernel);
 }
 
 /* ---- compile time ------------------------------------------------------------ */
@@ -377,8 +511,8 @@ static void bench_compile_case(Bench *b, const CompileCase *c) {
   remove_tree(warm_dir);
   double cold_ms = median(cold, reps), warm_ms = median(warm, reps);
   printf("  %-10s cold %9.2f ms   warm (disk cache) %7.3f ms\n", c->example, cold_ms, warm_ms);
-  csv_row(b, "compile_cold", c->example, cold_ms, 0);
-  csv_row(b, "compile_warm", c->example, warm_ms, 0);
+  csv_row(b, "compile_cold", c->example, cold_ms, 0, 0);
+  csv_row(b, "compile_warm", c->example, warm_ms, 0, 0);
 }
 
 static void bench_compile(Bench *b) {
@@ -418,8 +552,8 @@ static void bench_launch(Bench *b) {
   double host_us = 1e6 * (t1 - t0) / launches, total_us = 1e6 * (t2 - t0) / launches;
   printf("host time per launch (tile_launch_grid, vector add of 1024 fp32, %d launches)\n", launches);
   printf("  %.2f us per launch on the host; %.2f us with the final synchronise\n", host_us, total_us);
-  csv_row(b, "launch_host", "1024", host_us * 1e-3, 0);
-  csv_row(b, "launch_sync", "1024", total_us * 1e-3, 0);
+  csv_row(b, "launch_host", "1024", host_us * 1e-3, 0, 0);
+  csv_row(b, "launch_sync", "1024", total_us * 1e-3, 0, 0);
   tile_free(b->ex.ctx, v.x[0]), tile_free(b->ex.ctx, v.y[0]), tile_free(b->ex.ctx, v.out[0]);
   tile_kernel_destroy(v.kernel);
 }
@@ -427,7 +561,8 @@ static void bench_launch(Bench *b) {
 /* ---- main ---------------------------------------------------------------------- */
 
 static void usage(void) {
-  fprintf(stderr, "usage: bench [--quick] [--cpu] [--csv FILE] [--only vector_add,softmax,compile,launch] [SOURCE_DIR]\n");
+  fprintf(stderr, "usage: bench [--quick] [--cpu] [--csv FILE] [--only vector_add,softmax,compile,launch,matmul]\n"
+                  "             [--time-limit SECONDS] [SOURCE_DIR]\n");
   exit(2);
 }
 
@@ -437,6 +572,7 @@ static void parse(Bench *b, int argc, char **argv, int *cpu) {
     if (!strcmp(argv[i], "--quick")) b->ex.quick = 1;
     else if (!strcmp(argv[i], "--cpu")) *cpu = 1;
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) b->only = argv[++i];
+    else if (!strcmp(argv[i], "--time-limit") && i + 1 < argc) b->time_limit = atof(argv[++i]);
     else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
       b->csv = fopen(argv[++i], "w");
       if (!b->csv) fprintf(stderr, "bench: cannot write %s\n", argv[i]), exit(1);
@@ -468,13 +604,14 @@ static void set_up(Bench *b) {
   EXAMPLE_TRY(&b->ex, tile_event_record(ctx, b->end[0], NULL));
   EXAMPLE_TRY(&b->ex, tile_synchronize(ctx));
   b->flush_ms = event_ms(b, b->start[0], b->end[0]);
-  if (b->csv) fprintf(b->csv, "kernel,size,impl,ms,gbps,gpu\n");
+  if (b->csv) fprintf(b->csv, "kernel,size,impl,ms,gbps,tflops,gpu\n");
 }
 
 int main(int argc, char **argv) {
   static Bench b; /* large: the events */
   int cpu = 0;
   parse(&b, argc, argv, &cpu);
+  b.started = now();
   example_open(&b.ex, "bench", cpu, 0, 20240601);
   set_up(&b);
   printf("bench: %s\n", b.gpu);
@@ -482,6 +619,7 @@ int main(int argc, char **argv) {
   if (wanted(&b, "softmax")) bench_softmax(&b);
   if (wanted(&b, "compile")) bench_compile(&b);
   if (wanted(&b, "launch")) bench_launch(&b);
+  if (wanted(&b, "matmul")) bench_matmul(&b);
   for (int r = 0; r < MAX_REPS; r++) tile_event_destroy(b.ex.ctx, b.start[r]), tile_event_destroy(b.ex.ctx, b.end[r]);
   tile_free(b.ex.ctx, b.flush);
   if (b.csv) fclose(b.csv);

@@ -3,11 +3,15 @@
 
 Writes into --out (default bench/results):
   vector_add.csv, softmax.csv   GB/s per size and implementation, and tile/Triton
+  matmul_square.csv,            TFLOP/s per shape for tile, Triton and cuBLAS, with
+  matmul_llm.csv                tile/Triton and tile/cuBLAS
   overhead.csv                  compile and launch times per implementation
-  vector_add.png, softmax.png   GB/s against size, one line per implementation, like
-                                Triton's perf_report (matplotlib; an .svg instead without it)
-  summary.md                    the tables in markdown, tile/Triton ratios, and a flag
-                                wherever tile is below 0.95x Triton
+  vector_add.png, softmax.png,  GB/s or TFLOP/s against size, one line per implementation,
+  matmul_square.png,            like Triton's perf_report (matplotlib; an .svg instead
+  matmul_llm_N*_K*.png          without it); the LLM shapes one plot per (N, K)
+  summary.md                    the tables in markdown, the ratios, and flags: GB/s below
+                                0.95x Triton; matmul below 1.0x Triton, or below 0.9x
+                                cuBLAS at M = 4096 and 8192
 Only the standard library is needed (plus matplotlib for PNGs).
 
     python3 bench/report.py [--out DIR] tile.csv triton.csv
@@ -19,13 +23,18 @@ import os
 import sys
 
 THRESHOLD = 0.95
+MATMUL_VS_TRITON = 1.0   # tile / Triton below this is flagged, at every matmul shape
+MATMUL_VS_CUBLAS = 0.9   # tile / cuBLAS below this is flagged where M is one of:
+MATMUL_CUBLAS_AT = (4096, 8192)
+MATMUL = {"matmul_square": "fp16 matmul, square (M = N = K): TFLOP/s = 2 * M * N * K / time",
+          "matmul_llm": "fp16 matmul, LLM shapes (M tokens, N x K weights): TFLOP/s = 2 * M * N * K / time"}
 BANDWIDTH = {"vector_add": "vector add, fp32: GB/s = 3 * n * 4 bytes / time",
              "softmax": "softmax, fp32, M = 4096: GB/s = 2 * M * N * 4 bytes / time"}
 OVERHEAD = {"compile_cold": "cold compile (empty cache), ms",
             "compile_warm": "warm compile (disk cache), ms",
             "launch_host": "host time per launch, us",
             "launch_sync": "host time per launch with the final synchronise, us"}
-IMPLS = ["tile", "triton", "torch"]
+IMPLS = ["tile", "triton", "torch", "cublas"]
 
 
 def read_rows(paths):
@@ -47,6 +56,46 @@ def bandwidth_table(rows, kernel):
     return dict(sorted(table.items()))
 
 
+def shape(size):
+    """"512x1024x256" -> (512, 1024, 256)."""
+    return tuple(int(x) for x in size.split("x"))
+
+
+def matmul_table(rows, kernel):
+    """{(M, N, K): {impl: tflops}}, ordered by (N, K, M)."""
+    table = {}
+    for row in rows:
+        if row["kernel"] == kernel and row.get("tflops"):
+            table.setdefault(shape(row["size"]), {})[row["impl"]] = float(row["tflops"])
+    return dict(sorted(table.items(), key=lambda item: (item[0][1], item[0][2], item[0][0])))
+
+
+def write_matmul_csv(path, table, impls):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["M", "N", "K"] + ["%s_tflops" % i for i in impls] + ["tile_over_triton", "tile_over_cublas"])
+        for (m, n, k), by_impl in table.items():
+            w.writerow([m, n, k] + [fmt(by_impl.get(i), 3) for i in impls] +
+                       [fmt(ratio(by_impl.get("tile"), by_impl.get(other)), 3) for other in ("triton", "cublas")])
+
+
+def matmul_markdown(kernel, table, impls, flags):
+    lines = ["### %s" % MATMUL[kernel], "",
+             "| M x N x K | " + " | ".join("%s TFLOP/s" % i for i in impls) + " | tile / Triton | tile / cuBLAS |",
+             "|---|" + "---:|" * len(impls) + "---:|---:|"]
+    for (m, n, k), by_impl in table.items():
+        cells = []
+        for other, limit, where in (("triton", MATMUL_VS_TRITON, True), ("cublas", MATMUL_VS_CUBLAS, m in MATMUL_CUBLAS_AT)):
+            r = ratio(by_impl.get("tile"), by_impl.get(other))
+            mark = ""
+            if r is not None and where and r < limit:
+                mark = " **below %.2fx**" % limit
+                flags.append("%s %dx%dx%d: tile %.2fx %s" % (kernel, m, n, k, r, "Triton" if other == "triton" else "cuBLAS"))
+            cells.append(fmt(r, 2) + mark)
+        lines.append("| %dx%dx%d | %s | %s |" % (m, n, k, " | ".join(fmt(by_impl.get(i)) for i in impls), " | ".join(cells)))
+    return lines + [""]
+
+
 def overhead_table(rows):
     """{(metric, what): {impl: value}}: ms for compile times, us for launches."""
     table = {}
@@ -55,6 +104,11 @@ def overhead_table(rows):
             scale = 1e3 if row["kernel"].startswith("launch") else 1.0
             table.setdefault((row["kernel"], row["size"]), {})[row["impl"]] = float(row["ms"]) * scale
     return table
+
+
+def present_impls(table, impls):
+    """The implementations with a value somewhere in `table`, in the usual order."""
+    return [i for i in impls if any(i in by_impl for by_impl in table.values())]
 
 
 def ratio(numerator, denominator):
@@ -111,14 +165,14 @@ def overhead_markdown(table, impls, flags):
     return lines + [""]
 
 
-def plot(path_base, title, table, impls, log_x):
+def plot(path_base, title, table, impls, log_x, xlabel=None, ylabel="GB/s"):
     """A PNG with matplotlib when it is installed, else an SVG written by hand; returns the file written."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        return plot_svg(path_base + ".svg", title, table, impls, log_x)
+        return plot_svg(path_base + ".svg", title, table, impls, log_x, ylabel)
     fig, ax = plt.subplots(figsize=(8, 5))
     for impl in impls:
         points = [(s, v[impl]) for s, v in table.items() if impl in v]
@@ -126,8 +180,8 @@ def plot(path_base, title, table, impls, log_x):
             ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3, label=impl)
     if log_x:
         ax.set_xscale("log", base=2)
-    ax.set_xlabel("size (elements)" if log_x else "N (columns)")
-    ax.set_ylabel("GB/s")
+    ax.set_xlabel(xlabel or ("size (elements)" if log_x else "N (columns)"))
+    ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(True, alpha=0.3)
     ax.legend()
@@ -137,10 +191,10 @@ def plot(path_base, title, table, impls, log_x):
     return path_base + ".png"
 
 
-def plot_svg(path, title, table, impls, log_x):
+def plot_svg(path, title, table, impls, log_x, ylabel="GB/s"):
     import math
     width, height, margin = 800, 500, 60
-    colours = {"tile": "#d62728", "triton": "#1f77b4", "torch": "#2ca02c"}
+    colours = {"tile": "#d62728", "triton": "#1f77b4", "torch": "#2ca02c", "cublas": "#2ca02c"}
     xs = [math.log2(s) if log_x else s for s in table]
     ys = [v for by_impl in table.values() for v in by_impl.values()]
     if not xs or not ys:
@@ -154,7 +208,7 @@ def plot_svg(path, title, table, impls, log_x):
              '<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (margin, height - margin, width - margin,
                                                                           height - margin),
              '<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (margin, margin, margin, height - margin),
-             '<text x="15" y="%d" transform="rotate(-90 15 %d)">GB/s</text>' % (height // 2, height // 2)]
+             '<text x="15" y="%d" transform="rotate(-90 15 %d)">%s</text>' % (height // 2, height // 2, ylabel)]
     for k in range(6):
         y = y1 * k / 5
         parts.append('<text x="%d" y="%.1f" text-anchor="end">%.3g</text>' % (margin - 5, py(y) + 4, y))
@@ -186,23 +240,43 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     flags = []
     md = ["## Benchmarks: tile vs Triton vs torch", "",
-          "GPU: %s; %s; tile / Triton below %.2fx is flagged." % (", ".join(gpus) or "unknown",
+          "GPU: %s; %s; flagged: tile below %.2fx Triton (matmul: below 1.0x Triton, 0.9x cuBLAS at M >= 4096)." % (", ".join(gpus) or "unknown",
                                                                   datetime.date.today().isoformat(), THRESHOLD), ""]
     for kernel in BANDWIDTH:
         table = bandwidth_table(rows, kernel)
         if not table:
             continue
-        write_bandwidth_csv(os.path.join(args.out, kernel + ".csv"), table, impls)
-        picture = plot(os.path.join(args.out, kernel), BANDWIDTH[kernel].split(":")[0], table, impls,
+        present = present_impls(table, impls)
+        write_bandwidth_csv(os.path.join(args.out, kernel + ".csv"), table, present)
+        picture = plot(os.path.join(args.out, kernel), BANDWIDTH[kernel].split(":")[0], table, present,
                        log_x=kernel == "vector_add")
-        md += bandwidth_markdown(kernel, table, impls, flags)
+        md += bandwidth_markdown(kernel, table, present, flags)
         if picture:
             md += ["![%s](%s)" % (kernel, os.path.basename(picture)), ""]
+    for kernel in MATMUL:
+        table = matmul_table(rows, kernel)
+        if not table:
+            continue
+        present = present_impls(table, impls)
+        write_matmul_csv(os.path.join(args.out, kernel + ".csv"), table, present)
+        md += matmul_markdown(kernel, table, present, flags)
+        groups = {}  # one plot per (N, K) for the LLM shapes, one for the squares
+        for (m, n, k), by_impl in table.items():
+            groups.setdefault((n, k) if kernel == "matmul_llm" else None, {})[m] = by_impl
+        for nk, series in groups.items():
+            name = kernel if nk is None else "%s_N%d_K%d" % (kernel, nk[0], nk[1])
+            title = MATMUL[kernel].split(":")[0] + ("" if nk is None else ", N=%d K=%d" % nk)
+            picture = plot(os.path.join(args.out, name), title, dict(sorted(series.items())), present, log_x=True,
+                           xlabel="M" if nk else "M = N = K", ylabel="TFLOP/s")
+            if picture:
+                md += ["![%s](%s)" % (name, os.path.basename(picture)), ""]
     overhead = overhead_table(rows)
     if overhead:
-        write_overhead_csv(os.path.join(args.out, "overhead.csv"), overhead, impls)
-        md += overhead_markdown(overhead, impls, flags)
-    md += ["### flagged (tile below %.2fx Triton)" % THRESHOLD, ""]
+        present = present_impls(overhead, impls)
+        write_overhead_csv(os.path.join(args.out, "overhead.csv"), overhead, present)
+        md += overhead_markdown(overhead, present, flags)
+    md += ["### flagged (GB/s below %.2fx Triton; matmul below %.2fx Triton, or below %.2fx cuBLAS at M = %s)"
+           % (THRESHOLD, MATMUL_VS_TRITON, MATMUL_VS_CUBLAS, " and ".join(str(m) for m in MATMUL_CUBLAS_AT)), ""]
     md += ["- " + f for f in flags] if flags else ["none"]
     with open(os.path.join(args.out, "summary.md"), "w") as f:
         f.write("\n".join(md) + "\n")

@@ -10,6 +10,11 @@ the compile time.  Measured, as bench.c measures tile:
     Triton's add_kernel and torch's x + y;
   - softmax, fp32, M = 4096, N = 256..32768 (GB/s = 2 * M * N * 4 / time),
     Triton's softmax_kernel and torch.softmax;
+  - matmul, fp16 in and out, square 256..8192 and LLM shapes (M = 16..8192,
+    (N, K) in (4096, 4096), (14336, 4096), (4096, 14336); TFLOP/s =
+    2 * M * N * K / time): tutorial 03's matmul_kernel with its
+    @triton.autotune configs (key M, N, K; no epilogue) and cuBLAS through
+    torch.matmul (impl "cublas");
     each with CUDA events around one launch, the L2 flushed before it by
     writing a 256 MB buffer (outside the timed region), inputs rotated over
     copies when they fit in L2, the median of many repetitions, the result
@@ -19,9 +24,11 @@ the compile time.  Measured, as bench.c measures tile:
     directory, another process);
   - the host time per launch of Triton's add_kernel[grid](...) and of torch's
     torch.add(x, y, out=out) over 1024 elements (10000+ calls, then a sync).
-CSV rows as bench.c writes them: kernel,size,impl,ms,gbps,gpu.
+CSV rows as bench.c writes them: kernel,size,impl,ms,gbps,tflops,gpu.
 
-    python3 bench/triton_bench.py [--csv FILE] [--quick] [--only vector_add,softmax,compile,launch]
+    python3 bench/triton_bench.py [--csv FILE] [--quick] [--only vector_add,softmax,compile,launch,matmul]
+                                  [--time-limit SECONDS]
+--time-limit: matmul shapes not started within that many seconds are skipped.
 """
 import argparse
 import csv
@@ -48,6 +55,9 @@ COMPILE_REPS = 3  # each a pair of new processes (cold, then warm)
 LAUNCHES = 20000
 SOFTMAX_COLS = [256, 384, 512, 640, 768, 781, 1024, 1029, 1536,
                 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768]
+MATMUL_SQUARE = [256, 512, 1024, 2048, 3072, 4096, 6144, 8192]  # as bench.c
+MATMUL_LLM_M = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
+MATMUL_LLM_NK = [(4096, 4096), (14336, 4096), (4096, 14336)]
 DEVICE = "cuda"
 
 
@@ -123,6 +133,22 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
     tl.store(c_ptrs, c, mask=c_mask)
 
 
+# Tutorial 03's @triton.autotune, as the source documents give it (004_*.txt): the
+# same configs as examples/matmul/matmul.tl, keyed on M, N, K.
+MATMUL_CONFIGS = [
+    triton.Config({'BLOCK_SIZE_M': 128, 'BLOCK_SIZE_N': 256, 'BLOCK_SIZE_K': 64, 'GROUP_SIZE_M': 8}, num_stages=3, num_warps=8),
+    triton.Config({'BLOCK_SIZE_M': 64, 'BLOCK_SIZE_N': 256, 'BLOCK_SIZE_K': 32, 'GROUP_SIZE_M': 8}, num_stages=4, num_warps=4),
+    triton.Config({'BLOCK_SIZE_M': 128, 'BLOCK_SIZE_N': 128, 'BLOCK_SIZE_K': 32, 'GROUP_SIZE_M': 8}, num_stages=4, num_warps=4),
+    triton.Config({'BLOCK_SIZE_M': 128, 'BLOCK_SIZE_N': 64, 'BLOCK_SIZE_K': 32, 'GROUP_SIZE_M': 8}, num_stages=4, num_warps=4),
+    triton.Config({'BLOCK_SIZE_M': 64, 'BLOCK_SIZE_N': 128, 'BLOCK_SIZE_K': 32, 'GROUP_SIZE_M': 8}, num_stages=4, num_warps=4),
+    triton.Config({'BLOCK_SIZE_M': 128, 'BLOCK_SIZE_N': 32, 'BLOCK_SIZE_K': 32, 'GROUP_SIZE_M': 8}, num_stages=4, num_warps=4),
+    triton.Config({'BLOCK_SIZE_M': 64, 'BLOCK_SIZE_N': 32, 'BLOCK_SIZE_K': 32, 'GROUP_SIZE_M': 8}, num_stages=5, num_warps=2),
+    triton.Config({'BLOCK_SIZE_M': 32, 'BLOCK_SIZE_N': 64, 'BLOCK_SIZE_K': 32, 'GROUP_SIZE_M': 8}, num_stages=5, num_warps=2),
+]
+# a JITFunction of its own, so that the compile-time probe's matmul_kernel stays untouched
+matmul_kernel_autotuned = triton.autotune(configs=MATMUL_CONFIGS, key=['M', 'N', 'K'])(triton.jit(matmul_kernel.fn))
+
+
 @triton.jit
 def leaky_relu(x):
     x = x + 1
@@ -166,6 +192,16 @@ def matmul_launch(a, b, c):
     matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
                         c.stride(1), BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64, GROUP_SIZE_M=8,
                         ACTIVATION="leaky_relu", num_stages=3, num_warps=8)
+    return c
+
+
+def matmul_autotuned_launch(a, b, c):
+    """Tutorial 03's matmul(): the autotuned kernel, no epilogue, into a given output."""
+    M, K = a.shape
+    K, N = b.shape
+    grid = lambda META: (triton.cdiv(M, META['BLOCK_SIZE_M']) * triton.cdiv(N, META['BLOCK_SIZE_N']), )
+    matmul_kernel_autotuned[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
+                                  c.stride(1), ACTIVATION="")
     return c
 
 
@@ -219,12 +255,13 @@ class Results:
         self.file = open(path, "w", newline="") if path else None
         self.writer = csv.writer(self.file) if self.file else None
         if self.writer:
-            self.writer.writerow(["kernel", "size", "impl", "ms", "gbps", "gpu"])
+            self.writer.writerow(["kernel", "size", "impl", "ms", "gbps", "tflops", "gpu"])
         self.failures = 0
 
-    def row(self, kernel, size, impl, ms, gbps=None):
+    def row(self, kernel, size, impl, ms, gbps=None, tflops=None):
         if self.writer:
-            self.writer.writerow([kernel, size, impl, "%.6f" % ms, "" if gbps is None else "%.3f" % gbps, self.gpu])
+            self.writer.writerow([kernel, size, impl, "%.6f" % ms, "" if gbps is None else "%.3f" % gbps,
+                                  "" if tflops is None else "%.3f" % tflops, self.gpu])
             self.file.flush()
 
 
@@ -273,6 +310,62 @@ def bench_softmax(timer, results, quick):
                                                                          "" if ok else "  WRONG RESULT"))
             results.row("softmax", cols, impl, ms, gbps)
         del x, y
+        torch.cuda.empty_cache()
+
+
+def matmul_shapes(quick):
+    """(group, M, N, K) in bench.c's order."""
+    if quick:
+        return [("square", s, s, s) for s in (128, 256)] + [("llm", 16, n // 32, k // 32) for n, k in MATMUL_LLM_NK]
+    return ([("square", s, s, s) for s in MATMUL_SQUARE] +
+            [("llm", m, n, k) for n, k in MATMUL_LLM_NK for m in MATMUL_LLM_M])
+
+
+def random_halves(rows, cols):
+    """fp16 with magnitudes in [2^-5, 2) and random signs, as bench.c's inputs."""
+    exponent = torch.randint(-5, 1, (rows, cols), device=DEVICE, dtype=torch.int32).float()
+    mantissa = 1 + torch.randint(0, 1024, (rows, cols), device=DEVICE).float() / 1024
+    sign = torch.randint(0, 2, (rows, cols), device=DEVICE).float() * 2 - 1
+    return (sign * mantissa * torch.exp2(exponent)).half()
+
+
+def matmul_ok(a, b, c):
+    """256 sampled entries against fp64 sums: within 2^-9 of the value plus 2^-14 of sum |a*b|, as bench.c."""
+    rows = torch.randint(0, a.shape[0], (256, ), device=DEVICE)
+    cols = torch.randint(0, b.shape[1], (256, ), device=DEVICE)
+    products = a[rows].double() * b[:, cols].t().double()
+    want, magnitude = products.sum(dim=1), products.abs().sum(dim=1)
+    got = c[rows, cols].double()
+    return bool(((got - want).abs() <= 2 ** -9 * want.abs() + 2 ** -14 * magnitude).all())
+
+
+def bench_matmul(timer, results, quick, deadline):
+    print("matmul, fp16 (fp32 accumulation): Triton's autotuned tutorial kernel and cuBLAS "
+          "(TFLOP/s = 2 * M * N * K / time)")
+    for group, m, n, k in matmul_shapes(quick):
+        if deadline and time.time() > deadline:
+            print("  matmul %dx%dx%d: skipped, --time-limit reached" % (m, n, k))
+            continue
+        sets = input_sets(2 * (m * k + k * n + m * n))
+        a = [random_halves(m, k) for _ in range(sets)]
+        b = [random_halves(k, n) for _ in range(sets)]
+        c = [torch.empty(m, n, device=DEVICE, dtype=torch.float16) for _ in range(sets)]
+        impls = {"triton": lambda s: matmul_autotuned_launch(a[s], b[s], c[s]),
+                 "cublas": lambda s: torch.matmul(a[s], b[s], out=c[s])}
+        for impl, launch in impls.items():
+            for o in c:
+                o.fill_(float("nan"))
+            ms = timer.median_ms(launch, sets)
+            tflops = 2 * m * n * k / (ms * 1e9)
+            ok = all(matmul_ok(a[s], b[s], c[s]) for s in range(sets))
+            results.failures += not ok
+            chosen = ""
+            if impl == "triton" and matmul_kernel_autotuned.best_config is not None:
+                chosen = "  (%s)" % matmul_kernel_autotuned.best_config
+            print("  matmul %-6s %-17s %-6s %9.4f ms %7.1f TFLOP/s%s%s" % (group, "%dx%dx%d" % (m, n, k), impl, ms,
+                                                                          tflops, chosen, "" if ok else "  WRONG RESULT"))
+            results.row("matmul_" + group, "%dx%dx%d" % (m, n, k), impl, ms, tflops=tflops)
+        del a, b, c
         torch.cuda.empty_cache()
 
 
@@ -360,7 +453,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--csv", help="write the CSV rows here")
     parser.add_argument("--quick", action="store_true", help="a few small sizes (a smoke run)")
-    parser.add_argument("--only", default="vector_add,softmax,compile,launch", help="comma-separated parts")
+    parser.add_argument("--only", default="vector_add,softmax,compile,launch,matmul", help="comma-separated parts")
+    parser.add_argument("--time-limit", type=float, default=0, help="seconds after which matmul shapes are skipped")
     parser.add_argument("--compile-probe", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.compile_probe:
@@ -372,10 +466,12 @@ def main():
     print("triton_bench: %s, torch %s, triton %s" % (gpu, torch.__version__, triton.__version__))
     results = Results(args.csv, gpu)
     timer = Timer(args.quick)
+    deadline = time.time() + args.time_limit if args.time_limit > 0 else None
     parts = {"vector_add": lambda: bench_vector_add(timer, results, args.quick),
              "softmax": lambda: bench_softmax(timer, results, args.quick),
              "compile": lambda: bench_compile(results, args.quick),
-             "launch": lambda: bench_launch(results, args.quick)}
+             "launch": lambda: bench_launch(results, args.quick),
+             "matmul": lambda: bench_matmul(timer, results, args.quick, deadline)}
     for name, part in parts.items():
         if name not in args.only.split(","):
             continue

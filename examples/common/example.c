@@ -9,12 +9,13 @@
 
 static void usage(const char *name) {
   fprintf(stderr,
-          "usage: %s [--quick] [--cpu] [--require-gpu] [--seed N] [--config N|all] [KERNEL.tl]\n"
+          "usage: %s [--quick] [--cpu] [--require-gpu] [--seed N] [--config N|all|tune] [KERNEL.tl]\n"
           "  --quick        CI-sized inputs; default: the source documents' sizes\n"
           "  --cpu          run on the CPU interpreter even with a GPU\n"
           "  --require-gpu  without a GPU, skip (exit 77) instead of using the interpreter\n"
           "  --seed N       seed of the random inputs (default: from the clock)\n"
-          "  --config N     the @autotune config to compile (matmul); 'all': each in turn\n",
+          "  --config N     the @autotune config to compile (matmul); 'all': each in turn;\n"
+          "                 'tune' (the default): the autotuner chooses at launch\n",
           name);
   exit(2);
 }
@@ -30,9 +31,10 @@ typedef struct Flags {
   uint64_t seed;
 } Flags;
 
-/* Reads --config's value: an index, or "all". */
+/* Reads --config's value: an index, "all" or "tune". */
 static int parse_config(const char *name, const char *v) {
   if (!strcmp(v, "all")) return EXAMPLE_ALL_CONFIGS;
+  if (!strcmp(v, "tune")) return EXAMPLE_AUTOTUNE;
   char *end;
   long c = strtol(v, &end, 10);
   if (*end || c < 0 || c > 1000) usage(name);
@@ -94,6 +96,7 @@ void example_open(Example *ex, const char *name, int cpu, int require_gpu, uint6
 
 void example_start(Example *ex, int argc, char **argv, const char *default_kernel) {
   memset(ex, 0, sizeof *ex);
+  ex->config = EXAMPLE_AUTOTUNE;
   const char *slash = strrchr(argv[0], '/');
   ex->name = slash ? slash + 1 : argv[0];
   ex->kernel_path = default_kernel;

@@ -8,7 +8,8 @@
  *   --cpu           run on the CPU interpreter even when there is a GPU
  *   --require-gpu   no GPU is a skip (exit 77), not a fall-back to the interpreter
  *   --seed N        the random generator's seed (default: from the clock; printed)
- *   --config N|all  the @autotune config to compile (matmul), or every one
+ *   --config N|all|tune  the @autotune config to compile (matmul), every one,
+ *                   or (the default) the one the autotuner chooses at launch
  *   [KERNEL.tl]     the kernel source (default: the one in the source tree)
  * Exit status: 0 all results match, 1 a mismatch or a failed call, 2 bad
  * usage, 77 skipped (--require-gpu without a GPU). */
@@ -26,13 +27,14 @@
 
 #define EXAMPLE_SKIP 77
 #define EXAMPLE_ALL_CONFIGS (-1)
+#define EXAMPLE_AUTOTUNE (-2)
 
 typedef struct Example {
   tile_context *ctx;
   const char *name;        /* the program's name, in messages */
   const char *kernel_path; /* the .tl to compile */
   int quick;               /* CI-sized inputs */
-  int config;              /* --config: an index, or EXAMPLE_ALL_CONFIGS */
+  int config;              /* --config: an index, EXAMPLE_ALL_CONFIGS or EXAMPLE_AUTOTUNE */
   int on_cpu;              /* kernels run on the interpreter */
   uint64_t rng;            /* the generator's state */
   int failures;            /* checks that failed so far */

@@ -1,10 +1,12 @@
 /* Tutorial 03 from C: C = A x B in fp16 with fp32 accumulation, the
- * L2-grouped autotuned kernel with the config chosen by index (until an
- * autotuner exists), with the fused leaky_relu epilogue and without, at the
- * documents' size (512^3) and irregular ones, on fresh random inputs with
- * the output poisoned, against a C reference accumulated in fp64.  Strides
- * are passed as ints; those equal to 1 specialise to constexprs, as in Triton.
- *   matmul [--quick] [--cpu] [--require-gpu] [--seed N] [--config N|all] [matmul.tl] */
+ * L2-grouped @triton.autotune kernel -- the config chosen by the autotuner
+ * at the first launch of each shape (the default), or by index with
+ * --config N, or each in turn with --config all -- with the fused
+ * leaky_relu epilogue and without, at the documents' size (512^3) and
+ * irregular ones, on fresh random inputs with the output poisoned, against
+ * a C reference accumulated in fp64.  Strides are passed as ints; those
+ * equal to 1 specialise to constexprs, as in Triton.
+ *   matmul [--quick] [--cpu] [--require-gpu] [--seed N] [--config N|all|tune] [matmul.tl] */
 #include "../common/example.h"
 
 #include <math.h>
@@ -106,7 +108,7 @@ static uint16_t *random_matrix(Example *ex, size_t n) {
   return m;
 }
 
-/* Runs one compiled variant on the device buffers and checks it. */
+/* Runs one compiled variant on the device buffers and checks it; config -1: autotuned. */
 static void run_variant(Example *ex, Matmul *mm, void *dc, uint16_t *c, const Reference *r, int config,
                         int leaky_relu) {
   size_t c_bytes = ((size_t)mm->s.m * mm->s.n + GUARD) * sizeof(uint16_t);
@@ -116,30 +118,32 @@ static void run_variant(Example *ex, Matmul *mm, void *dc, uint16_t *c, const Re
   double max_error;
   long bad = compare(r, c, mm->s, leaky_relu, &max_error);
   double ms = example_time(ex, matmul_launch, mm, 10);
-  char what[128];
-  snprintf(what, sizeof what, "%dx%dx%d config %d (%lldx%lldx%lld, %lld warps)%s", mm->s.m, mm->s.n, mm->s.k, config,
+  char what[160];
+  snprintf(what, sizeof what, "%dx%dx%d config %d%s (%lldx%lldx%lld, %lld warps)%s", mm->s.m, mm->s.n, mm->s.k,
+           tile_kernel_config(mm->kernel), config < 0 ? ", autotuned" : "",
            example_constexpr(mm->kernel, "BLOCK_SIZE_M"), example_constexpr(mm->kernel, "BLOCK_SIZE_N"),
            example_constexpr(mm->kernel, "BLOCK_SIZE_K"), example_constexpr(mm->kernel, "num_warps"),
            leaky_relu ? " leaky_relu" : "");
   example_result(ex, what, max_error, bad, ms);
 }
 
-static void run_shape(Example *ex, Shape s, tile_kernel *kernels[][2], int first, int last) {
+/* Every variant (configs[i], with and without leaky_relu) at shape s. */
+static void run_shape(Example *ex, Shape s, tile_kernel *kernels[][2], const int *configs, int count) {
   size_t a_n = (size_t)s.m * s.k, b_n = (size_t)s.k * s.n, c_n = (size_t)s.m * s.n + GUARD;
   uint16_t *a = random_matrix(ex, a_n), *b = random_matrix(ex, b_n), *c = malloc(c_n * sizeof(uint16_t));
   Reference r = reference(a, b, s);
   void *da = example_alloc(ex, a_n * 2), *db = example_alloc(ex, b_n * 2), *dc = example_alloc(ex, c_n * 2);
   example_upload(ex, da, a, a_n * 2);
   example_upload(ex, db, b, b_n * 2);
-  for (int config = first; config <= last; config++) {
+  for (int i = 0; i < count; i++) {
     for (int leaky_relu = 1; leaky_relu >= 0; leaky_relu--) {
-      Matmul mm = {kernels[config][leaky_relu], s,
+      Matmul mm = {kernels[i][leaky_relu], s,
                    {tile_buffer(da, "fp16", a_n), tile_buffer(db, "fp16", b_n), tile_buffer(dc, "fp16", c_n - GUARD),
                     tile_int(s.m), tile_int(s.n), tile_int(s.k),
                     tile_int(s.k), tile_int(1),   /* a.stride(0), a.stride(1) */
                     tile_int(s.n), tile_int(1),   /* b.stride(0), b.stride(1) */
                     tile_int(s.n), tile_int(1)}}; /* c.stride(0), c.stride(1) */
-      run_variant(ex, &mm, dc, c, &r, config, leaky_relu);
+      run_variant(ex, &mm, dc, c, &r, configs[i], leaky_relu);
     }
   }
   tile_free(ex->ctx, da), tile_free(ex->ctx, db), tile_free(ex->ctx, dc);
@@ -153,15 +157,17 @@ int main(int argc, char **argv) {
     fprintf(stderr, "matmul: --config %d: matmul.tl has configs 0 to %d\n", ex.config, NUM_CONFIGS - 1);
     return 2;
   }
-  int first = ex.config == EXAMPLE_ALL_CONFIGS ? 0 : ex.config;
-  int last = ex.config == EXAMPLE_ALL_CONFIGS ? NUM_CONFIGS - 1 : ex.config;
+  int configs[NUM_CONFIGS] = {ex.config}, count = 1; /* an index, or -1: the autotuner's */
+  if (ex.config == EXAMPLE_AUTOTUNE) configs[0] = -1;
+  if (ex.config == EXAMPLE_ALL_CONFIGS)
+    for (count = 0; count < NUM_CONFIGS; count++) configs[count] = count;
   tile_kernel *kernels[NUM_CONFIGS][2] = {{NULL}};
-  for (int config = first; config <= last; config++)
-    for (int leaky_relu = 0; leaky_relu < 2; leaky_relu++) kernels[config][leaky_relu] = matmul_kernel(&ex, config, leaky_relu);
+  for (int i = 0; i < count; i++)
+    for (int leaky_relu = 0; leaky_relu < 2; leaky_relu++) kernels[i][leaky_relu] = matmul_kernel(&ex, configs[i], leaky_relu);
   static const Shape full[] = {{512, 512, 512}, {300, 200, 72}, {1000, 1000, 1000}};
   static const Shape quick[] = {{300, 200, 72}, {33, 65, 129}, {1, 40, 64}};
-  for (int i = 0; i < 3; i++) run_shape(&ex, ex.quick ? quick[i] : full[i], kernels, first, last);
-  for (int config = first; config <= last; config++)
-    for (int leaky_relu = 0; leaky_relu < 2; leaky_relu++) tile_kernel_destroy(kernels[config][leaky_relu]);
+  for (int i = 0; i < 3; i++) run_shape(&ex, ex.quick ? quick[i] : full[i], kernels, configs, count);
+  for (int i = 0; i < count; i++)
+    for (int leaky_relu = 0; leaky_relu < 2; leaky_relu++) tile_kernel_destroy(kernels[i][leaky_relu]);
   return example_finish(&ex);
 }

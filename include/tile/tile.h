@@ -59,7 +59,7 @@ typedef enum tile_stage {
   TILE_STAGE_OPS,        /* the tile IR op reference (markdown), from the op table */
   TILE_STAGE_TGIR,       /* GPU-layout IR (docs/tgir.md): a layout on every tile value */
   TILE_STAGE_LLIR,       /* LLVM IR, as lowered (before LLVM's optimiser) */
-  TILE_STAGE_PTX,        /* PTX for opts->arch, from LLVM's NVPTX backend at -O3 */
+  TILE_STAGE_PTX,        /* PTX for opts->arch, from LLVM's optimiser (O1) and NVPTX backend */
   TILE_STAGE_METADATA    /* the kernel's metadata JSON (docs/abi.md); runs ptxas for registers and spills
                             (without ptxas: of the PTX, registers and spills -1, and a warning) */
 } tile_stage;
@@ -71,7 +71,8 @@ typedef struct tile_options {
   const char *signature;     /* Triton AOT signature, "*fp32:16,*fp32,i32"; NULL: annotations */
   const char *const *defines;/* constexpr values, "NAME=VALUE" */
   int num_defines;
-  int config;                /* index of an @autotune config to take constexprs from; -1: none */
+  int config;                /* index of an @autotune config to take constexprs from; -1: none (a JIT
+                                kernel with several configs is then tuned at launch, see below) */
   int require_types;         /* nonzero: untyped parameters are an error (always check) */
   const char *passes;        /* passes to run: "fold,combine,cse,widen,licm,dce,remove-converts", "none"; NULL: all */
   int print_after_all;       /* nonzero: the IR after each pass precedes the output */
@@ -81,6 +82,9 @@ typedef struct tile_options {
   const char *libdevice;     /* libdevice.10.bc, linked when a kernel calls math the GPU has no instruction
                                 for (logf, sinf, fp64 exp); NULL: the context's (TILE_LIBDEVICE_PATH, else
                                 $CUDA_HOME/nvvm/libdevice/libdevice.10.bc, else under /usr/local/cuda) */
+  int time_stages;           /* nonzero: each compilation adds a note to tile_diagnostics with the
+                                milliseconds of each stage that ran ("time: frontend 0.42 ms, tile IR ...,
+                                ptxas 21.3 ms; total 35.1 ms"); a disk-cache hit compiles nothing */
 } tile_options;
 
 typedef struct tile_context tile_context;
@@ -211,7 +215,38 @@ TILE_API void tile_event_destroy(tile_context *ctx, tile_event e);
  * fixed here; a given opts->signature fixes the types instead of the
  * arguments.  The source is parsed here (syntax errors come back now);
  * the rest of the checking happens per specialisation.  The kernel belongs
- * to ctx and dies with it at the latest. */
+ * to ctx and dies with it at the latest.
+ *
+ * Autotuning.  When the source has @triton.autotune(configs=[...], key=[...])
+ * with several configs and opts->config is -1, the kernel is tuned at launch,
+ * as Triton's autotuner does: the first launch for each tuning key (the
+ * arguments' specialisation and the values of the `key` arguments; a `key`
+ * naming a constexpr is fixed by the options and adds nothing) compiles every
+ * config (its constexprs, num_warps, num_stages; opts->num_warps or
+ * num_stages, when given, override every config's) for that
+ * specialisation, launches each on `stream` -- the grid function sees the
+ * config being run, through tile_kernel_constexpr -- and times it with
+ * events: `warmup` ms of warm-up runs, then the median of runs filling `rep`
+ * ms (the decorator's warmup= and rep=; 25 and 100 by default, as Triton's
+ * do_bench), 3 to 200 of them.  A config that does not compile, load (more
+ * shared memory than the GPU allows) or launch (too many registers or
+ * threads) is skipped, as Triton skips OutOfResources; when none can run the
+ * launch fails with each one's reason.  The fastest is kept for that key, in
+ * memory and in the disk cache (keyed like the kernels, plus the GPU's name;
+ * so another process skips the tuning), and launched: every tuning run
+ * writes the launch's buffers, so the decorator's reset_to_zero=['c_ptr']
+ * buffers are zeroed, and restore_value=[...] buffers put back as they were,
+ * before each run and before that launch (each a buffer argument: its
+ * `count` elements, else the rest of its tile_malloc block).  Other keywords
+ * (prune_configs_by, pre_hook, post_hook, do_bench) are ignored with a
+ * warning: every config is timed.  tile_diagnostics after a launch that tuned
+ * lists each config's time and the choice; tile_kernel_config (or the
+ * metadata's "config") says which config a specialisation was compiled with.
+ * On the CPU interpreter nothing is timed: the first config that compiles
+ * is kept.  tile_kernel_compile of a tuned kernel compiles the config chosen
+ * for these arguments if there is one (in memory or on disk), else every
+ * config, and describes the first that compiles.  A source with one config
+ * uses it without tuning. */
 TILE_API tile_status tile_kernel_create(tile_context *ctx, const char *name, const char *source, size_t len,
                                         const tile_options *opts, tile_kernel **out);
 TILE_API tile_status tile_kernel_create_file(tile_context *ctx, const char *path, const tile_options *opts,
@@ -237,6 +272,9 @@ TILE_API tile_status tile_kernel_compile(tile_kernel *k, const tile_arg *args, i
 /* Of the specialisation compiled or launched last (borrowed: valid while
  * the kernel lives): */
 TILE_API const char *tile_kernel_metadata(tile_kernel *k);  /* JSON (docs/abi.md); NULL before any */
+/* The @triton.autotune config its constexprs came from (the tuner's choice,
+ * or opts->config); -1 if none, or before any specialisation. */
+TILE_API int tile_kernel_config(const tile_kernel *k);
 TILE_API tile_status tile_kernel_image(tile_kernel *k, const void **data, size_t *size); /* the cubin, or PTX */
 /* TILE_STAGE_TIR, _TGIR, _LLIR, _PTX, _METADATA: kept when compiled in
  * this process (a disk-cache hit keeps none but the PTX image); NULL if not. */

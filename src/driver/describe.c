@@ -144,6 +144,7 @@ const char *describe_kernel(Compilation *c, const TirFunc *f, const GpuArtifacts
   put_params(&b, a, f);
   put_specialized(&b, a, k);
   put_constexprs(&b, a, k);
+  if (k && c->config >= 0) buf_printf(&b, "  \"config\": %d,\n", c->config);
   buf_printf(&b, "  \"num_warps\": %d,\n  \"num_stages\": %d,\n", f->num_warps, f->num_stages);
   buf_printf(&b, "  \"shared\": %d,\n", g ? g->shared_bytes : 0);
   buf_printf(&b, "  \"registers\": %d,\n  \"spills\": %d,\n", registers_used(log), number_before(log, " bytes spill stores"));

@@ -8,6 +8,24 @@
 #include "../frontend/sema.h"
 #include "context.h"
 
+/* The stages whose time a compilation measures (tile_options.time_stages,
+ * tilec --time), in pipeline order: id, the name in the report. */
+#define STAGE_TIMES(X)                      \
+  X(FRONTEND, "frontend")                   \
+  X(TIR, "tile IR")                         \
+  X(TGIR, "GPU-layout IR")                  \
+  X(LOWER, "LLVM lowering")                 \
+  X(OPTIMIZE, "LLVM optimisation")          \
+  X(NVPTX, "NVPTX")                         \
+  X(PTXAS, "ptxas")
+
+typedef enum {
+#define STAGE_TIME_ID(id, name) TIME_##id,
+  STAGE_TIMES(STAGE_TIME_ID)
+#undef STAGE_TIME_ID
+  TIME_COUNT
+} StageTime;
+
 /* Everything one compilation owns; released whole when it ends. */
 typedef struct Compilation {
   tile_context *ctx;
@@ -16,6 +34,8 @@ typedef struct Compilation {
   Diags diags;
   Source source;
   const CheckedKernel *checked; /* the specialised kernel, once pipeline_tir has checked it */
+  int config;               /* the @autotune config the constexprs came from; -1: none */
+  double ms[TIME_COUNT];    /* milliseconds spent in each stage (0: not run) */
 } Compilation;
 
 tile_status pipeline_run(Compilation *c, const tile_options *opts, tile_stage stage, Buf *out);
@@ -47,6 +67,14 @@ tile_status pipeline_gpu(Compilation *c, const tile_options *opts, tile_stage la
  * NULL after errors.  Sets c->checked, and the function's num_warps and
  * num_stages from the options, else the chosen @autotune config. */
 struct TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump);
+/* The kernel's declaration and decorators (sema_declare), without checking
+ * its body; NULL after errors or for IR text. */
+const CheckedKernel *pipeline_declare(Compilation *c, const tile_options *opts);
+/* With opts->time_stages, a note of the time each stage that ran took
+ * ("time: frontend 0.31 ms, ..."); nothing otherwise. */
+void pipeline_note_times(Compilation *c, const tile_options *opts);
+/* Milliseconds on a monotonic clock. */
+double pipeline_clock_ms(void);
 /* ptxas for ctx (TILE_PTXAS_PATH, the toolkit, PATH) into `path`; 0, or -1 with why in err. */
 int context_ptxas(tile_context *ctx, char *path, size_t size, char *err, size_t errsize);
 

@@ -40,6 +40,7 @@ Compilation *compilation_begin(tile_context *ctx, const char *name, const char *
   Compilation *c = calloc(1, sizeof *c);
   if (!c) return NULL;
   c->ctx = ctx;
+  c->config = -1;
   arena_init(&c->arena, ctx->memory_cap);
   c->arena.guard = &c->guard;
   diags_init(&c->diags, &c->arena, &c->guard);

@@ -12,6 +12,7 @@
 #include "driver.h"
 #include "../runtime/cache.h"
 #include "../runtime/device.h"
+#include "../runtime/json.h"
 #include "../runtime/kernel.h"
 #include "../support/sha256.h"
 #include "../tir/tir.h"
@@ -31,6 +32,16 @@ typedef struct JitSource {
   char **defines;
   char *kernel, *signature, *passes, *arch, *libdevice;
 } JitSource;
+
+/* A kernel's KernelTuning in one block: the arrays it points to, then the
+ * names' bytes. */
+typedef struct JitTuning {
+  KernelTuning t;
+  int key_args[MAX_KERNEL_ARGS], reset_args[MAX_KERNEL_ARGS], restore_args[MAX_KERNEL_ARGS];
+  const char *key_names[MAX_KERNEL_ARGS], *reset_names[MAX_KERNEL_ARGS], *restore_names[MAX_KERNEL_ARGS];
+  size_t used;   /* bytes of names[] taken */
+  char names[];
+} JitTuning;
 
 /* A specialisation compiled for the interpreter: its compilation stays alive. */
 typedef struct CpuProgram {
@@ -73,6 +84,23 @@ static void hash_compiler(Sha256 *h) {
   hash_field(h, tile_stdlib_source, tile_stdlib_size);
 }
 
+/* The compiler, the source (its name too: device_assert reports it) and every
+ * option that changes code. */
+static void hash_kernel(Sha256 *h, const JitSource *src, const tile_options *o) {
+  hash_compiler(h);
+  hash_string(h, src->name);
+  hash_field(h, src->text, src->len);
+  hash_string(h, o->kernel);
+  hash_int(h, o->num_defines);
+  for (int i = 0; i < o->num_defines; i++) hash_string(h, o->defines[i]);
+  hash_int(h, o->config);
+  hash_int(h, o->num_warps);
+  hash_int(h, o->num_stages);
+  hash_string(h, o->passes);
+  hash_string(h, o->arch);
+  hash_string(h, o->signature);
+}
+
 /* `libdevice`: the one the kernel would link (the options', else the context's). */
 static void cache_key(const JitSource *src, const tile_options *o, const char *libdevice, const char *ptxas,
                       int want_ptx, char hex[65]) {
@@ -80,18 +108,7 @@ static void cache_key(const JitSource *src, const tile_options *o, const char *l
   unsigned char digest[32];
   sha256_init(&h);
   hash_string(&h, "tile jit cache key 1");
-  hash_compiler(&h);
-  hash_string(&h, src->name); /* in the code: device_assert reports it */
-  hash_field(&h, src->text, src->len);
-  hash_string(&h, o->kernel);
-  hash_int(&h, o->num_defines);
-  for (int i = 0; i < o->num_defines; i++) hash_string(&h, o->defines[i]);
-  hash_int(&h, o->config);
-  hash_int(&h, o->num_warps);
-  hash_int(&h, o->num_stages);
-  hash_string(&h, o->passes);
-  hash_string(&h, o->arch);
-  hash_string(&h, o->signature);
+  hash_kernel(&h, src, o);
   hash_file(&h, libdevice); /* whether the kernel links it is known only after compiling */
   hash_string(&h, want_ptx ? "ptx" : "cubin");
   if (!want_ptx) hash_file(&h, ptxas);
@@ -106,6 +123,7 @@ static tile_options spec_options(const tile_kernel *k, const Spec *s) {
   const JitSource *src = k->source;
   tile_options o = src->opts;
   if (!k->fixed_signature) o.signature = s->signature;
+  if (s->config >= 0) o.config = s->config;
   return o;
 }
 
@@ -126,6 +144,7 @@ static tile_status build_cpu(tile_kernel *k, Spec *s) {
   volatile tile_status status = TILE_ERROR_MEMORY; /* set between setjmp and a possible longjmp */
   if (setjmp(c->guard.jump) == 0) {
     TirFunc *f = pipeline_tir(c, &o, NULL);
+    pipeline_note_times(c, &o);
     status = f ? TILE_OK : TILE_ERROR_COMPILE;
     if (f) {
       s->metadata = arena_strdup(&s->arena, describe_kernel(c, f, NULL, 0));
@@ -269,6 +288,8 @@ static void release_spec(Spec *s) {
 
 static void release(tile_kernel *k) {
   JitSource *src = k->source;
+  free((void *)k->tuning);
+  k->tuning = NULL;
   if (!src) return;
   for (int i = 0; src->defines && i < src->opts.num_defines; i++) free(src->defines[i]);
   free(src->defines);
@@ -283,7 +304,70 @@ static void release(tile_kernel *k) {
   k->source = NULL;
 }
 
-static const KernelCompiler jit_compiler = {build, run_cpu, release_spec, release};
+/* ---- the autotuner's choices on disk -------------------------------------------------------- */
+
+static void choice_key(const tile_kernel *k, const char *what, char hex[65]) {
+  const JitSource *src = k->source;
+  Sha256 h;
+  unsigned char digest[32];
+  sha256_init(&h);
+  hash_string(&h, "tile autotune choice 1");
+  hash_kernel(&h, src, &src->opts);
+  hash_string(&h, what);
+  sha256_final(&h, digest);
+  sha256_hex(digest, hex);
+}
+
+/* The "config" of a choice entry's JSON, or -1. */
+static int read_config(const char *json, size_t len) {
+  Arena a;
+  Guard guard;
+  char why[128];
+  volatile int config = -1;
+  arena_init(&a, 1 << 20);
+  a.guard = &guard;
+  if (setjmp(guard.jump) == 0) {
+    const Json *v = json_get(json_parse(&a, json, len, why, sizeof why), "config");
+    if (v && v->kind == JSON_NUMBER && v->is_int && v->i >= 0 && v->i < (1 << 20)) config = (int)v->i;
+  }
+  arena_free(&a);
+  return config;
+}
+
+static int load_choice(tile_kernel *k, const char *what) {
+  char key[65], why[256];
+  CacheEntry e;
+  if (!k->ctx->cache_dir) return -1;
+  choice_key(k, what, key);
+  if (cache_read(k->ctx->cache_dir, key, &e, why, sizeof why) <= 0) return -1;
+  int config = read_config(e.metadata, e.metadata_len);
+  cache_entry_free(&e);
+  return config;
+}
+
+static void save_choice(tile_kernel *k, const char *what, int config, const char *timings) {
+  char key[65], why[512];
+  if (!k->ctx->cache_dir) return;
+  choice_key(k, what, key);
+  Arena a;
+  Guard guard;
+  arena_init(&a, 1 << 24);
+  a.guard = &guard;
+  if (setjmp(guard.jump) == 0) {
+    Buf json;
+    buf_init(&json, &a);
+    buf_printf(&json, "{\"config\": %d, \"timings_ms\": %s, \"case\": ", config, timings);
+    json_put_string(&json, what);
+    buf_puts(&json, "}\n");
+    static const char tag[] = "tile autotune choice";
+    CacheEntry e = {(unsigned char *)tag, sizeof tag - 1, 0, (char *)buf_cstr(&json), json.len};
+    if (cache_write(k->ctx->cache_dir, key, &e, why, sizeof why))
+      context_note(k->ctx, "cache: %s; the autotuner's choice was not cached", why);
+  }
+  arena_free(&a);
+}
+
+static const KernelCompiler jit_compiler = {build, run_cpu, release_spec, release, load_choice, save_choice};
 
 /* ---- creation ------------------------------------------------------------------------ */
 
@@ -352,6 +436,84 @@ static tile_status check_syntax(tile_context *ctx, const char *name, const char 
   return end_compile(c, s);
 }
 
+/* ---- the autotuner's view of a kernel ---------------------------------------------------- */
+
+static const char *keep_name(JitTuning *j, const char *name) {
+  size_t n = strlen(name) + 1;
+  char *p = j->names + j->used;
+  memcpy(p, name, n);
+  j->used += n;
+  return p;
+}
+
+/* The launch position of run-time parameter `name`; -1 for a constexpr. */
+static int arg_position(const CheckedKernel *k, const char *name) {
+  for (int i = 0, position = 0; i < k->params.len; i++) {
+    const KernelParam *p = &k->params.data[i];
+    if (!strcmp(p->name, name)) return p->is_constexpr ? -1 : position;
+    position += !p->is_constexpr;
+  }
+  return -1;
+}
+
+/* The run-time parameters among `names`: positions and names; constexprs are left out. */
+static int list_args(JitTuning *j, const CheckedKernel *k, const NameList *names, int *args, const char **kept) {
+  int n = 0;
+  for (int i = 0; i < names->len; i++) {
+    int position = arg_position(k, names->data[i]);
+    if (position < 0 || position >= MAX_KERNEL_ARGS || n == MAX_KERNEL_ARGS) continue;
+    args[n] = position;
+    kept[n++] = keep_name(j, names->data[i]);
+  }
+  return n;
+}
+
+static size_t names_bytes(const CheckedKernel *k) {
+  const NameList *lists[] = {&k->meta.keys, &k->meta.reset_to_zero, &k->meta.restore_value};
+  size_t n = strlen(k->def->name) + 1;
+  for (int l = 0; l < 3; l++)
+    for (int i = 0; i < lists[l]->len; i++) n += strlen(lists[l]->data[i]) + 1;
+  return n;
+}
+
+static JitTuning *tuning_of(const CheckedKernel *k) {
+  JitTuning *j = calloc(1, sizeof *j + names_bytes(k));
+  if (!j) return NULL;
+  KernelTuning *t = &j->t;
+  t->kernel = keep_name(j, k->def->name);
+  t->num_configs = k->meta.configs.len;
+  t->num_keys = list_args(j, k, &k->meta.keys, j->key_args, j->key_names);
+  t->num_resets = list_args(j, k, &k->meta.reset_to_zero, j->reset_args, j->reset_names);
+  t->num_restores = list_args(j, k, &k->meta.restore_value, j->restore_args, j->restore_names);
+  t->key_args = j->key_args, t->key_names = j->key_names;
+  t->reset_args = j->reset_args, t->reset_names = j->reset_names;
+  t->restore_args = j->restore_args, t->restore_names = j->restore_names;
+  t->warmup_ms = k->meta.warmup_ms;
+  t->rep_ms = k->meta.rep_ms;
+  return j;
+}
+
+/* When the options fix no config: a kernel whose source lists several is
+ * tuned at launch (*out), one that lists one uses it.  A source that does
+ * not declare a kernel cleanly gets neither; its launches report why. */
+static tile_status declare_tuning(tile_context *ctx, JitSource *src, const KernelTuning **out) {
+  *out = NULL;
+  if (src->opts.config >= 0) return TILE_OK;
+  Compilation *c = compilation_begin(ctx, src->name, src->text, src->len);
+  if (!c) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
+  volatile tile_status s = TILE_OK;
+  if (setjmp(c->guard.jump) == 0) {
+    const CheckedKernel *k = pipeline_declare(c, &src->opts);
+    int configs = k ? k->meta.configs.len : 0;
+    if (configs == 1) src->opts.config = 0;
+    JitTuning *j = configs > 1 ? tuning_of(k) : NULL;
+    if (configs > 1 && !j) s = context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
+    *out = j ? &j->t : NULL;
+  }
+  compilation_end(c);
+  return s;
+}
+
 tile_status tile_kernel_create(tile_context *ctx, const char *name, const char *source, size_t len,
                                const tile_options *opts, tile_kernel **out) {
   if (!ctx) return TILE_ERROR_ARGUMENT;
@@ -362,14 +524,18 @@ tile_status tile_kernel_create(tile_context *ctx, const char *name, const char *
   tile_options_init(&defaults);
   if (!opts) opts = &defaults;
   tile_status s = check_options(ctx, opts);
-  if (s == TILE_OK) s = check_syntax(ctx, name, source, len);
   if (s != TILE_OK) return s;
   JitSource *src = copy_source(name, source, len, opts);
-  tile_kernel *k = src ? kernel_new(ctx, &jit_compiler, src) : NULL;
+  if (!src) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
+  const KernelTuning *tuning = NULL;
+  s = declare_tuning(ctx, src, &tuning);
+  if (s == TILE_OK) s = check_syntax(ctx, name, source, len); /* last: its warnings are the call's diagnostics */
+  tile_kernel *k = s == TILE_OK ? kernel_new(ctx, &jit_compiler, src) : NULL;
   if (!k) {
-    if (src) release(&(tile_kernel){.source = src});
-    return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
+    release(&(tile_kernel){.source = src, .tuning = tuning});
+    return s == TILE_OK ? context_fail(ctx, TILE_ERROR_MEMORY, "out of memory") : s;
   }
+  k->tuning = tuning;
   k->fixed_signature = opts->signature != NULL;
   *out = k;
   return TILE_OK;

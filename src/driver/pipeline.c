@@ -8,6 +8,38 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+double pipeline_clock_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+/* Adds the time since *since to stage `stage` and restarts the clock. */
+static void lap(Compilation *c, StageTime stage, double *since) {
+  double t = pipeline_clock_ms();
+  c->ms[stage] += t - *since;
+  *since = t;
+}
+
+void pipeline_note_times(Compilation *c, const tile_options *opts) {
+  static const char *const names[] = {
+#define STAGE_TIME_NAME(id, name) name,
+      STAGE_TIMES(STAGE_TIME_NAME)
+#undef STAGE_TIME_NAME
+  };
+  if (!opts->time_stages) return;
+  Buf b;
+  buf_init(&b, &c->arena);
+  double total = 0;
+  for (int i = 0; i < TIME_COUNT; i++) {
+    if (c->ms[i] <= 0) continue;
+    buf_printf(&b, "%s%s %.2f ms", b.len ? ", " : "", names[i], c->ms[i]);
+    total += c->ms[i];
+  }
+  diag_note(&c->diags, (Loc){0}, "time: %s; total %.2f ms", b.len ? buf_cstr(&b) : "nothing compiled", total);
+}
 
 static Module *parse_stdlib(Compilation *c) {
   Source *src = arena_alloc(&c->arena, sizeof *src);
@@ -42,6 +74,16 @@ static void launch_shape(TirFunc *f, const CheckedKernel *k, const tile_options 
   if (o->num_stages) f->num_stages = o->num_stages;
 }
 
+const CheckedKernel *pipeline_declare(Compilation *c, const tile_options *opts) {
+  if (has_suffix(&c->source, ".tir") || has_suffix(&c->source, ".tgir")) return NULL;
+  TokenVec toks = lex(&c->source, &c->diags);
+  Module *m = parse_module(&c->source, &toks, &c->diags);
+  if (c->diags.errors) return NULL;
+  SemaOptions so = {0};
+  sema_options(opts, &so);
+  return sema_declare(m, parse_stdlib(c), &so, &c->diags);
+}
+
 /* Source to optimised tile IR; NULL after errors (in c->diags). */
 TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump) {
   if (has_suffix(&c->source, ".tgir")) {
@@ -49,6 +91,7 @@ TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump) {
                c->source.name);
     return NULL;
   }
+  double clock = pipeline_clock_ms();
   if (has_suffix(&c->source, ".tir")) { /* tile IR text: passes can be tested from it */
     TirFunc *f = tir_read(&c->source, &c->arena, &c->diags);
     if (f && f->layout_table) {
@@ -57,6 +100,7 @@ TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump) {
     }
     if (!f || tir_verify(f, &c->diags) || tir_run_passes(f, opts->passes, &c->diags, dump)) return NULL;
     launch_shape(f, NULL, opts);
+    lap(c, TIME_TIR, &clock);
     return f;
   }
   TokenVec toks = lex(&c->source, &c->diags);
@@ -68,10 +112,13 @@ TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump) {
   CheckedKernel *k = sema_check(m, parse_stdlib(c), &so, &c->diags);
   if (!k) return NULL;
   c->checked = k;
+  c->config = opts->config >= 0 && opts->config < k->meta.configs.len ? opts->config : -1;
+  lap(c, TIME_FRONTEND, &clock);
   TirFunc *f = tir_lower(k, &c->arena, &c->diags);
   if (c->diags.errors || tir_verify(f, &c->diags)) return NULL;
   if (tir_run_passes(f, opts->passes, &c->diags, dump)) return NULL;
   launch_shape(f, k, opts);
+  lap(c, TIME_TIR, &clock);
   return f;
 }
 
@@ -97,7 +144,10 @@ static tile_status assemble(Compilation *c, const char *ptxas, GpuArtifacts *out
     diag_error(&c->diags, (Loc){0}, "internal error: no ptxas to make a cubin with");
     return TILE_ERROR_COMPILE;
   }
-  if (ptxas_assemble(ptxas, out->ptx, out->ptx_len, out->arch, &cubin, &size, &log, err, sizeof err)) {
+  double clock = pipeline_clock_ms();
+  int failed = ptxas_assemble(ptxas, out->ptx, out->ptx_len, out->arch, &cubin, &size, &log, err, sizeof err);
+  lap(c, TIME_PTXAS, &clock);
+  if (failed) {
     diag_error(&c->diags, (Loc){0}, "%s", err);
     free(log);
     return TILE_ERROR_COMPILE;
@@ -128,11 +178,14 @@ static TirFunc *gpu_layout_ir(Compilation *c, const tile_options *opts, int cc, 
   tir_print(f, &text);
   *tir = buf_cstr(&text);
   TgirOptions to = {opts->num_warps, cc, opts->passes};
-  return tgir_convert(f, &to, &c->diags, dump) ? NULL : f;
+  double clock = pipeline_clock_ms();
+  int failed = tgir_convert(f, &to, &c->diags, dump);
+  lap(c, TIME_TGIR, &clock);
+  return failed ? NULL : f;
 }
 
-tile_status pipeline_gpu(Compilation *c, const tile_options *opts, tile_stage last, const char *ptxas,
-                         GpuArtifacts *out) {
+static tile_status gpu_stages(Compilation *c, const tile_options *opts, tile_stage last, const char *ptxas,
+                              GpuArtifacts *out) {
   memset(out, 0, sizeof *out);
   out->arch = opts->arch ? opts->arch : "sm_90";
   if (!known_arch(out->arch)) {
@@ -150,16 +203,30 @@ tile_status pipeline_gpu(Compilation *c, const tile_options *opts, tile_stage la
   tgir_print(f, &text);
   out->tgir = buf_cstr(&text);
   if (last == TILE_STAGE_TGIR) return TILE_OK;
-  GpuTarget target = {out->arch, opts->libdevice ? opts->libdevice : c->ctx->libdevice_path};
+  GpuTimes llvm_ms = {0};
+  GpuTarget target = {out->arch, opts->libdevice ? opts->libdevice : c->ctx->libdevice_path, &llvm_ms};
   int want_ptx = last != TILE_STAGE_LLIR && strcmp(out->arch, "sim");
   GpuCode code = {0};
-  if (llvm_generate(f, &target, 1, want_ptx, &c->arena, &code, &c->diags)) return TILE_ERROR_COMPILE;
+  double clock = pipeline_clock_ms();
+  int failed = llvm_generate(f, &target, 1, want_ptx, &c->arena, &code, &c->diags);
+  lap(c, TIME_LOWER, &clock);
+  c->ms[TIME_LOWER] -= llvm_ms.optimize + llvm_ms.codegen;
+  c->ms[TIME_OPTIMIZE] += llvm_ms.optimize;
+  c->ms[TIME_NVPTX] += llvm_ms.codegen;
+  if (failed) return TILE_ERROR_COMPILE;
   out->llir = code.llir;
   out->ptx = code.ptx;
   out->ptx_len = code.ptx_len;
   out->shared_bytes = code.shared_bytes;
   if (last != TILE_STAGE_METADATA || !out->ptx) return TILE_OK;
   return assemble(c, ptxas, out);
+}
+
+tile_status pipeline_gpu(Compilation *c, const tile_options *opts, tile_stage last, const char *ptxas,
+                         GpuArtifacts *out) {
+  tile_status s = gpu_stages(c, opts, last, ptxas, out);
+  pipeline_note_times(c, opts);
+  return s;
 }
 
 /* The metadata JSON; without ptxas, of the PTX (no registers or spills). */
@@ -213,6 +280,7 @@ tile_status pipeline_run(Compilation *c, const tile_options *opts, tile_stage st
     return TILE_OK;
   }
   TirFunc *f = pipeline_tir(c, opts, opts->print_after_all ? out : NULL);
+  pipeline_note_times(c, opts);
   if (!f) return TILE_ERROR_COMPILE;
   if (stage == TILE_STAGE_AXIS_INFO) tir_print_axis_info(f, out);
   else tir_print(f, out);

@@ -91,7 +91,13 @@ static void print_meta(const KernelMeta *m, Buf *out) {
   if (m->configs.len || m->keys.len) {
     buf_puts(out, "Autotune key=(");
     for (int i = 0; i < m->keys.len; i++) buf_printf(out, "%s%s", i ? ", " : "", m->keys.data[i]);
-    buf_puts(out, ")\n");
+    buf_puts(out, ")");
+    for (int i = 0; i < m->reset_to_zero.len; i++) buf_printf(out, "%s%s", i ? ", " : " reset_to_zero=(", m->reset_to_zero.data[i]);
+    buf_puts(out, m->reset_to_zero.len ? ")" : "");
+    for (int i = 0; i < m->restore_value.len; i++) buf_printf(out, "%s%s", i ? ", " : " restore_value=(", m->restore_value.data[i]);
+    buf_puts(out, m->restore_value.len ? ")" : "");
+    if (m->warmup_ms > 0 || m->rep_ms > 0) buf_printf(out, " warmup=%g rep=%g", m->warmup_ms, m->rep_ms);
+    buf_puts(out, "\n");
   }
   for (int i = 0; i < m->configs.len; i++) {
     const TuneConfig *c = &m->configs.data[i];

@@ -80,9 +80,14 @@ typedef struct TuneConfig {
   Loc loc;
 } TuneConfig;
 
+typedef Vec(const char *) NameList;
+
 typedef struct KernelMeta {
   Vec(TuneConfig) configs;          /* @triton.autotune(configs=...) */
-  Vec(const char *) keys;           /* @triton.autotune(key=...) */
+  NameList keys;                    /* @triton.autotune(key=...) */
+  NameList reset_to_zero;           /* reset_to_zero=[...]: pointer parameters zeroed before each timed run */
+  NameList restore_value;           /* restore_value=[...]: pointer parameters restored after each timed run */
+  double warmup_ms, rep_ms;         /* warmup=, rep=: the tuner's time budgets; 0: its defaults */
   Vec(const char *) heuristic_names;/* @triton.heuristics({name: lambda}) */
   Vec(Node *) heuristic_lambdas;
 } KernelMeta;
@@ -97,6 +102,11 @@ typedef struct CheckedKernel {
 /* Checks the kernel; returns NULL when errors were reported to `d`.
  * `stdlib` is lang/stdlib.tl, parsed. */
 CheckedKernel *sema_check(const Module *m, const Module *stdlib, const SemaOptions *opts, Diags *d);
+/* The kernel's declaration only: which function it is, its parameters as
+ * declared (annotations, no signature or values) and its decorators' tuning
+ * metadata (what the autotuner needs before any launch); the body is not
+ * checked.  NULL when errors were reported to `d`. */
+CheckedKernel *sema_declare(const Module *m, const Module *stdlib, const SemaOptions *opts, Diags *d);
 
 /* The builtin reference in markdown, printed from lang/builtins.def. */
 void builtins_reference(Buf *out);

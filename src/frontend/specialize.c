@@ -338,6 +338,53 @@ static void record_configs(Sema *S, Node *dec, Value *list) {
   }
 }
 
+/* A list of parameter names (key=, reset_to_zero=, restore_value=) into *out;
+ * `pointers`: each must name a pointer parameter (annotated or not). */
+static void record_names(Sema *S, Node *list, const char *what, int pointers, NameList *out) {
+  Value *names = list ? eval_meta(S, list) : NULL;
+  if (names && names->kind != V_LIST) {
+    diag_error(S->diags, list->loc, "autotune %s must be a list of parameter names", what);
+    return;
+  }
+  for (int i = 0; names && i < names->items.len; i++) {
+    Value *k = names->items.data[i];
+    KernelParam *p = k->kind == V_STR ? find_param(S->kernel, k->s, k->slen) : NULL;
+    if (!p) {
+      diag_error(S->diags, list->loc, "autotune %s %s is not a parameter of '%s'", what, value_str(S->arena, k),
+                 S->kernel->def->name);
+    } else if (pointers && (p->is_constexpr || (p->type && !p->type->is_ptr))) {
+      diag_error(S->diags, list->loc, "autotune %s '%s' must be a pointer parameter (a buffer) of '%s'", what, p->name,
+                 S->kernel->def->name);
+    } else {
+      vec_push(S->arena, out, p->name);
+    }
+  }
+}
+
+/* warmup= or rep=: milliseconds, a positive number. */
+static double budget_ms(Sema *S, Node *dec, const char *name) {
+  Node *n = keyword(dec, name);
+  Value *v = n ? eval_meta(S, n) : NULL;
+  if (!v) return 0;
+  double ms = v->kind == V_INT ? (double)v->i : v->kind == V_FLOAT ? v->f : -1;
+  if (ms > 0 && ms <= 60000) return ms;
+  diag_error(S->diags, n->loc, "autotune %s must be a number of milliseconds from 0 to 60000", name);
+  return 0;
+}
+
+/* Keywords of Triton's autotune that tile accepts without acting on them. */
+static void warn_ignored(Sema *S, Node *dec) {
+  static const char *const known[] = {"configs", "key", "reset_to_zero", "restore_value", "warmup", "rep",
+                                      "cache_results", "use_cuda_graph"};
+  for (int i = 0; i < dec->kwargs.len; i++) {
+    Node *kw = dec->kwargs.data[i];
+    size_t j = 0;
+    while (j < sizeof known / sizeof *known && strcmp(kw->name, known[j])) j++;
+    if (j < sizeof known / sizeof *known) continue;
+    diag_warning(S->diags, kw->loc, "@triton.autotune's '%s' is ignored: every config is timed", kw->name);
+  }
+}
+
 static void check_autotune(Sema *S, Node *dec) {
   Node *configs = keyword(dec, "configs");
   if (!configs && dec->args.len) configs = dec->args.data[0];
@@ -349,16 +396,13 @@ static void check_autotune(Sema *S, Node *dec) {
   }
   Value *list = eval_meta(S, configs);
   if (list && list->kind == V_LIST) record_configs(S, dec, list);
-  Value *keys = key ? eval_meta(S, key) : NULL;
-  for (int i = 0; keys && keys->kind == V_LIST && i < keys->items.len; i++) {
-    Value *k = keys->items.data[i];
-    if (k->kind != V_STR || !find_param(S->kernel, k->s, k->slen)) {
-      diag_error(S->diags, key->loc, "autotune key %s is not a parameter of '%s'", value_str(S->arena, k),
-                 S->kernel->def->name);
-      continue;
-    }
-    vec_push(S->arena, &S->kernel->meta.keys, k->s);
-  }
+  KernelMeta *m = &S->kernel->meta;
+  record_names(S, key, "key", 0, &m->keys);
+  record_names(S, keyword(dec, "reset_to_zero"), "reset_to_zero", 1, &m->reset_to_zero);
+  record_names(S, keyword(dec, "restore_value"), "restore_value", 1, &m->restore_value);
+  m->warmup_ms = budget_ms(S, dec, "warmup");
+  m->rep_ms = budget_ms(S, dec, "rep");
+  warn_ignored(S, dec);
 }
 
 static void check_heuristics(Sema *S, Node *dec) {
@@ -530,18 +574,30 @@ static int bind_kernel_params(Sema *S, Node *typed) {
   return S->diags->errors == 0;
 }
 
+/* The kernel's function, its parameters and decorators; 0 after errors. */
+static int declare(Sema *S, const Module *m, const Module *stdlib, const SemaOptions *opts, Diags *d) {
+  S->arena = d->arena;
+  S->diags = d;
+  S->mod = m;
+  S->stdlib = stdlib;
+  S->kernel = arena_alloc(d->arena, sizeof *S->kernel);
+  Node *def = select_kernel(S, opts->kernel);
+  if (!def) return 0;
+  S->kernel->def = def;
+  collect_params(S);
+  check_decorators(S, def);
+  return d->errors == 0;
+}
+
+CheckedKernel *sema_declare(const Module *m, const Module *stdlib, const SemaOptions *opts, Diags *d) {
+  Sema S = {0};
+  return declare(&S, m, stdlib, opts, d) ? S.kernel : NULL;
+}
+
 CheckedKernel *sema_check(const Module *m, const Module *stdlib, const SemaOptions *opts, Diags *d) {
   Sema S = {0};
-  S.arena = d->arena;
-  S.diags = d;
-  S.mod = m;
-  S.stdlib = stdlib;
-  S.kernel = arena_alloc(d->arena, sizeof *S.kernel);
-  Node *def = select_kernel(&S, opts->kernel);
-  if (!def) return NULL;
-  S.kernel->def = def;
-  collect_params(&S);
-  check_decorators(&S, def);
+  if (!declare(&S, m, stdlib, opts, d) && !S.kernel->def) return NULL;
+  Node *def = S.kernel->def;
   if (!apply_options(&S, opts)) return NULL;
   if (opts->default_types) give_default_types(&S);
   if (!params_typed(S.kernel) && !opts->signature && !opts->require_types) return S.kernel;

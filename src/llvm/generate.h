@@ -11,7 +11,13 @@ typedef struct GpuTarget {
   const char *libdevice; /* libdevice.10.bc, linked when a kernel calls a math function the GPU has no
                             instruction for (the driver resolves the default: tile_options.libdevice,
                             else the context's); NULL: none, an error for such a kernel */
+  struct GpuTimes *times; /* NULL, or where the milliseconds of LLVM's optimiser and of NVPTX are added */
 } GpuTarget;
+
+typedef struct GpuTimes {
+  double optimize;    /* LLVM's optimisation passes */
+  double codegen;     /* NVPTX's instruction selection and PTX printing */
+} GpuTimes;
 
 typedef struct GpuCode {
   const char *llir;   /* the LLVM module as text, before optimisation (if asked) */

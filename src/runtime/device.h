@@ -27,6 +27,10 @@ void device_unload(tile_context *ctx, void *module);
 tile_status device_launch(tile_context *ctx, void *function, const unsigned grid[3], int block, int shared,
                           tile_stream stream, void **params);
 
+/* Copies `bytes` from one block of device memory to another (memory.c;
+ * memcpy on the interpreter); both ranges must lie in tracked blocks. */
+tile_status device_copy(tile_context *ctx, void *dst, const void *src, size_t bytes);
+
 /* Allocation tracking (memory.c).  1 with the bytes from ptr to the end of
  * the tracked block it lies in, else 0. */
 int allocation_extent(const tile_context *ctx, const void *ptr, size_t *bytes);

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_GRID_X = 0x7fffffff, MAX_GRID_YZ = 65535, MAX_IMAGE_BYTES = 1 << 30, NO_KEY = -1 };
+enum { MAX_GRID_X = 0x7fffffff, MAX_GRID_YZ = 65535, MAX_IMAGE_BYTES = 1 << 30 };
 
 tile_kernel *kernel_new(tile_context *ctx, const KernelCompiler *compiler, void *source) {
   tile_kernel *k = calloc(1, sizeof *k);
@@ -49,6 +49,7 @@ void tile_kernel_destroy(tile_kernel *k) {
     k->specs = s->next;
     spec_free(k, s);
   }
+  autotune_release(k);
   if (k->compiler) k->compiler->release(k);
   free(k);
 }
@@ -57,10 +58,11 @@ void kernel_destroy_all(tile_context *ctx) {
   while (ctx->kernels) tile_kernel_destroy(ctx->kernels);
 }
 
-static Spec *spec_new(const uint16_t *key, int key_len, int on_cpu) {
+static Spec *spec_new(const uint16_t *key, int key_len, int on_cpu, int config) {
   Spec *s = calloc(1, sizeof *s);
   if (!s) return NULL;
   s->on_cpu = on_cpu;
+  s->config = config;
   s->key_len = key_len;
   if (key_len > 0 && !(s->key = malloc(sizeof *key * (size_t)key_len))) {
     free(s);
@@ -90,10 +92,10 @@ static tile_status load(tile_kernel *k, Spec *s) {
 }
 
 /* Compiles a new specialisation; loads it when a GPU is there. */
-static tile_status build(tile_kernel *k, const uint16_t *key, int key_len, Spec **out) {
+static tile_status build(tile_kernel *k, const uint16_t *key, int key_len, int config, Spec **out) {
   tile_context *ctx = k->ctx;
   char signature[MAX_SIGNATURE];
-  Spec *s = spec_new(key, key_len, ctx->on_cpu);
+  Spec *s = spec_new(key, key_len, ctx->on_cpu, config);
   if (!s) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
   if (key_len >= 0 && key_signature(key, key_len, signature, sizeof signature) == 0 &&
       !(s->signature = arena_strdup(&s->arena, signature))) { /* the arena has no guard yet: NULL */
@@ -113,8 +115,16 @@ static tile_status build(tile_kernel *k, const uint16_t *key, int key_len, Spec 
   return TILE_OK;
 }
 
-/* The specialisation for these arguments, moved to the front; compiled if new. */
-static tile_status specialize(tile_kernel *k, const tile_arg *args, int n, Spec **out) {
+tile_status kernel_key(tile_kernel *k, const tile_arg *args, int n, uint16_t *key, int *key_len) {
+  char err[512];
+  *key_len = NO_KEY;
+  if (!k->compiler || k->fixed_signature || !args) return TILE_OK;
+  if (args_key(args, n, key, err, sizeof err)) return context_fail(k->ctx, TILE_ERROR_ARGUMENT, err);
+  *key_len = n;
+  return TILE_OK;
+}
+
+tile_status kernel_specialize(tile_kernel *k, const uint16_t *key, int key_len, int config, Spec **out) {
   tile_context *ctx = k->ctx;
   if (!k->compiler) {
     *out = k->specs;
@@ -122,15 +132,9 @@ static tile_status specialize(tile_kernel *k, const tile_arg *args, int n, Spec 
     return context_failf(ctx, TILE_ERROR_UNSUPPORTED, "kernel '%s' was loaded ahead of time: a GPU image cannot run on the CPU interpreter",
                          k->specs->meta.name);
   }
-  uint16_t key[MAX_KERNEL_ARGS];
-  int key_len = NO_KEY;
-  char err[512];
-  if (!k->fixed_signature && args) {
-    if (args_key(args, n, key, err, sizeof err)) return context_fail(ctx, TILE_ERROR_ARGUMENT, err);
-    key_len = n;
-  }
   for (Spec **link = &k->specs, *s; (s = *link); link = &s->next) {
-    if (s->on_cpu != ctx->on_cpu || s->key_len != key_len || (key_len > 0 && memcmp(s->key, key, sizeof *key * (size_t)n)))
+    if (s->on_cpu != ctx->on_cpu || s->config != config || s->key_len != key_len ||
+        (key_len > 0 && memcmp(s->key, key, sizeof *key * (size_t)key_len)))
       continue;
     *link = s->next;
     s->next = k->specs;
@@ -138,7 +142,7 @@ static tile_status specialize(tile_kernel *k, const tile_arg *args, int n, Spec 
     *out = s;
     return TILE_OK;
   }
-  return build(k, key, key_len, out);
+  return build(k, key, key_len, config, out);
 }
 
 static tile_status check_call(tile_kernel *k, const tile_arg *args, int n, const char *call) {
@@ -152,8 +156,12 @@ tile_status tile_kernel_compile(tile_kernel *k, const tile_arg *args, int num_ar
   if (!k) return TILE_ERROR_ARGUMENT;
   context_begin(k->ctx);
   Spec *s;
+  uint16_t key[MAX_KERNEL_ARGS];
+  int key_len;
   tile_status st = check_call(k, args, num_args, "tile_kernel_compile");
-  if (st == TILE_OK) st = specialize(k, args, num_args, &s);
+  if (st == TILE_OK) st = kernel_key(k, args, num_args, key, &key_len);
+  if (st == TILE_OK)
+    st = k->tuning ? autotune_compile(k, key, key_len, args, num_args, &s) : kernel_specialize(k, key, key_len, -1, &s);
   if (st == TILE_OK) k->current = s;
   return st;
 }
@@ -181,14 +189,10 @@ static tile_status launch_cpu(tile_kernel *k, Spec *s, const unsigned grid[3], c
   return k->compiler->run_cpu(k, s, grid, args, n, bytes);
 }
 
-static tile_status launch(tile_kernel *k, const unsigned *given, tile_grid_fn grid_fn, void *user, tile_stream stream,
-                          const tile_arg *args, int n) {
+tile_status kernel_launch_spec(tile_kernel *k, Spec *s, const unsigned *given, tile_grid_fn grid_fn, void *user,
+                               tile_stream stream, const tile_arg *args, int n) {
   tile_context *ctx = k->ctx;
-  context_begin(ctx);
-  Spec *s;
-  tile_status st = check_call(k, args, n, "tile_launch");
-  if (st == TILE_OK) st = specialize(k, args, n, &s);
-  if (st != TILE_OK) return st;
+  tile_status st;
   k->current = s;
   uint64_t slots[MAX_KERNEL_ARGS];
   void *params[MAX_KERNEL_ARGS];
@@ -205,6 +209,20 @@ static tile_status launch(tile_kernel *k, const unsigned *given, tile_grid_fn gr
   if (s->on_cpu) return launch_cpu(k, s, grid, args, n);
   if (!s->function && (st = load(k, s)) != TILE_OK) return st;
   return device_launch(ctx, s->function, grid, 32 * s->meta.num_warps, s->meta.shared, stream, params);
+}
+
+static tile_status launch(tile_kernel *k, const unsigned *given, tile_grid_fn grid_fn, void *user, tile_stream stream,
+                          const tile_arg *args, int n) {
+  context_begin(k->ctx);
+  Spec *s;
+  uint16_t key[MAX_KERNEL_ARGS];
+  int key_len;
+  tile_status st = check_call(k, args, n, "tile_launch");
+  if (st == TILE_OK) st = kernel_key(k, args, n, key, &key_len);
+  if (st == TILE_OK)
+    st = k->tuning ? autotune_select(k, key, key_len, args, n, given, grid_fn, user, stream, &s)
+                   : kernel_specialize(k, key, key_len, -1, &s);
+  return st == TILE_OK ? kernel_launch_spec(k, s, given, grid_fn, user, stream, args, n) : st;
 }
 
 tile_status tile_launch(tile_kernel *k, const unsigned grid[3], tile_stream stream, const tile_arg *args, int num_args) {
@@ -228,6 +246,8 @@ static tile_status need_current(const tile_kernel *k, const char *call) {
 }
 
 const char *tile_kernel_metadata(tile_kernel *k) { return k && k->current ? k->current->metadata : NULL; }
+
+int tile_kernel_config(const tile_kernel *k) { return k && k->current ? k->current->meta.config : -1; }
 
 tile_status tile_kernel_image(tile_kernel *k, const void **data, size_t *size) {
   if (!k || !data || !size) return TILE_ERROR_ARGUMENT;
@@ -313,7 +333,7 @@ tile_status tile_kernel_load(tile_context *ctx, const void *image, size_t size, 
   if (!out || !image || !size || !metadata)
     return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_kernel_load: NULL or empty image, NULL metadata or out");
   *out = NULL;
-  Spec *s = spec_new(NULL, NO_KEY, 0);
+  Spec *s = spec_new(NULL, NO_KEY, 0, -1);
   if (!s) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
   tile_kernel k0 = {.ctx = ctx}; /* frees s on failure: no compiler */
   tile_status st = keep_aot(ctx, s, image, size, metadata);

@@ -24,12 +24,39 @@ typedef struct KernelCompiler {
   tile_status (*run_cpu)(tile_kernel *k, Spec *s, const unsigned grid[3], const tile_arg *args, int n,
                          const size_t *bytes);
   void (*release_spec)(Spec *s);   /* frees s->program */
-  void (*release)(tile_kernel *k); /* frees k->source */
+  void (*release)(tile_kernel *k); /* frees k->source and k->tuning */
+  /* The autotuner's choices on disk (the cache directory), keyed by the
+   * kernel's source and options and by `what`: the GPU, the signature and
+   * the key's values.  load_choice returns the config recorded, or -1;
+   * save_choice records one with its timings (text), noting in ctx when the
+   * cache cannot be written. */
+  int (*load_choice)(tile_kernel *k, const char *what);
+  void (*save_choice)(tile_kernel *k, const char *what, int config, const char *timings);
 } KernelCompiler;
+
+/* How a JIT kernel with several @triton.autotune configs is tuned at launch
+ * (autotune.c).  The compiler makes it at creation and frees it. */
+typedef struct KernelTuning {
+  const char *kernel;         /* the kernel's name, for messages */
+  int num_configs;            /* > 1 */
+  int num_keys;               /* the key's run-time parameters (constexpr ones are fixed per kernel) */
+  const int *key_args;        /* their positions among a launch's arguments */
+  const char *const *key_names;
+  int num_resets;             /* reset_to_zero: buffers zeroed before each timed run, and before the launch */
+  const int *reset_args;
+  const char *const *reset_names;
+  int num_restores;           /* restore_value: buffers put back as they were before each timed run, and after */
+  const int *restore_args;
+  const char *const *restore_names;
+  double warmup_ms, rep_ms;   /* time spent warming up and measuring each config (Triton's do_bench) */
+} KernelTuning;
+
+typedef struct TuneChoice TuneChoice;
 
 struct Spec {
   Spec *next;                 /* the kernel's list, most recently used first */
   int on_cpu;                 /* compiled for the interpreter */
+  int config;                 /* the @triton.autotune config it was compiled with; -1: the kernel's options */
   int key_len;                /* arguments the key covers */
   uint16_t *key;              /* args_key of the arguments it was made for */
   Arena arena;                /* everything below */
@@ -52,11 +79,41 @@ struct tile_kernel {
   int fixed_signature;        /* one specialisation whatever the arguments' types */
   Spec *specs;                /* most recently used first */
   Spec *current;              /* compiled or launched last: what the accessors describe */
+  const KernelTuning *tuning; /* the compiler's; NULL: launches compile the kernel's options as they are */
+  TuneChoice *choices;        /* the autotuner's, most recently used first */
 };
+
+enum { NO_KEY = -1 };
 
 /* A new kernel owned by ctx; NULL when out of memory. */
 tile_kernel *kernel_new(tile_context *ctx, const KernelCompiler *compiler, void *source);
 /* Destroys every kernel of ctx (tile_context_destroy). */
 void kernel_destroy_all(tile_context *ctx);
+
+/* The specialisation key of a launch's arguments into key[0..n) with
+ * *key_len = n; NO_KEY for a kernel with a fixed signature (or no args). */
+tile_status kernel_key(tile_kernel *k, const tile_arg *args, int n, uint16_t *key, int *key_len);
+/* The specialisation for `key` compiled with `config` (-1: the kernel's
+ * options), moved to the front of the list; compiled, and loaded when a GPU
+ * is there, if new.  An AOT kernel's one specialisation whatever the key. */
+tile_status kernel_specialize(tile_kernel *k, const uint16_t *key, int key_len, int config, Spec **out);
+/* Launches s (it becomes k->current): checks and packs the arguments,
+ * computes the grid (grid_fn's, else `given`), then the GPU or the
+ * interpreter. */
+tile_status kernel_launch_spec(tile_kernel *k, Spec *s, const unsigned *given, tile_grid_fn grid_fn, void *user,
+                               tile_stream stream, const tile_arg *args, int n);
+
+/* A launch of a kernel with k->tuning: the specialisation of the config
+ * chosen for these arguments (their key and the tuning key's values); when
+ * none is chosen yet, every config is compiled, launched and timed first
+ * (autotune.c). */
+tile_status autotune_select(tile_kernel *k, const uint16_t *key, int key_len, const tile_arg *args, int n,
+                            const unsigned *given, tile_grid_fn grid_fn, void *user, tile_stream stream, Spec **out);
+/* tile_kernel_compile of such a kernel: the chosen config's specialisation;
+ * before any choice, every config compiled and the first that compiles. */
+tile_status autotune_compile(tile_kernel *k, const uint16_t *key, int key_len, const tile_arg *args, int n,
+                             Spec **out);
+/* Frees k->choices. */
+void autotune_release(tile_kernel *k);
 
 #endif

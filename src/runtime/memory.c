@@ -170,6 +170,20 @@ tile_status tile_memcpy_to_host(tile_context *ctx, void *host_dst, const void *d
   return gpu_status(ctx, d, d->cuda.cuMemcpyDtoH_fn(host_dst, (CUdeviceptr)(uintptr_t)device_src, bytes), "cuMemcpyDtoH");
 }
 
+tile_status device_copy(tile_context *ctx, void *dst, const void *src, size_t bytes) {
+  tile_status s = check_range(ctx, "device_copy", dst, bytes);
+  if (s == TILE_OK) s = check_range(ctx, "device_copy", src, bytes);
+  if (s != TILE_OK || !bytes) return s;
+  if (ctx->on_cpu) {
+    memmove(dst, src, bytes);
+    return TILE_OK;
+  }
+  struct Device *d = gpu_enter(ctx);
+  if (!d) return TILE_ERROR_UNSUPPORTED;
+  return gpu_status(ctx, d, d->cuda.cuMemcpyDtoD_fn((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, bytes),
+                    "cuMemcpyDtoD");
+}
+
 tile_status tile_memset(tile_context *ctx, void *device_ptr, int byte, size_t bytes) {
   if (!ctx) return TILE_ERROR_ARGUMENT;
   struct Device *d;

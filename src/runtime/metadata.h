@@ -36,6 +36,7 @@ typedef struct KernelMetadata {
   int num_fixed;
   MetaConstexpr *constexprs;
   int num_constexprs;
+  int config;             /* the @triton.autotune config the constexprs came from; -1: none */
   int num_warps, num_stages;
   int shared;             /* dynamic shared memory, bytes */
   int registers, spills;  /* from ptxas; -1 when unknown */

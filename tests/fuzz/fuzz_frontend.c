@@ -1,20 +1,30 @@
 /* libFuzzer harness over the whole CPU pipeline: every input is lexed,
  * parsed and, with default parameter types (pointers for names with "ptr",
- * else i32; constexprs without a value get 16), checked; what type-checks
+ * else i32; constexprs without a value get 16), checked -- as the module's
+ * kernel, then, when it defines several functions, each of its first four
+ * taken as the kernel (so files of many kernels reach the back end); what type-checks
  * is lowered to tile IR, verified, optimised with the verifier after every
  * pass, printed and read back (the same text), and run on the interpreter
  * over two programs with small buffers.  It is then converted to GPU-layout
  * IR, which must verify, read back to the same text, be left unchanged by
  * another remove-converts, and leave the buffers exactly as the tile IR
- * did when interpreted (a conversion is a copy there).
+ * did when interpreted (a conversion is a copy there).  Last, the GPU-layout
+ * IR is lowered to LLVM IR for an NVPTX target (sm_90a, the layouts chosen
+ * for compute capability 9.0) and, from the tile IR text read back and
+ * converted again for 8.0, for the thread simulator's target; LLVM's
+ * verifier checks each module.  The only lowering failure allowed is a tile
+ * too large for shared memory.
  * Any crash, leak, hang or sanitizer report is a bug: bad source must only
- * ever produce diagnostics, and a bad kernel only a clean run-time error. */
+ * ever produce diagnostics, and a bad kernel only a clean run-time error.
+ * FUZZ_SHOW=1 prints each attempt's diagnostics (what an input reaches). */
 #include "driver/driver.h"
 #include "interp/interp.h"
+#include "llvm/generate.h"
 #include "tgir/tgir.h"
 #include "tir/passes.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +79,28 @@ static void check_gpu_layout_ir(Compilation *c, TirFunc *f, int tir_status) {
   if (interpret(f) != tir_status || (tir_status == 0 && memcmp(tir_memory, memory, sizeof memory))) abort();
 }
 
+/* Lowers f to LLVM IR for `arch` (verified inside llvm_generate); a failure
+ * other than running out of shared memory is a compiler bug. */
+static void lower(Compilation *c, const TirFunc *f, const char *arch) {
+  GpuTarget target = {arch, NULL, NULL};
+  GpuCode code;
+  int errors = c->diags.errors;
+  if (llvm_generate(f, &target, 0, 0, &c->arena, &code, &c->diags) == 0) return;
+  const Diag *last = &c->diags.list.data[c->diags.list.len - 1];
+  if (c->diags.errors > errors && strstr(last->msg, "shared memory") && !strstr(last->msg, "internal error")) return;
+  abort();
+}
+
+/* The tile IR text again, converted for compute capability 8.0, lowered for the simulator. */
+static void lower_for_sim(Compilation *c, const char *tir, size_t len) {
+  Source *src = arena_alloc(&c->arena, sizeof *src);
+  *src = (Source){"fuzz.tir", tir, len};
+  TirFunc *g = tir_read(src, &c->arena, &c->diags);
+  TgirOptions o = {4, 80, NULL};
+  if (!g || tgir_convert(g, &o, &c->diags, NULL)) abort();
+  lower(c, g, "sim");
+}
+
 /* Printed IR must read back to a valid function that prints the same. */
 static void round_trip(Compilation *c, const char *text, size_t len) {
   Source *src = arena_alloc(&c->arena, sizeof *src);
@@ -79,6 +111,37 @@ static void round_trip(Compilation *c, const char *text, size_t len) {
   buf_init(&again, &c->arena);
   tir_print(g, &again);
   if (again.len != len || memcmp(buf_cstr(&again), text, len)) abort();
+}
+
+/* Checks function `name` (NULL: the module's one kernel) with fresh
+ * diagnostics and takes what type-checks through every stage. */
+static void check_kernel(Compilation *c, Module *m, Module *stdlib, const char *name) {
+  diags_init(&c->diags, &c->arena, &c->guard);
+  SemaOptions o = {0};
+  o.kernel = name;
+  o.config = -1;
+  o.default_types = 1;
+  o.require_types = 1;
+  CheckedKernel *k = sema_check(m, stdlib, &o, &c->diags);
+  if (k) {
+    Buf out;
+    buf_init(&out, &c->arena);
+    checked_print(k, &out);
+    TirFunc *f = tir_lower(k, &c->arena, &c->diags);
+    if (tir_verify(f, &c->diags)) abort(); /* lowering made invalid IR: a compiler bug */
+    if (tir_run_passes(f, NULL, &c->diags, NULL)) abort();
+    Buf ir;
+    buf_init(&ir, &c->arena);
+    tir_print(f, &ir);
+    round_trip(c, buf_cstr(&ir), ir.len);
+    check_gpu_layout_ir(c, f, interpret(f));
+    lower(c, f, "sm_90a");
+    lower_for_sim(c, buf_cstr(&ir), ir.len);
+  }
+  Buf d;
+  buf_init(&d, &c->arena);
+  diag_render(&c->diags, &d);
+  if (getenv("FUZZ_SHOW")) fprintf(stderr, "== %s: %s\n%s", name ? name : "(kernel)", k ? "checked" : "rejected", buf_cstr(&d));
 }
 
 static void run(const char *text, size_t len) {
@@ -94,30 +157,21 @@ static void run(const char *text, size_t len) {
     *std = (Source){"<stdlib>", (const char *)tile_stdlib_source, tile_stdlib_size};
     TokenVec stoks = lex(std, &c.diags);
     Module *stdlib = parse_module(std, &stoks, &c.diags);
-    CheckedKernel *k = NULL;
     if (!c.diags.errors) {
-      SemaOptions o = {0};
-      o.config = -1;
-      o.default_types = 1;
-      o.require_types = 1;
-      k = sema_check(m, stdlib, &o, &c.diags);
+      check_kernel(&c, m, stdlib, NULL);
+      int functions = 0;
+      for (int i = 0; i < m->root->body.len; i++) functions += m->root->body.data[i]->kind == ND_FUNCDEF;
+      for (int i = 0, tried = 0; functions > 1 && i < m->root->body.len && tried < 4; i++) {
+        Node *fn = m->root->body.data[i];
+        if (fn->kind != ND_FUNCDEF) continue;
+        tried++;
+        check_kernel(&c, m, stdlib, fn->name);
+      }
+    } else {
+      Buf d;
+      buf_init(&d, &c.arena);
+      diag_render(&c.diags, &d);
     }
-    if (k) {
-      Buf out;
-      buf_init(&out, &c.arena);
-      checked_print(k, &out);
-      TirFunc *f = tir_lower(k, &c.arena, &c.diags);
-      if (tir_verify(f, &c.diags)) abort(); /* lowering made invalid IR: a compiler bug */
-      if (tir_run_passes(f, NULL, &c.diags, NULL)) abort();
-      Buf ir;
-      buf_init(&ir, &c.arena);
-      tir_print(f, &ir);
-      round_trip(&c, buf_cstr(&ir), ir.len);
-      check_gpu_layout_ir(&c, f, interpret(f));
-    }
-    Buf d;
-    buf_init(&d, &c.arena);
-    diag_render(&c.diags, &d);
   }
   arena_free(&c.arena);
 }

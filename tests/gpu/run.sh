@@ -5,9 +5,13 @@
 # GPU, compute-sanitizer runs, offsets past 2^31), then the benchmarks (tile,
 # Triton and torch, merged by bench/report.py).  Prints a summary table last.
 # Logs, CSV and PNG go to $OUT when it is set, else to gpu-bundle/out.
-#   bash tests/gpu/run.sh [all|tests|bench] [NAME_FILTER]
-#     tests: the GPU tests only; bench: the benchmarks only; NAME_FILTER: a
-#     grep pattern over test names (e.g. 'example|large').
+#   bash tests/gpu/run.sh [all|tests|bench|matmul] [NAME_FILTER]
+#     tests: the GPU tests only; bench: the vector add, softmax, compile and
+#     launch benchmarks; matmul: the fp16 matmul benchmarks (tile, Triton,
+#     cuBLAS; each program stops starting shapes after its --time-limit, so
+#     this part fits a 10-minute command); NAME_FILTER: a grep pattern over
+#     test names (e.g. 'example|large').  `bench` and `matmul` each fit in a
+#     10-minute command; `all` is all three parts and does not.
 # Exit status: 0 when nothing failed (skips are listed, not failures).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -66,23 +70,42 @@ run_tests() {
   . "$bundle/gpu_tests.sh"
 }
 
-run_bench() {
-  echo "=== benchmarks"
-  gpu_test bench.tile -1 540 -- "$bundle/build/bench/bench" --csv "$out/tile.csv" .
-  gpu_test bench.triton -1 540 -- python3 bench/triton_bench.py --csv "$out/triton.csv"
+# Merges every benchmark CSV written so far (this run's and an earlier part's) into $out/results.
+run_report() {
   local csvs=()
-  for f in "$out/tile.csv" "$out/triton.csv"; do [ -s "$f" ] && csvs+=("$f"); done
+  for f in "$out/tile.csv" "$out/triton.csv" "$out/tile_matmul.csv" "$out/triton_matmul.csv"; do
+    [ -s "$f" ] && csvs+=("$f")
+  done
   if [ ${#csvs[@]} -gt 0 ]; then
     gpu_test bench.report -1 120 -- python3 bench/report.py --out "$out/results" "${csvs[@]}"
     [ -f "$out/results/summary.md" ] && cat "$out/results/summary.md"
   fi
 }
 
+run_bench() {
+  echo "=== benchmarks: vector add, softmax, compile time, launch time"
+  local parts=vector_add,softmax,compile,launch
+  gpu_test bench.tile -1 280 -- "$bundle/build/bench/bench" --only $parts --csv "$out/tile.csv" .
+  gpu_test bench.triton -1 280 -- python3 bench/triton_bench.py --only $parts --csv "$out/triton.csv"
+  run_report
+}
+
+# tile's autotuner and Triton's both tune every shape (8 configs each), then each shape is timed.
+run_matmul() {
+  echo "=== benchmarks: fp16 matmul"
+  gpu_test bench.tile_matmul -1 300 -- "$bundle/build/bench/bench" --only matmul --time-limit 260 \
+    --csv "$out/tile_matmul.csv" .
+  gpu_test bench.triton_matmul -1 260 -- python3 bench/triton_bench.py --only matmul --time-limit 220 \
+    --csv "$out/triton_matmul.csv"
+  run_report
+}
+
 case $what in
-all) run_tests; run_bench ;;
+all) run_tests; run_bench; run_matmul ;;
 tests) run_tests ;;
 bench) run_bench ;;
-*) echo "usage: bash tests/gpu/run.sh [all|tests|bench] [NAME_FILTER]" >&2; exit 2 ;;
+matmul) run_matmul ;;
+*) echo "usage: bash tests/gpu/run.sh [all|tests|bench|matmul] [NAME_FILTER]" >&2; exit 2 ;;
 esac
 rm -rf "$TILE_CACHE_DIR"
 

@@ -32,7 +32,8 @@ EXPORT CUresult CUDAAPI cuDriverGetVersion(int *v) { *v = 13000; return CUDA_SUC
 EXPORT CUresult CUDAAPI cuGetErrorName(CUresult error, const char **s) {
   *s = error == CUDA_ERROR_INVALID_PTX ? "CUDA_ERROR_INVALID_PTX"
        : error == CUDA_ERROR_NOT_FOUND ? "CUDA_ERROR_NOT_FOUND"
-       : error == CUDA_ERROR_OUT_OF_MEMORY ? "CUDA_ERROR_OUT_OF_MEMORY" : "CUDA_ERROR_UNKNOWN";
+       : error == CUDA_ERROR_OUT_OF_MEMORY ? "CUDA_ERROR_OUT_OF_MEMORY"
+       : error == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES ? "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES" : "CUDA_ERROR_UNKNOWN";
   return CUDA_SUCCESS;
 }
 
@@ -119,6 +120,7 @@ EXPORT CUresult CUDAAPI cuFuncSetAttribute(CUfunction f, CUfunction_attribute at
 
 EXPORT CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                       unsigned bz, unsigned shared, CUstream stream, void **params, void **extra) {
+  if (state.max_block && bx * by * bz > state.max_block) return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
   state.launches++;
   strcpy(state.function, ((FakeFunction *)f)->name);
   state.grid[0] = gx, state.grid[1] = gy, state.grid[2] = gz;
@@ -126,6 +128,7 @@ EXPORT CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, u
   state.shared = shared;
   state.stream = stream;
   for (int i = 0; i < state.params_to_copy && i < 16; i++) memcpy(&state.params[i], params[i], 8);
+  if (state.on_launch) state.clock_ms += state.on_launch(&state, params);
   return CUDA_SUCCESS;
 }
 
@@ -145,7 +148,17 @@ EXPORT CUresult CUDAAPI cuMemFree(CUdeviceptr p) {
 
 EXPORT CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t n) { memcpy((void *)dst, src, n); return CUDA_SUCCESS; }
 EXPORT CUresult CUDAAPI cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t n) { memcpy(dst, (void *)src, n); return CUDA_SUCCESS; }
-EXPORT CUresult CUDAAPI cuMemsetD8(CUdeviceptr dst, unsigned char c, size_t n) { memset((void *)dst, c, n); return CUDA_SUCCESS; }
+EXPORT CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n) {
+  memmove((void *)dst, (void *)src, n);
+  state.copies++;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult CUDAAPI cuMemsetD8(CUdeviceptr dst, unsigned char c, size_t n) {
+  memset((void *)dst, c, n);
+  state.memsets++;
+  return CUDA_SUCCESS;
+}
 
 EXPORT CUresult CUDAAPI cuStreamCreate(CUstream *s, unsigned int flags) {
   *s = (CUstream)malloc(1);
@@ -170,7 +183,7 @@ EXPORT CUresult CUDAAPI cuEventCreate(CUevent *e, unsigned int flags) {
 EXPORT CUresult CUDAAPI cuEventRecord(CUevent e, CUstream s) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
-  *(double *)e = (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+  *(double *)e = state.on_launch ? state.clock_ms : (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
   return CUDA_SUCCESS;
 }
 

@@ -15,12 +15,21 @@ typedef struct FakeCuda {
   int launches, set_current_calls, shared_attribute;
   void *current;                /* the current context (one for the process: the fake ignores threads) */
   int fail_next_load;           /* the next cuModuleLoadDataEx fails with a JIT log */
+  unsigned max_block;           /* nonzero: launches of larger blocks fail (out of resources) */
   /* the last launch */
   char function[64];
   unsigned grid[3], block[3], shared;
   void *stream;
   int params_to_copy;           /* how many kernelParams to record (the fake cannot know) */
   uint64_t params[16];          /* the first 8 bytes behind each */
+  int memsets, copies;          /* cuMemsetD8 and cuMemcpyDtoD calls so far */
+  /* Set by a test: each launch "runs" this (after the launch above is
+   * recorded): it may touch device memory (host memory here) through the
+   * kernel's parameters, and returns the launch's duration in ms.  While it
+   * is set, events read a virtual clock that launches advance by that much,
+   * so elapsed times are the test's choice. */
+  double (*on_launch)(struct FakeCuda *state, void **params);
+  double clock_ms;              /* the virtual clock */
 } FakeCuda;
 
 typedef FakeCuda *(*FakeCudaStateFn)(void);

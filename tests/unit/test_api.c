@@ -107,8 +107,37 @@ static void test_many_compilations(void) {
   tile_context_destroy(ctx);
 }
 
+/* time_stages: a note with each stage that ran, through tile_emit and a JIT kernel's compile. */
+static void test_stage_times(void) {
+  tile_context *ctx;
+  CHECK(tile_context_create(&ctx) == TILE_OK);
+  CHECK(tile_context_use_cpu(ctx) == TILE_OK);
+  tile_options o;
+  tile_options_init(&o);
+  const char *defs[] = {"BLOCK=128"};
+  o.signature = "*fp32:16,i32";
+  o.defines = defs;
+  o.num_defines = 1;
+  o.time_stages = 1;
+  const char *text = NULL;
+  CHECK(tile_emit(ctx, "scale.tl", kernel, sizeof kernel - 1, &o, TILE_STAGE_LLIR, &text) == TILE_OK);
+  CHECK_CONTAINS(tile_diagnostics(ctx), "note: time: frontend ");
+  CHECK_CONTAINS(tile_diagnostics(ctx), " ms, GPU-layout IR ");
+  CHECK(!strstr(tile_diagnostics(ctx), "NVPTX")); /* LLVM IR only: no PTX made */
+  tile_kernel *k = NULL;
+  CHECK(tile_kernel_create(ctx, "scale.tl", kernel, sizeof kernel - 1, &o, &k) == TILE_OK);
+  CHECK(tile_kernel_compile(k, NULL, 0) == TILE_OK);
+  CHECK_CONTAINS(tile_diagnostics(ctx), "note: time: frontend ");
+  CHECK(!strstr(tile_diagnostics(ctx), "GPU-layout IR")); /* the interpreter runs tile IR */
+  o.time_stages = 0;
+  CHECK(tile_emit(ctx, "scale.tl", kernel, sizeof kernel - 1, &o, TILE_STAGE_TIR, &text) == TILE_OK);
+  CHECK(!strstr(tile_diagnostics(ctx), "time:"));
+  tile_context_destroy(ctx);
+}
+
 int main(void) {
   test_emit_ok();
+  test_stage_times();
   test_compile_error_message();
   test_bad_arguments();
   test_contexts_are_independent();

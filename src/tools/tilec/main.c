@@ -52,6 +52,9 @@ static const char usage[] =
     "  --passes=LIST         passes to run: tile IR fold,combine,cse,widen,licm,dce and\n"
     "                        GPU-layout IR remove-converts (default all; none)\n"
     "  --print-after-all     print the IR after each pass (and GPU-layout IR step) too\n"
+    "  --time                report the time of each stage on stderr (frontend, tile\n"
+    "                        IR, GPU-layout IR, LLVM lowering, LLVM optimisation,\n"
+    "                        NVPTX, ptxas)\n"
     "  --print-axis-info     print the AxisInfo analysis (contiguity, divisibility,\n"
     "                        constancy) of the optimised tile IR\n"
     "  --check               fail when a parameter has no type instead of printing\n"
@@ -101,6 +104,8 @@ static int parse_args(int argc, char **argv, Args *a) {
       a->list_builtins = 1;
     } else if (!strcmp(arg, "--list-ops")) {
       a->list_builtins = 2;
+    } else if (!strcmp(arg, "--time")) {
+      a->opts.time_stages = 1;
     } else if (!strcmp(arg, "--print-after-all")) {
       a->opts.print_after_all = 1;
     } else if (!strcmp(arg, "--print-axis-info")) {

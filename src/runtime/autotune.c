@@ -1,0 +1,457 @@
+/* The autotuner: Triton's @triton.autotune, at launch.  A JIT kernel whose
+ * source lists several configs (and whose options fix none) has a
+ * KernelTuning.  The first launch for each tuning key -- the arguments'
+ * specialisation key and the values of the decorator's `key` arguments --
+ * compiles every config for that specialisation, launches and times each
+ * with events as Triton's do_bench does (a warm-up, then the median of the
+ * measured runs), and keeps the fastest: in memory, and on disk through the
+ * compiler, so that another process skips the tuning.  A config that does
+ * not compile, load (more shared memory than the GPU has) or launch (more
+ * registers or threads than a block may have) is skipped, as Triton skips
+ * OutOfResources.  reset_to_zero buffers are zeroed, and restore_value
+ * buffers put back as they were, before each run and before the real
+ * launch.  On the CPU interpreter nothing is timed: the first config that
+ * compiles is kept.
+ * Requires: k->tuning, made by the compiler.  A launch whose key is tuned
+ * compares keys and values in place: no allocation, no text. */
+#include "kernel.h"
+#include "args.h"
+#include "device.h"
+#include "../frontend/types.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { ESTIMATE_RUNS = 5, MIN_REPS = 3, MAX_REPS = 200, MAX_WARMUP_RUNS = 1000 };
+static const double DEFAULT_WARMUP_MS = 25, DEFAULT_REP_MS = 100; /* do_bench's */
+
+struct TuneChoice {
+  TuneChoice *next;
+  int on_cpu;
+  int key_len;                /* as Spec's */
+  uint16_t *key;
+  long long *values;          /* the tuning key's argument values (see key_value) */
+  int config;
+};
+
+/* Text grown with malloc, for messages made across calls that reset the context's. */
+typedef struct Text {
+  char *data;
+  size_t len, cap;
+} Text;
+
+static void text_printf(Text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void text_printf(Text *t, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  if (t->len + (size_t)n + 1 > t->cap) {
+    size_t cap = (t->len + (size_t)n + 1) * 2;
+    char *grown = realloc(t->data, cap);
+    if (!grown) return; /* the message is shorter; nothing else depends on it */
+    t->data = grown;
+    t->cap = cap;
+  }
+  va_start(ap, fmt);
+  vsnprintf(t->data + t->len, t->cap - t->len, fmt, ap);
+  va_end(ap);
+  t->len += (size_t)n;
+}
+
+static const char *text_cstr(const Text *t) { return t->data ? t->data : ""; }
+
+/* ---- choices ------------------------------------------------------------------------- */
+
+/* A key argument's value: an integer, a float's bits; 0 for a buffer, whose
+ * dtype and alignment are in the specialisation key already. */
+static long long key_value(const tile_arg *args, int n, int position) {
+  if (position >= n) return 0;
+  const tile_arg *a = &args[position];
+  long long bits = 0;
+  if (a->kind == TILE_ARG_INT) bits = a->i;
+  else if (a->kind == TILE_ARG_FLOAT) memcpy(&bits, &a->f, sizeof bits);
+  return bits;
+}
+
+static int same_choice(const TuneChoice *c, const KernelTuning *t, int on_cpu, const uint16_t *key, int key_len,
+                       const tile_arg *args, int n) {
+  if (c->on_cpu != on_cpu || c->key_len != key_len) return 0;
+  if (key_len > 0 && memcmp(c->key, key, sizeof *key * (size_t)key_len)) return 0;
+  for (int i = 0; i < t->num_keys; i++)
+    if (c->values[i] != key_value(args, n, t->key_args[i])) return 0;
+  return 1;
+}
+
+/* The choice for these arguments, moved to the front; NULL if none. */
+static TuneChoice *find_choice(tile_kernel *k, const uint16_t *key, int key_len, const tile_arg *args, int n) {
+  for (TuneChoice **link = &k->choices, *c; (c = *link); link = &c->next) {
+    if (!same_choice(c, k->tuning, k->ctx->on_cpu, key, key_len, args, n)) continue;
+    *link = c->next;
+    c->next = k->choices;
+    k->choices = c;
+    return c;
+  }
+  return NULL;
+}
+
+/* Remembers `config` for these arguments; out of memory only forgets it. */
+static void keep_choice(tile_kernel *k, const uint16_t *key, int key_len, const tile_arg *args, int n, int config) {
+  const KernelTuning *t = k->tuning;
+  size_t key_bytes = key_len > 0 ? sizeof *key * (size_t)key_len : 0;
+  TuneChoice *c = calloc(1, sizeof *c);
+  if (c) c->values = calloc((size_t)t->num_keys + 1, sizeof *c->values);
+  if (c && key_bytes) c->key = malloc(key_bytes);
+  if (!c || !c->values || (key_bytes && !c->key)) {
+    if (c) free(c->values), free(c->key);
+    free(c);
+    return;
+  }
+  c->on_cpu = k->ctx->on_cpu;
+  c->key_len = key_len;
+  if (key_bytes) memcpy(c->key, key, key_bytes);
+  for (int i = 0; i < t->num_keys; i++) c->values[i] = key_value(args, n, t->key_args[i]);
+  c->config = config;
+  c->next = k->choices;
+  k->choices = c;
+}
+
+void autotune_release(tile_kernel *k) {
+  while (k->choices) {
+    TuneChoice *c = k->choices;
+    k->choices = c->next;
+    free(c->key);
+    free(c->values);
+    free(c);
+  }
+}
+
+/* "M=512, N=512, K=512": the tuning key's values, for messages and the disk cache. */
+static void describe_key(Text *out, const KernelTuning *t, const tile_arg *args, int n) {
+  for (int i = 0; i < t->num_keys; i++) {
+    int p = t->key_args[i];
+    const tile_arg *a = p < n ? &args[p] : NULL;
+    text_printf(out, "%s%s=", i ? ", " : "", t->key_names[i]);
+    if (a && a->kind == TILE_ARG_INT) text_printf(out, "%lld", a->i);
+    else if (a && a->kind == TILE_ARG_FLOAT) text_printf(out, "%.17g", a->f);
+    else text_printf(out, "a buffer");
+  }
+  if (!t->num_keys) text_printf(out, "any key");
+}
+
+/* What the disk cache keys a choice by, besides the kernel: the GPU, the signature, the key's values. */
+static void describe_case(Text *out, tile_kernel *k, const uint16_t *key, int key_len, const tile_arg *args, int n) {
+  char signature[MAX_SIGNATURE] = "(the kernel's own)";
+  if (key_len >= 0) key_signature(key, key_len, signature, sizeof signature);
+  text_printf(out, "device=%s; signature=%s; key=", tile_device_name(k->ctx), signature);
+  describe_key(out, k->tuning, args, n);
+}
+
+/* The first line of the context's message, for a one-line reason. */
+static void first_line(const char *message, char *out, size_t size) {
+  size_t n = strcspn(message, "\n");
+  snprintf(out, size, "%.*s", (int)(n < 400 ? n : 400), message);
+}
+
+/* ---- timing ------------------------------------------------------------------------ */
+
+/* One tuning: the launch being tuned and what each config did. */
+typedef struct Tuner {
+  tile_kernel *k;
+  const KernelTuning *t;
+  const uint16_t *key;
+  int key_len;
+  const tile_arg *args;
+  int n;
+  const unsigned *given;
+  tile_grid_fn grid_fn;
+  void *user;
+  tile_stream stream;
+  void *saved[MAX_KERNEL_ARGS];   /* restore_value: each buffer as it was, in device memory */
+  size_t reset_bytes[MAX_KERNEL_ARGS], restore_bytes[MAX_KERNEL_ARGS];
+  tile_event starts[MAX_REPS], ends[MAX_REPS];
+  int num_events;                 /* pairs created so far */
+  Text report;                    /* each config's time, or why it was skipped */
+  Text failures;                  /* each failed config's reason, for the error if all fail */
+  tile_status first_failure;
+} Tuner;
+
+/* The bytes a reset_to_zero or restore_value buffer spans: its count, else
+ * the rest of its tile_malloc block. */
+static tile_status buffer_bytes(Tuner *u, int position, const char *name, const char *what, size_t *bytes) {
+  tile_context *ctx = u->k->ctx;
+  const tile_arg *a = position < u->n ? &u->args[position] : NULL;
+  int dt = a && a->kind == TILE_ARG_BUFFER && a->dtype ? dtype_lookup(a->dtype) : -1;
+  if (!a || a->kind != TILE_ARG_BUFFER || !a->data || dt < 0)
+    return context_failf(ctx, TILE_ERROR_ARGUMENT, "autotune %s: argument %d ('%s') is not a buffer of a known dtype", what,
+                         position, name);
+  if (a->count) {
+    *bytes = a->count * dtype_size(dt);
+    return TILE_OK;
+  }
+  if (allocation_extent(ctx, a->data, bytes)) return TILE_OK;
+  return context_failf(ctx, TILE_ERROR_ARGUMENT,
+                       "autotune %s: argument %d ('%s') has no element count and is not memory from tile_malloc, so its "
+                       "size is unknown; give tile_buffer its count", what, position, name);
+}
+
+/* Sizes the hooks' buffers and saves the restore_value ones. */
+static tile_status save_buffers(Tuner *u) {
+  const KernelTuning *t = u->t;
+  tile_status st = TILE_OK;
+  for (int i = 0; st == TILE_OK && i < t->num_resets; i++)
+    st = buffer_bytes(u, t->reset_args[i], t->reset_names[i], "reset_to_zero", &u->reset_bytes[i]);
+  for (int i = 0; st == TILE_OK && i < t->num_restores; i++) {
+    int p = t->restore_args[i];
+    st = buffer_bytes(u, p, t->restore_names[i], "restore_value", &u->restore_bytes[i]);
+    if (st == TILE_OK) st = tile_malloc(u->k->ctx, &u->saved[i], u->restore_bytes[i]);
+    if (st == TILE_OK) st = device_copy(u->k->ctx, u->saved[i], u->args[p].data, u->restore_bytes[i]);
+  }
+  return st;
+}
+
+/* Before each run and before the real launch: the buffers as the caller gave them, reset ones zeroed. */
+static tile_status prepare_buffers(Tuner *u) {
+  const KernelTuning *t = u->t;
+  tile_status st = TILE_OK;
+  for (int i = 0; st == TILE_OK && i < t->num_restores; i++)
+    st = device_copy(u->k->ctx, u->args[t->restore_args[i]].data, u->saved[i], u->restore_bytes[i]);
+  for (int i = 0; st == TILE_OK && i < t->num_resets; i++)
+    st = tile_memset(u->k->ctx, u->args[t->reset_args[i]].data, 0, u->reset_bytes[i]);
+  return st;
+}
+
+static tile_status run_once(Tuner *u, Spec *s) {
+  tile_status st = prepare_buffers(u);
+  return st != TILE_OK ? st : kernel_launch_spec(u->k, s, u->given, u->grid_fn, u->user, u->stream, u->args, u->n);
+}
+
+/* Event pairs 0..count-1, created as needed. */
+static tile_status need_events(Tuner *u, int count) {
+  tile_status st = TILE_OK;
+  for (; st == TILE_OK && u->num_events < count; u->num_events++) {
+    st = tile_event_create(u->k->ctx, &u->starts[u->num_events]);
+    if (st == TILE_OK && (st = tile_event_create(u->k->ctx, &u->ends[u->num_events])) != TILE_OK)
+      tile_event_destroy(u->k->ctx, u->starts[u->num_events]);
+  }
+  if (st != TILE_OK) u->num_events--; /* the loop counted the pair that failed */
+  return st;
+}
+
+static int compare_doubles(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Mean ms of ESTIMATE_RUNS back-to-back runs: sizes the warm-up and the measurement. */
+static tile_status estimate(Tuner *u, Spec *s, double *ms) {
+  tile_context *ctx = u->k->ctx;
+  float elapsed = 0;
+  tile_status st = tile_event_record(ctx, u->starts[0], u->stream);
+  for (int i = 0; st == TILE_OK && i < ESTIMATE_RUNS; i++) st = run_once(u, s);
+  if (st == TILE_OK) st = tile_event_record(ctx, u->ends[0], u->stream);
+  if (st == TILE_OK) st = tile_event_elapsed(ctx, u->starts[0], u->ends[0], &elapsed);
+  *ms = fmax((double)elapsed / ESTIMATE_RUNS, 1e-4);
+  return st;
+}
+
+static int runs_for(double budget_ms, double each_ms, int least, int most) {
+  double runs = budget_ms / each_ms;
+  return runs < least ? least : runs > most ? most : (int)runs;
+}
+
+/* The median ms of s's timed runs, each between its own pair of events. */
+static tile_status measure(Tuner *u, Spec *s, double *ms) {
+  tile_context *ctx = u->k->ctx;
+  const KernelTuning *t = u->t;
+  double each = 1;
+  tile_status st = need_events(u, 1);
+  if (st == TILE_OK) st = estimate(u, s, &each);
+  int warmups = runs_for(t->warmup_ms > 0 ? t->warmup_ms : DEFAULT_WARMUP_MS, each, 1, MAX_WARMUP_RUNS);
+  int reps = runs_for(t->rep_ms > 0 ? t->rep_ms : DEFAULT_REP_MS, each, MIN_REPS, MAX_REPS);
+  for (int i = 0; st == TILE_OK && i < warmups; i++) st = run_once(u, s);
+  if (st == TILE_OK) st = need_events(u, reps);
+  for (int r = 0; st == TILE_OK && r < reps; r++) {
+    st = prepare_buffers(u);
+    if (st == TILE_OK) st = tile_event_record(ctx, u->starts[r], u->stream);
+    if (st == TILE_OK) st = kernel_launch_spec(u->k, s, u->given, u->grid_fn, u->user, u->stream, u->args, u->n);
+    if (st == TILE_OK) st = tile_event_record(ctx, u->ends[r], u->stream);
+  }
+  double times[MAX_REPS];
+  for (int r = 0; st == TILE_OK && r < reps; r++) {
+    float elapsed = 0;
+    st = tile_event_elapsed(ctx, u->starts[r], u->ends[r], &elapsed);
+    times[r] = elapsed;
+  }
+  if (st != TILE_OK) return st;
+  qsort(times, (size_t)reps, sizeof *times, compare_doubles);
+  *ms = reps % 2 ? times[reps / 2] : 0.5 * (times[reps / 2 - 1] + times[reps / 2]);
+  return TILE_OK;
+}
+
+/* Notes config c's failure to compile, load or launch: it is skipped. */
+static void skip(Tuner *u, int c, tile_status st) {
+  char why[512];
+  first_line(tile_error(u->k->ctx), why, sizeof why);
+  text_printf(&u->report, "%s  config %d: skipped (%s)", u->report.len ? "\n" : "", c, why);
+  text_printf(&u->failures, "\n  config %d: %s", c, why);
+  if (u->first_failure == TILE_OK) u->first_failure = st;
+}
+
+/* Compiles and times config c; *ms is INFINITY when it is skipped.  Only
+ * errors that no other config can avoid come back. */
+static tile_status try_config(Tuner *u, int c, double *ms) {
+  Spec *s;
+  *ms = INFINITY;
+  tile_status st = kernel_specialize(u->k, u->key, u->key_len, c, &s);
+  if (st == TILE_OK) st = run_once(u, s); /* the warm-up run also says whether it can launch at all */
+  if (st == TILE_ERROR_MEMORY) return st;
+  if (st != TILE_OK) {
+    skip(u, c, st);
+    return TILE_OK;
+  }
+  st = measure(u, s, ms);
+  if (st == TILE_OK)
+    text_printf(&u->report, "%s  config %d: %.4f ms (%d warp%s)", u->report.len ? "\n" : "", c, *ms, s->meta.num_warps,
+                s->meta.num_warps > 1 ? "s" : "");
+  return st;
+}
+
+/* Releases the events and saved buffers (the calls reset the context's messages). */
+static void end_tuning(Tuner *u) {
+  for (int i = 0; i < u->num_events; i++) {
+    tile_event_destroy(u->k->ctx, u->starts[i]);
+    tile_event_destroy(u->k->ctx, u->ends[i]);
+  }
+  for (int i = 0; i < u->t->num_restores; i++)
+    if (u->saved[i]) tile_free(u->k->ctx, u->saved[i]);
+}
+
+/* Every config timed; the fastest into *best (-1: none could run). */
+static tile_status time_configs(Tuner *u, int *best, Text *timings) {
+  double best_ms = INFINITY;
+  tile_status st = save_buffers(u);
+  *best = -1;
+  text_printf(timings, "[");
+  for (int c = 0; st == TILE_OK && c < u->t->num_configs; c++) {
+    double ms;
+    st = try_config(u, c, &ms);
+    text_printf(timings, isinf(ms) ? "%snull" : "%s%.6g", c ? ", " : "", ms);
+    if (st == TILE_OK && ms < best_ms) best_ms = ms, *best = c;
+  }
+  text_printf(timings, "]");
+  if (st == TILE_OK && *best >= 0) st = prepare_buffers(u); /* for the real launch */
+  return st;
+}
+
+/* What the caller sees when no config could run: each one's reason. */
+static tile_status none_ran(Tuner *u, const char *key_text) {
+  return context_failf(u->k->ctx, u->first_failure, "autotune: no config of kernel '%s' could run for %s:%s", u->t->kernel,
+                       key_text, text_cstr(&u->failures));
+}
+
+/* ---- choosing ----------------------------------------------------------------------- */
+
+/* On the interpreter: the first config that compiles. */
+static tile_status first_compiling(Tuner *u, int *chosen, Spec **out) {
+  *chosen = -1;
+  for (int c = 0; c < u->t->num_configs && *chosen < 0; c++) {
+    tile_status st = kernel_specialize(u->k, u->key, u->key_len, c, out);
+    if (st == TILE_ERROR_MEMORY) return st;
+    if (st == TILE_OK) *chosen = c;
+    else skip(u, c, st);
+  }
+  return TILE_OK;
+}
+
+/* The config recorded on disk for this case, or -1. */
+static int from_disk(tile_kernel *k, const char *what) {
+  int c = k->ctx->on_cpu ? -1 : k->compiler->load_choice(k, what);
+  return c < k->tuning->num_configs ? c : -1;
+}
+
+static void note_tuning(tile_kernel *k, const char *key_text, const char *report, int chosen) {
+  context_note(k->ctx, "autotune: kernel '%s' for %s%s:", k->tuning->kernel, key_text,
+               k->ctx->on_cpu ? " (CPU interpreter: nothing timed, the first config that compiles)" : "");
+  for (const char *line = report; *line;) {
+    size_t len = strcspn(line, "\n");
+    context_note(k->ctx, "%.*s", (int)len, line);
+    line += len + (line[len] == '\n');
+  }
+  context_note(k->ctx, "  chose config %d", chosen);
+}
+
+/* Tunes u's case: *chosen is the config kept (-1: none ran), its timings
+ * (JSON) in *timings.  An error comes back only when it is no config's
+ * fault; its message is kept across the clean-up. */
+static tile_status tune(Tuner *u, int *chosen, Text *timings) {
+  tile_context *ctx = u->k->ctx;
+  Spec *s;
+  tile_status st = ctx->on_cpu ? first_compiling(u, chosen, &s) : time_configs(u, chosen, timings);
+  char error[2048];
+  snprintf(error, sizeof error, "%s", tile_error(ctx));
+  end_tuning(u);
+  return st == TILE_OK ? st : context_fail(ctx, st, error);
+}
+
+tile_status autotune_select(tile_kernel *k, const uint16_t *key, int key_len, const tile_arg *args, int n,
+                            const unsigned *given, tile_grid_fn grid_fn, void *user, tile_stream stream, Spec **out) {
+  TuneChoice *c = find_choice(k, key, key_len, args, n);
+  if (c) return kernel_specialize(k, key, key_len, c->config, out);
+  Tuner *u = calloc(1, sizeof *u);
+  if (!u) return context_fail(k->ctx, TILE_ERROR_MEMORY, "out of memory");
+  u->k = k, u->t = k->tuning, u->key = key, u->key_len = key_len, u->args = args, u->n = n;
+  u->given = given, u->grid_fn = grid_fn, u->user = user, u->stream = stream;
+  Text what = {0}, key_text = {0}, timings = {0};
+  describe_case(&what, k, key, key_len, args, n);
+  describe_key(&key_text, k->tuning, args, n);
+  int chosen = from_disk(k, text_cstr(&what));
+  tile_status st = TILE_OK;
+  if (chosen >= 0) text_printf(&u->report, "  config %d, tuned by an earlier run (disk cache)", chosen);
+  else st = tune(u, &chosen, &timings);
+  if (st == TILE_OK && chosen < 0) st = none_ran(u, text_cstr(&key_text));
+  if (st == TILE_OK) st = kernel_specialize(k, key, key_len, chosen, out);
+  if (st == TILE_OK) {
+    keep_choice(k, key, key_len, args, n, chosen);
+    if (timings.len) k->compiler->save_choice(k, text_cstr(&what), chosen, text_cstr(&timings));
+    note_tuning(k, text_cstr(&key_text), text_cstr(&u->report), chosen);
+  }
+  free(u->report.data), free(u->failures.data), free(u);
+  free(what.data), free(key_text.data), free(timings.data);
+  return st;
+}
+
+tile_status autotune_compile(tile_kernel *k, const uint16_t *key, int key_len, const tile_arg *args, int n,
+                             Spec **out) {
+  TuneChoice *c = find_choice(k, key, key_len, args, n);
+  Text what = {0};
+  describe_case(&what, k, key, key_len, args, n);
+  int chosen = c ? c->config : from_disk(k, text_cstr(&what));
+  free(what.data);
+  if (chosen >= 0) {
+    tile_status st = kernel_specialize(k, key, key_len, chosen, out);
+    if (st == TILE_OK && !c) keep_choice(k, key, key_len, args, n, chosen);
+    return st;
+  }
+  Tuner *u = calloc(1, sizeof *u);
+  if (!u) return context_fail(k->ctx, TILE_ERROR_MEMORY, "out of memory");
+  u->k = k, u->t = k->tuning, u->key = key, u->key_len = key_len, u->args = args, u->n = n;
+  tile_status st = TILE_OK;
+  Spec *first = NULL, *s;
+  for (int i = 0; i < k->tuning->num_configs && st != TILE_ERROR_MEMORY; i++) { /* warms the caches */
+    st = kernel_specialize(k, key, key_len, i, &s);
+    if (st == TILE_OK && !first) first = s;
+    else if (st != TILE_OK) skip(u, i, st);
+  }
+  Text key_text = {0};
+  describe_key(&key_text, k->tuning, args, n);
+  if (st != TILE_ERROR_MEMORY) st = first ? TILE_OK : none_ran(u, text_cstr(&key_text));
+  free(key_text.data);
+  free(u->report.data), free(u->failures.data), free(u);
+  *out = first;
+  return st;
+}

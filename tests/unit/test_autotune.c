@@ -1,0 +1,336 @@
+/* The autotuner without a GPU.  On the fake driver (fake_cuda.c) kernels are
+ * compiled for real (LLVM, ptxas) and "launched": each launch runs a hook
+ * that returns its duration on a virtual clock the fake's events read, so
+ * the test decides which config is fastest, and that writes the buffers as
+ * a kernel would, so reset_to_zero and restore_value show in memory.
+ * Checks the choice (the fastest; configs that do not compile, load or
+ * launch skipped; none running is a clear error), the grid function seeing
+ * the config being run, what each timed run gets (buffers reset and
+ * restored), a key change re-tuning and a non-key change not, the disk
+ * cache sparing another context the tuning, tile_kernel_compile, kernels
+ * with one config or a fixed one, and on the CPU interpreter the first
+ * config that compiles, with the result checked. */
+#include "check.h"
+#include "fake_cuda.h"
+#include "tile/tile.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <time.h>
+
+#ifndef FAKE_CUDA_PATH
+#error "FAKE_CUDA_PATH: the fake driver's path"
+#endif
+
+static FakeCuda *fake;
+
+/* Config 0 does not compile (BLOCK is no power of two); 1..4 do, with 1, 2, 4 and 8 warps. */
+static const char bump_source[] =
+    "import triton\n"
+    "import triton.language as tl\n"
+    "\n"
+    "@triton.autotune(configs=[triton.Config({'BLOCK': 100}, num_warps=1),\n"
+    "                          triton.Config({'BLOCK': 128}, num_warps=1),\n"
+    "                          triton.Config({'BLOCK': 256}, num_warps=2),\n"
+    "                          triton.Config({'BLOCK': 512}, num_warps=4),\n"
+    "                          triton.Config({'BLOCK': 1024}, num_warps=8, num_stages=2)],\n"
+    "                 key=['n'], reset_to_zero=['acc_ptr'], restore_value=['x_ptr'])\n"
+    "@triton.jit\n"
+    "def bump(x_ptr, acc_ptr, n, m, BLOCK: tl.constexpr):\n"
+    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+    "    x = tl.load(x_ptr + offs, mask=offs < n)\n"
+    "    tl.store(x_ptr + offs, x + m, mask=offs < n)\n"
+    "    tl.atomic_add(acc_ptr + offs * 0, x, mask=offs < n)\n";
+
+/* ---- the fake GPU's kernels -------------------------------------------------------- */
+
+static double ms_by_warps[33]; /* a launch's duration by its block's warps: the test's choice */
+static int writes;             /* the hook writes the buffers (bump's parameters) */
+
+/* Adds 1 to x[0] and to acc[0], as a run of bump would change them, and takes ms_by_warps. */
+static double on_launch(FakeCuda *state, void **params) {
+  if (writes) {
+    float *x = *(float **)params[0], *acc = *(float **)params[1];
+    x[0] += 1;
+    acc[0] += 1;
+  }
+  return ms_by_warps[state->block[0] / 32];
+}
+
+static void set_times(double w1, double w2, double w4, double w8) {
+  ms_by_warps[1] = w1, ms_by_warps[2] = w2, ms_by_warps[4] = w4, ms_by_warps[8] = w8;
+}
+
+static char cache_dir[64];
+
+static tile_context *context(int on_cpu) {
+  setenv("TILE_CUDA_LIBRARY", FAKE_CUDA_PATH, 1);
+  setenv("TILE_CACHE_DIR", cache_dir, 1);
+  tile_context *ctx = NULL;
+  CHECK(tile_context_create(&ctx) == TILE_OK);
+  unsetenv("TILE_CUDA_LIBRARY"), unsetenv("TILE_CACHE_DIR");
+  if (on_cpu) CHECK(tile_context_use_cpu(ctx) == TILE_OK);
+  return ctx;
+}
+
+static tile_kernel *kernel(tile_context *ctx, const char *source, int config) {
+  tile_options o;
+  tile_options_init(&o);
+  o.config = config;
+  tile_kernel *k = NULL;
+  tile_status s = tile_kernel_create(ctx, "bump.tl", source, strlen(source), &o, &k);
+  if (s != TILE_OK) fprintf(stderr, "create: %s\n", tile_error(ctx));
+  CHECK(s == TILE_OK);
+  return k;
+}
+
+static long long grid_blocks; /* the BLOCK the grid function saw last */
+
+static void grid_bump(const tile_kernel *k, const tile_arg *args, int n, unsigned grid[3], void *user) {
+  grid_blocks = 0;
+  tile_kernel_constexpr(k, "BLOCK", &grid_blocks);
+  grid[0] = grid_blocks ? (unsigned)((args[2].i + grid_blocks - 1) / grid_blocks) : 0;
+}
+
+typedef struct Buffers {
+  float *x, *acc;
+  int n;
+} Buffers;
+
+static Buffers buffers(tile_context *ctx, int n) {
+  Buffers b = {NULL, NULL, n};
+  CHECK(tile_malloc(ctx, (void **)&b.x, sizeof(float) * (size_t)n) == TILE_OK);
+  CHECK(tile_malloc(ctx, (void **)&b.acc, sizeof(float)) == TILE_OK);
+  return b;
+}
+
+static tile_status launch(tile_kernel *k, const Buffers *b, int m) {
+  tile_arg args[] = {tile_buffer(b->x, "fp32", (size_t)b->n), tile_buffer(b->acc, "fp32", 0), tile_int(b->n), tile_int(m)};
+  return tile_launch_grid(k, grid_bump, NULL, NULL, args, 4);
+}
+
+/* ---- tests -------------------------------------------------------------------------- */
+
+/* The fastest config, what each run sees, a key change re-tuning. */
+static void test_choice(void) {
+  tile_context *ctx = context(0);
+  tile_kernel *k = kernel(ctx, bump_source, -1);
+  Buffers b = buffers(ctx, 5000);
+  b.x[0] = 10, b.acc[0] = 7;
+  set_times(4, 3, 1, 2); /* 4 warps: config 3 */
+  writes = 1;
+  fake->params_to_copy = 3;
+  int launches = fake->launches, memsets = fake->memsets, copies = fake->copies;
+  CHECK(launch(k, &b, 3) == TILE_OK);
+  int runs = fake->launches - launches - 1; /* timed runs (and warm-ups) before the real launch */
+  CHECK(tile_kernel_config(k) == 3);
+  CHECK_CONTAINS(tile_kernel_metadata(k), "\"config\": 3");
+  CHECK(grid_blocks == 512 && fake->grid[0] == 10 && fake->block[0] == 128); /* the real launch: config 3's grid */
+  CHECK(runs >= 4 * (1 + 5 + 1 + 3));      /* 4 configs: a first run, the estimate, warm-up, at least 3 timed */
+  CHECK(fake->memsets - memsets == runs + 1);    /* acc zeroed before each run and before the real launch */
+  CHECK(fake->copies - copies == runs + 2);      /* x saved once, put back before each run and the launch */
+  CHECK(b.x[0] == 11 && b.acc[0] == 1);          /* as if only the real launch had run */
+  const char *notes = tile_diagnostics(ctx);
+  CHECK_CONTAINS(notes, "autotune: kernel 'bump' for n=5000:");
+  CHECK_CONTAINS(notes, "config 0: skipped (");
+  CHECK_CONTAINS(notes, "config 3: 1.0000 ms (4 warps)");
+  CHECK_CONTAINS(notes, "config 4: 2.0000 ms (8 warps)");
+  CHECK_CONTAINS(notes, "chose config 3");
+  /* the same key: no tuning, nothing reset */
+  launches = fake->launches, memsets = fake->memsets;
+  set_times(1, 1, 9, 9);
+  CHECK(launch(k, &b, 3) == TILE_OK && fake->launches == launches + 1 && fake->memsets == memsets);
+  CHECK(tile_kernel_config(k) == 3 && b.x[0] == 12 && b.acc[0] == 2);
+  CHECK(launch(k, &b, 5) == TILE_OK && fake->launches == launches + 2); /* m is not in the key */
+  /* another n: tuned again, with other times */
+  tile_free(ctx, b.x);
+  b.n = 7000;
+  CHECK(tile_malloc(ctx, (void **)&b.x, sizeof(float) * 7000) == TILE_OK);
+  set_times(5, 5, 5, 2);
+  launches = fake->launches;
+  CHECK(launch(k, &b, 3) == TILE_OK && fake->launches > launches + 1);
+  CHECK(tile_kernel_config(k) == 4 && grid_blocks == 1024 && fake->grid[0] == 7 && fake->block[0] == 256);
+  CHECK_CONTAINS(tile_diagnostics(ctx), "autotune: kernel 'bump' for n=7000:");
+  b.n = 5000; /* back to the first key: remembered */
+  launches = fake->launches;
+  CHECK(launch(k, &b, 3) == TILE_OK && fake->launches == launches + 1 && tile_kernel_config(k) == 3);
+  writes = 0;
+  fake->params_to_copy = 0;
+  tile_context_destroy(ctx);
+}
+
+/* Another context, same cache directory: the choice comes from disk. */
+static void test_disk_cache(void) {
+  tile_context *ctx = context(0);
+  tile_kernel *k = kernel(ctx, bump_source, -1);
+  Buffers b = buffers(ctx, 5000);
+  set_times(1, 9, 9, 9); /* would choose config 1 */
+  int launches = fake->launches;
+  CHECK(launch(k, &b, 3) == TILE_OK && fake->launches == launches + 1);
+  CHECK(tile_kernel_config(k) == 3);
+  CHECK_CONTAINS(tile_diagnostics(ctx), "config 3, tuned by an earlier run (disk cache)");
+  tile_context_destroy(ctx);
+  char other[] = "/tmp/tile-autotune-other-XXXXXX";
+  if (!mkdtemp(other)) return;
+  setenv("TILE_CUDA_LIBRARY", FAKE_CUDA_PATH, 1);
+  setenv("TILE_CACHE_DIR", other, 1);
+  CHECK(tile_context_create(&ctx) == TILE_OK);
+  unsetenv("TILE_CUDA_LIBRARY"), unsetenv("TILE_CACHE_DIR");
+  k = kernel(ctx, bump_source, -1);
+  b = buffers(ctx, 5000);
+  CHECK(launch(k, &b, 3) == TILE_OK && tile_kernel_config(k) == 1); /* tuned here: config 1 */
+  tile_context_destroy(ctx);
+  char command[128];
+  snprintf(command, sizeof command, "rm -rf '%s'", other);
+  if (system(command)) fprintf(stderr, "could not remove %s\n", other);
+}
+
+static const char transpose_source[] =
+    "import triton\n"
+    "import triton.language as tl\n"
+    "\n"
+    "@triton.autotune(configs=[triton.Config({'B': 128}, num_warps=4), triton.Config({'B': 64}, num_warps=2)], key=[])\n"
+    "@triton.jit\n"
+    "def tr(x_ptr, y_ptr, B: tl.constexpr):\n"
+    "    r = tl.arange(0, B)\n"
+    "    x = tl.load(x_ptr + r[:, None] * B + r[None, :])\n"
+    "    tl.store(y_ptr + r[:, None] * B + r[None, :], tl.trans(x))\n";
+
+/* Configs that cannot load or launch are skipped; when none can run, each one's reason. */
+static void test_skips(void) {
+  tile_context *ctx = context(0);
+  tile_kernel *k = kernel(ctx, bump_source, -1);
+  Buffers b = buffers(ctx, 4500);
+  set_times(9, 1, 1, 1);
+  fake->max_block = 32; /* only one warp launches: config 1 */
+  CHECK(launch(k, &b, 3) == TILE_OK && tile_kernel_config(k) == 1);
+  CHECK_CONTAINS(tile_diagnostics(ctx), "config 2: skipped (cuLaunchKernel failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES");
+  fake->max_block = 16; /* nothing launches */
+  b.n = 4000;
+  CHECK(launch(k, &b, 3) == TILE_ERROR_COMPILE); /* config 0's status: the first failure */
+  CHECK_CONTAINS(tile_error(ctx), "autotune: no config of kernel 'bump' could run for n=4000:\n  config 0: ");
+  CHECK_CONTAINS(tile_error(ctx), "\n  config 4: cuLaunchKernel failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES");
+  fake->max_block = 0;
+  /* a config needing more shared memory than the GPU allows (the transpose of a 128x128 tile) */
+  tile_context_destroy(ctx);
+  fake->max_shared_optin = 60000;
+  ctx = context(0);
+  k = kernel(ctx, transpose_source, -1);
+  void *x = NULL, *y = NULL;
+  tile_malloc(ctx, &x, 4 * 128 * 128), tile_malloc(ctx, &y, 4 * 128 * 128);
+  tile_arg args[] = {tile_buffer(x, "fp32", 0), tile_buffer(y, "fp32", 0)};
+  unsigned grid[3] = {1, 1, 1};
+  CHECK(tile_launch(k, grid, NULL, args, 2) == TILE_OK && tile_kernel_config(k) == 1);
+  CHECK_CONTAINS(tile_diagnostics(ctx), "config 0: skipped (kernel 'tr' needs ");
+  CHECK_CONTAINS(tile_diagnostics(ctx), "bytes of shared memory; Fake GPU allows 60000)");
+  tile_context_destroy(ctx);
+  fake->max_shared_optin = 227 * 1024;
+}
+
+/* tile_kernel_compile: every config before a choice, the choice after; one config, a fixed config. */
+static void test_compile_and_fixed(void) {
+  tile_context *ctx = context(0);
+  tile_kernel *k = kernel(ctx, bump_source, -1);
+  Buffers b = buffers(ctx, 3000);
+  tile_arg args[] = {tile_buffer(b.x, "fp32", 3000), tile_buffer(b.acc, "fp32", 1), tile_int(3000), tile_int(3)};
+  CHECK(tile_kernel_compile(k, args, 4) == TILE_OK && tile_kernel_config(k) == 1); /* the first that compiles */
+  set_times(3, 3, 3, 1);
+  CHECK(launch(k, &b, 3) == TILE_OK && tile_kernel_config(k) == 4);
+  CHECK(tile_kernel_compile(k, args, 4) == TILE_OK && tile_kernel_config(k) == 4);
+  tile_kernel *fixed = kernel(ctx, bump_source, 2);
+  int launches = fake->launches;
+  CHECK(launch(fixed, &b, 3) == TILE_OK && fake->launches == launches + 1 && tile_kernel_config(fixed) == 2);
+  tile_context_destroy(ctx);
+}
+
+/* One config: used as it is, nothing timed. */
+static void test_single_config(void) {
+  static const char source[] =
+      "import triton\n"
+      "import triton.language as tl\n"
+      "@triton.autotune(configs=[triton.Config({'BLOCK': 256}, num_warps=2)], key=['n'])\n"
+      "@triton.jit\n"
+      "def bump(x_ptr, acc_ptr, n, m, BLOCK: tl.constexpr):\n"
+      "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+      "    tl.store(x_ptr + offs, 1.0, mask=offs < n)\n";
+  tile_context *ctx = context(0);
+  tile_kernel *k = kernel(ctx, source, -1);
+  Buffers b = buffers(ctx, 1000);
+  int launches = fake->launches;
+  CHECK(launch(k, &b, 3) == TILE_OK && fake->launches == launches + 1 && tile_kernel_config(k) == 0);
+  CHECK(grid_blocks == 256 && !strstr(tile_diagnostics(ctx), "autotune"));
+  tile_context_destroy(ctx);
+}
+
+/* Mistakes in the decorator or the arguments. */
+static void test_errors(void) {
+  static const char not_a_buffer[] =
+      "import triton\n"
+      "import triton.language as tl\n"
+      "@triton.autotune(configs=[triton.Config({'BLOCK': 256}), triton.Config({'BLOCK': 512})], key=['n'],\n"
+      "                 reset_to_zero=['n'])\n"
+      "@triton.jit\n"
+      "def bump(x_ptr, acc_ptr, n: \"i32\", m, BLOCK: tl.constexpr):\n"
+      "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+      "    tl.store(x_ptr + offs, 1.0, mask=offs < n)\n";
+  tile_context *ctx = context(0);
+  tile_kernel *k = kernel(ctx, not_a_buffer, -1);
+  Buffers b = buffers(ctx, 1000);
+  CHECK(launch(k, &b, 3) == TILE_ERROR_COMPILE);
+  CHECK_CONTAINS(tile_error(ctx), "bump.tl:4:32: error: autotune reset_to_zero 'n' must be a pointer parameter (a buffer) of 'bump'");
+  /* a reset_to_zero buffer whose size is unknown: no count, not tile_malloc memory */
+  k = kernel(ctx, bump_source, -1);
+  static float outside[16];
+  tile_arg args[] = {tile_buffer(b.x, "fp32", 1000), tile_buffer(outside, "fp32", 0), tile_int(1000), tile_int(3)};
+  CHECK(tile_launch_grid(k, grid_bump, NULL, NULL, args, 4) == TILE_ERROR_ARGUMENT);
+  CHECK_CONTAINS(tile_error(ctx), "autotune reset_to_zero: argument 1 ('acc_ptr') has no element count and is not memory "
+                                  "from tile_malloc");
+  tile_context_destroy(ctx);
+}
+
+/* On the interpreter: the first config that compiles, nothing timed, and the right result. */
+static void test_cpu(void) {
+  tile_context *ctx = context(1);
+  tile_kernel *k = kernel(ctx, bump_source, -1);
+  Buffers b = buffers(ctx, 300);
+  float want = 0;
+  for (int i = 0; i < 300; i++) b.x[i] = (float)(rand() % 100), want += b.x[i];
+  b.acc[0] = 0;
+  float x0[300];
+  memcpy(x0, b.x, sizeof x0);
+  CHECK(launch(k, &b, 3) == TILE_OK && tile_kernel_config(k) == 1 && grid_blocks == 128);
+  int same = 1;
+  for (int i = 0; i < 300; i++) same &= b.x[i] == x0[i] + 3;
+  CHECK(same && b.acc[0] == want);
+  CHECK_CONTAINS(tile_diagnostics(ctx), "(CPU interpreter: nothing timed, the first config that compiles)");
+  CHECK_CONTAINS(tile_diagnostics(ctx), "chose config 1");
+  CHECK_CONTAINS(tile_kernel_metadata(k), "\"config\": 1");
+  tile_context_destroy(ctx);
+}
+
+int main(void) {
+  srand((unsigned)time(NULL));
+  void *library = dlopen(FAKE_CUDA_PATH, RTLD_NOW | RTLD_LOCAL); /* the instance the runtime will open */
+  FakeCudaStateFn state = library ? (FakeCudaStateFn)dlsym(library, "fake_cuda_state") : NULL;
+  if (!state) {
+    fprintf(stderr, "cannot load %s: %s\n", FAKE_CUDA_PATH, dlerror());
+    return 1;
+  }
+  fake = state();
+  fake->on_launch = on_launch;
+  snprintf(cache_dir, sizeof cache_dir, "/tmp/tile-autotune-XXXXXX");
+  if (!mkdtemp(cache_dir)) return 1;
+  test_choice();
+  test_disk_cache();
+  test_skips();
+  test_compile_and_fixed();
+  test_single_config();
+  test_errors();
+  test_cpu();
+  fake->on_launch = NULL;
+  char command[128];
+  snprintf(command, sizeof command, "rm -rf '%s'", cache_dir);
+  if (system(command)) fprintf(stderr, "could not remove %s\n", cache_dir);
+  dlclose(library);
+  return check_report();
+}
