@@ -46,7 +46,7 @@ static void check_value(Verifier *V, const TirOp *op, int v) {
     problem(V, op, arena_printf(a, "tile %%%d has no layout", v));
   } else if (l->rank != t->rank) {
     problem(V, op, arena_printf(a, "%%%d of rank %d has layout %s of rank %d", v, t->rank, name_of(V, l), l->rank));
-  } else if (l->num_warps != V->f->num_warps) {
+  } else if (!layout_is_shared(l) && l->num_warps != V->f->num_warps) {
     problem(V, op, arena_printf(a, "%%%d has layout %s for %d warps in a function of %d", v, name_of(V, l),
                                 l->num_warps, V->f->num_warps));
   } else if (layout_linear_of(l, t, &ll, &why)) {

@@ -384,7 +384,14 @@ static void check_verifier(void) {
   CHECK_CONTAINS(diagnose(V4(0) V4(0) FUNC END_FUNC), "bad.tgir:2:1: error: GPU-layout IR: layout #blocked0 is defined twice");
   CHECK_CONTAINS(diagnose(V4(0) FUNC "  %1 = make_range 0, 64 : i32[64] #nope  loc(1:1)\n" END_FUNC),
                  "bad.tgir:3:35: error: GPU-layout IR: unknown layout #nope");
-  CHECK_CONTAINS(diagnose("#mma0 = #mma<{}>\n"), "mma and shared layouts cannot be read yet");
+  CHECK_CONTAINS(diagnose("#mma0 = #mma<{}>\n"), "bad.tgir:1:10: error: GPU-layout IR: an mma layout needs versionMajor");
+  CHECK_CONTAINS(diagnose("#m = #mma<{versionMajor = 3, warpsPerCTA = [2, 2], instrShape = [16, 64, 16]}>\n"),
+                 "bad.tgir:1:7: error: GPU-layout IR: a version 3 mma layout has warps along M in groups of 4");
+  CHECK_CONTAINS(diagnose("#s = #nvmma_shared<{swizzlingByteWidth = 96, elementBitWidth = 16, order = [1, 0]}>\n"),
+                 "swizzlingByteWidth is 32, 64 or 128");
+  CHECK_CONTAINS(diagnose("#s = #shared<{vec = 3, perPhase = 1, maxPhase = 1, order = [1, 0]}>\n"),
+                 "vec, perPhase and maxPhase must be powers of two");
+  CHECK_CONTAINS(diagnose("#s = #wavy<{}>\n"), "expected a layout kind: blocked, slice, dot_op, mma, shared or nvmma_shared");
 }
 
 /* ---- layouts ---- */
