@@ -1,7 +1,7 @@
 /* The NVPTX target's primitives: NVVM intrinsics where LLVM 19 has them,
  * inline PTX where Triton uses it to control the instruction (predicated
  * vector loads and stores, atomics with memory semantics). */
-#include "lower.h"
+#include "target_tc.h"
 
 #include <string.h>
 
@@ -260,6 +260,11 @@ static const Target nvptx = {
     .vprintf = vprintf_,
     .assert_fail = assert_fail,
     .string = string,
+    .ldmatrix = nvptx_ldmatrix,
+    .mma = nvptx_mma,
+    .cp_async = nvptx_cp_async,
+    .cp_async_commit = nvptx_cp_async_commit,
+    .cp_async_wait = nvptx_cp_async_wait,
 };
 
 const Target *target_nvptx(void) { return &nvptx; }

@@ -289,8 +289,9 @@ static int dot_operand_linear(const Layout *l, LinearLayout *ll, const char **wh
 int layout_linear(const Layout *l, int rank, const int64_t *shape, LinearLayout *out, const char **why) {
   layout_init_linear(out, rank, shape);
   if (rank != l->rank) return *why = "the layout's rank differs from the tile's", -1;
-  for (int d = 0; d < rank; d++)
-    if (!layout_is_pow2(shape[d])) return *why = "tile dimensions must be powers of two", -1;
+  for (int d = 0; d < rank; d++) /* but a multi-buffer may hold any number of buffers (its slowest dimension) */
+    if (!layout_is_pow2(shape[d]) && !(layout_is_shared(l) && d == l->order[rank - 1] && shape[d] > 0))
+      return *why = "tile dimensions must be powers of two", -1;
   switch (l->kind) {
   case LAYOUT_BLOCKED: return blocked_linear(l, out, why);
   case LAYOUT_SLICE: return slice_linear(l, out, why);

@@ -22,7 +22,11 @@
  *     integer x*0 and x&0 become the constant 0;
  *   - a shape op of a splat becomes one splat; reshape of reshape one reshape;
  *   - an `if` whose condition is a constant is replaced by the ops of the
- *     branch it takes.
+ *     branch it takes;
+ *   - x + dot(a, b, 0), where nothing else uses the dot, becomes dot(a, b,
+ *     x) (Triton's combine: the accumulator of `acc += tl.dot(a, b)` goes
+ *     into the dot, which tensor cores add in place; the sum rounds once
+ *     less).
  * Leaves the ops it bypassed in place, unused, for dce.
  * Invalidates: nothing cached (no pass keeps analyses across passes). */
 #include "numeric.h"
@@ -35,6 +39,7 @@ typedef struct Fold {
   TirFunc *f;
   int *subst;     /* per value: the value its uses now take (itself if none) */
   TirOp **def;    /* per value: the op that defines it, NULL for arguments */
+  int *uses;      /* per value: operands naming it, before folding */
 } Fold;
 
 /* A scalar value: `i` for integer types (canonical, see wrap_int), `f` for floats. */
@@ -300,6 +305,24 @@ static int simplify(Fold *F, TirOp *op) {
   }
 }
 
+/* x + dot(a, b, 0) with the dot used only here: op becomes dot(a, b, x). */
+static int accumulate_into_dot(Fold *F, TirOp *op) {
+  if (op->code != TIR_ADD) return 0;
+  for (int k = 0; k < 2; k++) {
+    int d = op->operands.data[k], x = op->operands.data[1 - k];
+    const TirOp *dot = F->def[d];
+    if (!dot || dot->code != TIR_DOT || F->uses[d] != 1 || !is_const(F, dot->operands.data[2], 0, 0.0)) continue;
+    if (!type_equal(tir_type(F->f, x), tir_type(F->f, op->results.data[0]))) continue;
+    op->code = TIR_DOT;
+    op->kind = dot->kind;
+    op->operands.data[0] = dot->operands.data[0];
+    op->operands.data[1] = dot->operands.data[1];
+    tir_add_operand(F->f, op, x);
+    return 1;
+  }
+  return 0;
+}
+
 static void fold_op(Fold *F, TirOp *op) {
   if (op->code == TIR_CONSTANT && op->results.len == 1) {
     DType t = result_elem(F->f, op);
@@ -307,6 +330,7 @@ static void fold_op(Fold *F, TirOp *op) {
     return;
   }
   if (!(tir_op_flags(op->code) & PURE) || op->results.len != 1 || fold_constant(F, op)) return;
+  if (accumulate_into_dot(F, op)) return;
   if (absorbs(F, op)) {
     make_constant(op, result_elem(F->f, op), (Const){0, 0});
     return;
@@ -362,11 +386,22 @@ static void fold_block(Fold *F, TirBlock *b) {
   }
 }
 
+static void count_uses(const TirBlock *b, int *uses) {
+  for (int i = 0; i < b->ops.len; i++) {
+    const TirOp *op = b->ops.data[i];
+    for (int k = 0; k < op->operands.len; k++) uses[op->operands.data[k]]++;
+    for (int r = 0; r < 2; r++)
+      if (op->regions[r]) count_uses(op->regions[r], uses);
+  }
+}
+
 void tir_fold(TirFunc *f) {
-  Fold F = {f, NULL, NULL};
+  Fold F = {f, NULL, NULL, NULL};
   size_t n = (size_t)f->types.len + 1;
   F.subst = arena_alloc(f->arena, sizeof *F.subst * n);
   F.def = arena_alloc(f->arena, sizeof *F.def * n);
+  F.uses = arena_alloc(f->arena, sizeof *F.uses * n);
+  count_uses(f->body, F.uses);
   for (int v = 0; v < f->types.len; v++) F.subst[v] = v;
   fold_block(&F, f->body);
 }

@@ -394,7 +394,7 @@ static void read_attributes(Reader *R, TirOp *op, int result_is_float_constant) 
     skip(R);
     if (at(R, ":") || at(R, "loc(")) return;
     if (accept(R, "axis=")) op->axis = (int)integer(R);
-    else if (accept(R, "rounds=")) op->ival = integer(R);
+    else if (accept(R, "rounds=") || accept(R, "pending=")) op->ival = integer(R);
     else if (accept(R, "cache=")) {
       size_t n;
       const char *w = word(R, &n);
@@ -464,7 +464,7 @@ static void read_plain(Reader *R, TirOp *op, const int *ids, int n_ids, Loc loc)
   read_attributes(R, op, is_float);
   if (op->code == TIR_LOAD) op->flags |= (op->operands.len > 1 ? LOAD_MASK : 0) | (op->operands.len > 2 ? LOAD_OTHER : 0);
   if ((op->code == TIR_STORE && op->operands.len > 2) || (op->code == TIR_ATOMIC_RMW && op->operands.len > 2) ||
-      (op->code == TIR_ASSERT && op->operands.len > 1))
+      (op->code == TIR_ASSERT && op->operands.len > 1) || (op->code == TIR_ASYNC_COPY && op->operands.len > 2))
     op->flags |= LOAD_MASK;
   if (accept(R, ":")) read_results(R, op, ids, n_ids, loc);
   else if (n_ids) fail(R, "':' and the result types");
