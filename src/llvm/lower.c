@@ -290,6 +290,7 @@ static void lower_op(Lower *L, const TirOp *op) {
   case TIR_ASYNC_COPY: lower_async_copy(L, op); break;
   case TIR_ASYNC_COMMIT: lower_async_commit(L, op); break;
   case TIR_ASYNC_WAIT: lower_async_wait(L, op); break;
+  case TIR_DOT_WAIT: lower_dot_wait(L, op); break;
   case TIR_RETURN:
     LLVMBuildRetVoid(L->b);
     LLVMPositionBuilderAtEnd(L->b, lower_new_block(L, "after_return"));
@@ -493,6 +494,7 @@ int llvm_generate(const TirFunc *f, const GpuTarget *t, int want_llir, int want_
   L->uses = arena_alloc(a, sizeof(int) * (size_t)(f->types.len + 1));
   L->defs = arena_alloc(a, sizeof(TirOp *) * (size_t)(f->types.len + 1));
   L->deferred = arena_alloc(a, (size_t)(f->types.len + 1));
+  L->dot_waited = arena_alloc(a, (size_t)(f->types.len + 1));
   count_uses(L, f->body);
   lower_plan_dots(L, f->body);
   L->ctx = LLVMContextCreate();

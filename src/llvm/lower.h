@@ -106,6 +106,17 @@ typedef struct Target {
   void (*cp_async)(Lower *L, LLVMValueRef dst, LLVMValueRef src, int bytes, LLVMValueRef src_bytes);
   void (*cp_async_commit)(Lower *L);
   void (*cp_async_wait)(Lower *L, int pending);
+  /* wgmma (sm_90a), by the 128 threads of a warpgroup: wgmma.fence; one
+   * m64n{n}k{16,8} (kind MMA_F16, MMA_BF16, MMA_TF32) on acc[n / 2] (f32,
+   * updated in place) from shared-memory descriptors (i64); commit_group;
+   * wait_group (acc: the registers that must be ready after it) */
+  void (*wgmma_fence)(Lower *L);
+  void (*wgmma)(Lower *L, int kind, int n, LLVMValueRef *acc, LLVMValueRef a_desc, LLVMValueRef b_desc, int trans_a,
+                int trans_b);
+  void (*wgmma_commit)(Lower *L);
+  void (*wgmma_wait)(Lower *L, int pending, LLVMValueRef *acc, int n_acc);
+  /* fence.proxy.async.shared::cta: generic-proxy writes to shared memory seen by wgmma */
+  void (*fence_proxy_async)(Lower *L);
 } Target;
 
 const Target *target_nvptx(void);
@@ -152,6 +163,7 @@ struct Lower {
   int *uses;               /* per value id: operands that name it */
   const TirOp **defs;      /* per value id: the op that makes it (NULL: an argument) */
   char *deferred;          /* per value id: a convert_layout the dot using it lowers itself */
+  char *dot_waited;        /* per value id: a wgmma dot's result that a dot_wait waits for */
   Regs *values;            /* per value id */
   LLVMContextRef ctx;
   LLVMModuleRef module;
@@ -290,6 +302,8 @@ void lower_shared_unknown(Lower *L);
 void lower_buffer_read(Lower *L, int v);
 void lower_buffer_write(Lower *L, int v);
 void lower_buffer_async_write(Lower *L, int v);
+/* A read by wgmma (the async proxy): a conflict is fenced (fence.proxy.async) before its barrier. */
+void lower_buffer_read_async_proxy(Lower *L, int v);
 
 /* A tile layout's registers and threads as memory offsets (elements) in a
  * buffer; thread offsets may overlap (swizzles), register offsets too. */
@@ -366,6 +380,8 @@ void lower_reduce(Lower *L, const TirOp *op);
 void lower_scan(Lower *L, const TirOp *op);
 void lower_dot(Lower *L, const TirOp *op);
 void lower_mma_dot(Lower *L, const TirOp *op);        /* lower_mma.c: mma.sync */
+void lower_wgmma_dot(Lower *L, const TirOp *op);      /* lower_wgmma.c: wgmma */
+void lower_dot_wait(Lower *L, const TirOp *op);
 /* Marks the convert_layout ops whose dots read them from shared memory (L->deferred). */
 void lower_plan_dots(Lower *L, const TirBlock *b);
 void lower_rand(Lower *L, const TirOp *op);

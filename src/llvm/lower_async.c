@@ -69,7 +69,10 @@ void lower_async_copy(Lower *L, const TirOp *op) {
 
 void lower_async_commit(Lower *L, const TirOp *op) { L->target->cp_async_commit(L); }
 
+/* On sm_90a the copied data may be read by wgmma (the async proxy): each
+ * thread fences its copies before the barrier publishes them. */
 void lower_async_wait(Lower *L, const TirOp *op) {
   L->target->cp_async_wait(L, (int)op->ival);
+  if (L->wgmma) L->target->fence_proxy_async(L);
   lower_barrier(L);
 }

@@ -31,7 +31,7 @@
 
 #include <string.h>
 
-enum { ACCESS_READ = 1, ACCESS_WRITE = 2, ACCESS_ASYNC = 4, NO_END = 1 << 30 };
+enum { ACCESS_READ = 1, ACCESS_WRITE = 2, ACCESS_ASYNC = 4, ACCESS_ASYNC_PROXY = 8, NO_END = 1 << 30 };
 
 /* ---- placement ------------------------------------------------------------------ */
 
@@ -180,21 +180,23 @@ void lower_barrier(Lower *L) {
  * thread's pending access of the same bytes conflicts. */
 static void access_buffer(Lower *L, int v, int kind) {
   const BufferPlan *b = &L->buffers.data[L->buffer_of[v]];
-  int lo = b->offset, hi = b->offset + b->bytes, conflict = 0;
+  int lo = b->offset, hi = b->offset + b->bytes, conflict = 0, reads = kind & (ACCESS_READ | ACCESS_ASYNC_PROXY);
   for (int i = 0; i < L->pending.len; i++) {
     const Pending *p = &L->pending.data[i];
-    if (overlaps(lo, hi, p->lo, p->hi) && ((p->kind & ACCESS_WRITE) || kind != ACCESS_READ)) conflict = 1;
+    if (overlaps(lo, hi, p->lo, p->hi) && ((p->kind & ACCESS_WRITE) || !reads)) conflict = 1;
   }
+  if (conflict && (kind & ACCESS_ASYNC_PROXY)) L->target->fence_proxy_async(L); /* the writes, for the async proxy */
   if (conflict) lower_barrier(L);
   L->shared_dirty = 1; /* scratch reusing these bytes later waits for this access */
   if (kind == ACCESS_ASYNC) return;
-  Pending p = {lo, hi, kind};
+  Pending p = {lo, hi, reads ? ACCESS_READ : kind};
   vec_push(L->arena, &L->pending, p);
 }
 
 void lower_buffer_read(Lower *L, int v) { access_buffer(L, v, ACCESS_READ); }
 void lower_buffer_write(Lower *L, int v) { access_buffer(L, v, ACCESS_WRITE); }
 void lower_buffer_async_write(Lower *L, int v) { access_buffer(L, v, ACCESS_ASYNC); }
+void lower_buffer_read_async_proxy(Lower *L, int v) { access_buffer(L, v, ACCESS_ASYNC_PROXY); }
 
 /* ---- addresses ------------------------------------------------------------------------ */
 

@@ -272,7 +272,10 @@ void lower_dot(Lower *L, const TirOp *op) {
     lower_mma_dot(L, op);
     return;
   }
-  if (l && l->kind == LAYOUT_MMA) lower_fail(L, "wgmma dots cannot be lowered yet");
+  if (l && l->kind == LAYOUT_MMA) {
+    lower_wgmma_dot(L, op);
+    return;
+  }
   Dot D;
   plan_dot(L, op, &D);
   if (L->deferred[op->operands.data[0]]) dot_from_shared(L, op, &D);
@@ -312,6 +315,7 @@ void lower_plan_dots(Lower *L, const TirBlock *b) {
     const TirOp *op = b->ops.data[i];
     for (int r = 0; r < 2; r++)
       if (op->regions[r]) lower_plan_dots(L, op->regions[r]);
+    for (int k = 0; op->code == TIR_DOT_WAIT && k < op->operands.len; k++) L->dot_waited[op->operands.data[k]] = 1;
     const Layout *l = op->code == TIR_DOT ? tir_layout(L->f, op->results.data[0]) : NULL;
     if (l && l->kind == LAYOUT_MMA) {
       if (l->version == 2) defer_mma_operands(L, op, b);

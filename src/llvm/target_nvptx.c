@@ -265,6 +265,11 @@ static const Target nvptx = {
     .cp_async = nvptx_cp_async,
     .cp_async_commit = nvptx_cp_async_commit,
     .cp_async_wait = nvptx_cp_async_wait,
+    .wgmma_fence = nvptx_wgmma_fence,
+    .wgmma = nvptx_wgmma,
+    .wgmma_commit = nvptx_wgmma_commit,
+    .wgmma_wait = nvptx_wgmma_wait,
+    .fence_proxy_async = nvptx_fence_proxy_async,
 };
 
 const Target *target_nvptx(void) { return &nvptx; }

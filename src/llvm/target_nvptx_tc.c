@@ -2,6 +2,8 @@
  * intrinsics for the forms used here). */
 #include "target_tc.h"
 
+#include <string.h>
+
 static LLVMValueRef shared_bits(Lower *L, LLVMValueRef p) { return LLVMBuildPtrToInt(L->b, p, L->i64, ""); }
 
 /* "{ $first, ..., $(first + n - 1) }" */
@@ -61,4 +63,56 @@ void nvptx_cp_async_commit(Lower *L) { lower_inline_asm(L, L->void_t, "cp.async.
 void nvptx_cp_async_wait(Lower *L, int pending) {
   const char *text = arena_printf(L->arena, "cp.async.wait_group %d;", pending);
   lower_inline_asm(L, L->void_t, text, "~{memory}", NULL, 0, 1);
+}
+
+/* ---- wgmma ---------------------------------------------------------------------- */
+
+static void plain_asm(Lower *L, const char *text) { lower_inline_asm(L, L->void_t, text, "~{memory}", NULL, 0, 1); }
+
+void nvptx_wgmma_fence(Lower *L) { plain_asm(L, "wgmma.fence.sync.aligned;"); }
+void nvptx_wgmma_commit(Lower *L) { plain_asm(L, "wgmma.commit_group.sync.aligned;"); }
+void nvptx_fence_proxy_async(Lower *L) { plain_asm(L, "fence.proxy.async.shared::cta;"); }
+
+/* Inline PTX whose first n operands are f32 registers tied in and out
+ * (the accumulator), then `extra` more inputs with constraints `more`. */
+static void tied_asm(Lower *L, const char *text, LLVMValueRef *acc, int n, LLVMValueRef *extra, int n_extra,
+                     const char *more) {
+  Buf cons;
+  buf_init(&cons, L->arena);
+  for (int i = 0; i < n; i++) buf_printf(&cons, "%s=f", i ? "," : "");
+  if (more[0]) buf_printf(&cons, "%s%s", n ? "," : "", more);
+  for (int i = 0; i < n; i++) buf_printf(&cons, ",%d", i);
+  int n_args = n_extra + n;
+  LLVMTypeRef *params = arena_alloc(L->arena, sizeof(LLVMTypeRef) * (size_t)(n_args + 1));
+  LLVMValueRef *args = arena_alloc(L->arena, sizeof(LLVMValueRef) * (size_t)(n_args + 1));
+  LLVMTypeRef *members = arena_alloc(L->arena, sizeof(LLVMTypeRef) * (size_t)(n + 1));
+  for (int i = 0; i < n_extra; i++) args[i] = extra[i];
+  for (int i = 0; i < n; i++) args[n_extra + i] = acc[i], members[i] = L->f32;
+  for (int i = 0; i < n_args; i++) params[i] = LLVMTypeOf(args[i]);
+  LLVMTypeRef ret = n == 1 ? L->f32 : LLVMStructTypeInContext(L->ctx, members, (unsigned)n, 0);
+  LLVMTypeRef ft = LLVMFunctionType(ret, params, (unsigned)n_args, 0);
+  const char *c = buf_cstr(&cons);
+  LLVMValueRef fn = LLVMGetInlineAsm(ft, (char *)text, strlen(text), (char *)c, strlen(c), 1, 0, LLVMInlineAsmDialectATT, 0);
+  LLVMValueRef out = LLVMBuildCall2(L->b, ft, fn, args, (unsigned)n_args, "");
+  for (int i = 0; i < n; i++) acc[i] = n == 1 ? out : LLVMBuildExtractValue(L->b, out, (unsigned)i, "");
+}
+
+static const char *const wgmma_types[] = {[MMA_F16] = "f16.f16", [MMA_BF16] = "bf16.bf16", [MMA_TF32] = "tf32.tf32"};
+
+/* "{ .reg .pred p; setp.ne.b32 p, 1, 0; wgmma... {$0..}, $n, $n+1, p, 1, 1[, ta, tb]; }": scale-d on. */
+void nvptx_wgmma(Lower *L, int kind, int n, LLVMValueRef *acc, LLVMValueRef a_desc, LLVMValueRef b_desc, int trans_a,
+                 int trans_b) {
+  int regs = n / 2;
+  const char *trans = kind == MMA_TF32 ? "" : arena_printf(L->arena, ", %d, %d", trans_a, trans_b);
+  const char *text = arena_printf(L->arena,
+                                  "{ .reg .pred p; setp.ne.b32 p, 1, 0; wgmma.mma_async.sync.aligned.m64n%dk%d.f32.%s "
+                                  "%s, $%d, $%d, p, 1, 1%s; }",
+                                  n, kind == MMA_TF32 ? 8 : 16, wgmma_types[kind], registers(L, 0, regs), regs,
+                                  regs + 1, trans);
+  LLVMValueRef descs[2] = {a_desc, b_desc};
+  tied_asm(L, text, acc, regs, descs, 2, "l,l");
+}
+
+void nvptx_wgmma_wait(Lower *L, int pending, LLVMValueRef *acc, int n_acc) {
+  tied_asm(L, arena_printf(L->arena, "wgmma.wait_group.sync.aligned %d;", pending), acc, n_acc, NULL, 0, "");
 }

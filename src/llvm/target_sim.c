@@ -157,6 +157,11 @@ static const Target sim = {
     .cp_async = sim_cp_async,
     .cp_async_commit = sim_cp_async_commit,
     .cp_async_wait = sim_cp_async_wait,
+    .wgmma_fence = sim_wgmma_fence,
+    .wgmma = sim_wgmma,
+    .wgmma_commit = sim_wgmma_commit,
+    .wgmma_wait = sim_wgmma_wait,
+    .fence_proxy_async = sim_fence_proxy_async,
 };
 
 const Target *target_sim(void) { return &sim; }

@@ -31,7 +31,7 @@
 #include <string.h>
 
 /* wgmma (version 3) is chosen once code generation lowers it. */
-enum { WGMMA_LOWERED = 0 };
+enum { WGMMA_LOWERED = 1 };
 
 typedef struct Plan {
   int version;               /* 0: stays on the FMA path */

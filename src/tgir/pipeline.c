@@ -52,8 +52,11 @@ typedef struct Pipe {
   TirBlock *body;
   Vec(TirOp *) loads;        /* the pipelined loads */
   Vec(TirOp *) out;          /* ops being emitted */
-  int stages, distance;
+  int stages, distance;      /* buffers per load; iterations a copy runs ahead */
+  const TgirOptions *o;
+  TirOp *async_dot;          /* a wgmma dot left in flight across iterations (dot_wait pending=1), or NULL */
   TirOp *final_wait;         /* the wait after a rewritten loop, placed after its results' conversions */
+  Vec(int) after;            /* the loop's results, and the accumulator ready after it */
 } Pipe;
 
 static Type *T(Pipe *P, int v) { return tir_type(P->f, v); }
@@ -341,6 +344,12 @@ static void emit_rest(Pipe *P, const char *recompute, const int *bufs, int ext) 
       if (staging_of(P, P->loads.data[j]) == op) k = j;
     if (k < 0) {
       clone(P, op);
+      if (op == P->async_dot) { /* the previous iteration's wgmma is done: its buffers can be refilled */
+        int d = P->map[op->results.data[0]];
+        int w = emit_value(P, TIR_DOT_WAIT, T(P, d), tir_layout(P->f, d), &d, 1, op->loc);
+        P->out.data[P->out.len - 1]->ival = 1;
+        P->map[op->results.data[0]] = w;
+      }
       continue;
     }
     int view_ops[2] = {bufs[k], ext};
@@ -406,6 +415,30 @@ static TirBlock *emit_body(Pipe *P, int *bufs, const char *recompute, int64_t st
   return nb;
 }
 
+static void replace_uses(TirBlock *b, int from, int to, const TirOp *except) {
+  for (int i = 0; i < b->ops.len; i++) {
+    TirOp *op = b->ops.data[i];
+    for (int k = 0; op != except && k < op->operands.len; k++)
+      if (op->operands.data[k] == from) op->operands.data[k] = to;
+    for (int r = 0; r < 2; r++)
+      if (op->regions[r]) replace_uses(op->regions[r], from, to, except);
+  }
+}
+
+/* The carried accumulator of the in-flight wgmma, ready after the loop. */
+static void finish_async_dot(Pipe *P) {
+  const TirOp *yield = terminator(P->body);
+  for (int k = 0; k < P->loop->results.len; k++) {
+    if (yield->operands.data[k] != P->async_dot->results.data[0]) continue;
+    int r = P->loop->results.data[k];
+    int w = emit_value(P, TIR_DOT_WAIT, T(P, r), tir_layout(P->f, r), &r, 1, P->loop->loc);
+    TirOp *wait = P->out.data[P->out.len - 1];
+    wait->ival = 0;
+    replace_uses(P->f->body, r, w, wait);
+    vec_push(P->f->arena, &P->after, w);
+  }
+}
+
 static void rewrite_loop(Pipe *P, const char *ahead, const char *recompute, int64_t step) {
   TirOp *loop = P->loop;
   int bufs[64];
@@ -425,6 +458,9 @@ static void rewrite_loop(Pipe *P, const char *ahead, const char *recompute, int6
   tir_add_result(P->f, loop, type_scalar(P->f->arena, DT_I32));
   tir_add_result(P->f, loop, type_scalar(P->f->arena, DT_I32));
   vec_push(P->f->arena, &P->out, loop);
+  P->after.len = 0;
+  for (int k = 0; k < loop->results.len; k++) vec_push(P->f->arena, &P->after, loop->results.data[k]);
+  if (P->async_dot) finish_async_dot(P);
   emit_plain(P, TIR_ASYNC_WAIT, 0, bufs, P->loads.len, loop->loc); /* the buffers stay allocated until it */
   P->final_wait = P->out.data[--P->out.len];
 }
@@ -442,6 +478,43 @@ static int simple_body(const TirBlock *b) {
     if (op->regions[0] || op->code == TIR_ASYNC_COPY || op->code == TIR_ASYNC_WAIT) return 0;
   }
   return 1;
+}
+
+/* Whether op reads a pipelined load's buffer. */
+static int reads_pipelined(Pipe *P, const TirOp *op, int k) {
+  for (int i = 0; i < P->loads.len; i++)
+    if (op->operands.data[k] == staging_of(P, P->loads.data[i])->results.data[0]) return 1;
+  return 0;
+}
+
+static int64_t tile_bytes(Pipe *P, int v) { return type_numel(T(P, v)) * dtype_bits(T(P, v)->elem) / 8; }
+
+/* A wgmma dot whose operands are both pipelined and whose result only goes
+ * round the loop can stay in flight while the next iteration starts
+ * (Triton: wgmma.wait_group 1).  A buffer is then refilled only after the
+ * wgmma that read it is done, one iteration later: with S + 1 buffers (if
+ * shared memory holds them) the copies still run S - 1 iterations ahead,
+ * else S - 2. */
+static void plan_async_dot(Pipe *P) {
+  P->async_dot = NULL;
+  const TirOp *yield = terminator(P->body);
+  int64_t bytes = 0, max = P->o->compute_capability >= 90 ? 227 << 10 : 99 << 10;
+  for (int i = 0; i < P->body->ops.len; i++) {
+    TirOp *op = P->body->ops.data[i];
+    const Layout *l = op->code == TIR_DOT ? tir_layout(P->f, op->results.data[0]) : NULL;
+    if (op->code == TIR_LOCAL_ALLOC) bytes += tile_bytes(P, op->results.data[0]);
+    if (!l || l->kind != LAYOUT_MMA || l->version != 3 || !reads_pipelined(P, op, 0) || !reads_pipelined(P, op, 1))
+      continue;
+    int uses_in_yield = 0;
+    for (int k = 0; k < yield->operands.len; k++) uses_in_yield += yield->operands.data[k] == op->results.data[0];
+    if (uses_in_yield == 1 && P->uses[op->results.data[0]] == 1) P->async_dot = op;
+  }
+  if (!P->async_dot) return;
+  int64_t pipelined = 0;
+  for (int i = 0; i < P->loads.len; i++) pipelined += tile_bytes(P, P->loads.data[i]->results.data[0]);
+  if (bytes + pipelined * P->stages <= max) P->stages++;
+  P->distance = P->stages - 2;
+  if (P->distance < 1) P->async_dot = NULL, P->distance = P->stages - 1;
 }
 
 /* Sets up P for `loop`; 0 if it is not pipelined. */
@@ -469,34 +542,37 @@ static int plan_loop(Pipe *P, TirOp *loop, char **ahead, char **recompute) {
     if (pipelinable(P, P->body->ops.data[i])) vec_push(P->f->arena, &P->loads, P->body->ops.data[i]);
   *ahead = arena_alloc(P->f->arena, (size_t)loop->results.len + 1);
   *recompute = arena_alloc(P->f->arena, n);
-  return P->loads.len && stage0(P, *ahead) && stage0_is_private(P, *ahead, *recompute);
+  if (!P->loads.len || !stage0(P, *ahead) || !stage0_is_private(P, *ahead, *recompute)) return 0;
+  plan_async_dot(P);
+  return P->distance >= 1;
 }
 
-/* Conversions of a loop's results stay right after the loop (where
- * remove-converts puts them), before the wait that follows it. */
-static int converts_result_of(const TirOp *op, const TirOp *loop) {
+/* Conversions of a loop's results (and of the dot_wait on its accumulator)
+ * stay right after the loop, where remove-converts puts them, before the
+ * wait that follows it; `after` gathers those values. */
+static int follows_loop(Pipe *P, const TirOp *op) {
   if (op->code != TIR_CONVERT_LAYOUT) return 0;
-  for (int k = 0; k < loop->results.len; k++)
-    if (op->operands.data[0] == loop->results.data[k]) return 1;
+  for (int i = 0; i < P->after.len; i++)
+    if (op->operands.data[0] == P->after.data[i]) return 1;
   return 0;
 }
 
 static void pipeline_block(Pipe *P, TirBlock *b) {
   Vec(TirOp *) saved = {P->out.data, P->out.len, P->out.cap};
   memset(&P->out, 0, sizeof P->out);
-  TirOp *wait = NULL, *after = NULL; /* the last rewritten loop's wait, and that loop */
+  TirOp *wait = NULL; /* the last rewritten loop's wait, not yet placed */
   for (int i = 0; i < b->ops.len; i++) {
     TirOp *op = b->ops.data[i];
     for (int r = 0; r < 2; r++)
       if (op->regions[r]) pipeline_block(P, op->regions[r]);
-    if (wait && !converts_result_of(op, after)) {
+    if (wait && !follows_loop(P, op)) {
       vec_push(P->f->arena, &P->out, wait);
       wait = NULL;
     }
     char *ahead, *recompute;
     if (op->code == TIR_FOR && plan_loop(P, op, &ahead, &recompute)) {
       rewrite_loop(P, ahead, recompute, constant_step(P, op));
-      wait = P->final_wait, after = op;
+      wait = P->final_wait;
     } else {
       vec_push(P->f->arena, &P->out, op);
     }
@@ -510,6 +586,7 @@ void tgir_pipeline(TirFunc *f, const TgirOptions *o) {
   Pipe P;
   memset(&P, 0, sizeof P);
   P.f = f;
+  P.o = o;
   P.axis = tir_axis_info(f);
   pipeline_block(&P, f->body);
   tir_dce(f); /* the loads' `other` constants */
