@@ -21,7 +21,7 @@
  *     their sources to a fixed point (after GIVE_UP changes a value takes
  *     the most it can hold); anything else its type's range;
  *   - the address slice: the integer values that feed an addptr's offset
- *     through arithmetic (the ops above), shape ops, hints, integer casts
+ *     through ring arithmetic (+ - * neg << & | ^ select: see is_arith), shape ops, hints, integer casts
  *     and carried values (a loop's block argument, an if's result: then
  *     their initial and yielded values too), and the values compared with
  *     a wide value (then the ranges are computed again).  A value of the
@@ -184,15 +184,19 @@ static int shift_amount(const Widen *W, const TirOp *op) {
   return c >= 0 && c < bits ? (int)c : -1;
 }
 
-/* Integer arithmetic whose exact result i64 computes (while it fits). */
+/* Integer arithmetic whose exact result i64 computes (while it fits): the
+ * ring operations only, whose low bits equal the wrapped result's, so that a
+ * user given the value cast back sees what the program computed.  Division,
+ * remainder, right shifts, minimum and maximum of a wrapped value differ
+ * from those of the exact one (a u32 hash `(k * C) >> 22` relies on the
+ * wrap): they read the wrapped value and end the slice. */
 static int is_arith(const Widen *W, const TirOp *op) {
   int v = result_of(op);
   if (v < 0 || !is_int_value(type_of(W, v)) || type_of(W, v)->elem == DT_I1) return 0;
   switch (op->code) {
-  case TIR_ADD: case TIR_SUB: case TIR_MUL: case TIR_DIV: case TIR_REM: case TIR_NEG: case TIR_MAXIMUM:
-  case TIR_MINIMUM: case TIR_AND: case TIR_OR: case TIR_XOR: case TIR_SELECT:
+  case TIR_ADD: case TIR_SUB: case TIR_MUL: case TIR_NEG: case TIR_AND: case TIR_OR: case TIR_XOR: case TIR_SELECT:
     return 1;
-  case TIR_SHL: case TIR_SHR: return shift_amount(W, op) >= 0;
+  case TIR_SHL: return shift_amount(W, op) >= 0;
   default: return 0;
   }
 }

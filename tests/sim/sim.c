@@ -3,8 +3,9 @@
  * the ABI of tile_sim.h that the code calls.
  *
  * Requires: the generated code touches global memory only through
- * tile_sim_load/store/atomic, and synchronises only through
- * tile_sim_barrier and the shuffles.  Guarantees: a deterministic schedule
+ * tile_sim_load/store/atomic (and cp.async), and synchronises only through
+ * tile_sim_barrier, the shuffles and the warp- and warpgroup-synchronous
+ * instructions of sim_tensor.c (sim_rendezvous).  Guarantees: a deterministic schedule
  * (threads in order, each running until it synchronises, exits or fails);
  * every global access checked against the launch's buffers; shared memory
  * poisoned with 0xA5 before each program and its guard bytes checked after;
@@ -49,16 +50,28 @@
 #define LEFT_ON_STACK __attribute__((noinline))
 #endif
 
-enum { WARP = 32, GUARD_BYTES = 4096, POISON = 0xA5, GUARD = 0x5A, STACK_GUARD = 64 << 10 };
+enum { WARP = 32, GUARD_BYTES = 4096, POISON = 0xA5, GUARD = 0x5A, STACK_GUARD = 64 << 10, SHARED_ALIGN = 1024 };
 
-typedef enum ThreadState { T_READY, T_BARRIER, T_SHUFFLE, T_DONE } ThreadState;
+typedef enum ThreadState { T_READY, T_BARRIER, T_SHUFFLE, T_RENDEZVOUS, T_DONE } ThreadState;
+
+/* The threads of a warp or warpgroup meeting in one warp-synchronous
+ * instruction of sim_tensor.c (mma, ldmatrix, wgmma): all must arrive, with
+ * the same instruction. */
+typedef struct SimRendezvous {
+  const char *op;            /* the instruction of the first arrival (alive while it waits) */
+  int first;                 /* that thread */
+  int arrived;
+  unsigned generation;
+} SimRendezvous;
 
 typedef struct SimThread {
   Fiber fiber;
   struct Sim *sim;
   int tid;
   ThreadState state;
-  unsigned wait_generation;  /* the barrier's or warp's generation it waits to see change */
+  unsigned wait_generation;  /* the barrier's, warp's or rendezvous' generation it waits to see change */
+  SimRendezvous *meeting;    /* T_RENDEZVOUS: where it waits */
+  const char *waiting_in;    /* T_RENDEZVOUS: the instruction */
 } SimThread;
 
 /* A warp's shuffle exchange: each lane writes its value, all 32 arrive,
@@ -90,6 +103,9 @@ typedef struct Sim {
 #endif
   unsigned char *shared_block, *shared;
   size_t shared_bytes;
+  SimRendezvous *warp_meetings;   /* one per warp */
+  SimRendezvous *group_meetings;  /* one per warpgroup (4 warps) */
+  SimTensor *tensor;              /* sim_tensor.c's state: fragments in exchange, cp.async queues */
 } Sim;
 
 static _Thread_local Sim *sim_current;
@@ -119,17 +135,30 @@ static void program_fail(Sim *s, const char *fmt, ...) {
   va_end(ap);
 }
 
+/* The running thread, failed, gives control back for good. */
+LEFT_ON_STACK _Noreturn static void abandon_thread(Sim *s) {
+  fiber_switch(&s->running->fiber, &s->scheduler, 1);
+  __builtin_unreachable();
+}
+
 /* Stops the launch from inside the running thread, which is never resumed. */
 LEFT_ON_STACK _Noreturn static void thread_fail_at(Sim *s, const char *file, int line, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   set_error(s, file, line, fmt, ap);
   va_end(ap);
-  fiber_switch(&s->running->fiber, &s->scheduler, 1);
-  __builtin_unreachable();
+  abandon_thread(s);
 }
 
-#define thread_fail(s, ...) thread_fail_at(s, NULL, 0, __VA_ARGS__)
+LEFT_ON_STACK void sim_fail(Sim *s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  set_error(s, NULL, 0, fmt, ap);
+  va_end(ap);
+  abandon_thread(s);
+}
+
+#define thread_fail(s, ...) sim_fail(s, __VA_ARGS__)
 
 /* ---- synchronisation -------------------------------------------------------- */
 
@@ -198,6 +227,35 @@ int32_t tile_sim_shfl_xor(int32_t value, int32_t lane_mask) { return shuffle(SHF
 int32_t tile_sim_shfl_up(int32_t value, int32_t delta) { return shuffle(SHFL_UP, value, delta); }
 int32_t tile_sim_shfl_idx(int32_t value, int32_t src_lane) { return shuffle(SHFL_IDX, value, src_lane); }
 
+/* Exited threads among the `width` threads (a warp or warpgroup) of thread tid. */
+static int exited_among(const Sim *s, int tid, int width) {
+  int first_warp = tid / width * (width / WARP), exited = 0;
+  for (int w = first_warp; w < first_warp + width / WARP; w++) exited += s->warps[w].exited;
+  return exited;
+}
+
+int sim_rendezvous(Sim *s, int width, const char *op) {
+  SimThread *t = s->running;
+  const char *unit = width == WARP ? "warp" : "warpgroup";
+  if (width != WARP && (t->tid / width + 1) * width > s->n_threads)
+    thread_fail(s, "%s needs a warpgroup of 4 warps, but the program has %d warps", op, s->n_threads / WARP);
+  int exited = exited_among(s, t->tid, width);
+  if (exited) thread_fail(s, "%s after %d threads of its %s exited (it needs all %d)", op, exited, unit, width);
+  SimRendezvous *r = width == WARP ? &s->warp_meetings[t->tid / WARP] : &s->group_meetings[t->tid / width];
+  if (r->arrived && strcmp(r->op, op))
+    thread_fail(s, "divergent %s: thread %d called %s, this thread %s", unit, r->first, r->op, op);
+  if (!r->arrived) r->op = op, r->first = t->tid;
+  if (++r->arrived == width) {
+    r->arrived = 0;
+    r->generation++;
+    return 1;
+  }
+  t->meeting = r;
+  t->waiting_in = op;
+  wait_for(s, T_RENDEZVOUS, r->generation);
+  return 0;
+}
+
 /* ---- geometry and shared memory ------------------------------------------------ */
 
 int32_t tile_sim_tid(void) { return sim_current && sim_current->running ? sim_current->running->tid : 0; }
@@ -213,6 +271,15 @@ int32_t tile_sim_nctaid(int32_t axis) {
 }
 
 void *tile_sim_shared(void) { return sim_current ? sim_current->shared : NULL; }
+
+Sim *sim_active(void) { return sim_current && sim_current->running ? sim_current : NULL; }
+int sim_thread_id(const Sim *s) { return s->running->tid; }
+SimTensor *sim_tensor_of(Sim *s) { return s->tensor; }
+
+unsigned char *sim_shared_window(const Sim *s, size_t *bytes) {
+  *bytes = s->shared_bytes;
+  return s->shared;
+}
 
 /* ---- global memory --------------------------------------------------------------- */
 
@@ -246,19 +313,26 @@ static const SimBuffer *buffer_at(const SimLaunch *L, uintptr_t a, size_t n) {
   return NULL;
 }
 
+void sim_check_global_span(Sim *s, const char *what, const void *p, size_t bytes, size_t align) {
+  uintptr_t a = (uintptr_t)p;
+  const SimBuffer *b = buffer_at(s->launch, a, bytes);
+  if (!b) {
+    char where[256];
+    describe_outside(s->launch, a, bytes, where, sizeof where);
+    thread_fail(s, "out-of-bounds %s of %zu bytes at %p: %s", what, bytes, p, where);
+  }
+  if (a % align && align == bytes)
+    thread_fail(s, "misaligned %s of %zu bytes at %p (byte %zu of buffer '%s')", what, bytes, p,
+                (size_t)(a - (uintptr_t)b->data), b->name);
+  if (a % align)
+    thread_fail(s, "misaligned %s of %zu bytes at %p: not %zu-byte aligned (byte %zu of buffer '%s')", what, bytes,
+                p, align, (size_t)(a - (uintptr_t)b->data), b->name);
+}
+
 static void check_global(Sim *s, const char *what, const void *p, int32_t bytes, int sizes_allowed) {
   if (bytes <= 0 || bytes > 16 || (bytes & (bytes - 1)) || !(bytes & sizes_allowed))
     thread_fail(s, "%s of %d bytes at %p: not a size the GPU moves in one access", what, bytes, p);
-  uintptr_t a = (uintptr_t)p;
-  const SimBuffer *b = buffer_at(s->launch, a, (size_t)bytes);
-  if (!b) {
-    char where[256];
-    describe_outside(s->launch, a, (size_t)bytes, where, sizeof where);
-    thread_fail(s, "out-of-bounds %s of %d bytes at %p: %s", what, bytes, p, where);
-  }
-  if (a % (uintptr_t)bytes)
-    thread_fail(s, "misaligned %s of %d bytes at %p (byte %zu of buffer '%s')", what, bytes, p,
-                (size_t)(a - (uintptr_t)b->data), b->name);
+  sim_check_global_span(s, what, p, (size_t)bytes, (size_t)bytes);
 }
 
 void tile_sim_load(void *dst, const void *global_src, int32_t bytes) {
@@ -277,7 +351,7 @@ void tile_sim_store(void *global_dst, const void *src, int32_t bytes) {
 
 /* ---- atomics ---------------------------------------------------------------------- */
 
-static float half_to_float(uint16_t h) {
+float sim_half_to_float(uint16_t h) {
   int exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
   float v = exponent ? ldexpf(1.0f + (float)mantissa / 1024.0f, exponent - 15) : ldexpf((float)mantissa, -24);
   if (exponent == 31) v = mantissa ? NAN : INFINITY;
@@ -338,8 +412,8 @@ static uint64_t float_atomic(int op, int kind, int bytes, uint64_t old, uint64_t
     return bits;
   }
   int bf = kind == TILE_SIM_KIND_BF16;
-  float a = bf ? bf16_to_float((uint16_t)old) : half_to_float((uint16_t)old);
-  float b = bf ? bf16_to_float((uint16_t)value) : half_to_float((uint16_t)value);
+  float a = bf ? bf16_to_float((uint16_t)old) : sim_half_to_float((uint16_t)old);
+  float b = bf ? bf16_to_float((uint16_t)value) : sim_half_to_float((uint16_t)value);
   float r = (float)float_combine(op, a, b);
   return bf ? float_to_bf16(r) : float_to_half(r);
 }
@@ -428,6 +502,11 @@ LEFT_ON_STACK static void thread_exit(Sim *s, SimThread *t) {
     thread_fail(s, "exited while %d threads wait at a barrier (bar.sync waits for every thread of the program)",
                 s->barrier_arrived);
   if (w->arrived) thread_fail(s, "exited while %d lanes of its warp wait in a shuffle", w->arrived);
+  SimRendezvous *r = &s->warp_meetings[t->tid / WARP];
+  if (r->arrived) thread_fail(s, "exited while %d lanes of its warp wait in %s", r->arrived, r->op);
+  r = &s->group_meetings[t->tid / (4 * WARP)];
+  if (r->arrived) thread_fail(s, "exited while %d threads of its warpgroup wait in %s", r->arrived, r->op);
+  sim_tensor_thread_exit(s, s->tensor, t->tid);
   t->state = T_DONE;
   w->exited++;
   if (!s->exited++) s->first_exited = t->tid;
@@ -447,22 +526,29 @@ static int runnable(const Sim *s, const SimThread *t) {
   case T_READY: return 1;
   case T_BARRIER: return s->barrier_generation != t->wait_generation;
   case T_SHUFFLE: return s->warps[t->tid / WARP].generation != t->wait_generation;
+  case T_RENDEZVOUS: return t->meeting->generation != t->wait_generation;
   default: return 0;
   }
 }
 
-static const char *state_name(ThreadState st) {
-  static const char *const names[] = {"are ready", "wait at a barrier", "wait in a warp shuffle", "exited"};
-  return names[st];
+static void state_name(const SimThread *t, char *out, size_t size) {
+  static const char *const names[] = {"are ready", "wait at a barrier", "wait in a warp shuffle", "wait in", "exited"};
+  if (t->state == T_RENDEZVOUS) snprintf(out, size, "wait in %s", t->waiting_in);
+  else snprintf(out, size, "%s", names[t->state]);
+}
+
+static int same_state(const SimThread *a, const SimThread *b) {
+  return a->state == b->state && (a->state != T_RENDEZVOUS || !strcmp(a->waiting_in, b->waiting_in));
 }
 
 /* "threads 0-31 wait at a barrier, thread 32 exited, threads 33-63 wait in a warp shuffle" */
 static void report_deadlock(Sim *s) {
-  char text[768] = "";
+  char text[768] = "", what[128];
   size_t len = 0;
-  for (int i = 0, j; i < s->n_threads && len < sizeof text - 80; i = j + 1) {
-    for (j = i; j + 1 < s->n_threads && s->threads[j + 1].state == s->threads[i].state;) j++;
-    const char *sep = len ? ", " : "", *what = state_name(s->threads[i].state);
+  for (int i = 0, j; i < s->n_threads && len < sizeof text - 160; i = j + 1) {
+    for (j = i; j + 1 < s->n_threads && same_state(&s->threads[j + 1], &s->threads[i]);) j++;
+    const char *sep = len ? ", " : "";
+    state_name(&s->threads[i], what, sizeof what);
     if (j > i) len += (size_t)snprintf(text + len, sizeof text - len, "%sthreads %d-%d %s", sep, i, j, what);
     else len += (size_t)snprintf(text + len, sizeof text - len, "%sthread %d %s", sep, i, what);
   }
@@ -494,6 +580,9 @@ static void start_program(Sim *s) {
   memset(s->shared_block, GUARD, GUARD_BYTES * 2 + s->shared_bytes);
   memset(s->shared, POISON, s->shared_bytes);
   memset(s->warps, 0, sizeof(SimWarp) * (size_t)(s->n_threads / WARP));
+  memset(s->warp_meetings, 0, sizeof(SimRendezvous) * (size_t)(s->n_threads / WARP));
+  memset(s->group_meetings, 0, sizeof(SimRendezvous) * (size_t)((s->n_threads / WARP + 3) / 4));
+  sim_tensor_start(s->tensor);
   s->barrier_arrived = 0;
   s->exited = 0;
   s->first_exited = -1;
@@ -548,10 +637,16 @@ static int allocate(Sim *s, SimLaunch *L) {
     mprotect(s->stacks + (size_t)i * s->stack_bytes, STACK_GUARD, PROT_NONE);
   s->threads = calloc((size_t)s->n_threads, sizeof *s->threads);
   s->warps = calloc((size_t)L->num_warps, sizeof *s->warps);
+  s->warp_meetings = calloc((size_t)L->num_warps, sizeof *s->warp_meetings);
+  s->group_meetings = calloc((size_t)(L->num_warps + 3) / 4, sizeof *s->group_meetings);
+  s->tensor = sim_tensor_new(L->num_warps);
   s->shared_bytes = L->shared_bytes;
-  s->shared_block = aligned_alloc(64, (GUARD_BYTES * 2 + s->shared_bytes + 63) / 64 * 64);
+  /* aligned like a GPU's shared window, so that the swizzles, which act on
+   * address bits 4-9, see the same bits in host addresses (sim_tensor.c) */
+  s->shared_block = aligned_alloc(SHARED_ALIGN, (GUARD_BYTES * 2 + s->shared_bytes + SHARED_ALIGN - 1) / SHARED_ALIGN *
+                                                    SHARED_ALIGN);
   s->shared = s->shared_block ? s->shared_block + GUARD_BYTES : NULL;
-  return s->threads && s->warps && s->shared_block ? 0 : -1;
+  return s->threads && s->warps && s->warp_meetings && s->group_meetings && s->tensor && s->shared_block ? 0 : -1;
 }
 
 static void release(Sim *s) {
@@ -561,6 +656,9 @@ static void release(Sim *s) {
   }
   free(s->threads);
   free(s->warps);
+  free(s->warp_meetings);
+  free(s->group_meetings);
+  sim_tensor_free(s->tensor);
   free(s->shared_block);
 }
 

@@ -38,7 +38,9 @@ int32_t tile_sim_shfl_up(int32_t value, int32_t delta);
 int32_t tile_sim_shfl_idx(int32_t value, int32_t src_lane);
 
 /* The program's dynamic shared memory (as many bytes as the launch says),
- * 16-byte aligned, poisoned with 0xA5 before each program.  The module may
+ * 1024-byte aligned (so that address bits 4-9, which the wgmma swizzles
+ * use, are those of a GPU's shared addresses), poisoned with 0xA5 before
+ * each program.  The module may
  * define `const int32_t K_sim_shared_bytes` (GpuCode.shared_bytes): the
  * simulator then gives exactly that many bytes, with guard bytes around
  * them checked after each program; without it, the largest a GPU allows. */
@@ -80,7 +82,11 @@ void tile_sim_assertfail(const char *message, const char *file, int32_t line, co
  * registers laid out exactly as the PTX ISA defines the instruction's
  * fragments for that lane; the simulator gathers the warp's fragments,
  * computes, and hands each lane its part of the result.  Register arrays
- * are passed through memory (the generated code spills them to allocas). */
+ * are passed through memory (the generated code spills them to allocas).
+ * Lanes calling different instructions (or qualifiers), or a lane that has
+ * returned, stop the run with an error naming both; a lane that returns
+ * while others wait is one too.  Implementation and tests: sim_tensor.c,
+ * test_sim_tensor.c (README.md, "Tensor cores and asynchronous copies"). */
 
 enum { TILE_SIM_MMA_F16, TILE_SIM_MMA_BF16, TILE_SIM_MMA_TF32, TILE_SIM_MMA_S8 };
 
@@ -90,21 +96,30 @@ enum { TILE_SIM_MMA_F16, TILE_SIM_MMA_BF16, TILE_SIM_MMA_TF32, TILE_SIM_MMA_S8 }
  * b = 2 b32 (tf32 values in fp32 bit patterns), c and d = 4 f32.
  * mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 (kind S8): a = 4 b32 (four
  * s8 each), b = 2 b32, c and d = 4 s32 (passed as the float arrays' bits).
- * d may alias c. */
+ * d may alias c.  The products are exact in fp32; the simulator sums them
+ * in order of k with fmaf from +0 and then adds c (the hardware's order is
+ * unspecified); tf32 operands lose their low 13 bits first, as on the
+ * hardware; s8 sums are exact and wrap. */
 void tile_sim_mma(int32_t kind, float *d, const uint32_t *a, const uint32_t *b, const float *c);
 
 /* ldmatrix.sync.aligned.m8n8.x{count}[.trans].shared.b16 (count 1, 2, 4):
  * lane i gives the shared-memory address of row i % 8 of matrix i / 8
- * (lanes from 8 * count on give any address); each lane receives `count`
- * b32 registers in out. */
+ * (lanes from 8 * count on give any address, not checked); each lane
+ * receives `count` b32 registers in out.  A row address must be 16-byte
+ * aligned with its 16 bytes inside the program's shared memory. */
 void tile_sim_ldmatrix(uint32_t *out, int32_t count, int32_t trans, const void *shared_row);
 
 /* cp.async.{ca,cg}.shared.global [dst], [src], bytes, src_bytes (bytes 4, 8
- * or 16; src_bytes 0..bytes, the rest zero-filled; src is checked like a
- * load when src_bytes > 0).  The copy is asynchronous: the simulator
- * performs it only when a tile_sim_cp_async_wait of the issuing thread
- * retires its group, and poisons dst (0xA5) from the issue until then, so
- * code that reads a buffer before waiting for it reads poison. */
+ * or 16; src_bytes 0..bytes, the rest zero-filled; when src_bytes > 0, src
+ * is checked like a load of src_bytes aligned to `bytes`; dst must lie in
+ * shared memory, aligned to `bytes`).  The copy is asynchronous: the
+ * simulator performs it only when a tile_sim_cp_async_wait of the issuing
+ * thread retires its group, and poisons dst (0xA5) from the issue until
+ * then, so code that reads a buffer before waiting for it reads poison.
+ * Copies not yet committed belong to no group (a wait does not retire
+ * them); an empty group counts as a group.  A destination written by
+ * anything but the same data while its copy is in flight, and a thread that
+ * returns with copies not complete, are errors. */
 void tile_sim_cp_async(void *shared_dst, const void *global_src, int32_t bytes, int32_t src_bytes);
 void tile_sim_cp_async_commit(void);          /* cp.async.commit_group */
 void tile_sim_cp_async_wait(int32_t pending); /* cp.async.wait_group n: all but the n newest groups done */
@@ -119,8 +134,23 @@ void tile_sim_cp_async_wait(int32_t pending); /* cp.async.wait_group n: all but 
  * 64B or 128B); a_regs, when not NULL, holds A instead (4 b32 per thread, the
  * register-A fragment) and a_desc is ignored; scale_d 0 means D = A*B;
  * trans_a, trans_b are the instruction's imm-trans-a/b (transposed, i.e.
- * MN-major, operands; f16/bf16 only).  The simulator computes at the call;
- * fence, commit and wait only check that the warpgroup calls them together. */
+ * MN-major, operands; f16/bf16 only; the register-A form has no trans_a).
+ * Descriptors: the start address field is bits 4-17 of the operand's
+ * address as ptrtoint gives it ((addr & 0x3FFFF) >> 4, the same code as for
+ * a GPU's shared address); the simulator takes the byte of the program's
+ * shared memory with those address bits.  The reserved bits (14-15, 30-31,
+ * 46-48, 52-61) must be 0; the swizzles XOR address bits 4.. with bits 7..
+ * as the hardware does, so an operand's swizzle pattern (8 rows of 128, 64
+ * or 32 bytes) must start on a 1024-, 512- or 256-byte boundary (the start
+ * address may move inside it, e.g. 32 bytes per K step) or the base offset
+ * must say where it starts.  All 128 threads must pass the same
+ * descriptors and scale_d.
+ * The simulator computes at the call (so reading acc before the wait is not
+ * caught) and checks every shared byte it reads; numerics as tile_sim_mma.
+ * A wgmma needs a tile_sim_wgmma_fence earlier in the program; a thread
+ * that returns with wgmma not committed or groups not waited for is an
+ * error; fence, commit and wait are warpgroup-synchronous (wait's n
+ * included). */
 void tile_sim_wgmma(int32_t kind, int32_t n, float *acc, uint64_t a_desc, const uint32_t *a_regs, uint64_t b_desc,
                     int32_t scale_d, int32_t trans_a, int32_t trans_b);
 void tile_sim_wgmma_fence(void);              /* wgmma.fence.sync.aligned */

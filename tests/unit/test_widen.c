@@ -172,7 +172,7 @@ static int64_t exact_value(int j, Args v, int64_t pid, int64_t k) {
   switch (j) {
   case 0: return pid * v.a + k;
   case 1: return (v.a - v.b) * 3 + k;
-  case 2: return (pid + v.a) * 4096 / 3 + k % 5;
+  case 2: return wrap32((pid + v.a) * 4096) / 3 + k % 5; /* // reads the wrapped product: only ring ops are exact */
   case 3: return k < 4 ? v.a * v.b : -v.c * 8;
   case 4: return min64(v.a, v.b) * 65536 + max64(v.b, v.c) + k;
   case 5: return v.a * 16 + shift_right(v.b, 2) + k;

@@ -1,6 +1,6 @@
 """Tiny .npy writer/checker for the tilec run tests (no numpy needed).
 
-  npy.py make PATH DTYPE N SEED      write N random values (f4: [-1, 1), i4: [-100, 100))
+  npy.py make PATH DTYPE N SEED      write N random values (f4: [-1, 1), i4: [-100, 100), u4: [0, 2^32))
   npy.py add X Y Z                   check Z == X + Y elementwise (f4), print "ok N"
   npy.py same X Y                    check Y == X elementwise, print "ok N"
   npy.py softmax X Z ROWS COLS       check each row of Z is softmax of X's row (rel 1e-5)
@@ -11,7 +11,7 @@ import random
 import struct
 import sys
 
-CODES = {"f4": ("<f4", "f"), "i4": ("<i4", "i")}
+CODES = {"f4": ("<f4", "f"), "i4": ("<i4", "i"), "u4": ("<u4", "I")}
 
 
 def save(path, values, code, shape):
@@ -29,7 +29,7 @@ def load(path):
     assert data[:6] == b"\x93NUMPY", path
     n = struct.unpack("<H", data[8:10])[0]
     header = data[10:10 + n].decode()
-    fmt = "f" if "<f4" in header else "i"
+    fmt = "f" if "<f4" in header else "I" if "<u4" in header else "i"
     body = data[10 + n:]
     return list(struct.unpack("<%d%s" % (len(body) // 4, fmt), body))
 
@@ -41,6 +41,8 @@ def main(argv):
         rng = random.Random(seed)
         if code == "f4":
             values = [rng.uniform(-1, 1) for _ in range(n)]
+        elif code == "u4":
+            values = [rng.randrange(0, 1 << 32) for _ in range(n)]
         else:
             values = [rng.randrange(-100, 100) for _ in range(n)]
         save(path, values, code, (n,))
