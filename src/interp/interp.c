@@ -223,6 +223,7 @@ static void exec_memdesc_index(Interp *I, const TirOp *op) {
 static void exec_async_copy(Interp *I, const TirOp *op) {
   Slot *ptr = in(I, op, 0), *buf = in(I, op, 1), *mask = op->operands.len > 2 ? in(I, op, 2) : NULL;
   DType t = in_type(I, op, 0)->elem;
+  if (op->operands.len > 3 && !in(I, op, 3)->i[0]) return; /* not issued: the buffer keeps what it had */
   for (int64_t k = 0; k < ptr->n; k++) {
     if (lane_on(mask, k)) read_elem(t, resolve(I, op, ptr->i[k], k, elem_bytes(t), "load"), buf, k);
     else buf->i[k] = 0; /* cp.async fills with zeros */

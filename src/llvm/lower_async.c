@@ -6,9 +6,11 @@
  * Each thread copies what it holds of the pointer tile, in the vectors a
  * load would use (AxisInfo: contiguous, aligned pointers under one mask
  * value), cut further to what is contiguous in the buffer; a masked-off
- * vector reads nothing (src-size 0) and its bytes become zero.  cp.async
- * moves 4, 8 or 16 bytes: a narrower vector is loaded and stored at once
- * instead, which the wait and barrier after it order just the same. */
+ * vector reads nothing (src-size 0) and its bytes become zero.  A false
+ * `issue` operand skips the copies altogether (a predicated cp.async).
+ * cp.async moves 4, 8 or 16 bytes: a narrower vector is loaded and stored
+ * at once instead, which the wait and barrier after it order just the
+ * same. */
 #include "lower.h"
 
 #include <string.h>
@@ -45,6 +47,13 @@ static void copy_at_once(Lower *L, LLVMValueRef dst, LLVMValueRef src, int bytes
 
 void lower_async_copy(Lower *L, const TirOp *op) {
   int ptr = op->operands.data[0], buffer = op->operands.data[1], masked = op->operands.len > 2;
+  LLVMBasicBlockRef after = NULL;
+  if (op->operands.len > 3) { /* the copies of an iteration that does not exist are not issued */
+    LLVMBasicBlockRef on = lower_new_block(L, "copy");
+    after = lower_new_block(L, "copied");
+    LLVMBuildCondBr(L->b, lower_get(L, op->operands.data[3]).v[0], on, after);
+    LLVMPositionBuilderAtEnd(L->b, on);
+  }
   LinearLayout ll;
   lower_linear(L, ptr, &ll);
   Regs p = lower_get(L, ptr), mask = masked ? lower_operand(L, op, 2, &ll) : (Regs){0, NULL, 0};
@@ -64,6 +73,10 @@ void lower_async_copy(Lower *L, const TirOp *op) {
     LLVMValueRef size = lower_i32(L, bytes);
     if (on) size = LLVMBuildSelect(L->b, on, size, lower_i32(L, 0), "");
     L->target->cp_async(L, dst, p.v[r], bytes, size);
+  }
+  if (after) {
+    LLVMBuildBr(L->b, after);
+    LLVMPositionBuilderAtEnd(L->b, after);
   }
 }
 

@@ -9,15 +9,18 @@
  *
  *     bufs = local_alloc : T[S, ...]               (per pipelined load)
  *     for j in 0 .. D-1:                           (prologue)
- *       the load's address and mask for iteration j, the mask also off
- *       past the loop's end; async_copy into bufs[j]; async_commit
+ *       the load's address and mask for iteration j; async_copy into
+ *       bufs[j], issued only if iteration j exists; async_commit
  *     for iv ... iter(..., ins = D % S, ext = 0):
  *       async_wait pending=D-1                     (iteration iv's copies are in; barrier)
- *       address and mask for iteration iv + D*step (off past the end);
- *       async_copy into bufs[ins]; async_commit
+ *       address and mask for iteration iv + D*step; async_copy into
+ *       bufs[ins], issued only if that iteration exists; async_commit
  *       the rest, reading bufs[ext] where it read the local_alloc
  *       yield ..., ins + 1 mod S, ext + 1 mod S
- *     async_wait pending=0
+ *
+ * Copies for iterations past the end are not issued (not merely masked:
+ * a masked-off cp.async still writes zeros), so when the loop ends every
+ * copy it issued has been waited for and the buffers are free at once.
  *
  * The ops computing a pipelined load's pointers and mask (stage 0: its
  * backward slice in the body, and the advances of the loop-carried values
@@ -55,8 +58,6 @@ typedef struct Pipe {
   int stages, distance;      /* buffers per load; iterations a copy runs ahead */
   const TgirOptions *o;
   TirOp *async_dot;          /* a wgmma dot left in flight across iterations (dot_wait pending=1), or NULL */
-  TirOp *final_wait;         /* the wait after a rewritten loop, placed after its results' conversions */
-  Vec(int) after;            /* the loop's results, and the accumulator ready after it */
 } Pipe;
 
 static Type *T(Pipe *P, int v) { return tir_type(P->f, v); }
@@ -284,13 +285,17 @@ static Ahead ahead_of(Pipe *P, int iv, int64_t delta) {
   return a;
 }
 
-/* The load's mask (mapped) and `valid`, in the pointers' layout. */
-static int copy_mask(Pipe *P, const TirOp *load, const Ahead *a) {
+/* The load's mask (mapped), or all true, in the pointers' layout. */
+static int copy_mask(Pipe *P, const TirOp *load) {
+  if (load->flags & LOAD_MASK) return mapped(P, load->operands.data[1]);
   int ptr = load->operands.data[0];
-  Type *mt = type_with_elem(P->f->arena, T(P, ptr), DT_I1, 0);
-  int valid = emit_value(P, TIR_SPLAT, mt, tir_layout(P->f, ptr), &a->valid, 1, load->loc);
-  if (!(load->flags & LOAD_MASK)) return valid;
-  return binary(P, TIR_AND, 0, mapped(P, load->operands.data[1]), valid, load->loc);
+  TirOp *op = tir_op_new(P->f, TIR_CONSTANT, load->loc);
+  op->ival = 1;
+  op->fval = 1;
+  int r = tir_add_result(P->f, op, type_with_elem(P->f->arena, T(P, ptr), DT_I1, 0));
+  tir_set_layout(P->f, r, tir_layout(P->f, ptr));
+  vec_push(P->f->arena, &P->out, op);
+  return r;
 }
 
 static int load_index(Pipe *P, const TirOp *op) {
@@ -315,8 +320,8 @@ static void emit_stage0(Pipe *P, const Ahead *a, int slot, const int *bufs) {
     int view_ops[2] = {bufs[k], slot};
     int view = emit_value(P, TIR_MEMDESC_INDEX, T(P, op->results.data[0]), layout_shared_slot(P->f->layout_table, bl),
                           view_ops, 2, op->loc);
-    int copy[3] = {mapped(P, op->operands.data[0]), view, copy_mask(P, op, a)};
-    emit_plain(P, TIR_ASYNC_COPY, 0, copy, 3, op->loc);
+    int copy[4] = {mapped(P, op->operands.data[0]), view, copy_mask(P, op), a->valid};
+    emit_plain(P, TIR_ASYNC_COPY, 0, copy, 4, op->loc);
     P->out.data[P->out.len - 1]->flags = LOAD_MASK;
   }
   emit_plain(P, TIR_ASYNC_COMMIT, 0, NULL, 0, P->loop->loc);
@@ -435,7 +440,6 @@ static void finish_async_dot(Pipe *P) {
     TirOp *wait = P->out.data[P->out.len - 1];
     wait->ival = 0;
     replace_uses(P->f->body, r, w, wait);
-    vec_push(P->f->arena, &P->after, w);
   }
 }
 
@@ -458,11 +462,7 @@ static void rewrite_loop(Pipe *P, const char *ahead, const char *recompute, int6
   tir_add_result(P->f, loop, type_scalar(P->f->arena, DT_I32));
   tir_add_result(P->f, loop, type_scalar(P->f->arena, DT_I32));
   vec_push(P->f->arena, &P->out, loop);
-  P->after.len = 0;
-  for (int k = 0; k < loop->results.len; k++) vec_push(P->f->arena, &P->after, loop->results.data[k]);
   if (P->async_dot) finish_async_dot(P);
-  emit_plain(P, TIR_ASYNC_WAIT, 0, bufs, P->loads.len, loop->loc); /* the buffers stay allocated until it */
-  P->final_wait = P->out.data[--P->out.len];
 }
 
 /* ---- which loops ---- */
@@ -547,37 +547,17 @@ static int plan_loop(Pipe *P, TirOp *loop, char **ahead, char **recompute) {
   return P->distance >= 1;
 }
 
-/* Conversions of a loop's results (and of the dot_wait on its accumulator)
- * stay right after the loop, where remove-converts puts them, before the
- * wait that follows it; `after` gathers those values. */
-static int follows_loop(Pipe *P, const TirOp *op) {
-  if (op->code != TIR_CONVERT_LAYOUT) return 0;
-  for (int i = 0; i < P->after.len; i++)
-    if (op->operands.data[0] == P->after.data[i]) return 1;
-  return 0;
-}
-
 static void pipeline_block(Pipe *P, TirBlock *b) {
   Vec(TirOp *) saved = {P->out.data, P->out.len, P->out.cap};
   memset(&P->out, 0, sizeof P->out);
-  TirOp *wait = NULL; /* the last rewritten loop's wait, not yet placed */
   for (int i = 0; i < b->ops.len; i++) {
     TirOp *op = b->ops.data[i];
     for (int r = 0; r < 2; r++)
       if (op->regions[r]) pipeline_block(P, op->regions[r]);
-    if (wait && !follows_loop(P, op)) {
-      vec_push(P->f->arena, &P->out, wait);
-      wait = NULL;
-    }
     char *ahead, *recompute;
-    if (op->code == TIR_FOR && plan_loop(P, op, &ahead, &recompute)) {
-      rewrite_loop(P, ahead, recompute, constant_step(P, op));
-      wait = P->final_wait;
-    } else {
-      vec_push(P->f->arena, &P->out, op);
-    }
+    if (op->code == TIR_FOR && plan_loop(P, op, &ahead, &recompute)) rewrite_loop(P, ahead, recompute, constant_step(P, op));
+    else vec_push(P->f->arena, &P->out, op);
   }
-  if (wait) vec_push(P->f->arena, &P->out, wait);
   b->ops.data = P->out.data, b->ops.len = P->out.len, b->ops.cap = P->out.cap;
   P->out.data = saved.data, P->out.len = saved.len, P->out.cap = saved.cap;
 }

@@ -165,10 +165,12 @@ static void check_shared(Verifier *V, const TirOp *op) {
   case TIR_LOCAL_STORE: check_same(V, op, T(V, op, 0), T(V, op, 1), "tile and buffer"); break;
   case TIR_ASYNC_COPY: {
     Type *p = T(V, op, 0), *b = n_ops > 1 ? T(V, op, 1) : NULL;
-    if (n_ops < 2 || n_ops > 3 || n_res || !p->is_ptr || b->is_ptr || b->elem != p->elem || !type_same_shape(p, b))
+    if (n_ops < 2 || n_ops > 4 || n_res || !p->is_ptr || b->is_ptr || b->elem != p->elem || !type_same_shape(p, b))
       problem(V, op, "%s", "copies a tile of pointers' pointees into a buffer of that type");
-    else if (n_ops == 3 && (T(V, op, 2)->elem != DT_I1 || !type_same_shape(T(V, op, 2), p)))
+    else if (n_ops >= 3 && (T(V, op, 2)->elem != DT_I1 || !type_same_shape(T(V, op, 2), p)))
       problem(V, op, "%s", "the mask must be i1 of the pointers' shape");
+    else if (n_ops == 4 && (T(V, op, 3)->elem != DT_I1 || T(V, op, 3)->rank))
+      problem(V, op, "%s", "whether to issue the copy is an i1 scalar");
     break;
   }
   case TIR_DOT_WAIT:
