@@ -30,9 +30,6 @@
 
 #include <string.h>
 
-/* wgmma (version 3) is chosen once code generation lowers it. */
-enum { WGMMA_LOWERED = 1 };
-
 typedef struct Plan {
   int version;               /* 0: stays on the FMA path */
   int warps[MAX_RANK];
@@ -86,7 +83,7 @@ static void warps_v2(int rank, const int64_t *shape, int num_warps, int *w) {
 static int plan_v3(Accel *A, const TirOp *dot, int k, Plan *p) {
   const Type *t = T(A, dot->results.data[0]), *ta = T(A, dot->operands.data[0]);
   int64_t M = t->shape[0], N = t->shape[1];
-  if (!WGMMA_LOWERED || !A->o->wgmma || A->o->compute_capability != 90 || t->rank != 2 || A->f->num_warps % 4 || M % 64) return 0;
+  if (!A->o->wgmma || A->o->compute_capability != 90 || t->rank != 2 || A->f->num_warps % 4 || M % 64) return 0;
   if (ta->elem == DT_I8 || dot->kind == DOT_TF32X3) return 0; /* no s8 wgmma here; tf32x3 splits its operands */
   if (ta->elem == DT_FP32 && (contiguous_dim(A, dot->operands.data[0]) != 1 ||
                               contiguous_dim(A, dot->operands.data[1]) != 0))
