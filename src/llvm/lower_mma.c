@@ -51,6 +51,8 @@ static void plan(Lower *L, const TirOp *op, Mma *D) {
   }
   D->k_step = 8 * D->kw;
   lower_linear(L, op->results.data[0], &D->acc);
+  if (D->acc.n_reg < 2 || D->acc.reg[0] != 1 || D->acc.reg[1] != 8 * (uint32_t)D->n)
+    lower_fail(L, "internal error: an mma accumulator tile smaller than one instruction");
   lower_linear(L, op->operands.data[0], &D->la);
   lower_linear(L, op->operands.data[1], &D->lb);
 }

@@ -83,6 +83,9 @@ void lower_wgmma_dot(Lower *L, const TirOp *op) {
     lower_fail(L, "wgmma with A in registers is not supported (A must be in shared memory)");
   LinearLayout acc_ll;
   lower_linear(L, op->results.data[0], &acc_ll);
+  if (acc_ll.n_reg < 2 || acc_ll.reg[0] != 1 || acc_ll.reg[1] != 8 * (uint32_t)acc_ll.shape[1] ||
+      acc_ll.shape[0] < 16 * mma->warps_per_cta[0])
+    lower_fail(L, "internal error: a wgmma accumulator tile smaller than its warpgroups' instructions");
   for (int k = 0; k < 2; k++) lower_buffer_read_async_proxy(L, op->operands.data[k]);
   Operand a, b;
   operand(L, op->operands.data[0], 0, &acc_ll, &a);

@@ -103,7 +103,8 @@ const Layout *layout_fma_accumulator(LayoutTable *t, int rank, const int64_t *sh
  * l/4 and l/4 + 8, columns 2(l%4) + {0, 1} of every 8 columns), warps
  * placed along M first (version 3: four consecutive warps make a
  * warpgroup of 64 rows), then along N, then the batch; a larger tile
- * repeats in registers along N first.  instr: {16, 8, 0} for version 2,
+ * repeats in registers along N first, a smaller one (as the parent of a
+ * slice) is replicated.  instr: {16, 8, 0} for version 2,
  * {16, n, k} for version 3. */
 const Layout *layout_mma(LayoutTable *t, int version, int rank, const int *warps_per_cta, const int *instr,
                          const char **why);

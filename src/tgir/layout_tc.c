@@ -150,8 +150,8 @@ int layout_mma_linear(const Layout *l, LinearLayout *ll, const char **why) {
   layout_strides(ll->rank, ll->shape, B.stride);
   int r = ll->rank, m = r - 2, n = r - 1, tn = l->instr[1];
   int wm = l->warps_per_cta[m], wn = l->warps_per_cta[n], wb = r == 3 ? l->warps_per_cta[0] : 1;
-  if (ll->shape[m] < 16 || ll->shape[n] < tn) return *why = "an mma layout's tile must hold one 16 x n instruction", -1;
-  if (l->version == 3 && ll->shape[m] < 16 * wm) return *why = "a version 3 mma layout's tile must fill its warpgroups", -1;
+  /* a tile smaller than the instruction (a slice's parent over a size-1 dimension) drops those bases:
+   * its elements are replicated; dots check that their tiles hold whole instructions */
   if (reg(&B, n, 1) || reg(&B, m, 8)) return -1;
   for (int64_t c = 8; c < tn; c <<= 1)
     if (reg(&B, n, c)) return -1;

@@ -289,10 +289,11 @@ static void test_choices_and_printing(void) {
   const Layout *buf = layout_shared_buffers(t, sa);
   CHECK_CONTAINS(layout_str(a, buf), "order = [2, 1, 0]");
   CHECK(layout_shared_slot(t, buf) == sa);
-  /* an mma tile too small for one instruction has no linear form */
+  /* over a tile smaller than one instruction (a slice's parent), the missing bases replicate */
   LinearLayout ll;
-  int64_t tiny[2] = {8, 8};
-  CHECK(layout_linear(layout_mma(t, 2, 2, w2, i2, &why), 2, tiny, &ll, &why) == -1);
+  int64_t row[2] = {1, 64};
+  CHECK(layout_linear(layout_mma(t, 2, 2, w2, i2, &why), 2, row, &ll, &why) == 0);
+  CHECK(ll.lane[2] == 0 && ll.lane[3] == 0 && ll.lane[4] == 0 && ll.warp[0] == 0 && ll.lane[0] == 2);
 }
 
 int main(void) {
