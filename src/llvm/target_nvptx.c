@@ -9,10 +9,11 @@ static LLVMValueRef special_register(Lower *L, const char *name) { return lower_
 
 static void prologue(Lower *L) {
   L->tid = special_register(L, "llvm.nvvm.read.ptx.sreg.tid.x");
-  /* the dynamic shared memory: one extern array, 16-byte aligned */
+  /* the dynamic shared memory: one extern array, 1024-byte aligned (wgmma's 128-byte swizzle repeats
+   * every 1024 bytes of address; the buffers are placed relative to this base) */
   LLVMValueRef smem = LLVMAddGlobalInAddressSpace(L->module, LLVMArrayType(L->i8, 0), "global_smem", 3);
   LLVMSetLinkage(smem, LLVMExternalLinkage);
-  LLVMSetAlignment(smem, 16);
+  LLVMSetAlignment(smem, 1024);
   L->shared = smem;
 }
 
