@@ -278,10 +278,19 @@ static int iv_plus(Pipe *P, int iv, int64_t delta) {
   return binary(P, TIR_ADD, 0, iv, constant(P, T(P, iv)->elem, delta, P->loop->loc), P->loop->loc);
 }
 
+static int widened(Pipe *P, int v) {
+  if (dtype_bits(T(P, v)->elem) >= 64) return v;
+  DType wide = dtype_kind(T(P, v)->elem) == DK_UINT ? DT_U64 : DT_I64;
+  return emit_value(P, TIR_CAST, type_scalar(P->f->arena, wide), NULL, &v, 1, P->loop->loc);
+}
+
+/* Iteration iv + delta, and whether it exists: compared in 64 bits, where
+ * iv + delta cannot wrap past the bound. */
 static Ahead ahead_of(Pipe *P, int iv, int64_t delta) {
   Ahead a;
   a.iv = iv_plus(P, iv, delta);
-  a.valid = binary(P, TIR_CMP, CMP_LT, a.iv, P->loop->operands.data[1], P->loop->loc);
+  int wide = delta ? iv_plus(P, widened(P, iv), delta) : iv, ub = P->loop->operands.data[1];
+  a.valid = binary(P, TIR_CMP, CMP_LT, wide, delta ? widened(P, ub) : ub, P->loop->loc);
   return a;
 }
 
