@@ -122,18 +122,6 @@ TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump) {
   return f;
 }
 
-/* "sm_90a" -> 90 */
-static int compute_capability(const char *arch) {
-  if (!strcmp(arch, "sim")) return 80;
-  return strncmp(arch, "sm_", 3) ? 0 : atoi(arch + 3);
-}
-
-static int known_arch(const char *arch) {
-  static const char *const known[] = {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sim"};
-  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-    if (!strcmp(arch, known[i])) return 1;
-  return 0;
-}
 
 /* PTX to cubin with ptxas; its failure is a compile error. */
 static tile_status assemble(Compilation *c, const char *ptxas, GpuArtifacts *out) {
@@ -165,10 +153,12 @@ static tile_status assemble(Compilation *c, const char *ptxas, GpuArtifacts *out
 /* Source (or tile IR text) to GPU-layout IR, or GPU-layout IR text read
  * back and optimised again; NULL after errors.  The tile IR as text goes to
  * *tir (not for .tgir input). */
-static TirFunc *gpu_layout_ir(Compilation *c, const tile_options *opts, int cc, Buf *dump, const char **tir) {
+static TirFunc *gpu_layout_ir(Compilation *c, const tile_options *opts, const ArchInfo *arch, Buf *dump,
+                              const char **tir) {
+  TgirOptions to = {opts->num_warps, arch->compute_capability, arch->wgmma, opts->passes};
   if (has_suffix(&c->source, ".tgir")) {
     TirFunc *f = tir_read(&c->source, &c->arena, &c->diags);
-    if (!f || tir_verify(f, &c->diags) || tgir_optimize(f, opts->passes, &c->diags, dump)) return NULL;
+    if (!f || tir_verify(f, &c->diags) || tgir_optimize(f, &to, &c->diags, dump)) return NULL;
     return f;
   }
   TirFunc *f = pipeline_tir(c, opts, dump);
@@ -177,7 +167,6 @@ static TirFunc *gpu_layout_ir(Compilation *c, const tile_options *opts, int cc, 
   buf_init(&text, &c->arena);
   tir_print(f, &text);
   *tir = buf_cstr(&text);
-  TgirOptions to = {opts->num_warps, cc, opts->passes};
   double clock = pipeline_clock_ms();
   int failed = tgir_convert(f, &to, &c->diags, dump);
   lap(c, TIME_TGIR, &clock);
@@ -188,13 +177,15 @@ static tile_status gpu_stages(Compilation *c, const tile_options *opts, tile_sta
                               GpuArtifacts *out) {
   memset(out, 0, sizeof *out);
   out->arch = opts->arch ? opts->arch : "sm_90";
-  if (!known_arch(out->arch)) {
-    diag_error(&c->diags, (Loc){0}, "unknown --arch '%s' (known: sm_80, sm_86, sm_89, sm_90, sm_90a, sim)", out->arch);
+  const ArchInfo *arch = arch_info(out->arch);
+  if (!arch) {
+    diag_error(&c->diags, (Loc){0}, "unknown --arch '%s' (known: sm_80, sm_86, sm_89, sm_90, sm_90a, sim, sim90)",
+               out->arch);
     return TILE_ERROR_COMPILE;
   }
   Buf dump;
   buf_init(&dump, &c->arena);
-  TirFunc *f = gpu_layout_ir(c, opts, compute_capability(out->arch), opts->print_after_all ? &dump : NULL, &out->tir);
+  TirFunc *f = gpu_layout_ir(c, opts, arch, opts->print_after_all ? &dump : NULL, &out->tir);
   if (opts->print_after_all) out->dump = buf_cstr(&dump);
   if (!f) return TILE_ERROR_COMPILE;
   out->f = f;
@@ -205,7 +196,7 @@ static tile_status gpu_stages(Compilation *c, const tile_options *opts, tile_sta
   if (last == TILE_STAGE_TGIR) return TILE_OK;
   GpuTimes llvm_ms = {0};
   GpuTarget target = {out->arch, opts->libdevice ? opts->libdevice : c->ctx->libdevice_path, &llvm_ms};
-  int want_ptx = last != TILE_STAGE_LLIR && strcmp(out->arch, "sim");
+  int want_ptx = last != TILE_STAGE_LLIR && !arch->sim;
   GpuCode code = {0};
   double clock = pipeline_clock_ms();
   int failed = llvm_generate(f, &target, 1, want_ptx, &c->arena, &code, &c->diags);

@@ -27,6 +27,7 @@ typedef struct Interp {
   InterpLaunch *launch;
   const TirFunc *f;
   Slot *slots;
+  Slot *views;    /* per buffer value (GPU-layout IR's shared memory): its elements, inside a local_alloc's slot */
   int pid[3];
   jmp_buf fail;
 } Interp;
@@ -62,7 +63,10 @@ static Slot *slot_for(Interp *I, const TirOp *op, int v) {
   return s;
 }
 
-static Slot *in(Interp *I, const TirOp *op, int k) { return &I->slots[op->operands.data[k]]; }
+static Slot *in(Interp *I, const TirOp *op, int k) {
+  int v = op->operands.data[k];
+  return I->views[v].i ? &I->views[v] : &I->slots[v];
+}
 static Type *in_type(Interp *I, const TirOp *op, int k) { return type_of_value(I, op->operands.data[k]); }
 static Slot *out(Interp *I, const TirOp *op) { return slot_for(I, op, op->results.data[0]); }
 static Type *out_type(Interp *I, const TirOp *op) { return type_of_value(I, op->results.data[0]); }
@@ -194,6 +198,49 @@ static int64_t combine_int(int kind, const Type *t, int64_t a, int64_t b) {
   case ATOM_OR: return a | b;
   case ATOM_XOR: return a ^ b;
   default: return b;
+  }
+}
+
+/* ---- shared memory (GPU-layout IR) ---------------------------------------
+ * A buffer is a view of a local_alloc's slot: memdesc_index views one
+ * buffer of a multi-buffer; async copies complete at once. */
+
+static void exec_local_alloc(Interp *I, const TirOp *op) {
+  Slot *d = out(I, op);
+  if (op->operands.len) memcpy(d->i, in(I, op, 0)->i, (size_t)d->n * sizeof(int64_t));
+  else memset(d->i, 0, (size_t)d->n * sizeof(int64_t));
+  I->views[op->results.data[0]] = *d;
+}
+
+static void exec_memdesc_index(Interp *I, const TirOp *op) {
+  Slot *buffers = in(I, op, 0);
+  int64_t index = in(I, op, 1)->i[0], n = type_numel(out_type(I, op)), count = in_type(I, op, 0)->shape[0];
+  if (index < 0 || index >= count) fail(I, op, "buffer %lld of %lld", (long long)index, (long long)count);
+  Slot view = {n, n, {.i = buffers->i + index * n}};
+  I->views[op->results.data[0]] = view;
+}
+
+static void exec_async_copy(Interp *I, const TirOp *op) {
+  Slot *ptr = in(I, op, 0), *buf = in(I, op, 1), *mask = op->operands.len > 2 ? in(I, op, 2) : NULL;
+  DType t = in_type(I, op, 0)->elem;
+  if (op->operands.len > 3 && !in(I, op, 3)->i[0]) return; /* not issued: the buffer keeps what it had */
+  for (int64_t k = 0; k < ptr->n; k++) {
+    if (lane_on(mask, k)) read_elem(t, resolve(I, op, ptr->i[k], k, elem_bytes(t), "load"), buf, k);
+    else buf->i[k] = 0; /* cp.async fills with zeros */
+  }
+}
+
+static void exec_buffer_op(Interp *I, const TirOp *op) {
+  switch (op->code) {
+  case TIR_LOCAL_ALLOC: exec_local_alloc(I, op); break;
+  case TIR_MEMDESC_INDEX: exec_memdesc_index(I, op); break;
+  case TIR_LOCAL_LOAD: memcpy(out(I, op)->i, in(I, op, 0)->i, (size_t)in(I, op, 0)->n * sizeof(int64_t)); break;
+  case TIR_LOCAL_STORE: memcpy(in(I, op, 1)->i, in(I, op, 0)->i, (size_t)in(I, op, 0)->n * sizeof(int64_t)); break;
+  case TIR_ASYNC_COPY: exec_async_copy(I, op); break;
+  case TIR_DOT_WAIT:
+    for (int k = 0; k < op->operands.len; k++) copy_slot(I, op, op->results.data[k], op->operands.data[k]);
+    break;
+  default: break; /* async_commit, async_wait: the copies are done */
   }
 }
 
@@ -714,6 +761,8 @@ static void exec_op(Interp *I, const TirOp *op) {
   case TIR_FOR: exec_for(I, op); break;
   case TIR_IF: exec_if(I, op); break;
   case TIR_WHILE: exec_while(I, op); break;
+  case TIR_LOCAL_ALLOC: case TIR_MEMDESC_INDEX: case TIR_LOCAL_LOAD: case TIR_LOCAL_STORE: case TIR_ASYNC_COPY:
+  case TIR_ASYNC_COMMIT: case TIR_ASYNC_WAIT: case TIR_DOT_WAIT: exec_buffer_op(I, op); break;
   default: fail(I, op, "cannot interpret '%s'", tir_op_name(op->code));
   }
 }
@@ -745,8 +794,11 @@ int interp_run(InterpLaunch *launch) {
   I.launch = launch;
   I.f = launch->f;
   I.slots = calloc((size_t)I.f->types.len + 1, sizeof(Slot));
+  I.views = calloc((size_t)I.f->types.len + 1, sizeof(Slot));
   launch->error[0] = 0;
-  if (!I.slots) {
+  if (!I.slots || !I.views) {
+    free(I.slots);
+    free(I.views);
     snprintf(launch->error, sizeof launch->error, "out of memory");
     return -1;
   }
@@ -761,5 +813,6 @@ int interp_run(InterpLaunch *launch) {
   }
   for (int i = 0; i < I.f->types.len; i++) free(I.slots[i].i);
   free(I.slots);
+  free(I.views);
   return status;
 }

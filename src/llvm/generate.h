@@ -6,8 +6,9 @@
 #include "../tir/tir.h"
 
 typedef struct GpuTarget {
-  const char *arch;   /* "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"; or "sim": LLVM IR for the host
-                         that calls the thread simulator of tests/sim instead of GPU instructions */
+  const char *arch;   /* "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"; or "sim" (as sm_80), "sim90" (as
+                         sm_90a): LLVM IR for the host that calls the thread simulator of tests/sim
+                         instead of GPU instructions */
   const char *libdevice; /* libdevice.10.bc, linked when a kernel calls a math function the GPU has no
                             instruction for (the driver resolves the default: tile_options.libdevice,
                             else the context's); NULL: none, an error for such a kernel */
@@ -18,6 +19,25 @@ typedef struct GpuTimes {
   double optimize;    /* LLVM's optimisation passes */
   double codegen;     /* NVPTX's instruction selection and PTX printing */
 } GpuTimes;
+/* What a target name means for code generation. */
+typedef struct ArchInfo {
+  const char *name;
+  int compute_capability; /* 80, 86, 89, 90 */
+  int wgmma;              /* sm_90a's architecture-specific instructions (wgmma) may be used */
+  int sim;                /* the thread simulator's host IR, not PTX */
+} ArchInfo;
+
+/* The known targets; NULL for an unknown name. */
+static inline const ArchInfo *arch_info(const char *arch) {
+  static const ArchInfo known[] = {{"sm_80", 80, 0, 0}, {"sm_86", 86, 0, 0}, {"sm_89", 89, 0, 0}, {"sm_90", 90, 0, 0},
+                                   {"sm_90a", 90, 1, 0}, {"sim", 80, 0, 1},   {"sim90", 90, 1, 1}};
+  for (unsigned i = 0; i < sizeof known / sizeof known[0]; i++) {
+    const char *a = arch, *b = known[i].name;
+    while (*a && *a == *b) a++, b++;
+    if (!*a && !*b) return &known[i];
+  }
+  return 0;
+}
 
 typedef struct GpuCode {
   const char *llir;   /* the LLVM module as text, before optimisation (if asked) */

@@ -233,11 +233,6 @@ LLVMValueRef lower_owner(Lower *L, const uint32_t *thread, int warps_only) {
   return LLVMBuildICmp(L->pro, LLVMIntEQ, bits, lower_i32(L, 0), "owner");
 }
 
-void lower_barrier(Lower *L) {
-  L->target->barrier(L);
-  L->shared_dirty = 0;
-}
-
 LLVMValueRef lower_shared_address(Lower *L, LLVMValueRef byte_offset) {
   return LLVMBuildGEP2(L->b, L->i8, L->shared, &byte_offset, 1, "");
 }
@@ -262,6 +257,7 @@ void lower_side(const LinearLayout *ll, const BitMap *m, Side *s) {
 
 static void lower_op(Lower *L, const TirOp *op) {
   L->op = op;
+  lower_enter_op(L);
   switch (op->code) {
   case TIR_CONSTANT: lower_constant(L, op); break;
   case TIR_PROGRAM_ID: case TIR_NUM_PROGRAMS: lower_special(L, op); break;
@@ -284,6 +280,17 @@ static void lower_op(Lower *L, const TirOp *op) {
   case TIR_FOR: lower_for(L, op); break;
   case TIR_IF: lower_if(L, op); break;
   case TIR_WHILE: lower_while(L, op); break;
+  case TIR_LOCAL_ALLOC: lower_local_alloc(L, op); break;
+  case TIR_MEMDESC_INDEX: lower_memdesc_index(L, op); break;
+  case TIR_LOCAL_LOAD: /* deferred: the dot reads the buffer (the read counts from here) */
+    if (L->deferred[op->results.data[0]]) lower_buffer_read(L, op->operands.data[0]);
+    else lower_local_load(L, op);
+    break;
+  case TIR_LOCAL_STORE: lower_local_store(L, op); break;
+  case TIR_ASYNC_COPY: lower_async_copy(L, op); break;
+  case TIR_ASYNC_COMMIT: lower_async_commit(L, op); break;
+  case TIR_ASYNC_WAIT: lower_async_wait(L, op); break;
+  case TIR_DOT_WAIT: lower_dot_wait(L, op); break;
   case TIR_RETURN:
     LLVMBuildRetVoid(L->b);
     LLVMPositionBuilderAtEnd(L->b, lower_new_block(L, "after_return"));
@@ -409,6 +416,9 @@ static void build_kernel(Lower *L, int sim) {
   LLVMPositionBuilderBefore(L->pro, jump);
   LLVMPositionBuilderBefore(L->b, jump);
   L->target->prologue(L); /* %tid.x and the shared base, before anything uses them */
+  L->raw_shared = L->shared;
+  L->shared = NULL;        /* set per op: the scratch above the live buffers */
+  lower_plan_buffers(L);
   LLVMPositionBuilderAtEnd(L->b, body);
   bind_params(L);
   lower_block(L, L->f->body);
@@ -450,11 +460,6 @@ static int emit(Lower *L, int want_llir, int want_ptx, GpuCode *out) {
 /* Errors come back through return values; LLVM's remarks and warnings are dropped. */
 static void ignore_diagnostic(LLVMDiagnosticInfoRef info, void *user) { (void)info, (void)user; }
 
-static int compute_capability(const char *arch) {
-  if (!strncmp(arch, "sm_", 3)) return atoi(arch + 3);
-  return 80; /* sim: what the layouts and instructions may assume */
-}
-
 static int lower_all(Lower *L, int want_llir, int want_ptx, GpuCode *out) {
   int sim = L->target == target_sim();
   L->module = LLVMModuleCreateWithNameInContext(L->f->name, L->ctx);
@@ -473,8 +478,14 @@ int llvm_generate(const TirFunc *f, const GpuTarget *t, int want_llir, int want_
   Lower *L = arena_alloc(a, sizeof *L);
   L->f = f;
   L->gpu = t;
-  L->target = strcmp(t->arch, "sim") ? target_nvptx() : target_sim();
-  L->compute_capability = compute_capability(t->arch);
+  const ArchInfo *arch = arch_info(t->arch);
+  if (!arch) {
+    diag_error(d, (Loc){0}, "internal error: unknown target '%s'", t->arch);
+    return -1;
+  }
+  L->target = arch->sim ? target_sim() : target_nvptx();
+  L->compute_capability = arch->compute_capability;
+  L->wgmma = arch->wgmma;
   L->arena = a;
   L->diags = d;
   L->num_threads = WARP_SIZE * (f->num_warps ? f->num_warps : 4);
@@ -483,6 +494,7 @@ int llvm_generate(const TirFunc *f, const GpuTarget *t, int want_llir, int want_
   L->uses = arena_alloc(a, sizeof(int) * (size_t)(f->types.len + 1));
   L->defs = arena_alloc(a, sizeof(TirOp *) * (size_t)(f->types.len + 1));
   L->deferred = arena_alloc(a, (size_t)(f->types.len + 1));
+  L->dot_waited = arena_alloc(a, (size_t)(f->types.len + 1));
   count_uses(L, f->body);
   lower_plan_dots(L, f->body);
   L->ctx = LLVMContextCreate();

@@ -69,6 +69,9 @@ typedef struct AtomicAccess {
   int sem, scope;         /* MemSem, MemScope */
 } AtomicAccess;
 
+/* The operand types of mma.sync, as tile_sim.h numbers them. */
+enum { MMA_F16, MMA_BF16, MMA_TF32, MMA_S8 };
+
 /* What differs between targets. */
 typedef struct Target {
   int global_space, shared_space; /* LLVM address spaces */
@@ -92,6 +95,28 @@ typedef struct Target {
   void (*assert_fail)(Lower *L, LLVMValueRef message, LLVMValueRef file, int line, LLVMValueRef function);
   /* a pointer to a constant string usable as printf's format */
   LLVMValueRef (*string)(Lower *L, const char *s);
+  /* tensor cores (warp-synchronous: every lane of the warp executes them) */
+  /* ldmatrix.sync.aligned.m8n8.x{count}[.trans].shared.b16: `count` i32 words into out */
+  void (*ldmatrix)(Lower *L, int count, int trans, LLVMValueRef shared_address, LLVMValueRef *out);
+  /* mma.sync.aligned.m16n8k{16,8,32}.row.col: d[4] = a[4] * b[2] + c[4]; a, b i32 words; c, d f32
+   * (i32 for MMA_S8) */
+  void (*mma)(Lower *L, int kind, LLVMValueRef *d, LLVMValueRef *a, LLVMValueRef *b, LLVMValueRef *c);
+  /* cp.async of `bytes` (4, 8 or 16) from global src to shared dst, src_bytes (i32) of them read, the
+   * rest zero-filled; commit_group; wait_group n */
+  void (*cp_async)(Lower *L, LLVMValueRef dst, LLVMValueRef src, int bytes, LLVMValueRef src_bytes);
+  void (*cp_async_commit)(Lower *L);
+  void (*cp_async_wait)(Lower *L, int pending);
+  /* wgmma (sm_90a), by the 128 threads of a warpgroup: wgmma.fence; one
+   * m64n{n}k{16,8} (kind MMA_F16, MMA_BF16, MMA_TF32) on acc[n / 2] (f32,
+   * updated in place) from shared-memory descriptors (i64); commit_group;
+   * wait_group (acc: the registers that must be ready after it) */
+  void (*wgmma_fence)(Lower *L);
+  void (*wgmma)(Lower *L, int kind, int n, LLVMValueRef *acc, LLVMValueRef a_desc, LLVMValueRef b_desc, int trans_a,
+                int trans_b);
+  void (*wgmma_commit)(Lower *L);
+  void (*wgmma_wait)(Lower *L, int pending, LLVMValueRef *acc, int n_acc);
+  /* fence.proxy.async.shared::cta: generic-proxy writes to shared memory seen by wgmma */
+  void (*fence_proxy_async)(Lower *L);
 } Target;
 
 const Target *target_nvptx(void);
@@ -102,11 +127,34 @@ typedef struct ThreadSum {
   LLVMValueRef value;
 } ThreadSum;
 
+/* A shared-memory buffer (a local_alloc): live from op `start` to op `end`
+ * in lowering order, at `offset` bytes. */
+typedef struct BufferPlan {
+  int value;          /* the local_alloc's result */
+  int start, end;
+  int offset, bytes, align;
+} BufferPlan;
+
+/* Bytes of shared memory accessed since the last barrier. */
+typedef struct Pending {
+  int lo, hi;
+  int kind;           /* read 1, write 2 */
+} Pending;
+
+/* The XOR of a buffer view's thread offsets with x, in bytes (i64): once per kernel. */
+typedef struct ThreadXor {
+  uint32_t thread[TID_BITS];
+  uint32_t x;
+  int elem_bytes;
+  LLVMValueRef value;
+} ThreadXor;
+
 struct Lower {
   const TirFunc *f;
   const GpuTarget *gpu;
   const Target *target;
   int compute_capability;  /* 80, 86, 89, 90 */
+  int wgmma;               /* sm_90a (or sim90): wgmma may be used */
   Arena *arena;
   Diags *diags;
   jmp_buf fail;
@@ -115,6 +163,7 @@ struct Lower {
   int *uses;               /* per value id: operands that name it */
   const TirOp **defs;      /* per value id: the op that makes it (NULL: an argument) */
   char *deferred;          /* per value id: a convert_layout the dot using it lowers itself */
+  char *dot_waited;        /* per value id: a wgmma dot's result that a dot_wait waits for */
   Regs *values;            /* per value id */
   LLVMContextRef ctx;
   LLVMModuleRef module;
@@ -123,8 +172,16 @@ struct Lower {
   LLVMValueRef fn;
   LLVMValueRef tid;        /* %tid.x, i32 */
   LLVMValueRef shared;     /* the dynamic shared memory */
-  int shared_bytes;        /* the most scratch any op needs */
+  int shared_bytes;        /* buffers and the most scratch any op needs */
   int shared_dirty;        /* shared memory may still be read: a barrier before it is written */
+  /* shared-memory buffers (lower_buffers.c) */
+  LLVMValueRef raw_shared; /* the base of shared memory; L->shared is the scratch above the live buffers */
+  int op_counter;          /* ops lowered so far: buffer lifetimes are ranges of it */
+  int scratch_base;        /* bytes below L->shared at the current op */
+  int *buffer_of;          /* per value id: the BufferPlan a buffer value lies in, or -1 */
+  Vec(BufferPlan) buffers;
+  Vec(Pending) pending;    /* buffer accesses since the last barrier ([0, inf): anything) */
+  Vec(ThreadXor) xors;
   int num_threads;
   Vec(ThreadSum) sums;
   LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, void_t, global_ptr, shared_ptr, generic_ptr;
@@ -176,8 +233,6 @@ LLVMValueRef lower_thread_offset(Lower *L, const uint32_t *thread);
 /* i1: this thread is the one copy of its elements (zero-basis tid bits are 0);
  * NULL when no thread of the layout is replicated. */
 LLVMValueRef lower_owner(Lower *L, const uint32_t *thread, int warps_only);
-void lower_barrier(Lower *L);
-/* Marks the start of a code region that shared memory may enter dirty. */
 LLVMValueRef lower_shared_address(Lower *L, LLVMValueRef byte_offset);
 
 /* Sides of a linear layout; a map (NULL: identity) re-expresses offsets. */
@@ -229,6 +284,63 @@ void lower_scratch_store(Lower *L, const Scratch *s, Regs src, uint32_t round);
 void lower_scratch_write(Lower *L, const Scratch *s, Regs src, uint32_t round);
 int lower_max_shared(const Lower *L);
 
+/* ---- lower_buffers.c: shared-memory buffers ----------------------------------- */
+
+/* Places every local_alloc (before lowering). */
+void lower_plan_buffers(Lower *L);
+/* At the start of each op: the scratch space above the buffers live there. */
+void lower_enter_op(Lower *L);
+/* An op's scratch of `bytes` from L->shared: counted in shared_bytes, checked. */
+void lower_note_scratch(Lower *L, int64_t bytes);
+/* bar.sync; nothing is pending after it. */
+void lower_barrier(Lower *L);
+/* Shared memory touched in ways not tracked (scratch, control flow): the
+ * next access of any buffer waits at a barrier. */
+void lower_shared_unknown(Lower *L);
+/* Accesses to buffer value v: a barrier first where another thread's
+ * pending access conflicts. */
+void lower_buffer_read(Lower *L, int v);
+void lower_buffer_write(Lower *L, int v);
+void lower_buffer_async_write(Lower *L, int v);
+/* A read by wgmma (the async proxy): a conflict is fenced (fence.proxy.async) before its barrier. */
+void lower_buffer_read_async_proxy(Lower *L, int v);
+
+/* A tile layout's registers and threads as memory offsets (elements) in a
+ * buffer; thread offsets may overlap (swizzles), register offsets too. */
+typedef struct BufferView {
+  LLVMValueRef base;           /* i8 pointer to the buffer */
+  int elem_bytes;
+  int n_reg;
+  uint32_t reg[MAX_REG_BITS];
+  uint32_t thread[TID_BITS];
+  uint32_t thread_mask;        /* offset bits some thread part has */
+} BufferView;
+void lower_buffer_view(Lower *L, int buffer, const LinearLayout *tile, BufferView *out);
+uint32_t lower_view_offset(const BufferView *v, uint32_t reg);
+/* The address of the element at register part `offset` (from
+ * lower_view_offset, or any XOR of register offsets) in this thread. */
+LLVMValueRef lower_view_address(Lower *L, const BufferView *v, uint32_t offset);
+/* Low register bits one aligned access of at most max_bytes covers. */
+int lower_view_vector_bits(const BufferView *v, int max_bytes);
+
+void lower_local_alloc(Lower *L, const TirOp *op);
+void lower_memdesc_index(Lower *L, const TirOp *op);
+void lower_local_store(Lower *L, const TirOp *op);
+void lower_local_load(Lower *L, const TirOp *op);
+/* lower_async.c: cp.async and its groups */
+void lower_async_copy(Lower *L, const TirOp *op);
+void lower_async_commit(Lower *L, const TirOp *op);
+void lower_async_wait(Lower *L, const TirOp *op);
+/* lower_ldmatrix.c: local_load into an mma operand layout with ldmatrix;
+ * 0 when ldmatrix cannot read this layout (the caller loads otherwise). */
+int lower_ldmatrix(Lower *L, const TirOp *op, const LinearLayout *ll);
+/* The 32-bit words of an mma operand that a local_load reads, read when
+ * first asked for (ldmatrix groups, else ld.shared); word w holds registers
+ * w * kWidth .. of the operand layout. */
+typedef struct OperandReader OperandReader;
+OperandReader *lower_operand_reader(Lower *L, const TirOp *local_load);
+LLVMValueRef lower_read_word(Lower *L, OperandReader *r, int w);
+
 /* ---- the op families ------------------------------------------------------- */
 
 void lower_constant(Lower *L, const TirOp *op);
@@ -245,6 +357,20 @@ void lower_shape_op(Lower *L, const TirOp *op);      /* broadcast, expand_dims, 
 Regs lower_move(Lower *L, Regs src, const LinearLayout *from, const LinearLayout *to, const BitMap *map,
                 LLVMTypeRef elem);
 
+/* lower_memory.c: registers that form one global access.  Element j of a
+ * group is register base | deposit(j) over bit[], where bit[i] holds
+ * coordinate 2^i of the vector's dimension. */
+typedef struct Vector {
+  int n_bits;
+  int bit[4];
+} Vector;
+uint32_t lower_vector_register(const Vector *v, uint32_t base, int j);
+/* The widest vector (at most 16 bytes) AxisInfo allows for a memory op on
+ * pointers `ptr` (mask `mask` or -1) in layout ll. */
+Vector lower_choose_vector(Lower *L, int ptr, int mask, const LinearLayout *ll, int elem_bytes);
+/* Group bases: every register with no vector bit set. */
+int lower_is_group_base(const Vector *v, uint32_t r);
+
 void lower_addptr(Lower *L, const TirOp *op);
 void lower_load(Lower *L, const TirOp *op);
 void lower_store(Lower *L, const TirOp *op);
@@ -253,6 +379,9 @@ void lower_atomic(Lower *L, const TirOp *op);
 void lower_reduce(Lower *L, const TirOp *op);
 void lower_scan(Lower *L, const TirOp *op);
 void lower_dot(Lower *L, const TirOp *op);
+void lower_mma_dot(Lower *L, const TirOp *op);        /* lower_mma.c: mma.sync */
+void lower_wgmma_dot(Lower *L, const TirOp *op);      /* lower_wgmma.c: wgmma */
+void lower_dot_wait(Lower *L, const TirOp *op);
 /* Marks the convert_layout ops whose dots read them from shared memory (L->deferred). */
 void lower_plan_dots(Lower *L, const TirBlock *b);
 void lower_rand(Lower *L, const TirOp *op);

@@ -10,6 +10,8 @@
  * and one thread reads it for all: lower_memory.c). */
 #include "lower.h"
 
+#include <string.h>
+
 /* `value`'s registers in the layout of `target` (a value of the same type). */
 static Regs in_layout_of(Lower *L, int value, int target) {
   LinearLayout have, want;
@@ -109,12 +111,12 @@ void lower_for(Lower *L, const TirOp *op) {
   iv.v[0] = LLVMTypeOf(F.iv) == it ? F.iv : LLVMBuildTrunc(L->b, F.iv, it, "");
   lower_set(L, body->args.data[0], iv);
   for (int k = 0; k < op->results.len; k++) lower_set(L, body->args.data[1 + k], F.carried[k]);
-  L->shared_dirty = 1;
+  lower_shared_unknown(L);
   lower_block(L, body);
   for_latch(L, op, &F);
   for (int k = 0; k < op->results.len; k++)
     lower_set(L, op->results.data[k], in_layout_of(L, body->args.data[1 + k], op->results.data[k]));
-  L->shared_dirty = 1;
+  lower_shared_unknown(L);
 }
 
 /* ---- if ------------------------------------------------------------------------------- */
@@ -133,14 +135,19 @@ void lower_if(Lower *L, const TirOp *op) {
   LLVMBasicBlockRef then_ = lower_new_block(L, "then"), else_ = lower_new_block(L, "else"), merge = lower_new_block(L, "endif");
   LLVMBuildCondBr(L->b, lower_get(L, op->operands.data[0]).v[0], then_, else_);
   LLVMPositionBuilderAtEnd(L->b, then_);
+  Pending *before = arena_alloc(L->arena, sizeof(Pending) * (size_t)(L->pending.len + 1));
+  int n_before = L->pending.len;
+  if (n_before) memcpy(before, L->pending.data, sizeof(Pending) * (size_t)n_before);
   LLVMBasicBlockRef then_end = lower_branch(L, op, op->regions[0], a);
   int then_dirty = L->shared_dirty;
   LLVMBuildBr(L->b, merge);
-  L->shared_dirty = dirty;
+  L->shared_dirty = dirty; /* the else branch starts from the state before the if */
+  L->pending.len = 0;
+  for (int i = 0; i < n_before; i++) vec_push(L->arena, &L->pending, before[i]);
   LLVMPositionBuilderAtEnd(L->b, else_);
   LLVMBasicBlockRef else_end = lower_branch(L, op, op->regions[1], b);
   LLVMBuildBr(L->b, merge);
-  L->shared_dirty |= then_dirty;
+  if (then_dirty) lower_shared_unknown(L);
   LLVMPositionBuilderAtEnd(L->b, merge);
   for (int k = 0; k < n; k++) {
     Regs phis = phis_for(L, op->results.data[k]);
@@ -167,7 +174,7 @@ void lower_while(Lower *L, const TirOp *op) {
     add_incoming(args[k], init[k], pre);
     lower_set(L, before->args.data[k], args[k]);
   }
-  L->shared_dirty = 1;
+  lower_shared_unknown(L);
   lower_block(L, before);
   const TirOp *cond = terminator(before);
   LLVMBuildCondBr(L->b, lower_get(L, cond->operands.data[0]).v[0], body, exit);
@@ -179,5 +186,5 @@ void lower_while(Lower *L, const TirOp *op) {
   LLVMBuildBr(L->b, test);
   LLVMPositionBuilderAtEnd(L->b, exit);
   for (int k = 0; k < op->results.len; k++) lower_set(L, op->results.data[k], in_layout_of(L, cond->operands.data[k + 1], op->results.data[k]));
-  L->shared_dirty = 1;
+  lower_shared_unknown(L);
 }

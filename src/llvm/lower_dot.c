@@ -1,4 +1,4 @@
-/* dot on the FMA path (tensor cores come later).  The accumulator stays in
+/* dot on the FMA path (tensor cores: lower_mma.c).  The accumulator stays in
  * its layout; A and B are needed in the FMA operand layouts derived from it
  * (a thread holds every K element of the rows of A and the columns of B
  * its accumulator elements need).  For each accumulator element and each k
@@ -262,11 +262,20 @@ static void dot_from_shared(Lower *L, const TirOp *op, const Dot *D) {
     for (int r = 0; r < next.n; r++)
       next.v[r] = fma_step(L, next.v[r], va[D->arow[r] + kk * (1 << a.n_rest)], vb[D->bcol[r] + kk * (1 << b.n_rest)]);
   k_loop_end(L, &lp, next, unroll);
-  L->shared_dirty = 1;
+  lower_shared_unknown(L);
   finish(L, op, lp.acc);
 }
 
 void lower_dot(Lower *L, const TirOp *op) {
+  const Layout *l = tir_layout(L->f, op->results.data[0]);
+  if (l && l->kind == LAYOUT_MMA && l->version == 2) {
+    lower_mma_dot(L, op);
+    return;
+  }
+  if (l && l->kind == LAYOUT_MMA) {
+    lower_wgmma_dot(L, op);
+    return;
+  }
   Dot D;
   plan_dot(L, op, &D);
   if (L->deferred[op->operands.data[0]]) dot_from_shared(L, op, &D);
@@ -289,11 +298,29 @@ static int64_t tile_bytes(Lower *L, int v) {
   return type_numel(t) * (dtype_bits(t->elem) / 8);
 }
 
+/* An mma.sync dot reads its operands' local_loads itself, a K step at a
+ * time, when they are its alone and in its block. */
+static void defer_mma_operands(Lower *L, const TirOp *dot, const TirBlock *b) {
+  for (int k = 0; k < 2; k++) {
+    int v = dot->operands.data[k];
+    const TirOp *def = L->defs[v];
+    if (!def || def->code != TIR_LOCAL_LOAD || L->uses[v] != 1) continue;
+    for (int i = 0; i < b->ops.len; i++)
+      if (b->ops.data[i] == def) L->deferred[v] = 1;
+  }
+}
+
 void lower_plan_dots(Lower *L, const TirBlock *b) {
   for (int i = 0; i < b->ops.len; i++) {
     const TirOp *op = b->ops.data[i];
     for (int r = 0; r < 2; r++)
       if (op->regions[r]) lower_plan_dots(L, op->regions[r]);
+    for (int k = 0; op->code == TIR_DOT_WAIT && k < op->operands.len; k++) L->dot_waited[op->operands.data[k]] = 1;
+    const Layout *l = op->code == TIR_DOT ? tir_layout(L->f, op->results.data[0]) : NULL;
+    if (l && l->kind == LAYOUT_MMA) {
+      if (l->version == 2) defer_mma_operands(L, op, b);
+      continue;
+    }
     if (op->code != TIR_DOT || !staged_operand(L, op, 0, b) || !staged_operand(L, op, 1, b)) continue;
     int64_t bytes = (tile_bytes(L, op->operands.data[0]) + tile_bytes(L, op->operands.data[1])) * 5 / 4 + 64;
     if (bytes > lower_max_shared(L)) continue; /* padding included; else in registers */

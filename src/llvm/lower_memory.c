@@ -37,15 +37,7 @@ void lower_addptr(Lower *L, const TirOp *op) {
 
 /* ---- vectorisation ------------------------------------------------------------------ */
 
-/* Registers that form one access: element j of group g is register
- * base(g) | deposit(j) over bits[], where bit[j] holds coordinate 2^j of
- * the vector's dimension. */
-typedef struct Vector {
-  int n_bits;
-  int bit[4];
-} Vector;
-
-static uint32_t vector_register(const Vector *v, uint32_t base, int j) {
+uint32_t lower_vector_register(const Vector *v, uint32_t base, int j) {
   for (int i = 0; i < v->n_bits; i++)
     if (j >> i & 1) base |= 1u << v->bit[i];
   return base;
@@ -65,8 +57,7 @@ static Vector vector_along(const LinearLayout *ll, int d, int max_bits) {
   return v;
 }
 
-/* The widest vector AxisInfo allows for a memory op on pointers `ptr` (mask `mask` or -1). */
-static Vector choose_vector(Lower *L, int ptr, int mask, const LinearLayout *ll, int elem_bytes) {
+Vector lower_choose_vector(Lower *L, int ptr, int mask, const LinearLayout *ll, int elem_bytes) {
   Vector best = {0, {0}};
   if (!ll->rank) return best;
   const AxisInfo *p = &L->axis[ptr], *m = mask >= 0 ? &L->axis[mask] : NULL;
@@ -81,8 +72,7 @@ static Vector choose_vector(Lower *L, int ptr, int mask, const LinearLayout *ll,
   return best;
 }
 
-/* Group bases: every register with no vector bit set. */
-static int is_group_base(const Vector *v, uint32_t r) {
+int lower_is_group_base(const Vector *v, uint32_t r) {
   for (int i = 0; i < v->n_bits; i++)
     if (r >> v->bit[i] & 1) return 0;
   return 1;
@@ -119,7 +109,7 @@ static Access access_of(Lower *L, const Type *t, const Vector *v) {
 
 static LLVMValueRef pack_group(Lower *L, Regs values, const Vector *v, uint32_t base, const Access *a) {
   LLVMValueRef elems[16];
-  for (int j = 0; j < 1 << v->n_bits; j++) elems[j] = lower_to_memory(L, values.v[vector_register(v, base, j)]);
+  for (int j = 0; j < 1 << v->n_bits; j++) elems[j] = lower_to_memory(L, values.v[lower_vector_register(v, base, j)]);
   return lower_pack(L, elems, 1 << v->n_bits, a->word);
 }
 
@@ -161,11 +151,11 @@ void lower_load(Lower *L, const TirOp *op) {
   Regs ptr = lower_operand(L, op, 0, want);
   Regs mask = masked ? lower_operand(L, op, 1, want) : (Regs){0, NULL, 0};
   Regs other = has_other ? lower_operand(L, op, 2, want) : (Regs){0, NULL, 0};
-  Vector v = choose_vector(L, op->operands.data[0], masked ? op->operands.data[1] : -1, &ll, pointee_bytes(pt));
+  Vector v = lower_choose_vector(L, op->operands.data[0], masked ? op->operands.data[1] : -1, &ll, pointee_bytes(pt));
   Access a = access_of(L, pt, &v);
   Regs out = lower_regs(L, ptr.n);
   for (uint32_t r = 0; r < (uint32_t)ptr.n; r++) {
-    if (!is_group_base(&v, r)) continue;
+    if (!lower_is_group_base(&v, r)) continue;
     GlobalAccess g = global_access(&a, &v, ptr.v[r], and_predicates(L, masked ? mask.v[r] : NULL, owner));
     g.other = has_other && masked ? pack_group(L, other, &v, r, &a) : NULL;
     g.cache = op->str;
@@ -173,7 +163,7 @@ void lower_load(Lower *L, const TirOp *op) {
     g.is_volatile = is_volatile;
     LLVMValueRef elems[16];
     lower_unpack(L, L->target->load(L, &g), a.mem_type, 1 << v.n_bits, elems);
-    for (int j = 0; j < 1 << v.n_bits; j++) out.v[vector_register(&v, r, j)] = lower_from_memory(L, elems[j], a.reg_type);
+    for (int j = 0; j < 1 << v.n_bits; j++) out.v[lower_vector_register(&v, r, j)] = lower_from_memory(L, elems[j], a.reg_type);
   }
   if (owner && L->uses[res]) out = from_owners(L, res, &s, out);
   lower_result(L, op, 0, out);
@@ -190,10 +180,10 @@ void lower_store(Lower *L, const TirOp *op) {
   Side s;
   lower_side(&ll, NULL, &s);
   LLVMValueRef owner = lower_owner(L, s.thread, 0);
-  Vector v = choose_vector(L, ptr_id, masked ? op->operands.data[2] : -1, &ll, pointee_bytes(pt));
+  Vector v = lower_choose_vector(L, ptr_id, masked ? op->operands.data[2] : -1, &ll, pointee_bytes(pt));
   Access a = access_of(L, pt, &v);
   for (uint32_t r = 0; r < (uint32_t)ptr.n; r++) {
-    if (!is_group_base(&v, r)) continue;
+    if (!lower_is_group_base(&v, r)) continue;
     GlobalAccess g = global_access(&a, &v, ptr.v[r], and_predicates(L, masked ? mask.v[r] : NULL, owner));
     g.value = pack_group(L, value, &v, r, &a);
     g.cache = op->str;

@@ -392,7 +392,7 @@ static Regs partner_totals(Lower *L, const LinearLayout *ll, Regs tot, int bit, 
     LLVMValueRef v = LLVMBuildLoad2(L->b, s.mem_type, LLVMBuildGEP2(L->b, L->i8, base, &k, 1, ""), "");
     out.v[r] = lower_from_memory(L, v, x.elem);
   }
-  L->shared_dirty = 1;
+  lower_shared_unknown(L);
   return out;
 }
 
@@ -437,14 +437,13 @@ void lower_scan(Lower *L, const TirOp *op) {
     lower_result(L, op, 0, lower_move(L, scan_parallel(L, op, &ll, x), &ll, &want, NULL, s.reg_type));
     return;
   }
-  if (bytes > lower_max_shared(L)) lower_fail(L, "a scan of %lld bytes does not fit in shared memory", (long long)bytes);
-  if (bytes > L->shared_bytes) L->shared_bytes = (int)(bytes + 15) / 16 * 16;
+  lower_note_scratch(L, (bytes + 15) / 16 * 16);
   if (L->shared_dirty) lower_barrier(L);
   scan_transfer(L, &s, &ll, x, 1);
   lower_barrier(L);
   scan_lines(L, op, &s, t);
   lower_barrier(L);
   scan_transfer(L, &s, &ll, out, 0);
-  L->shared_dirty = 1;
+  lower_shared_unknown(L);
   lower_result(L, op, 0, lower_move(L, out, &ll, &want, NULL, s.reg_type));
 }

@@ -90,9 +90,9 @@ static void choose_rounds(Lower *L, Scratch *p, int64_t budget) {
     p->n_round_bits++;
     bytes /= 2;
   }
-  if (p->base + bytes > lower_max_shared(L))
+  if (L->scratch_base + p->base + bytes > lower_max_shared(L))
     lower_fail(L, "moving this tile between layouts needs %lld bytes of shared memory, more than %s has",
-               (long long)(p->base + bytes), L->gpu->arch);
+               (long long)(L->scratch_base + p->base + bytes), L->gpu->arch);
 }
 
 /* Wavefronts one warp-wide access needs: the most distinct 4-byte words any bank serves. */
@@ -167,7 +167,7 @@ void lower_scratch_plan(Lower *L, const Exchange *x, int base, int64_t budget, S
   choose_padding(p);
   uint32_t last = address_of(p, (1u << x->space_bits) - 1, p->row_bits, p->pad);
   p->bytes = round_up((int)(last + 1) * p->elem_bytes, 16);
-  if (base + p->bytes > L->shared_bytes) L->shared_bytes = base + p->bytes;
+  lower_note_scratch(L, base + p->bytes);
 }
 
 int64_t lower_scratch_offset(const Scratch *s, uint32_t off) {
@@ -278,6 +278,6 @@ Regs lower_exchange(Lower *L, const Exchange *x, Regs src) {
   uint32_t zero = zero_register_bits(&x->to);
   for (uint32_t r = 0; r < (uint32_t)out.n; r++)
     if (r & zero) out.v[r] = out.v[r & ~zero];
-  L->shared_dirty = 1;
+  lower_shared_unknown(L);
   return out;
 }

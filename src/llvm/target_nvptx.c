@@ -1,7 +1,7 @@
 /* The NVPTX target's primitives: NVVM intrinsics where LLVM 19 has them,
  * inline PTX where Triton uses it to control the instruction (predicated
  * vector loads and stores, atomics with memory semantics). */
-#include "lower.h"
+#include "target_tc.h"
 
 #include <string.h>
 
@@ -9,10 +9,11 @@ static LLVMValueRef special_register(Lower *L, const char *name) { return lower_
 
 static void prologue(Lower *L) {
   L->tid = special_register(L, "llvm.nvvm.read.ptx.sreg.tid.x");
-  /* the dynamic shared memory: one extern array, 16-byte aligned */
+  /* the dynamic shared memory: one extern array, 1024-byte aligned (wgmma's 128-byte swizzle repeats
+   * every 1024 bytes of address; the buffers are placed relative to this base) */
   LLVMValueRef smem = LLVMAddGlobalInAddressSpace(L->module, LLVMArrayType(L->i8, 0), "global_smem", 3);
   LLVMSetLinkage(smem, LLVMExternalLinkage);
-  LLVMSetAlignment(smem, 16);
+  LLVMSetAlignment(smem, 1024);
   L->shared = smem;
 }
 
@@ -248,6 +249,16 @@ static const Target nvptx = {
     .vprintf = vprintf_,
     .assert_fail = assert_fail,
     .string = string,
+    .ldmatrix = nvptx_ldmatrix,
+    .mma = nvptx_mma,
+    .cp_async = nvptx_cp_async,
+    .cp_async_commit = nvptx_cp_async_commit,
+    .cp_async_wait = nvptx_cp_async_wait,
+    .wgmma_fence = nvptx_wgmma_fence,
+    .wgmma = nvptx_wgmma,
+    .wgmma_commit = nvptx_wgmma_commit,
+    .wgmma_wait = nvptx_wgmma_wait,
+    .fence_proxy_async = nvptx_fence_proxy_async,
 };
 
 const Target *target_nvptx(void) { return &nvptx; }

@@ -1,7 +1,7 @@
 /* The "sim" target's primitives: host LLVM IR (address space 0 throughout)
  * where every GPU operation is a call into the thread simulator, whose ABI
  * is tests/sim/tile_sim.h.  A predicated access branches around its call. */
-#include "lower.h"
+#include "target_tc.h"
 
 #include <string.h>
 
@@ -151,6 +151,16 @@ static const Target sim = {
     .vprintf = vprintf_,
     .assert_fail = assert_fail,
     .string = string,
+    .ldmatrix = sim_ldmatrix,
+    .mma = sim_mma,
+    .cp_async = sim_cp_async,
+    .cp_async_commit = sim_cp_async_commit,
+    .cp_async_wait = sim_cp_async_wait,
+    .wgmma_fence = sim_wgmma_fence,
+    .wgmma = sim_wgmma,
+    .wgmma_commit = sim_wgmma_commit,
+    .wgmma_wait = sim_wgmma_wait,
+    .fence_proxy_async = sim_fence_proxy_async,
 };
 
 const Target *target_sim(void) { return &sim; }

@@ -7,7 +7,7 @@ static int valid_warps(int n) { return n >= 1 && n <= 32 && (n & (n - 1)) == 0; 
 
 static const struct {
   const char *name;
-  void (*run)(TirFunc *f);
+  void (*run)(TirFunc *f, const TgirOptions *o);
 } steps[] = {
 #define TGIR_PASS(id, name, summary) {name, tgir_##id},
 #include "passes.def"
@@ -56,11 +56,11 @@ static int after_step(TirFunc *f, const char *step, Diags *d, Buf *dump) {
   return problems;
 }
 
-static int run_steps(TirFunc *f, const char *passes, Diags *d, Buf *dump) {
-  if (!passes) passes = "all";
+static int run_steps(TirFunc *f, const TgirOptions *o, Diags *d, Buf *dump) {
+  const char *passes = o->passes ? o->passes : "all";
   for (int i = 0; i < N_STEPS; i++) {
     if (!tir_pass_listed(passes, "all") && !tir_pass_listed(passes, steps[i].name)) continue;
-    steps[i].run(f);
+    steps[i].run(f, o);
     int problems = after_step(f, steps[i].name, d, dump);
     if (problems) return problems;
   }
@@ -78,17 +78,17 @@ int tgir_convert(TirFunc *f, const TgirOptions *o, Diags *d, Buf *dump) {
   f->layout_table = table;
   tgir_assign(f, table, tgir_coalesce(f, table));
   int problems = after_step(f, "assign-layouts", d, dump);
-  return problems ? problems : run_steps(f, o->passes, d, dump);
+  return problems ? problems : run_steps(f, o, d, dump);
 }
 
-int tgir_optimize(TirFunc *f, const char *passes, Diags *d, Buf *dump) {
+int tgir_optimize(TirFunc *f, const TgirOptions *o, Diags *d, Buf *dump) {
   if (!f->layout_table) { /* text without layout definitions: a function without tiles */
     f->layout_table = arena_alloc(f->arena, sizeof *f->layout_table);
     f->layout_table->arena = f->arena;
   }
   int problems = tgir_verify(f, d);
   if (problems) return problems;
-  return run_steps(f, passes, d, dump);
+  return run_steps(f, o, d, dump);
 }
 
 void tgir_print(const TirFunc *f, Buf *out) {

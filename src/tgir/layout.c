@@ -1,9 +1,10 @@
-/* Layouts and their linear form (see layout.h). */
-#include "layout.h"
+/* Layouts and their linear form (see layout.h): blocked, slice and the FMA
+ * dot operands here; tensor-core and shared-memory layouts in layout_tc.c. */
+#include "layout_impl.h"
 
 #include <string.h>
 
-static int is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+int layout_is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
 /* The product, saturated at 2^40 (sizes come from text too). */
 static int64_t product(const int *v, int n) {
@@ -38,8 +39,7 @@ const Layout *layout_intern(LayoutTable *t, const Layout *l) {
   return copy;
 }
 
-/* A zeroed layout, so interning can compare bytes. */
-static Layout blank(LayoutKind kind, int rank, int num_warps) {
+Layout layout_blank(LayoutKind kind, int rank, int num_warps) {
   Layout l;
   memset(&l, 0, sizeof l);
   l.kind = kind;
@@ -52,12 +52,12 @@ const Layout *layout_blocked(LayoutTable *t, int rank, const int *spt, const int
                              const int *order, const char **why) {
   if (rank < 1 || rank > MAX_RANK) return *why = "a blocked layout needs a rank from 1 to 8", NULL;
   for (int i = 0; i < rank; i++)
-    if (!is_pow2(spt[i]) || !is_pow2(tpw[i]) || !is_pow2(wpc[i]))
+    if (!layout_is_pow2(spt[i]) || !layout_is_pow2(tpw[i]) || !layout_is_pow2(wpc[i]))
       return *why = "sizes per thread, threads per warp and warps per CTA must be powers of two", NULL;
   if (product(tpw, rank) != WARP_SIZE) return *why = "threads per warp must multiply to 32", NULL;
   if (product(wpc, rank) > (1 << MAX_WARP_BITS)) return *why = "more than 32 warps", NULL;
   if (!is_permutation(order, rank)) return *why = "the order must be a permutation of the dimensions", NULL;
-  Layout l = blank(LAYOUT_BLOCKED, rank, (int)product(wpc, rank));
+  Layout l = layout_blank(LAYOUT_BLOCKED, rank, (int)product(wpc, rank));
   memcpy(l.size_per_thread, spt, sizeof(int) * (size_t)rank);
   memcpy(l.threads_per_warp, tpw, sizeof(int) * (size_t)rank);
   memcpy(l.warps_per_cta, wpc, sizeof(int) * (size_t)rank);
@@ -95,14 +95,14 @@ const Layout *layout_default(LayoutTable *t, int rank, const int64_t *shape, con
 }
 
 const Layout *layout_slice(LayoutTable *t, int dim, const Layout *parent) {
-  Layout l = blank(LAYOUT_SLICE, parent->rank - 1, parent->num_warps);
+  Layout l = layout_blank(LAYOUT_SLICE, parent->rank - 1, parent->num_warps);
   l.dim = dim;
   l.parent = parent;
   return layout_intern(t, &l);
 }
 
 const Layout *layout_dot_operand(LayoutTable *t, int op_index, const Layout *parent, int k_width) {
-  Layout l = blank(LAYOUT_DOT_OPERAND, parent->rank, parent->num_warps);
+  Layout l = layout_blank(LAYOUT_DOT_OPERAND, parent->rank, parent->num_warps);
   l.op_index = op_index;
   l.parent = parent;
   l.k_width = k_width;
@@ -173,7 +173,7 @@ const Layout *layout_fma_accumulator(LayoutTable *t, int rank, const int64_t *sh
 
 /* ---- linear layouts ---- */
 
-static void strides_of(int rank, const int64_t *shape, int64_t *stride) {
+void layout_strides(int rank, const int64_t *shape, int64_t *stride) {
   int64_t s = 1;
   for (int d = rank - 1; d >= 0; d--) {
     stride[d] = s;
@@ -181,19 +181,18 @@ static void strides_of(int rank, const int64_t *shape, int64_t *stride) {
   }
 }
 
-/* The flat offset of coordinate c along dim d, 0 when the tile is smaller. */
-static uint32_t basis(const LinearLayout *ll, const int64_t *stride, int d, int64_t c) {
+uint32_t layout_basis(const LinearLayout *ll, const int64_t *stride, int d, int64_t c) {
   return c < ll->shape[d] ? (uint32_t)(c * stride[d]) : 0;
 }
 
-static int push_reg(LinearLayout *ll, uint32_t b, const char **why) {
+int layout_push_reg(LinearLayout *ll, uint32_t b, const char **why) {
   if (!b) return 0; /* a register never repeats another */
   if (ll->n_reg == MAX_REG_BITS) return *why = "the tile needs more than 2^20 registers per thread", -1;
   ll->reg[ll->n_reg++] = b;
   return 0;
 }
 
-static void init_linear(LinearLayout *ll, int rank, const int64_t *shape) {
+void layout_init_linear(LinearLayout *ll, int rank, const int64_t *shape) {
   memset(ll, 0, sizeof *ll);
   ll->rank = rank;
   if (rank) memcpy(ll->shape, shape, sizeof(int64_t) * (size_t)rank); /* scalars pass no shape */
@@ -201,26 +200,26 @@ static void init_linear(LinearLayout *ll, int rank, const int64_t *shape) {
 
 static int blocked_linear(const Layout *l, LinearLayout *ll, const char **why) {
   int64_t stride[MAX_RANK];
-  strides_of(ll->rank, ll->shape, stride);
+  layout_strides(ll->rank, ll->shape, stride);
   const int *spt = l->size_per_thread, *tpw = l->threads_per_warp, *wpc = l->warps_per_cta;
   for (int i = 0; i < l->rank; i++) {
     int d = l->order[i];
     for (int64_t c = 1; c < spt[d]; c <<= 1)
-      if (push_reg(ll, basis(ll, stride, d, c), why)) return -1;
+      if (layout_push_reg(ll, layout_basis(ll, stride, d, c), why)) return -1;
   }
   for (int i = 0; i < l->rank; i++) {
     int d = l->order[i];
-    for (int64_t c = spt[d]; c < (int64_t)spt[d] * tpw[d]; c <<= 1) ll->lane[ll->n_lane++] = basis(ll, stride, d, c);
+    for (int64_t c = spt[d]; c < (int64_t)spt[d] * tpw[d]; c <<= 1) ll->lane[ll->n_lane++] = layout_basis(ll, stride, d, c);
   }
   for (int i = 0; i < l->rank; i++) {
     int d = l->order[i];
     for (int64_t c = (int64_t)spt[d] * tpw[d]; c < (int64_t)spt[d] * tpw[d] * wpc[d]; c <<= 1)
-      ll->warp[ll->n_warp++] = basis(ll, stride, d, c);
+      ll->warp[ll->n_warp++] = layout_basis(ll, stride, d, c);
   }
   for (int i = 0; i < l->rank; i++) { /* the tile is larger than one pass of the CTA: repeat in registers */
     int d = l->order[i];
     for (int64_t c = (int64_t)spt[d] * tpw[d] * wpc[d]; c < ll->shape[d]; c <<= 1)
-      if (push_reg(ll, basis(ll, stride, d, c), why)) return -1;
+      if (layout_push_reg(ll, layout_basis(ll, stride, d, c), why)) return -1;
   }
   return 0;
 }
@@ -230,8 +229,8 @@ static int blocked_linear(const Layout *l, LinearLayout *ll, const char **why) {
 static uint32_t reshape_offset(uint32_t off, int from_rank, const int64_t *from, int to_rank, const int64_t *to,
                                int dropped, int inserted, int64_t inserted_coord) {
   int64_t fstride[MAX_RANK], tstride[MAX_RANK], coords[MAX_RANK], out[MAX_RANK] = {0};
-  strides_of(from_rank, from, fstride);
-  strides_of(to_rank, to, tstride);
+  layout_strides(from_rank, from, fstride);
+  layout_strides(to_rank, to, tstride);
   for (int d = 0; d < from_rank; d++) coords[d] = (off / fstride[d]) % from[d];
   for (int d = 0, e = 0; e < to_rank; e++) {
     if (e == inserted) {
@@ -250,7 +249,7 @@ static uint32_t reshape_offset(uint32_t off, int from_rank, const int64_t *from,
 static int rebase(const LinearLayout *src, LinearLayout *dst, int dropped, int inserted, const char **why) {
   for (int i = 0; i < src->n_reg; i++) {
     uint32_t b = reshape_offset(src->reg[i], src->rank, src->shape, dst->rank, dst->shape, dropped, inserted, 0);
-    if (push_reg(dst, b, why)) return -1;
+    if (layout_push_reg(dst, b, why)) return -1;
   }
   dst->n_lane = src->n_lane;
   dst->n_warp = src->n_warp;
@@ -273,37 +272,40 @@ static int slice_linear(const Layout *l, LinearLayout *ll, const char **why) {
  * (B) of the accumulator elements it holds; the parent's threads along the
  * other operand's dimension hold copies. */
 static int dot_operand_linear(const Layout *l, LinearLayout *ll, const char **why) {
-  if (l->parent->kind != LAYOUT_BLOCKED) return *why = "tensor-core dot operands are not supported yet", -1;
+  if (l->parent->kind == LAYOUT_MMA) return layout_mma_operand_linear(l, ll, why);
+  if (l->parent->kind != LAYOUT_BLOCKED) return *why = "a dot operand's parent must be blocked or mma", -1;
   int r = ll->rank, kdim = l->op_index == 0 ? r - 1 : r - 2;
   int64_t pshape[MAX_RANK], stride[MAX_RANK];
   memcpy(pshape, ll->shape, sizeof(int64_t) * (size_t)r);
   pshape[kdim] = 1; /* the accumulator's layout along M (A) or N (B) */
   LinearLayout parent;
   if (layout_linear(l->parent, r, pshape, &parent, why) || rebase(&parent, ll, -1, -1, why)) return -1;
-  strides_of(r, ll->shape, stride);
+  layout_strides(r, ll->shape, stride);
   for (int64_t c = 1; c < ll->shape[kdim]; c <<= 1)
-    if (push_reg(ll, (uint32_t)(c * stride[kdim]), why)) return -1;
+    if (layout_push_reg(ll, (uint32_t)(c * stride[kdim]), why)) return -1;
   return 0;
 }
 
 int layout_linear(const Layout *l, int rank, const int64_t *shape, LinearLayout *out, const char **why) {
-  init_linear(out, rank, shape);
+  layout_init_linear(out, rank, shape);
   if (rank != l->rank) return *why = "the layout's rank differs from the tile's", -1;
-  for (int d = 0; d < rank; d++)
-    if (!is_pow2(shape[d])) return *why = "tile dimensions must be powers of two", -1;
+  for (int d = 0; d < rank; d++) /* but a multi-buffer may hold any number of buffers (its slowest dimension) */
+    if (!layout_is_pow2(shape[d]) && !(layout_is_shared(l) && d == l->order[rank - 1] && shape[d] > 0))
+      return *why = "tile dimensions must be powers of two", -1;
   switch (l->kind) {
   case LAYOUT_BLOCKED: return blocked_linear(l, out, why);
   case LAYOUT_SLICE: return slice_linear(l, out, why);
   case LAYOUT_DOT_OPERAND: return dot_operand_linear(l, out, why);
-  case LAYOUT_MMA:
-  case LAYOUT_SHARED: break;
+  case LAYOUT_MMA: return layout_mma_linear(l, out, why);
+  case LAYOUT_SHARED:
+  case LAYOUT_NVMMA: return layout_shared_linear(l, out, why);
   }
-  return *why = "tensor-core and shared layouts have no register form yet", -1;
+  return *why = "unknown layout kind", -1;
 }
 
 int layout_linear_of(const Layout *l, const Type *t, LinearLayout *out, const char **why) {
   if (t->rank == 0 || !l) {
-    init_linear(out, 0, NULL);
+    layout_init_linear(out, 0, NULL);
     out->n_lane = LANE_BITS;
     return 0;
   }
@@ -360,13 +362,13 @@ int ll_find_register(const LinearLayout *ll, uint32_t offset) {
 
 void ll_coords(const LinearLayout *ll, uint32_t offset, int64_t *coords) {
   int64_t stride[MAX_RANK];
-  strides_of(ll->rank, ll->shape, stride);
+  layout_strides(ll->rank, ll->shape, stride);
   for (int d = 0; d < ll->rank; d++) coords[d] = (offset / stride[d]) % ll->shape[d];
 }
 
 uint32_t ll_flat(const LinearLayout *ll, const int64_t *coords) {
   int64_t stride[MAX_RANK];
-  strides_of(ll->rank, ll->shape, stride);
+  layout_strides(ll->rank, ll->shape, stride);
   uint32_t off = 0;
   for (int d = 0; d < ll->rank; d++) off += (uint32_t)(coords[d] * stride[d]);
   return off;
@@ -380,7 +382,7 @@ int ll_same_threads(const LinearLayout *a, const LinearLayout *b) {
 
 int ll_contiguous_registers(const LinearLayout *ll, int dim) {
   int64_t stride[MAX_RANK];
-  strides_of(ll->rank, ll->shape, stride);
+  layout_strides(ll->rank, ll->shape, stride);
   int k = 0;
   while (k < ll->n_reg && ((int64_t)1 << k) < ll->shape[dim] && ll->reg[k] == (uint32_t)(stride[dim] << k)) k++;
   return 1 << k;
@@ -401,6 +403,7 @@ static const char *kind_name(LayoutKind k) {
   case LAYOUT_DOT_OPERAND: return "dot_op";
   case LAYOUT_MMA: return "mma";
   case LAYOUT_SHARED: return "shared";
+  case LAYOUT_NVMMA: return "nvmma_shared";
   }
   return "?";
 }
@@ -425,10 +428,14 @@ const char *layout_str(Arena *a, const Layout *l) {
   case LAYOUT_MMA:
     buf_printf(&b, "versionMajor = %d, ", l->version);
     print_ints(&b, "warpsPerCTA", l->warps_per_cta, l->rank);
-    print_ints(&b, ", instrShape", l->instr, 3);
+    print_ints(&b, ", instrShape", l->instr, l->version == 2 ? 2 : 3);
     break;
   case LAYOUT_SHARED:
     buf_printf(&b, "vec = %d, perPhase = %d, maxPhase = %d, ", l->vec, l->per_phase, l->max_phase);
+    print_ints(&b, "order", l->order, l->rank);
+    break;
+  case LAYOUT_NVMMA:
+    buf_printf(&b, "swizzlingByteWidth = %d, elementBitWidth = %d, ", l->swizzle_bytes, l->elem_bits);
     print_ints(&b, "order", l->order, l->rank);
     break;
   }

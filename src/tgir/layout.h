@@ -27,8 +27,9 @@ typedef enum {
   LAYOUT_BLOCKED,     /* size_per_thread x threads_per_warp x warps_per_cta tiles, order fastest first */
   LAYOUT_SLICE,       /* parent with dimension `dim` removed: a reduction's result, expand_dims' operand */
   LAYOUT_DOT_OPERAND, /* operand op_index of a dot whose result has layout `parent` */
-  LAYOUT_MMA,         /* tensor-core accumulator (issue 5: version 2 mma.sync, 3 wgmma) */
+  LAYOUT_MMA,         /* tensor-core accumulator: version 2 (mma.sync, per warp) or 3 (wgmma, per warpgroup) */
   LAYOUT_SHARED,      /* shared memory, swizzled: column group (c/vec) ^ ((r/per_phase) % max_phase) */
+  LAYOUT_NVMMA,       /* shared memory in wgmma's canonical form: rows of swizzle_bytes, 16-byte chunks XORed */
 } LayoutKind;
 
 typedef struct Layout Layout;
@@ -39,14 +40,15 @@ struct Layout {
   int size_per_thread[MAX_RANK];   /* BLOCKED */
   int threads_per_warp[MAX_RANK];  /* BLOCKED: product 32 */
   int warps_per_cta[MAX_RANK];     /* BLOCKED, MMA: product num_warps */
-  int order[MAX_RANK];             /* BLOCKED, SHARED: dimensions, fastest-varying first */
+  int order[MAX_RANK];             /* BLOCKED, SHARED, NVMMA: dimensions, fastest-varying first */
   int dim;                         /* SLICE */
   const Layout *parent;            /* SLICE, DOT_OPERAND */
   int op_index;                    /* DOT_OPERAND: 0 for A, 1 for B */
   int k_width;                     /* DOT_OPERAND: consecutive K elements a thread holds (tensor cores) */
   int vec, per_phase, max_phase;   /* SHARED */
-  int version;                     /* MMA */
-  int instr[3];                    /* MMA: instruction shape m, n, k */
+  int version;                     /* MMA: 2 or 3 */
+  int instr[3];                    /* MMA: m, n, k of one warp's part (v2: 16, 8, 0; v3: 16, n, k) */
+  int swizzle_bytes, elem_bits;    /* NVMMA: 32, 64 or 128; the element width it is laid out for */
   int id;                          /* position in its table; printed as #blocked<id> */
 };
 
@@ -94,11 +96,55 @@ const Layout *layout_transposed(LayoutTable *t, const Layout *l, const int64_t *
  * so each K step reuses a thread's A and B registers across the block. */
 const Layout *layout_fma_accumulator(LayoutTable *t, int rank, const int64_t *shape, int num_warps);
 
+/* ---- tensor cores and shared memory (layout_tc.c) ---- */
+
+/* The accumulator of mma.sync (version 2) or wgmma (version 3): each warp
+ * holds 16 x instr[1] tiles as the PTX ISA's fragments say (lane l: rows
+ * l/4 and l/4 + 8, columns 2(l%4) + {0, 1} of every 8 columns), warps
+ * placed along M first (version 3: four consecutive warps make a
+ * warpgroup of 64 rows), then along N, then the batch; a larger tile
+ * repeats in registers along N first, a smaller one (as the parent of a
+ * slice) is replicated.  instr: {16, 8, 0} for version 2,
+ * {16, n, k} for version 3. */
+const Layout *layout_mma(LayoutTable *t, int version, int rank, const int *warps_per_cta, const int *instr,
+                         const char **why);
+/* Swizzled shared memory (Triton's swizzled_shared): along order[0] groups
+ * of `vec` elements stay together; row r (along order[1]) has its group
+ * index XORed with (r / per_phase) % max_phase. */
+const Layout *layout_shared(LayoutTable *t, int rank, int vec, int per_phase, int max_phase, const int *order,
+                            const char **why);
+/* wgmma's canonical shared layout: the contiguous dimension (order[0]) in
+ * blocks of swizzle_bytes, each block [rows, swizzle_bytes] with row r's
+ * 16-byte chunks XORed with (r / (128 / swizzle_bytes)) % (swizzle_bytes /
+ * 16), blocks one after another. */
+const Layout *layout_nvmma(LayoutTable *t, int rank, int swizzle_bytes, int elem_bits, const int *order,
+                           const char **why);
+/* The swizzled layout for an mma.sync operand staged through shared memory
+ * (ldmatrix reads 8 rows of 16 bytes without bank conflicts): the tile's
+ * shape, element width and order (order[0] its contiguous dimension). */
+const Layout *layout_shared_for_dot(LayoutTable *t, int op_index, int elem_bits, int rank, const int64_t *shape,
+                                    const int *order);
+/* The NVMMA layout for a wgmma operand: the widest swizzle (128, 64, 32
+ * bytes) the contiguous dimension fills; NULL if it is narrower than 32
+ * bytes. */
+const Layout *layout_nvmma_for(LayoutTable *t, int elem_bits, int rank, const int64_t *shape, const int *order);
+/* The layout of a multi-buffer: `l` with a slowest dimension 0 in front. */
+const Layout *layout_shared_buffers(LayoutTable *t, const Layout *l);
+/* The layout of one buffer of a multi-buffer in layout `l`: dimension 0 dropped. */
+const Layout *layout_shared_slot(LayoutTable *t, const Layout *l);
+static inline int layout_is_shared(const Layout *l) { return l && (l->kind == LAYOUT_SHARED || l->kind == LAYOUT_NVMMA); }
+
 /* ---- applying them ---- */
 
 /* The linear layout of `l` over `shape`.  Returns 0, or -1 with a message
  * in `why` (a layout that cannot hold such a tile, more registers than
- * MAX_REG_BITS allows). */
+ * MAX_REG_BITS allows).
+ *
+ * A shared-memory layout (layout_is_shared) has no threads: its reg[i] is
+ * the memory offset, in elements, of the element whose flat row-major
+ * offset is 1 << i (n_lane = n_warp = 0), so the offset of any element is
+ * the XOR of those of its set bits.  Swizzles make these bases other than
+ * single bits. */
 int layout_linear(const Layout *l, int rank, const int64_t *shape, LinearLayout *out, const char **why);
 /* The same for a tile type (a scalar has no layout: all bases empty). */
 int layout_linear_of(const Layout *l, const Type *t, LinearLayout *out, const char **why);

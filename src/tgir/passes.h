@@ -57,7 +57,10 @@ typedef struct Propagation {
 /* Chooses the layouts of f, which it does not change. */
 void tgir_propagate(TirFunc *f, Propagation *out);
 
-/* remove_converts.c */
-void tgir_remove_converts(TirFunc *f);
+/* The steps --passes can name (passes.def), in order. */
+void tgir_remove_converts(TirFunc *f, const TgirOptions *o);
+void tgir_accelerate_matmul(TirFunc *f, const TgirOptions *o);
+void tgir_stage_operands(TirFunc *f, const TgirOptions *o);
+void tgir_pipeline(TirFunc *f, const TgirOptions *o);
 
 #endif

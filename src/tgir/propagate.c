@@ -7,7 +7,10 @@
  * the ops whose layouts are kept as the IR has them:
  *   - load and atomics: their result's layout (the coalesced one);
  *   - store: its pointer operand's layout;
- *   - dot: its result's layout (the accumulator's).
+ *   - dot: its result's layout (the accumulator's);
+ *   - the shared-memory ops: local_alloc, memdesc_index, local_load and
+ *     dot_wait their results' layouts, async_copy its pointers'.  No other
+ *     value takes a shared layout.
  * From them, in this order of preference:
  *   1. forward: an anchor's result layout flows to users that derive
  *      theirs from their operands (elementwise, broadcast, expand_dims of
@@ -78,7 +81,7 @@ static const Layout *get_from(Prop *P, int v, int min_depth) {
  * their operand can give them; nothing takes a dot-operand layout. */
 static int acceptable(Prop *P, int v, const Layout *l) {
   const Type *t = tir_type(P->f, v);
-  if (!l || t->rank == 0 || l->rank != t->rank || l->kind == LAYOUT_DOT_OPERAND) return 0;
+  if (!l || t->rank == 0 || l->rank != t->rank || l->kind == LAYOUT_DOT_OPERAND || layout_is_shared(l)) return 0;
   const TirOp *op = P->def[v];
   if (op && op->code == TIR_REDUCE) return l->kind == LAYOUT_SLICE && l->dim == op->axis;
   if (op && op->code == TIR_TRANS) return l->kind == LAYOUT_BLOCKED;
@@ -109,7 +112,12 @@ static const Layout *anchor(Prop *P, const TirOp *op) {
   case TIR_ATOMIC_RMW:
   case TIR_ATOMIC_CAS:
   case TIR_DOT:
-  case TIR_STORE: return tgir_own_layout(P->f, op);
+  case TIR_STORE:
+  case TIR_LOCAL_ALLOC:
+  case TIR_MEMDESC_INDEX:
+  case TIR_LOCAL_LOAD:
+  case TIR_ASYNC_COPY:
+  case TIR_DOT_WAIT: return tgir_own_layout(P->f, op);
   default: return NULL;
   }
 }
@@ -155,14 +163,16 @@ static void tie_carried(Prop *P) {
   }
 }
 
-/* Anchors keep their layouts as they are, whatever kind. */
+/* Anchors keep their layouts as they are, whatever kind (every result of
+ * a dot_wait). */
 static void seed_anchors(Prop *P) {
   for (int i = 0; i < P->out->entries.len; i++) {
     const LayoutEntry *e = &P->out->entries.data[i];
-    if (!e->own || !e->op->results.len) continue;
-    int r = find(P, e->op->results.data[0]);
-    if (!P->chosen[r]) P->assigned++;
-    P->chosen[r] = e->own;
+    for (int k = 0; e->own && k < e->op->results.len; k++) {
+      int r = find(P, e->op->results.data[k]);
+      if (!P->chosen[r]) P->assigned++;
+      P->chosen[r] = tir_layout(P->f, e->op->results.data[k]);
+    }
   }
 }
 

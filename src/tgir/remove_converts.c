@@ -199,7 +199,7 @@ static void record_definitions(Rewrite *W, TirBlock *b) {
   }
 }
 
-void tgir_remove_converts(TirFunc *f) {
+void tgir_remove_converts(TirFunc *f, const TgirOptions *o) {
   Rewrite W = {0};
   W.f = f;
   W.n = f->types.len;

@@ -14,8 +14,29 @@ int tgir_is_tile(const TirFunc *f, int value) { return tir_type(f, value)->rank 
 
 static const Layout *layout_of(const TirFunc *f, int value) { return tir_layout(f, value); }
 
-/* k_width of FMA operands: a thread holds a K element at a time. */
-static int dot_k_width(const Layout *acc) { return 1; }
+/* k_width of a dot's operands: FMA operands hold a K element at a time,
+ * tensor-core fragments a 32-bit register's worth. */
+static int dot_k_width(const TirFunc *f, const TirOp *op, const Layout *acc) {
+  if (acc->kind != LAYOUT_MMA) return 1;
+  int bits = dtype_bits(tir_type(f, op->operands.data[0])->elem);
+  return bits >= 32 ? 1 : 32 / bits;
+}
+
+/* Shared-memory ops: a buffer operand is what it is (verify.c checks its
+ * layout); the others as for loads and stores. */
+static const Layout *buffer_op_need(const TirFunc *f, const TirOp *op, int k, const Layout *own, const char **rule) {
+  *rule = "a buffer keeps its shared layout";
+  if (layout_is_shared(layout_of(f, op->operands.data[k]))) return NULL;
+  switch (op->code) {
+  case TIR_ASYNC_COPY:
+    *rule = "an async_copy's pointers and mask share one layout";
+    return own;
+  case TIR_DOT_WAIT:
+    *rule = "dot_wait's results keep their operands' layouts";
+    return layout_of(f, op->results.data[k]);
+  default: return NULL; /* local_alloc and local_store take any layout */
+  }
+}
 
 /* What a terminator's carried operand k needs: the layout of the value it
  * becomes in the enclosing op. */
@@ -73,7 +94,14 @@ const Layout *tgir_operand_need(const TirFunc *f, const TirOp *op, int k, const 
   case TIR_DOT:
     *rule = "dot's operands have the dot-operand layouts of its result's, the accumulator the result's";
     if (!own || k == 2) return own;
-    return layout_dot_operand(f->layout_table, k, own, dot_k_width(own));
+    if (layout_is_shared(layout_of(f, op->operands.data[k]))) return NULL; /* wgmma reads it from shared memory */
+    return layout_dot_operand(f->layout_table, k, own, dot_k_width(f, op, own));
+  case TIR_LOCAL_ALLOC:
+  case TIR_MEMDESC_INDEX:
+  case TIR_LOCAL_LOAD:
+  case TIR_LOCAL_STORE:
+  case TIR_ASYNC_COPY:
+  case TIR_DOT_WAIT: return buffer_op_need(f, op, k, own, rule);
   case TIR_FOR:
     *rule = "a carried value keeps its layout (init, region argument, yield and result share one)";
     return k >= 3 ? layout_of(f, op->results.data[k - 3]) : NULL;
@@ -89,8 +117,8 @@ const Layout *tgir_operand_need(const TirFunc *f, const TirOp *op, int k, const 
 const Layout *tgir_own_layout(const TirFunc *f, const TirOp *op) {
   if (op->regions[0]) return NULL;
   if (op->results.len) return tgir_is_tile(f, op->results.data[0]) ? layout_of(f, op->results.data[0]) : NULL;
-  if ((op->code == TIR_STORE || op->code == TIR_ASSERT) && tgir_is_tile(f, op->operands.data[0]))
-    return layout_of(f, op->operands.data[0]);
+  int anchored_on_operand = op->code == TIR_STORE || op->code == TIR_ASSERT || op->code == TIR_ASYNC_COPY;
+  if (anchored_on_operand && tgir_is_tile(f, op->operands.data[0])) return layout_of(f, op->operands.data[0]);
   return NULL;
 }
 

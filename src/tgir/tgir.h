@@ -14,7 +14,8 @@
 
 typedef struct TgirOptions {
   int num_warps;          /* warps per program (a power of two, 1..32); 0: the function's */
-  int compute_capability; /* 80, 86, 89, 90: what the layouts may assume */
+  int compute_capability; /* 80, 86, 89, 90: what the layouts may assume (below 80: no tensor cores) */
+  int wgmma;              /* sm_90a: wgmma may be used (compute_capability 90) */
   const char *passes;     /* optional steps (--passes): "remove-converts", "all", "none"; NULL: all */
 } TgirOptions;
 
@@ -29,10 +30,10 @@ typedef struct TgirOptions {
 int tgir_convert(TirFunc *f, const TgirOptions *o, Diags *d, Buf *dump);
 
 /* GPU-layout IR read from text (tir_read of tgir_print's output):
- * verifies it, then runs the selected optional steps on it (`passes` as
- * in TgirOptions), verifying after each.  Returns 0 or the number of
+ * verifies it, then runs the selected optional steps on it (o->passes),
+ * verifying after each.  Returns 0 or the number of
  * errors reported to `d`. */
-int tgir_optimize(TirFunc *f, const char *passes, Diags *d, Buf *dump);
+int tgir_optimize(TirFunc *f, const TgirOptions *o, Diags *d, Buf *dump);
 
 /* Checks the GPU-layout IR: every tile value has a layout of its rank and
  * num_warps, elementwise operands share their result's layout, shape ops

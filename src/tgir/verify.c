@@ -14,7 +14,11 @@
  *     accumulator in the result's;
  *   - for, while, if: init, region argument, yield and result of a carried
  *     value share one layout;
- *   - convert_layout keeps the type, tile to tile.
+ *   - convert_layout keeps the type, tile to tile;
+ *   - buffers (values in shared layouts) come from local_alloc and
+ *     memdesc_index (one buffer of a multi-buffer, in the slot layout) and
+ *     go to local_load, local_store, async_copy and wgmma dots (NVMMA
+ *     layouts; B always, A when not in registers) only.
  * Each problem is reported at the op's location; a failure after a step is
  * a compiler bug, in text read back a mistake in the text. */
 #include "passes.h"
@@ -46,7 +50,7 @@ static void check_value(Verifier *V, const TirOp *op, int v) {
     problem(V, op, arena_printf(a, "tile %%%d has no layout", v));
   } else if (l->rank != t->rank) {
     problem(V, op, arena_printf(a, "%%%d of rank %d has layout %s of rank %d", v, t->rank, name_of(V, l), l->rank));
-  } else if (l->num_warps != V->f->num_warps) {
+  } else if (!layout_is_shared(l) && l->num_warps != V->f->num_warps) {
     problem(V, op, arena_printf(a, "%%%d has layout %s for %d warps in a function of %d", v, name_of(V, l),
                                 l->num_warps, V->f->num_warps));
   } else if (layout_linear_of(l, t, &ll, &why)) {
@@ -92,6 +96,41 @@ static void check_results(Verifier *V, const TirOp *op) {
     problem(V, op, "converts a tile to a tile of the same type");
 }
 
+/* Buffers (values in a shared layout) are made by local_alloc and
+ * memdesc_index only and read by the shared-memory ops and wgmma dots. */
+static void check_buffers(Verifier *V, const TirOp *op) {
+  const TirFunc *f = V->f;
+  int makes = op->code == TIR_LOCAL_ALLOC || op->code == TIR_MEMDESC_INDEX;
+  for (int k = 0; k < op->results.len; k++)
+    if (makes != layout_is_shared(tir_layout(f, op->results.data[k])))
+      problem(V, op, makes ? "a buffer needs a shared layout" : "only local_alloc and memdesc_index make buffers");
+  for (int k = 0; k < op->operands.len; k++) {
+    const Layout *l = tir_layout(f, op->operands.data[k]);
+    int is_buffer = layout_is_shared(l), want = 0;
+    switch (op->code) {
+    case TIR_MEMDESC_INDEX: want = k == 0; break;
+    case TIR_LOCAL_LOAD:
+    case TIR_ASYNC_WAIT: want = 1; break;
+    case TIR_LOCAL_STORE:
+    case TIR_ASYNC_COPY: want = k == 1; break;
+    case TIR_DOT: {
+      const Layout *acc = tir_layout(f, op->results.data[0]);
+      int wgmma = acc && acc->kind == LAYOUT_MMA && acc->version == 3;
+      want = wgmma && k < 2 && (k == 1 || is_buffer);
+      if (is_buffer && (!wgmma || l->kind != LAYOUT_NVMMA)) want = 0;
+      break;
+    }
+    default: break;
+    }
+    if (is_buffer != want)
+      problem(V, op, arena_printf(f->arena, "operand %%%d %s", op->operands.data[k],
+                                  want ? "must be a buffer (a shared layout)" : "is a buffer here it cannot be"));
+  }
+  if (op->code == TIR_MEMDESC_INDEX && layout_is_shared(tir_layout(f, op->operands.data[0])) &&
+      tir_layout(f, op->results.data[0]) != layout_shared_slot(f->layout_table, tir_layout(f, op->operands.data[0])))
+    problem(V, op, "the result has the layout of one buffer of its operand's");
+}
+
 static void verify_block(Verifier *V, const TirBlock *b, const TirOp *parent) {
   for (int i = 0; i < b->args.len; i++) check_value(V, parent, b->args.data[i]);
   for (int i = 0; i < b->ops.len; i++) {
@@ -101,6 +140,7 @@ static void verify_block(Verifier *V, const TirBlock *b, const TirOp *parent) {
     for (int k = 0; k < op->results.len; k++) check_value(V, op, op->results.data[k]);
     check_operands(V, op, parent);
     check_results(V, op);
+    check_buffers(V, op);
   }
 }
 

@@ -213,12 +213,14 @@ static void optional_layout(Reader *R, int v) {
 
 /* The fields of "#kind<{...}>" as written; -1 / 0 where absent. */
 typedef struct LayoutText {
-  int lists[4][MAX_RANK], n[4]; /* sizePerThread, threadsPerWarp, warpsPerCTA, order */
+  int lists[5][MAX_RANK], n[5]; /* sizePerThread, threadsPerWarp, warpsPerCTA, order, instrShape */
   int dim, op_idx, k_width;
+  int version, vec, per_phase, max_phase, swizzle, elem_bits;
   const Layout *parent;
 } LayoutText;
 
-static const char *const list_fields[] = {"sizePerThread", "threadsPerWarp", "warpsPerCTA", "order"};
+enum { SPT, TPW, WPC, ORDER, INSTR };
+static const char *const list_fields[] = {"sizePerThread", "threadsPerWarp", "warpsPerCTA", "order", "instrShape"};
 
 static int small_int(Reader *R) {
   int64_t v = integer(R);
@@ -245,17 +247,43 @@ static void layout_field(Reader *R, LayoutText *L) {
   const char *key = word(R, &n);
   expect(R, "=");
   int list = -1;
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < 5; i++)
     if (is_word(key, n, list_fields[i])) list = i;
+  struct { const char *name; int *field; } ints[] = {
+      {"dim", &L->dim}, {"opIdx", &L->op_idx}, {"kWidth", &L->k_width}, {"versionMajor", &L->version},
+      {"vec", &L->vec}, {"perPhase", &L->per_phase}, {"maxPhase", &L->max_phase},
+      {"swizzlingByteWidth", &L->swizzle}, {"elementBitWidth", &L->elem_bits}};
+  int *field = NULL;
+  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+    if (is_word(key, n, ints[i].name)) field = ints[i].field;
   if (list >= 0) int_list(R, L->lists[list], &L->n[list]);
   else if (is_word(key, n, "parent")) L->parent = layout_ref(R);
-  else if (is_word(key, n, "dim")) L->dim = small_int(R);
-  else if (is_word(key, n, "opIdx")) L->op_idx = small_int(R);
-  else if (is_word(key, n, "kWidth")) L->k_width = small_int(R);
+  else if (field) *field = small_int(R);
   else {
     R->pos = start;
-    fail(R, "a layout field: sizePerThread, threadsPerWarp, warpsPerCTA, order, dim, parent, opIdx or kWidth");
+    fail(R, "a layout field: sizePerThread, threadsPerWarp, warpsPerCTA, order, dim, parent, opIdx, kWidth, "
+            "versionMajor, instrShape, vec, perPhase, maxPhase, swizzlingByteWidth or elementBitWidth");
   }
+}
+
+/* mma, shared and nvmma_shared layouts; NULL for other kinds. */
+static const Layout *build_tc_layout(Reader *R, const char *kind, size_t n, const LayoutText *L, Loc loc) {
+  const char *why = "";
+  const Layout *l = NULL;
+  if (is_word(kind, n, "mma")) {
+    int instr[3] = {L->lists[INSTR][0], L->lists[INSTR][1], L->n[INSTR] > 2 ? L->lists[INSTR][2] : 0};
+    if (L->n[WPC] < 2 || L->n[INSTR] != (L->version == 2 ? 2 : 3))
+      fail_layout(R, loc, "an mma layout needs versionMajor, warpsPerCTA and instrShape (2 values for version 2, 3 for 3)");
+    l = layout_mma(R->layouts, L->version, L->n[WPC], L->lists[WPC], instr, &why);
+  } else if (is_word(kind, n, "shared")) {
+    l = layout_shared(R->layouts, L->n[ORDER], L->vec, L->per_phase, L->max_phase, L->lists[ORDER], &why);
+  } else if (is_word(kind, n, "nvmma_shared")) {
+    l = layout_nvmma(R->layouts, L->n[ORDER], L->swizzle, L->elem_bits, L->lists[ORDER], &why);
+  } else {
+    return NULL;
+  }
+  if (!l) fail_layout(R, loc, why);
+  return l;
 }
 
 static const Layout *build_layout(Reader *R, const char *kind, size_t n, const LayoutText *L, Loc loc) {
@@ -278,7 +306,9 @@ static const Layout *build_layout(Reader *R, const char *kind, size_t n, const L
       fail_layout(R, loc, "a dot operand needs a parent of rank 2 or more, opIdx 0 or 1 and kWidth 1 or more");
     return layout_dot_operand(R->layouts, L->op_idx, L->parent, L->k_width);
   }
-  fail_layout(R, loc, "expected a layout kind: blocked, slice or dot_op (mma and shared layouts cannot be read yet)");
+  const Layout *l = build_tc_layout(R, kind, n, L, loc);
+  if (!l) fail_layout(R, loc, "expected a layout kind: blocked, slice, dot_op, mma, shared or nvmma_shared");
+  return l;
 }
 
 /* "#name = #kind<{field = value, ...}>" lines before the function. */
@@ -298,7 +328,8 @@ static void read_layout_definitions(Reader *R) {
     size_t kn;
     const char *kind = word(R, &kn);
     expect(R, "<{");
-    LayoutText L = {.dim = -1, .op_idx = -1, .k_width = -1};
+    LayoutText L = {.dim = -1, .op_idx = -1, .k_width = -1, .version = -1, .vec = -1, .per_phase = -1,
+                    .max_phase = -1, .swizzle = -1, .elem_bits = -1};
     while (!at(R, "}>")) {
       layout_field(R, &L);
       if (!accept(R, ",")) break;
@@ -363,7 +394,7 @@ static void read_attributes(Reader *R, TirOp *op, int result_is_float_constant) 
     skip(R);
     if (at(R, ":") || at(R, "loc(")) return;
     if (accept(R, "axis=")) op->axis = (int)integer(R);
-    else if (accept(R, "rounds=")) op->ival = integer(R);
+    else if (accept(R, "rounds=") || accept(R, "pending=")) op->ival = integer(R);
     else if (accept(R, "cache=")) {
       size_t n;
       const char *w = word(R, &n);
@@ -433,7 +464,7 @@ static void read_plain(Reader *R, TirOp *op, const int *ids, int n_ids, Loc loc)
   read_attributes(R, op, is_float);
   if (op->code == TIR_LOAD) op->flags |= (op->operands.len > 1 ? LOAD_MASK : 0) | (op->operands.len > 2 ? LOAD_OTHER : 0);
   if ((op->code == TIR_STORE && op->operands.len > 2) || (op->code == TIR_ATOMIC_RMW && op->operands.len > 2) ||
-      (op->code == TIR_ASSERT && op->operands.len > 1))
+      (op->code == TIR_ASSERT && op->operands.len > 1) || (op->code == TIR_ASYNC_COPY && op->operands.len > 2))
     op->flags |= LOAD_MASK;
   if (accept(R, ":")) read_results(R, op, ids, n_ids, loc);
   else if (n_ids) fail(R, "':' and the result types");

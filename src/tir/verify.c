@@ -142,6 +142,46 @@ static void check_reduce(Verifier *V, const TirOp *op) {
     if (i != op->axis && x->shape[i] != r->shape[j++]) problem(V, op, "%s", "the other dimensions must stay");
 }
 
+/* Shared memory (GPU-layout IR): buffers are tiles of the types they hold. */
+static void check_shared(Verifier *V, const TirOp *op) {
+  int n_ops = op->operands.len, n_res = op->results.len;
+  switch (op->code) {
+  case TIR_LOCAL_ALLOC:
+    if (n_res != 1 || n_ops > 1 || R(V, op, 0)->rank < 1) problem(V, op, "%s", "makes one buffer, from at most one tile");
+    else if (n_ops) check_same(V, op, T(V, op, 0), R(V, op, 0), "tile and buffer");
+    break;
+  case TIR_MEMDESC_INDEX: {
+    Type *b = T(V, op, 0), *r = R(V, op, 0), slot = *b;
+    slot.rank = b->rank - 1;
+    for (int i = 0; i < slot.rank; i++) slot.shape[i] = b->shape[i + 1];
+    if (b->rank < 2 || !type_equal(&slot, r)) problem(V, op, "%s", "the result is one buffer of the multi-buffer");
+    if (T(V, op, 1)->rank || !dtype_is_int(T(V, op, 1)->elem)) problem(V, op, "%s", "the index must be an integer scalar");
+    break;
+  }
+  case TIR_LOCAL_LOAD:
+    if (n_res != 1) problem(V, op, "%s", "has one result");
+    else check_same(V, op, T(V, op, 0), R(V, op, 0), "buffer and tile");
+    break;
+  case TIR_LOCAL_STORE: check_same(V, op, T(V, op, 0), T(V, op, 1), "tile and buffer"); break;
+  case TIR_ASYNC_COPY: {
+    Type *p = T(V, op, 0), *b = n_ops > 1 ? T(V, op, 1) : NULL;
+    if (n_ops < 2 || n_ops > 4 || n_res || !p->is_ptr || b->is_ptr || b->elem != p->elem || !type_same_shape(p, b))
+      problem(V, op, "%s", "copies a tile of pointers' pointees into a buffer of that type");
+    else if (n_ops >= 3 && (T(V, op, 2)->elem != DT_I1 || !type_same_shape(T(V, op, 2), p)))
+      problem(V, op, "%s", "the mask must be i1 of the pointers' shape");
+    else if (n_ops == 4 && (T(V, op, 3)->elem != DT_I1 || T(V, op, 3)->rank))
+      problem(V, op, "%s", "whether to issue the copy is an i1 scalar");
+    break;
+  }
+  case TIR_DOT_WAIT:
+    if (n_res != n_ops) problem(V, op, "%s", "has one result per operand");
+    for (int i = 0; i < n_ops && n_res == n_ops; i++) check_same(V, op, T(V, op, i), R(V, op, i), "operand and result");
+    break;
+  default:
+    if (n_res) problem(V, op, "%s", "has no results");
+  }
+}
+
 static void check_types_match(Verifier *V, const TirOp *op, const int *values, int n, const int *want, int m,
                               const char *what) {
   if (n != m) {
@@ -219,6 +259,10 @@ static void check_types(Verifier *V, const TirOp *op) {
       problem(V, op, "%s", "must be an i32 tile of length end - start");
     break;
   case TIR_FOR: case TIR_IF: case TIR_WHILE: check_structured(V, op); break;
+  case TIR_LOCAL_ALLOC: case TIR_MEMDESC_INDEX: case TIR_LOCAL_LOAD: case TIR_LOCAL_STORE: case TIR_ASYNC_COPY:
+  case TIR_ASYNC_COMMIT: case TIR_ASYNC_WAIT: case TIR_DOT_WAIT:
+    check_shared(V, op);
+    break;
   default: break;
   }
 }

@@ -60,7 +60,7 @@ static int interpret(TirFunc *f) {
 static void check_gpu_layout_ir(Compilation *c, TirFunc *f, int tir_status) {
   static unsigned char tir_memory[64][BUFFER_BYTES];
   memcpy(tir_memory, memory, sizeof memory);
-  TgirOptions o = {4, 90, NULL};
+  TgirOptions o = {4, 90, 1, NULL};
   if (tgir_convert(f, &o, &c->diags, NULL)) abort(); /* the verifier failed: a compiler bug */
   Buf text, again, cleaned;
   buf_init(&text, &c->arena);
@@ -72,7 +72,7 @@ static void check_gpu_layout_ir(Compilation *c, TirFunc *f, int tir_status) {
   buf_init(&again, &c->arena);
   tgir_print(g, &again);
   if (again.len != text.len || memcmp(buf_cstr(&again), buf_cstr(&text), text.len)) abort();
-  if (tgir_optimize(g, NULL, &c->diags, NULL)) abort();
+  if (tgir_optimize(g, &o, &c->diags, NULL)) abort();
   buf_init(&cleaned, &c->arena);
   tgir_print(g, &cleaned);
   if (cleaned.len != text.len || memcmp(buf_cstr(&cleaned), buf_cstr(&text), text.len)) abort();

@@ -491,6 +491,8 @@ typedef struct Run {
   int n_defines;
   unsigned grid[3];
   double rtol, atol;
+  int stages;              /* num_stages (stages=N); 0: the kernel's */
+  char arch[16];           /* the simulated target (arch=sim90); empty: sim */
   char expect_error[64];
   int compare_print, same_line;
   tile_status interp_status;
@@ -539,6 +541,8 @@ static int parse_options(Run *r) {
     if (!strncmp(p, "rtol=", 5)) r->rtol = strtod(p + 5, NULL);
     else if (!strncmp(p, "atol=", 5)) r->atol = strtod(p + 5, NULL);
     else if (!strncmp(p, "error=", 6)) snprintf(r->expect_error, sizeof r->expect_error, "%.*s", (int)len - 6, p + 6);
+    else if (!strncmp(p, "stages=", 7)) r->stages = atoi(p + 7);
+    else if (!strncmp(p, "arch=", 5)) snprintf(r->arch, sizeof r->arch, "%.*s", (int)len - 5, p + 5);
     else if (len == 5 && !strncmp(p, "print", 5)) r->compare_print = 1;
     else if (len == 9 && !strncmp(p, "same_line", 9)) r->same_line = 1;
     else return fail(r, "unknown option '%.*s'", (int)len, p);
@@ -586,7 +590,8 @@ static void options_of(const Run *r, tile_options *o, const char *signature, con
   o->defines = r->defines;
   o->num_defines = r->n_defines;
   o->num_warps = r->warps;
-  o->arch = arch;
+  o->num_stages = r->stages;
+  o->arch = arch && r->arch[0] ? r->arch : arch;
 }
 
 static int run_interpreter(Run *r, tile_context *ctx, const char *signature) {

@@ -6,7 +6,8 @@
  *     and every buffer must come out bit for bit the same, with at least
  *     one output written;
  *   - conversions are where the design says: none without a dot, the two
- *     dot operands and the epilogue with one;
+ *     dot operands and the epilogue with an FMA dot, the epilogue alone
+ *     with a tensor-core dot (its operands go through shared memory);
  *   - the verifier rejects hand-made bad IR with the rule it breaks, and
  *     the reader rejects bad layout text at its place;
  *   - the layout helpers (FMA accumulator, transposed) give layouts whose
@@ -92,7 +93,7 @@ static TirFunc *compile(Compilation *c, const Kernel *k, int gpu) {
   if (!ck) return NULL;
   TirFunc *f = tir_lower(ck, &c->arena, &c->diags);
   if (c->diags.errors || tir_verify(f, &c->diags) || tir_run_passes(f, NULL, &c->diags, NULL)) return NULL;
-  TgirOptions o = {k->num_warps, 90, NULL};
+  TgirOptions o = {k->num_warps, 90, 1, NULL};
   return !gpu || !tgir_convert(f, &o, &c->diags, NULL) ? f : NULL;
 }
 
@@ -244,17 +245,17 @@ static const Kernel kernels[] = {
      {"BLOCK_SIZE_M=32", "BLOCK_SIZE_N=32", "BLOCK_SIZE_K=32", "GROUP_SIZE_M=2"}, 0,
      {70, 45, 100, 100, 1, 45, 1, 45, 1}, 7000, {6}, 3},
     {SEED("matmul_naive.tl"), "naive_matmul_k", "*fp16,*fp16,*fp16,i32,i32,i32,i32,i32,i32,i32,i32,i32",
-     {"bm=16", "bn=16", "bk=16"}, 0, {48, 32, 64, 64, 1, 32, 1, 32, 1}, 48 * 64, {3, 2}, 3},
+     {"bm=16", "bn=16", "bk=16"}, 0, {48, 32, 64, 64, 1, 32, 1, 32, 1}, 48 * 64, {3, 2}, 1},
     {SEED("matmul_naive.tl"), "naive_matmul_k", "*fp16:16,*fp16:16,*fp16:16,i32,i32,i32,i32:16,i32:1,i32:16,i32:1,i32:16,i32:1",
-     {"bm=32", "bn=32", "bk=32"}, 0, {64, 96, 64, 64, 96, 96}, 96 * 64, {2, 3}, 3},
+     {"bm=32", "bn=32", "bk=32"}, 0, {64, 96, 64, 64, 96, 96}, 96 * 64, {2, 3}, 1},
     {SEED("matmul_grouped.tl"), "grouped_matmul_k", "*fp16,*fp16,*fp16,i32,i32,i32,i32,i32,i32,i32,i32,i32",
-     {"bm=16", "bn=16", "bk=16", "group_sz=2"}, 0, {48, 32, 64, 64, 1, 32, 1, 32, 1}, 48 * 64, {3, 2}, 3},
+     {"bm=16", "bn=16", "bk=16", "group_sz=2"}, 0, {48, 32, 64, 64, 1, 32, 1, 32, 1}, 48 * 64, {3, 2}, 1},
     {SEED("matmul_autotuned.tl"), "matmul_kernel", "*fp16,*fp16,*fp16,i32,i32,i32,i32,i32,i32,i32,i32,i32",
      {"BLOCK_SIZE_M=32", "BLOCK_SIZE_N=64", "BLOCK_SIZE_K=32", "GROUP_SIZE_M=8", "ACTIVATION=\"leaky_relu\""}, 2,
-     {70, 45, 100, 100, 1, 45, 1, 45, 1}, 7000, {3}, 3},
+     {70, 45, 100, 100, 1, 45, 1, 45, 1}, 7000, {3}, 1},
     {SEED("matmul_autotuned.tl"), "matmul_kernel", "*fp16:16,*fp16:16,*fp16:16,i32,i32,i32:16,i32:16,i32:1,i32:16,i32:1,i32:16,i32:1",
      {"BLOCK_SIZE_M=64", "BLOCK_SIZE_N=64", "BLOCK_SIZE_K=32", "GROUP_SIZE_M=8", "ACTIVATION=\"\""}, 8,
-     {70, 45, 96, 96, 48, 48}, 96 * 70, {2}, 3},
+     {70, 45, 96, 96, 48, 48}, 96 * 70, {2}, 1},
     {SEED("matmul_basic.tl"), "_matmul_kernel", "*fp32:16,*fp32:16,*fp32:16,i32,i32,i32,i32:16,i32:1,i32:16,i32:1,i32:16,i32:1",
      {"BLOCK_SIZE_M=32", "BLOCK_SIZE_N=64", "BLOCK_SIZE_K=16"}, 2, {70, 45, 100, 112, 48, 48}, 112 * 70, {6}, 3},
     {K2D, "copy_rows", "*fp32:16,*fp32:16,i32:16,i32:16,i32:16", {"BM=32", "BN=64"}, 0, {48, 80, 96}, 48 * 96, {2, 2}, 0},
@@ -384,7 +385,14 @@ static void check_verifier(void) {
   CHECK_CONTAINS(diagnose(V4(0) V4(0) FUNC END_FUNC), "bad.tgir:2:1: error: GPU-layout IR: layout #blocked0 is defined twice");
   CHECK_CONTAINS(diagnose(V4(0) FUNC "  %1 = make_range 0, 64 : i32[64] #nope  loc(1:1)\n" END_FUNC),
                  "bad.tgir:3:35: error: GPU-layout IR: unknown layout #nope");
-  CHECK_CONTAINS(diagnose("#mma0 = #mma<{}>\n"), "mma and shared layouts cannot be read yet");
+  CHECK_CONTAINS(diagnose("#mma0 = #mma<{}>\n"), "bad.tgir:1:10: error: GPU-layout IR: an mma layout needs versionMajor");
+  CHECK_CONTAINS(diagnose("#m = #mma<{versionMajor = 3, warpsPerCTA = [2, 2], instrShape = [16, 64, 16]}>\n"),
+                 "bad.tgir:1:7: error: GPU-layout IR: a version 3 mma layout has warps along M in groups of 4");
+  CHECK_CONTAINS(diagnose("#s = #nvmma_shared<{swizzlingByteWidth = 96, elementBitWidth = 16, order = [1, 0]}>\n"),
+                 "swizzlingByteWidth is 32, 64 or 128");
+  CHECK_CONTAINS(diagnose("#s = #shared<{vec = 3, perPhase = 1, maxPhase = 1, order = [1, 0]}>\n"),
+                 "vec, perPhase and maxPhase must be powers of two");
+  CHECK_CONTAINS(diagnose("#s = #wavy<{}>\n"), "expected a layout kind: blocked, slice, dot_op, mma, shared or nvmma_shared");
 }
 
 /* ---- layouts ---- */

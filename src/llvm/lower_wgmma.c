@@ -1,0 +1,130 @@
+/* dot on wgmma (version 3 mma layouts, sm_90a).
+ *
+ * A and B are buffers in NVMMA layouts (accelerate-matmul put them there).
+ * Four consecutive warps make a warpgroup of 64 rows; each warpgroup
+ * issues, per K step of the instruction (16, or 8 for tf32) and per
+ * repetition of its m64n{n} tile over the dot's tile, one
+ * wgmma.mma_async on the n/2 accumulator registers of that repetition
+ * (the mma layout puts them consecutively, in the ISA's fragment order).
+ *
+ * A shared-memory matrix descriptor gives the operand's start address
+ * (bits 4-17), the byte distance of 8-row groups (SBO: 8 rows of the
+ * swizzle width), of swizzle-wide column blocks (LBO: the width times the
+ * tile's rows) and the swizzle mode.  The start of a sub-tile is the
+ * address of its first element: its row is a multiple of 8, where the
+ * swizzle is the identity, and the hardware applies the XOR to the
+ * addresses it forms, so starting inside a swizzle row selects columns.
+ * Operands stored along M or N (imm-trans 1) are allowed for fp16 and bf16.
+ *
+ * The wgmmas of one dot are one commit group; without a dot_wait using the
+ * result, the dot waits for it at once (wait_group 0).  Generic-proxy
+ * writes to the operands (st.shared, cp.async) are fenced with
+ * fence.proxy.async before the barrier that publishes them.  tf32 operands
+ * are not rounded first: the tensor cores ignore the low 13 bits. */
+#include "lower.h"
+
+#include <string.h>
+
+typedef struct Operand {
+  LLVMValueRef base;         /* the buffer */
+  LinearLayout mem;          /* element offset -> memory offset (elements) */
+  int64_t cols;              /* the tile's columns (its last dimension) */
+  int trans;                 /* stored along M (A) or N (B): imm-trans 1 */
+  int elem_bytes;
+  uint64_t fixed;            /* LBO, SBO and the swizzle mode */
+  LLVMValueRef warpgroup;    /* i64 bytes: where this warpgroup's part starts */
+} Operand;
+
+static int64_t swizzle_mode(int bytes) { return bytes == 128 ? 1 : bytes == 64 ? 2 : 3; }
+
+/* op_index 0: A [M, K], K-major when dimension 1 is contiguous; 1: B [K, N], K-major when dimension 0 is. */
+static void operand(Lower *L, int buffer, int op_index, const LinearLayout *acc, Operand *o) {
+  const Layout *l = tir_layout(L->f, buffer);
+  const Type *t = lower_type(L, buffer);
+  memset(o, 0, sizeof *o);
+  o->base = lower_get(L, buffer).v[0];
+  lower_linear(L, buffer, &o->mem);
+  o->cols = t->shape[1];
+  o->trans = l->order[0] == (op_index == 0 ? 0 : 1);
+  o->elem_bytes = dtype_bits(t->elem) / 8;
+  int64_t lbo = (int64_t)l->swizzle_bytes * t->shape[l->order[1]], sbo = 8 * (int64_t)l->swizzle_bytes;
+  o->fixed = (uint64_t)(lbo >> 4 & 0x3FFF) << 16 | (uint64_t)(sbo >> 4 & 0x3FFF) << 32 | (uint64_t)swizzle_mode(l->swizzle_bytes) << 62;
+  int64_t c[TID_BITS] = {0};
+  for (int i = 0; i < acc->n_warp; i++) { /* warps 0-1 are inside the warpgroup; the others move it */
+    int64_t x[MAX_RANK];
+    ll_coords(acc, acc->warp[i], x);
+    int64_t row = op_index == 0 ? (i >= 2 ? x[0] : 0) : 0, col = op_index == 0 ? 0 : x[1];
+    c[LANE_BITS + i] = (int64_t)ll_reg_offset(&o->mem, (uint32_t)(row * o->cols + col)) * o->elem_bytes;
+  }
+  o->warpgroup = LLVMBuildZExt(L->b, lower_thread_sum(L, c), L->i64, "");
+}
+
+/* The descriptor of the sub-tile whose first element is at (row, col). */
+static LLVMValueRef descriptor(Lower *L, const Operand *o, int64_t row, int64_t col) {
+  int64_t off = (int64_t)ll_reg_offset(&o->mem, (uint32_t)(row * o->cols + col)) * o->elem_bytes;
+  LLVMValueRef a = LLVMBuildAdd(L->b, LLVMBuildPtrToInt(L->b, o->base, L->i64, ""), o->warpgroup, "");
+  a = LLVMBuildAdd(L->b, a, lower_int(L, L->i64, off), "");
+  a = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, a, lower_int(L, L->i64, 4), ""), lower_int(L, L->i64, 0x3FFF), "");
+  return LLVMBuildOr(L->b, a, LLVMConstInt(L->i64, o->fixed, 0), "");
+}
+
+static int wgmma_kind(DType t) { return t == DT_BF16 ? MMA_BF16 : t == DT_FP32 ? MMA_TF32 : MMA_F16; }
+
+/* Whether a dot_wait takes the dot's result (the wait is there, later). */
+static int waited_later(Lower *L, const TirOp *op) {
+  int v = op->results.data[0];
+  return L->dot_waited && L->dot_waited[v];
+}
+
+void lower_wgmma_dot(Lower *L, const TirOp *op) {
+  const Layout *mma = tir_layout(L->f, op->results.data[0]);
+  const Type *ta = lower_type(L, op->operands.data[0]);
+  if (!layout_is_shared(tir_layout(L->f, op->operands.data[0])))
+    lower_fail(L, "wgmma with A in registers is not supported (A must be in shared memory)");
+  LinearLayout acc_ll;
+  lower_linear(L, op->results.data[0], &acc_ll);
+  if (acc_ll.n_reg < 2 || acc_ll.reg[0] != 1 || acc_ll.reg[1] != 8 * (uint32_t)acc_ll.shape[1] ||
+      acc_ll.shape[0] < 16 * mma->warps_per_cta[0])
+    lower_fail(L, "internal error: a wgmma accumulator tile smaller than its warpgroups' instructions");
+  for (int k = 0; k < 2; k++) lower_buffer_read_async_proxy(L, op->operands.data[k]);
+  Operand a, b;
+  operand(L, op->operands.data[0], 0, &acc_ll, &a);
+  operand(L, op->operands.data[1], 1, &acc_ll, &b);
+  Regs c = lower_operand(L, op, 2, &acc_ll), acc = lower_regs(L, c.n);
+  for (int r = 0; r < c.n; r++) acc.v[r] = LLVMTypeOf(c.v[r]) == L->f32 ? c.v[r] : LLVMBuildFPExt(L->b, c.v[r], L->f32, "");
+  int n = mma->instr[1], k_step = mma->instr[2], per = n / 2, kind = wgmma_kind(ta->elem);
+  L->target->wgmma_fence(L);
+  for (int64_t k0 = 0; k0 < ta->shape[1]; k0 += k_step)
+    for (int r = 0; r < acc.n; r += per) {
+      int64_t x[MAX_RANK];
+      ll_coords(&acc_ll, ll_reg_offset(&acc_ll, (uint32_t)r), x);
+      L->target->wgmma(L, kind, n, acc.v + r, descriptor(L, &a, x[0], k0), descriptor(L, &b, k0, x[1]), a.trans,
+                       b.trans);
+    }
+  L->target->wgmma_commit(L);
+  if (!waited_later(L, op)) L->target->wgmma_wait(L, 0, acc.v, acc.n);
+  LLVMTypeRef et = lower_elem_type(L, lower_type(L, op->results.data[0]));
+  for (int r = 0; r < acc.n && !waited_later(L, op); r++)
+    if (et != L->f32) acc.v[r] = LLVMBuildFPTrunc(L->b, acc.v[r], et, "");
+  lower_result(L, op, 0, acc);
+}
+
+/* Waits for all but `pending` groups of wgmma; its results are its
+ * operands, made ready (and rounded to their type where the dot's was
+ * not fp32). */
+void lower_dot_wait(Lower *L, const TirOp *op) {
+  int total = 0;
+  for (int k = 0; k < op->operands.len; k++) total += lower_get(L, op->operands.data[k]).n;
+  LLVMValueRef *all = arena_alloc(L->arena, sizeof(LLVMValueRef) * (size_t)(total + 1));
+  for (int k = 0, at = 0; k < op->operands.len; k++) {
+    Regs x = lower_get(L, op->operands.data[k]);
+    for (int r = 0; r < x.n; r++) all[at++] = x.v[r];
+  }
+  L->target->wgmma_wait(L, (int)op->ival, all, total);
+  for (int k = 0, at = 0; k < op->operands.len; k++) {
+    Regs x = lower_regs(L, lower_get(L, op->operands.data[k]).n);
+    LLVMTypeRef et = lower_elem_type(L, lower_type(L, op->results.data[k]));
+    for (int r = 0; r < x.n; r++, at++) x.v[r] = LLVMTypeOf(all[at]) == et ? all[at] : LLVMBuildFPTrunc(L->b, all[at], et, "");
+    lower_result(L, op, k, x);
+  }
+}

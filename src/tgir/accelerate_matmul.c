@@ -1,0 +1,221 @@
+/* accelerate-matmul: tensor cores for the dots that allow them (Triton's
+ * AccelerateMatmul).
+ *
+ * A dot runs on tensor cores when its operand types have an instruction
+ * and its tile holds one: fp16 and bf16 (m16n8k16), fp32 unless the
+ * precision is ieee (tf32, m16n8k8; tf32x3 as three of them), int8 with
+ * K >= 32 (m16n8k32).  fp64, ieee fp32 and int8 with K = 16 stay on the
+ * FMA path.  The version:
+ *   - 3 (wgmma) on sm_90a for rank-2 dots with num_warps % 4 == 0 and M a
+ *     multiple of 64, fp16/bf16 (tf32 when both operands are K-major, as
+ *     wgmma reads tf32 only so); warps 4 along M, doubled along M while the
+ *     tile has more rows, else along N; one instruction covers N / wn
+ *     columns (at most 256).  A and B go into shared memory in NVMMA
+ *     layouts (local_alloc), contiguous along the dimension their source
+ *     layout is contiguous in;
+ *   - else 2 (mma.sync): warps doubled along M or N, whichever has more
+ *     16 x 16 tiles per warp (M on a tie), batch first for batched dots;
+ *     A and B in the #dot_op layouts of the mma, converted (stage-operands
+ *     then routes those conversions through swizzled shared memory).
+ *
+ * Requires: GPU-layout IR after remove-converts (a dot's operands arrive
+ *   through convert_layout from the layouts they were computed in).
+ * Guarantees: verified GPU-layout IR computing the same values; the
+ *   accelerated dots' results and accumulators in mma layouts, the result
+ *   converted back to the layout its users had (remove-converts runs
+ *   next and carries the mma layout through loops and epilogues).  Dots
+ *   already in an mma layout are left alone.
+ * Invalidates: the layouts of dot results and operands. */
+#include "passes.h"
+
+#include <string.h>
+
+typedef struct Plan {
+  int version;               /* 0: stays on the FMA path */
+  int warps[MAX_RANK];
+  int instr[3];
+} Plan;
+
+typedef struct Accel {
+  TirFunc *f;
+  const TgirOptions *o;
+  TirOp **defs;              /* per value: its defining op (room for the values this step makes) */
+  Vec(TirOp *) out;          /* the block being rebuilt */
+} Accel;
+
+static const Type *T(Accel *A, int v) { return tir_type(A->f, v); }
+
+/* The instruction's K for the dot's operand type and precision; 0: none. */
+static int instruction_k(const TirOp *dot, DType elem) {
+  switch (elem) {
+  case DT_FP16:
+  case DT_BF16: return 16;
+  case DT_FP32: return dot->kind == DOT_IEEE ? 0 : 8;
+  case DT_I8: return 32;
+  default: return 0;
+  }
+}
+
+/* What a dot operand was computed in: the source of its convert_layout. */
+static int source_of(Accel *A, int v) {
+  TirOp *def = A->defs[v];
+  return def && def->code == TIR_CONVERT_LAYOUT ? def->operands.data[0] : v;
+}
+
+/* The operand's contiguous dimension as its source layout has it; -1: unknown. */
+static int contiguous_dim(Accel *A, int v) {
+  const Layout *l = tir_layout(A->f, source_of(A, v));
+  return l && l->kind == LAYOUT_BLOCKED ? l->order[0] : -1;
+}
+
+static void warps_v2(int rank, const int64_t *shape, int num_warps, int *w) {
+  int m = rank - 2, n = rank - 1, left = num_warps;
+  for (int d = 0; d < rank; d++) w[d] = 1;
+  while (rank == 3 && left > 1 && w[0] < shape[0]) w[0] *= 2, left /= 2;
+  for (; left > 1; left /= 2) {
+    int64_t per_m = shape[m] / 16 / w[m], per_n = shape[n] / 16 / w[n];
+    if (per_m >= per_n && w[m] < shape[m] / 16) w[m] *= 2;
+    else w[n] *= 2;
+  }
+}
+
+/* Version 3's warps and instruction; 0 if the tile does not allow it. */
+static int plan_v3(Accel *A, const TirOp *dot, int k, Plan *p) {
+  const Type *t = T(A, dot->results.data[0]), *ta = T(A, dot->operands.data[0]);
+  int64_t M = t->shape[0], N = t->shape[1];
+  if (!A->o->wgmma || A->o->compute_capability != 90 || t->rank != 2 || A->f->num_warps % 4 || M % 64) return 0;
+  if (ta->elem == DT_I8 || dot->kind == DOT_TF32X3) return 0; /* no s8 wgmma here; tf32x3 splits its operands */
+  if (ta->elem == DT_FP32 && (contiguous_dim(A, dot->operands.data[0]) != 1 ||
+                              contiguous_dim(A, dot->operands.data[1]) != 0))
+    return 0; /* tf32 wgmma reads K-major operands only */
+  int wm = 4, wn = 1;
+  while (wm * wn < A->f->num_warps) {
+    if (M > 16 * wm) wm *= 2;
+    else wn *= 2;
+  }
+  if (N / wn < 8) return 0;
+  p->version = 3;
+  p->warps[0] = wm, p->warps[1] = wn;
+  p->instr[0] = 16, p->instr[1] = (int)(N / wn > 256 ? 256 : N / wn), p->instr[2] = k;
+  return 1;
+}
+
+static Plan plan(Accel *A, const TirOp *dot) {
+  Plan p;
+  memset(&p, 0, sizeof p);
+  const Type *ta = T(A, dot->operands.data[0]), *t = T(A, dot->results.data[0]);
+  const Layout *now = tir_layout(A->f, dot->results.data[0]);
+  int k = instruction_k(dot, ta->elem);
+  if (A->o->compute_capability < 80 || !k || ta->shape[ta->rank - 1] < k || (now && now->kind == LAYOUT_MMA)) return p;
+  if (plan_v3(A, dot, k, &p)) return p;
+  p.version = 2;
+  warps_v2(t->rank, t->shape, A->f->num_warps, p.warps);
+  p.instr[0] = 16, p.instr[1] = 8, p.instr[2] = 0;
+  return p;
+}
+
+/* ---- rewriting ---- */
+
+static int convert(Accel *A, int v, const Layout *l, Loc loc) {
+  if (tir_layout(A->f, v) == l) return v;
+  TirOp *c = tir_op_new(A->f, TIR_CONVERT_LAYOUT, loc);
+  tir_add_operand(A->f, c, v);
+  int r = tir_add_result(A->f, c, tir_type(A->f, v));
+  tir_set_layout(A->f, r, l);
+  A->defs[r] = c;
+  vec_push(A->f->arena, &A->out, c);
+  return r;
+}
+
+/* A wgmma operand: its source tile into a shared buffer in an NVMMA layout
+ * contiguous where the source is (else K-major). */
+static int to_buffer(Accel *A, const TirOp *dot, int k) {
+  int src = source_of(A, dot->operands.data[k]), contiguous = contiguous_dim(A, dot->operands.data[k]);
+  const Type *t = T(A, src);
+  int order[2];
+  order[0] = contiguous >= 0 ? contiguous : k == 0 ? 1 : 0;
+  order[1] = 1 - order[0];
+  const Layout *l = layout_nvmma_for(A->f->layout_table, dtype_bits(t->elem), 2, t->shape, order);
+  TirOp *alloc = tir_op_new(A->f, TIR_LOCAL_ALLOC, dot->loc);
+  tir_add_operand(A->f, alloc, src);
+  int buf = tir_add_result(A->f, alloc, tir_type(A->f, src));
+  tir_set_layout(A->f, buf, l);
+  A->defs[buf] = alloc;
+  vec_push(A->f->arena, &A->out, alloc);
+  return buf;
+}
+
+static void replace_uses(TirBlock *b, int from, int to, const TirOp *except) {
+  for (int i = 0; i < b->ops.len; i++) {
+    TirOp *op = b->ops.data[i];
+    for (int k = 0; op != except && k < op->operands.len; k++)
+      if (op->operands.data[k] == from) op->operands.data[k] = to;
+    for (int r = 0; r < 2; r++)
+      if (op->regions[r]) replace_uses(op->regions[r], from, to, except);
+  }
+}
+
+/* The dot with mma layouts; its old result layout kept by a conversion
+ * that every former use now reads. */
+static void accelerate(Accel *A, TirOp *dot, const Plan *p) {
+  TirFunc *f = A->f;
+  const Type *t = T(A, dot->results.data[0]);
+  const char *why;
+  const Layout *mma = layout_mma(f->layout_table, p->version, t->rank, p->warps, p->instr, &why);
+  if (!mma) { /* cannot happen: the plan makes valid layouts */
+    vec_push(f->arena, &A->out, dot);
+    return;
+  }
+  int bits = dtype_bits(T(A, dot->operands.data[0])->elem), kw = bits >= 32 ? 1 : 32 / bits;
+  for (int k = 0; k < 2; k++) {
+    int v = p->version == 3 ? to_buffer(A, dot, k)
+                            : convert(A, source_of(A, dot->operands.data[k]),
+                                      layout_dot_operand(f->layout_table, k, mma, kw), dot->loc);
+    dot->operands.data[k] = v;
+  }
+  dot->operands.data[2] = convert(A, dot->operands.data[2], mma, dot->loc);
+  int old = dot->results.data[0];
+  const Layout *old_layout = tir_layout(f, old);
+  tir_set_layout(f, old, mma);
+  vec_push(f->arena, &A->out, dot);
+  int back = convert(A, old, old_layout, dot->loc);
+  replace_uses(f->body, old, back, A->out.data[A->out.len - 1]);
+}
+
+/* Records every op's results in defs (if given); returns the number of dots. */
+static int collect_defs(TirBlock *b, TirOp **defs) {
+  int dots = 0;
+  for (int i = 0; i < b->ops.len; i++) {
+    TirOp *op = b->ops.data[i];
+    dots += op->code == TIR_DOT;
+    for (int k = 0; defs && k < op->results.len; k++) defs[op->results.data[k]] = op;
+    for (int r = 0; r < 2; r++)
+      if (op->regions[r]) dots += collect_defs(op->regions[r], defs);
+  }
+  return dots;
+}
+
+static void rewrite_block(Accel *A, TirBlock *b) {
+  Accel saved = *A;
+  memset(&A->out, 0, sizeof A->out);
+  for (int i = 0; i < b->ops.len; i++) {
+    TirOp *op = b->ops.data[i];
+    for (int r = 0; r < 2; r++)
+      if (op->regions[r]) rewrite_block(A, op->regions[r]);
+    Plan p = op->code == TIR_DOT ? plan(A, op) : (Plan){0};
+    if (p.version) accelerate(A, op, &p);
+    else vec_push(A->f->arena, &A->out, op);
+  }
+  b->ops.data = A->out.data;
+  b->ops.len = A->out.len;
+  b->ops.cap = A->out.cap;
+  A->out = saved.out;
+}
+
+void tgir_accelerate_matmul(TirFunc *f, const TgirOptions *o) {
+  Accel A = {f, o, NULL, {0}};
+  size_t room = (size_t)f->types.len + 8 * (size_t)collect_defs(f->body, NULL) + 1; /* a dot makes at most 5 values */
+  A.defs = arena_alloc(f->arena, sizeof *A.defs * room);
+  collect_defs(f->body, A.defs);
+  rewrite_block(&A, f->body);
+}

@@ -1,0 +1,582 @@
+/* pipeline: software pipelining of the k-loop of a dot (Triton's
+ * pipeliner for plain pointer loads: cp.async, multi-buffering).
+ *
+ * In an innermost `for` with constant positive step and num_stages S > 1
+ * (the loop's own num_stages from tl.range, else the kernel's), a load
+ * whose tile only goes to shared memory (local_alloc, read by local_load
+ * or a wgmma dot) becomes an async_copy into one of S buffers, issued
+ * D = S - 1 iterations ahead:
+ *
+ *     bufs = local_alloc : T[S, ...]               (per pipelined load)
+ *     for j in 0 .. D-1:                           (prologue)
+ *       the load's address and mask for iteration j; async_copy into
+ *       bufs[j], issued only if iteration j exists; async_commit
+ *     for iv ... iter(..., ins = D % S, ext = 0):
+ *       async_wait pending=D-1                     (iteration iv's copies are in; barrier)
+ *       address and mask for iteration iv + D*step; async_copy into
+ *       bufs[ins], issued only if that iteration exists; async_commit
+ *       the rest, reading bufs[ext] where it read the local_alloc
+ *       yield ..., ins + 1 mod S, ext + 1 mod S
+ *
+ * Copies for iterations past the end are not issued (not merely masked:
+ * a masked-off cp.async still writes zeros), so when the loop ends every
+ * copy it issued has been waited for and the buffers are free at once.
+ *
+ * The ops computing a pipelined load's pointers and mask (stage 0: its
+ * backward slice in the body, and the advances of the loop-carried values
+ * it uses) run D iterations ahead; their carried values start D advances
+ * on, so they must not be used by the rest of the body or after the loop.
+ * A stage-0 value the rest also uses is recomputed there if it depends on
+ * the induction variable and invariants only.  Slot D of the buffers is
+ * written while iteration iv reads slot iv % S: the barrier of the wait
+ * separates the reads of the slot from its rewrite one iteration later.
+ *
+ * A load is not pipelined when cp.async cannot move it: a vector narrower
+ * than 4 bytes (AxisInfo), a non-zero `other`, volatile; nor when its
+ * slice reads memory or depends on another pipelined load.
+ *
+ * Requires: GPU-layout IR after stage-operands (and accelerate-matmul).
+ * Guarantees: the same values computed; masked-off copies write zeros as
+ *   `other` 0 does; every copy of a buffer completes before it is read.
+ * Invalidates: the pipelined loops' ops and value ids. */
+#include "passes.h"
+
+#include <string.h>
+
+typedef struct Pipe {
+  TirFunc *f;
+  const AxisInfo *axis;
+  int n;                     /* value ids before this loop's rewrite */
+  TirOp **def;               /* per value: its defining op in the loop body (NULL elsewhere) */
+  int *uses;                 /* per value: uses in the whole function */
+  char *stage0;              /* per value: computed by stage 0 */
+  int *map;                  /* per value: its copy in the code being made */
+  TirOp *loop;
+  TirBlock *body;
+  Vec(TirOp *) loads;        /* the pipelined loads */
+  Vec(TirOp *) out;          /* ops being emitted */
+  int stages, distance;      /* buffers per load; iterations a copy runs ahead */
+  const TgirOptions *o;
+  TirOp *async_dot;          /* a wgmma dot left in flight across iterations (dot_wait pending=1), or NULL */
+} Pipe;
+
+static Type *T(Pipe *P, int v) { return tir_type(P->f, v); }
+
+/* ---- building ops ---- */
+
+static int emit_value(Pipe *P, TirCode code, Type *t, const Layout *l, const int *operands, int n, Loc loc) {
+  TirOp *op = tir_op_new(P->f, code, loc);
+  for (int i = 0; i < n; i++) tir_add_operand(P->f, op, operands[i]);
+  int r = tir_add_result(P->f, op, t);
+  tir_set_layout(P->f, r, l);
+  vec_push(P->f->arena, &P->out, op);
+  return r;
+}
+
+static int constant(Pipe *P, DType dt, int64_t v, Loc loc) {
+  TirOp *op = tir_op_new(P->f, TIR_CONSTANT, loc);
+  op->ival = v;
+  op->fval = (double)v;
+  int r = tir_add_result(P->f, op, type_scalar(P->f->arena, dt));
+  vec_push(P->f->arena, &P->out, op);
+  return r;
+}
+
+static int binary(Pipe *P, TirCode code, int kind, int x, int y, Loc loc) {
+  int ops[2] = {x, y};
+  Type *t = code == TIR_CMP ? type_with_elem(P->f->arena, T(P, x), DT_I1, 0) : T(P, x);
+  int r = emit_value(P, code, t, tir_layout(P->f, x), ops, 2, loc);
+  P->out.data[P->out.len - 1]->kind = kind;
+  return r;
+}
+
+static void emit_plain(Pipe *P, TirCode code, int64_t ival, const int *operands, int n, Loc loc) {
+  TirOp *op = tir_op_new(P->f, code, loc);
+  op->ival = ival;
+  for (int i = 0; i < n; i++) tir_add_operand(P->f, op, operands[i]);
+  vec_push(P->f->arena, &P->out, op);
+}
+
+static int mapped(Pipe *P, int v) { return v < P->n && P->map[v] >= 0 ? P->map[v] : v; }
+
+/* A copy of op with its operands mapped; its results map to the copy's. */
+static TirOp *clone(Pipe *P, const TirOp *op) {
+  TirOp *c = tir_op_new(P->f, op->code, op->loc);
+  *c = *op;
+  memset(&c->operands, 0, sizeof c->operands);
+  memset(&c->results, 0, sizeof c->results);
+  for (int k = 0; k < op->operands.len; k++) tir_add_operand(P->f, c, mapped(P, op->operands.data[k]));
+  for (int k = 0; k < op->results.len; k++) {
+    int r = tir_add_result(P->f, c, T(P, op->results.data[k]));
+    tir_set_layout(P->f, r, tir_layout(P->f, op->results.data[k]));
+    P->map[op->results.data[k]] = r;
+  }
+  vec_push(P->f->arena, &P->out, c);
+  return c;
+}
+
+/* ---- which loops and loads ---- */
+
+static void count_uses(const TirBlock *b, int *uses) {
+  for (int i = 0; i < b->ops.len; i++) {
+    const TirOp *op = b->ops.data[i];
+    for (int k = 0; k < op->operands.len; k++) uses[op->operands.data[k]]++;
+    for (int r = 0; r < 2; r++)
+      if (op->regions[r]) count_uses(op->regions[r], uses);
+  }
+}
+
+/* The widest vector of elements a thread of the load's layout copies at
+ * once, in bytes, as the lowering will choose it. */
+static int vector_bytes(Pipe *P, const TirOp *load) {
+  int ptr = load->operands.data[0];
+  const Layout *l = tir_layout(P->f, ptr);
+  const Type *t = T(P, ptr);
+  if (!l || l->kind != LAYOUT_BLOCKED) return 0;
+  int d = l->order[0], elem = dtype_bits(t->elem) / 8;
+  const AxisInfo *a = &P->axis[ptr];
+  int64_t n = l->size_per_thread[d];
+  if (a->contiguity[d] < n) n = a->contiguity[d];
+  if (a->divisibility[d] / elem < n) n = a->divisibility[d] / elem;
+  if (load->flags & LOAD_MASK && P->axis[load->operands.data[1]].constancy[d] < n)
+    n = P->axis[load->operands.data[1]].constancy[d];
+  if (16 / elem < n) n = 16 / elem;
+  return (int)n * elem;
+}
+
+static const TirOp *def_anywhere(const TirBlock *b, int v) {
+  for (int i = 0; i < b->ops.len; i++) {
+    const TirOp *op = b->ops.data[i];
+    for (int k = 0; k < op->results.len; k++)
+      if (op->results.data[k] == v) return op;
+    for (int r = 0; r < 2; r++) {
+      const TirOp *d = op->regions[r] ? def_anywhere(op->regions[r], v) : NULL;
+      if (d) return d;
+    }
+  }
+  return NULL;
+}
+
+static int is_zero(Pipe *P, int v) {
+  const TirOp *d = def_anywhere(P->f->body, v);
+  return d && d->code == TIR_CONSTANT && d->ival == 0 && d->fval == 0.0;
+}
+
+/* The local_alloc in the body that takes the load's tile, if that is its only use. */
+static TirOp *staging_of(Pipe *P, const TirOp *load) {
+  int v = load->results.data[0];
+  if (P->uses[v] != 1) return NULL;
+  for (int i = 0; i < P->body->ops.len; i++) {
+    TirOp *op = P->body->ops.data[i];
+    if (op->code == TIR_LOCAL_ALLOC && op->operands.len == 1 && op->operands.data[0] == v) return op;
+  }
+  return NULL;
+}
+
+static int pipelinable(Pipe *P, const TirOp *load) {
+  if (load->code != TIR_LOAD || (load->flags & LOAD_VOLATILE) || !staging_of(P, load)) return 0;
+  if ((load->flags & LOAD_OTHER) && !is_zero(P, load->operands.data[2])) return 0;
+  return vector_bytes(P, load) >= 4;
+}
+
+/* ---- stage 0: what moves ahead ---- */
+
+/* Marks the body ops v depends on as stage 0; 0 if one cannot move (side
+ * effects, regions, loads other than pipelined ones). */
+static int mark(Pipe *P, int v) {
+  TirOp *d = v < P->n ? P->def[v] : NULL;
+  if (!d || P->stage0[v]) return 1;
+  int pipelined = 0;
+  for (int i = 0; i < P->loads.len; i++) pipelined |= P->loads.data[i] == d;
+  if ((!(tir_op_flags(d->code) & PURE) && !pipelined) || d->regions[0] || d->code == TIR_DOT) return 0;
+  for (int k = 0; k < d->results.len; k++) P->stage0[d->results.data[k]] = 1;
+  for (int k = 0; k < d->operands.len; k++)
+    if (!mark(P, d->operands.data[k])) return 0;
+  return 1;
+}
+
+static int carried_index(Pipe *P, int v) {
+  for (int k = 1; k < P->body->args.len; k++)
+    if (P->body->args.data[k] == v) return k - 1;
+  return -1;
+}
+
+static const TirOp *terminator(const TirBlock *b) { return b->ops.data[b->ops.len - 1]; }
+
+/* Whether op (in the body) uses a carried value that stage 0 advances. */
+static int uses_ahead(Pipe *P, const TirOp *op, const char *ahead) {
+  for (int k = 0; k < op->operands.len; k++) {
+    int c = carried_index(P, op->operands.data[k]);
+    if (c >= 0 && ahead[c]) return 1;
+  }
+  return 0;
+}
+
+/* Stage 0: the loads' slices and the advances of the carried values they
+ * use, to a fixed point; ahead[k]: carried value k runs ahead. */
+static int stage0(Pipe *P, char *ahead) {
+  for (int i = 0; i < P->loads.len; i++)
+    if (!mark(P, P->loads.data[i]->results.data[0])) return 0;
+  const TirOp *yield = terminator(P->body);
+  for (int changed = 1; changed;) {
+    changed = 0;
+    for (int i = 0; i < P->body->ops.len; i++) {
+      const TirOp *op = P->body->ops.data[i];
+      if (!op->results.len || !P->stage0[op->results.data[0]]) continue;
+      for (int k = 0; k < op->operands.len; k++) {
+        int c = carried_index(P, op->operands.data[k]);
+        if (c < 0 || ahead[c]) continue;
+        ahead[c] = changed = 1;
+        if (!mark(P, yield->operands.data[c])) return 0;
+      }
+    }
+  }
+  return 1;
+}
+
+/* Every other use of a value stage 0 computes or advances is allowed:
+ * advanced carried values serve stage 0 and their own advance only, and
+ * are dead after the loop; other stage-0 values are recomputed where the
+ * rest uses them, if they do not depend on advanced values. */
+static int stage0_is_private(Pipe *P, const char *ahead, char *recompute) {
+  const TirOp *yield = terminator(P->body);
+  for (int k = 0; k < P->loop->results.len; k++) {
+    int y = yield->operands.data[k];
+    if (ahead[k] && (P->uses[P->loop->results.data[k]] || (y < P->n && P->def[y] && !P->stage0[y]))) return 0;
+  }
+  for (int i = 0; i < P->body->ops.len; i++) {
+    const TirOp *op = P->body->ops.data[i];
+    int in0 = op->results.len && P->stage0[op->results.data[0]];
+    if (in0 || op == yield) continue;
+    if (uses_ahead(P, op, ahead)) return 0;
+    for (int k = 0; k < op->operands.len; k++) {
+      int v = op->operands.data[k];
+      if (v < P->n && P->stage0[v] && P->def[v]->code != TIR_LOAD) recompute[v] = 1;
+    }
+  }
+  for (int i = P->body->ops.len - 1; i >= 0; i--) { /* the slices of what is recomputed */
+    const TirOp *op = P->body->ops.data[i];
+    if (!op->results.len || !recompute[op->results.data[0]]) continue;
+    if (uses_ahead(P, op, ahead) || op->code == TIR_LOAD) return 0;
+    for (int k = 0; k < op->operands.len; k++) {
+      int v = op->operands.data[k];
+      if (v < P->n && P->def[v]) recompute[v] = 1;
+    }
+  }
+  return 1;
+}
+
+/* ---- the rewrite ---- */
+
+typedef struct Ahead {
+  int iv;                    /* the iteration stage 0 computes for */
+  int valid;                 /* i1: that iteration exists (iv < ub) */
+} Ahead;
+
+static int iv_plus(Pipe *P, int iv, int64_t delta) {
+  if (!delta) return iv;
+  return binary(P, TIR_ADD, 0, iv, constant(P, T(P, iv)->elem, delta, P->loop->loc), P->loop->loc);
+}
+
+static int widened(Pipe *P, int v) {
+  if (dtype_bits(T(P, v)->elem) >= 64) return v;
+  DType wide = dtype_kind(T(P, v)->elem) == DK_UINT ? DT_U64 : DT_I64;
+  return emit_value(P, TIR_CAST, type_scalar(P->f->arena, wide), NULL, &v, 1, P->loop->loc);
+}
+
+/* Iteration iv + delta, and whether it exists: compared in 64 bits, where
+ * iv + delta cannot wrap past the bound. */
+static Ahead ahead_of(Pipe *P, int iv, int64_t delta) {
+  Ahead a;
+  a.iv = iv_plus(P, iv, delta);
+  int wide = delta ? iv_plus(P, widened(P, iv), delta) : iv, ub = P->loop->operands.data[1];
+  a.valid = binary(P, TIR_CMP, CMP_LT, wide, delta ? widened(P, ub) : ub, P->loop->loc);
+  return a;
+}
+
+/* The load's mask (mapped), or all true, in the pointers' layout. */
+static int copy_mask(Pipe *P, const TirOp *load) {
+  if (load->flags & LOAD_MASK) return mapped(P, load->operands.data[1]);
+  int ptr = load->operands.data[0];
+  TirOp *op = tir_op_new(P->f, TIR_CONSTANT, load->loc);
+  op->ival = 1;
+  op->fval = 1;
+  int r = tir_add_result(P->f, op, type_with_elem(P->f->arena, T(P, ptr), DT_I1, 0));
+  tir_set_layout(P->f, r, tir_layout(P->f, ptr));
+  vec_push(P->f->arena, &P->out, op);
+  return r;
+}
+
+static int load_index(Pipe *P, const TirOp *op) {
+  for (int i = 0; i < P->loads.len; i++)
+    if (P->loads.data[i] == op) return i;
+  return -1;
+}
+
+/* Stage 0 for iteration a->iv into slot `slot` of each buffer; the ops
+ * map the body's iv to a->iv. */
+static void emit_stage0(Pipe *P, const Ahead *a, int slot, const int *bufs) {
+  P->map[P->body->args.data[0]] = a->iv;
+  for (int i = 0; i < P->body->ops.len; i++) {
+    const TirOp *op = P->body->ops.data[i];
+    if (!op->results.len || !P->stage0[op->results.data[0]]) continue;
+    int k = load_index(P, op);
+    if (k < 0) {
+      clone(P, op);
+      continue;
+    }
+    const Layout *bl = tir_layout(P->f, bufs[k]);
+    int view_ops[2] = {bufs[k], slot};
+    int view = emit_value(P, TIR_MEMDESC_INDEX, T(P, op->results.data[0]), layout_shared_slot(P->f->layout_table, bl),
+                          view_ops, 2, op->loc);
+    int copy[4] = {mapped(P, op->operands.data[0]), view, copy_mask(P, op), a->valid};
+    emit_plain(P, TIR_ASYNC_COPY, 0, copy, 4, op->loc);
+    P->out.data[P->out.len - 1]->flags = LOAD_MASK;
+  }
+  emit_plain(P, TIR_ASYNC_COMMIT, 0, NULL, 0, P->loop->loc);
+}
+
+/* x + 1, back to 0 at S. */
+static int next_slot(Pipe *P, int x) {
+  Loc loc = P->loop->loc;
+  int one = binary(P, TIR_ADD, 0, x, constant(P, DT_I32, 1, loc), loc);
+  int wrap = binary(P, TIR_CMP, CMP_GE, one, constant(P, DT_I32, P->stages, loc), loc);
+  int sel[3] = {wrap, constant(P, DT_I32, 0, loc), one};
+  return emit_value(P, TIR_SELECT, T(P, x), NULL, sel, 3, loc);
+}
+
+static void emit_rest(Pipe *P, const char *recompute, const int *bufs, int ext) {
+  for (int i = 0; i < P->body->ops.len; i++) { /* stage-0 values the rest uses, for this iteration */
+    const TirOp *op = P->body->ops.data[i];
+    if (op->results.len && recompute[op->results.data[0]]) clone(P, op);
+  }
+  for (int i = 0; i < P->body->ops.len - 1; i++) {
+    const TirOp *op = P->body->ops.data[i];
+    if (op->results.len && P->stage0[op->results.data[0]]) continue;
+    int k = -1;
+    for (int j = 0; j < P->loads.len && op->code == TIR_LOCAL_ALLOC; j++)
+      if (staging_of(P, P->loads.data[j]) == op) k = j;
+    if (k < 0) {
+      clone(P, op);
+      if (op == P->async_dot) { /* the previous iteration's wgmma is done: its buffers can be refilled */
+        int d = P->map[op->results.data[0]];
+        int w = emit_value(P, TIR_DOT_WAIT, T(P, d), tir_layout(P->f, d), &d, 1, op->loc);
+        P->out.data[P->out.len - 1]->ival = 1;
+        P->map[op->results.data[0]] = w;
+      }
+      continue;
+    }
+    int view_ops[2] = {bufs[k], ext};
+    P->map[op->results.data[0]] = emit_value(P, TIR_MEMDESC_INDEX, T(P, op->results.data[0]),
+                                             tir_layout(P->f, op->results.data[0]), view_ops, 2, op->loc);
+  }
+}
+
+static int emit_buffers(Pipe *P, int k) {
+  const TirOp *alloc = staging_of(P, P->loads.data[k]);
+  const Type *t = T(P, alloc->results.data[0]);
+  int64_t shape[MAX_RANK];
+  shape[0] = P->stages;
+  for (int d = 0; d < t->rank; d++) shape[d + 1] = t->shape[d];
+  Type *bt = type_tile(P->f->arena, type_scalar(P->f->arena, t->elem), t->rank + 1, shape);
+  const Layout *l = layout_shared_buffers(P->f->layout_table, tir_layout(P->f, alloc->results.data[0]));
+  return emit_value(P, TIR_LOCAL_ALLOC, bt, l, NULL, 0, alloc->loc);
+}
+
+/* The prologue: stage 0 of iterations 0 .. D-1, the advanced carried
+ * values left in map. */
+static void emit_prologue(Pipe *P, const int *bufs, const char *ahead, int64_t step) {
+  const TirOp *yield = terminator(P->body);
+  for (int c = 0; c < P->loop->results.len; c++) P->map[P->body->args.data[1 + c]] = P->loop->operands.data[3 + c];
+  for (int j = 0; j < P->distance; j++) {
+    Ahead a = ahead_of(P, P->loop->operands.data[0], j * step);
+    emit_stage0(P, &a, constant(P, DT_I32, j, P->loop->loc), bufs);
+    int next[64];
+    for (int c = 0; c < P->loop->results.len && c < 64; c++) next[c] = mapped(P, yield->operands.data[c]);
+    for (int c = 0; c < P->loop->results.len && c < 64; c++)
+      if (ahead[c]) P->map[P->body->args.data[1 + c]] = next[c];
+  }
+}
+
+/* The new body: wait, stage 0 for iv + D*step, the rest, rotated slots. */
+static TirBlock *emit_body(Pipe *P, int *bufs, const char *recompute, int64_t step, int *ins, int *ext) {
+  TirBlock *nb = tir_block_new(P->f);
+  const TirBlock *old = P->body;
+  int iv = tir_value_new(P->f, T(P, old->args.data[0]), NULL);
+  vec_push(P->f->arena, &nb->args, iv);
+  for (int c = 1; c < old->args.len; c++) {
+    int a = tir_value_new(P->f, T(P, old->args.data[c]), NULL);
+    tir_set_layout(P->f, a, tir_layout(P->f, old->args.data[c]));
+    vec_push(P->f->arena, &nb->args, a);
+    P->map[old->args.data[c]] = a;
+  }
+  *ins = tir_value_new(P->f, type_scalar(P->f->arena, DT_I32), NULL);
+  *ext = tir_value_new(P->f, type_scalar(P->f->arena, DT_I32), NULL);
+  vec_push(P->f->arena, &nb->args, *ins);
+  vec_push(P->f->arena, &nb->args, *ext);
+  emit_plain(P, TIR_ASYNC_WAIT, P->distance - 1, bufs, P->loads.len, P->loop->loc);
+  Ahead a = ahead_of(P, iv, P->distance * step);
+  emit_stage0(P, &a, *ins, bufs);
+  P->map[old->args.data[0]] = iv;
+  emit_rest(P, recompute, bufs, *ext);
+  const TirOp *yield = terminator(old);
+  int next_ins = next_slot(P, *ins), next_ext = next_slot(P, *ext);
+  TirOp *y = tir_op_new(P->f, TIR_YIELD, yield->loc);
+  for (int k = 0; k < yield->operands.len; k++) tir_add_operand(P->f, y, mapped(P, yield->operands.data[k]));
+  tir_add_operand(P->f, y, next_ins);
+  tir_add_operand(P->f, y, next_ext);
+  vec_push(P->f->arena, &P->out, y);
+  return nb;
+}
+
+static void replace_uses(TirBlock *b, int from, int to, const TirOp *except) {
+  for (int i = 0; i < b->ops.len; i++) {
+    TirOp *op = b->ops.data[i];
+    for (int k = 0; op != except && k < op->operands.len; k++)
+      if (op->operands.data[k] == from) op->operands.data[k] = to;
+    for (int r = 0; r < 2; r++)
+      if (op->regions[r]) replace_uses(op->regions[r], from, to, except);
+  }
+}
+
+/* The carried accumulator of the in-flight wgmma, ready after the loop. */
+static void finish_async_dot(Pipe *P) {
+  const TirOp *yield = terminator(P->body);
+  for (int k = 0; k < P->loop->results.len; k++) {
+    if (yield->operands.data[k] != P->async_dot->results.data[0]) continue;
+    int r = P->loop->results.data[k];
+    int w = emit_value(P, TIR_DOT_WAIT, T(P, r), tir_layout(P->f, r), &r, 1, P->loop->loc);
+    TirOp *wait = P->out.data[P->out.len - 1];
+    wait->ival = 0;
+    replace_uses(P->f->body, r, w, wait);
+  }
+}
+
+static void rewrite_loop(Pipe *P, const char *ahead, const char *recompute, int64_t step) {
+  TirOp *loop = P->loop;
+  int bufs[64];
+  for (int k = 0; k < P->loads.len; k++) bufs[k] = emit_buffers(P, k);
+  emit_prologue(P, bufs, ahead, step);
+  for (int c = 0; c < loop->results.len; c++)
+    if (ahead[c]) loop->operands.data[3 + c] = P->map[P->body->args.data[1 + c]];
+  tir_add_operand(P->f, loop, constant(P, DT_I32, P->distance % P->stages, loop->loc));
+  tir_add_operand(P->f, loop, constant(P, DT_I32, 0, loop->loc));
+  Vec(TirOp *) outer = {P->out.data, P->out.len, P->out.cap};
+  memset(&P->out, 0, sizeof P->out);
+  int ins, ext;
+  TirBlock *nb = emit_body(P, bufs, recompute, step, &ins, &ext);
+  nb->ops.data = P->out.data, nb->ops.len = P->out.len, nb->ops.cap = P->out.cap;
+  P->out.data = outer.data, P->out.len = outer.len, P->out.cap = outer.cap;
+  loop->regions[0] = nb;
+  tir_add_result(P->f, loop, type_scalar(P->f->arena, DT_I32));
+  tir_add_result(P->f, loop, type_scalar(P->f->arena, DT_I32));
+  vec_push(P->f->arena, &P->out, loop);
+  if (P->async_dot) finish_async_dot(P);
+}
+
+/* ---- which loops ---- */
+
+static int64_t constant_step(Pipe *P, const TirOp *loop) {
+  const TirOp *d = def_anywhere(P->f->body, loop->operands.data[2]);
+  return d && d->code == TIR_CONSTANT && !dtype_is_float(T(P, loop->operands.data[2])->elem) ? d->ival : 0;
+}
+
+static int simple_body(const TirBlock *b) {
+  for (int i = 0; i < b->ops.len; i++) {
+    const TirOp *op = b->ops.data[i];
+    if (op->regions[0] || op->code == TIR_ASYNC_COPY || op->code == TIR_ASYNC_WAIT) return 0;
+  }
+  return 1;
+}
+
+/* Whether op reads a pipelined load's buffer. */
+static int reads_pipelined(Pipe *P, const TirOp *op, int k) {
+  for (int i = 0; i < P->loads.len; i++)
+    if (op->operands.data[k] == staging_of(P, P->loads.data[i])->results.data[0]) return 1;
+  return 0;
+}
+
+static int64_t tile_bytes(Pipe *P, int v) { return type_numel(T(P, v)) * dtype_bits(T(P, v)->elem) / 8; }
+
+/* A wgmma dot whose operands are both pipelined and whose result only goes
+ * round the loop can stay in flight while the next iteration starts
+ * (Triton: wgmma.wait_group 1).  A buffer is then refilled only after the
+ * wgmma that read it is done, one iteration later: with S + 1 buffers (if
+ * shared memory holds them) the copies still run S - 1 iterations ahead,
+ * else S - 2. */
+static void plan_async_dot(Pipe *P) {
+  P->async_dot = NULL;
+  const TirOp *yield = terminator(P->body);
+  int64_t bytes = 0, max = P->o->compute_capability >= 90 ? 227 << 10 : 99 << 10;
+  for (int i = 0; i < P->body->ops.len; i++) {
+    TirOp *op = P->body->ops.data[i];
+    const Layout *l = op->code == TIR_DOT ? tir_layout(P->f, op->results.data[0]) : NULL;
+    if (op->code == TIR_LOCAL_ALLOC) bytes += tile_bytes(P, op->results.data[0]);
+    if (!l || l->kind != LAYOUT_MMA || l->version != 3 || !reads_pipelined(P, op, 0) || !reads_pipelined(P, op, 1))
+      continue;
+    int uses_in_yield = 0;
+    for (int k = 0; k < yield->operands.len; k++) uses_in_yield += yield->operands.data[k] == op->results.data[0];
+    if (uses_in_yield == 1 && P->uses[op->results.data[0]] == 1) P->async_dot = op;
+  }
+  if (!P->async_dot) return;
+  int64_t pipelined = 0;
+  for (int i = 0; i < P->loads.len; i++) pipelined += tile_bytes(P, P->loads.data[i]->results.data[0]);
+  if (bytes + pipelined * P->stages <= max) P->stages++;
+  P->distance = P->stages - 2;
+  if (P->distance < 1) P->async_dot = NULL, P->distance = P->stages - 1;
+}
+
+/* Sets up P for `loop`; 0 if it is not pipelined. */
+static int plan_loop(Pipe *P, TirOp *loop, char **ahead, char **recompute) {
+  P->loop = loop;
+  P->body = loop->regions[0];
+  P->stages = (int)(loop->ival > 0 ? loop->ival : P->f->num_stages);
+  P->distance = P->stages - 1;
+  int64_t step = constant_step(P, loop);
+  if (P->stages < 2 || step <= 0 || !simple_body(P->body) || loop->results.len > 64) return 0;
+  P->n = P->f->types.len;
+  size_t n = (size_t)P->n + 1;
+  P->def = arena_alloc(P->f->arena, sizeof *P->def * n);
+  P->uses = arena_alloc(P->f->arena, sizeof *P->uses * n);
+  P->stage0 = arena_alloc(P->f->arena, n);
+  P->map = arena_alloc(P->f->arena, sizeof *P->map * n);
+  for (size_t v = 0; v < n; v++) P->map[v] = -1;
+  count_uses(P->f->body, P->uses);
+  P->loads.len = 0;
+  for (int i = 0; i < P->body->ops.len; i++) {
+    TirOp *op = P->body->ops.data[i];
+    for (int k = 0; k < op->results.len; k++) P->def[op->results.data[k]] = op;
+  }
+  for (int i = 0; i < P->body->ops.len && P->loads.len < 64; i++)
+    if (pipelinable(P, P->body->ops.data[i])) vec_push(P->f->arena, &P->loads, P->body->ops.data[i]);
+  *ahead = arena_alloc(P->f->arena, (size_t)loop->results.len + 1);
+  *recompute = arena_alloc(P->f->arena, n);
+  if (!P->loads.len || !stage0(P, *ahead) || !stage0_is_private(P, *ahead, *recompute)) return 0;
+  plan_async_dot(P);
+  return P->distance >= 1;
+}
+
+static void pipeline_block(Pipe *P, TirBlock *b) {
+  Vec(TirOp *) saved = {P->out.data, P->out.len, P->out.cap};
+  memset(&P->out, 0, sizeof P->out);
+  for (int i = 0; i < b->ops.len; i++) {
+    TirOp *op = b->ops.data[i];
+    for (int r = 0; r < 2; r++)
+      if (op->regions[r]) pipeline_block(P, op->regions[r]);
+    char *ahead, *recompute;
+    if (op->code == TIR_FOR && plan_loop(P, op, &ahead, &recompute)) rewrite_loop(P, ahead, recompute, constant_step(P, op));
+    else vec_push(P->f->arena, &P->out, op);
+  }
+  b->ops.data = P->out.data, b->ops.len = P->out.len, b->ops.cap = P->out.cap;
+  P->out.data = saved.data, P->out.len = saved.len, P->out.cap = saved.cap;
+}
+
+void tgir_pipeline(TirFunc *f, const TgirOptions *o) {
+  Pipe P;
+  memset(&P, 0, sizeof P);
+  P.f = f;
+  P.o = o;
+  P.axis = tir_axis_info(f);
+  pipeline_block(&P, f->body);
+  tir_dce(f); /* the loads' `other` constants */
+}

@@ -1,0 +1,61 @@
+/* stage-operands: the operands of mma.sync dots go through shared memory
+ * explicitly (Triton's reduce-data-duplication for dot operands).
+ *
+ * A convert_layout to a #dot_op layout of an mma becomes
+ *     %buf = local_alloc %x : T #shared        (swizzled for ldmatrix)
+ *     %op  = local_load %buf : T #dot_op
+ * so code generation writes the tile once, in 16-byte vectors where its
+ * layout has them, and reads each warp's fragments with ldmatrix; the
+ * pipeline step then replaces such a local_alloc of a loaded tile with
+ * asynchronous copies.  The shared layout keeps the tile's contiguous
+ * dimension (its blocked order; else the last dimension) and swizzles as
+ * layout_shared_for_dot says.
+ *
+ * Requires: GPU-layout IR after accelerate-matmul and remove-converts.
+ * Guarantees: no convert_layout to an mma dot-operand layout is left; the
+ *   values computed are the same.
+ * Invalidates: nothing (the conversions' results keep their ids). */
+#include "passes.h"
+
+static int is_operand_conversion(const TirFunc *f, const TirOp *op) {
+  if (op->code != TIR_CONVERT_LAYOUT) return 0;
+  const Layout *to = tir_layout(f, op->results.data[0]), *from = tir_layout(f, op->operands.data[0]);
+  return to && to->kind == LAYOUT_DOT_OPERAND && to->parent->kind == LAYOUT_MMA && from && !layout_is_shared(from);
+}
+
+/* The shared layout for operand op_index of tile x: contiguous where x's
+ * layout is. */
+static const Layout *staging_layout(TirFunc *f, int x, int op_index) {
+  const Type *t = tir_type(f, x);
+  const Layout *from = tir_layout(f, x);
+  int order[MAX_RANK];
+  for (int d = 0; d < t->rank; d++) order[d] = from->kind == LAYOUT_BLOCKED ? from->order[d] : t->rank - 1 - d;
+  return layout_shared_for_dot(f->layout_table, op_index, dtype_bits(t->elem), t->rank, t->shape, order);
+}
+
+static void stage_block(TirFunc *f, TirBlock *b) {
+  Vec(TirOp *) out = {0};
+  for (int i = 0; i < b->ops.len; i++) {
+    TirOp *op = b->ops.data[i];
+    for (int r = 0; r < 2; r++)
+      if (op->regions[r]) stage_block(f, op->regions[r]);
+    if (!is_operand_conversion(f, op)) {
+      vec_push(f->arena, &out, op);
+      continue;
+    }
+    int x = op->operands.data[0];
+    TirOp *alloc = tir_op_new(f, TIR_LOCAL_ALLOC, op->loc);
+    tir_add_operand(f, alloc, x);
+    int buf = tir_add_result(f, alloc, tir_type(f, x));
+    tir_set_layout(f, buf, staging_layout(f, x, tir_layout(f, op->results.data[0])->op_index));
+    vec_push(f->arena, &out, alloc);
+    op->code = TIR_LOCAL_LOAD; /* the same result, now read from the buffer */
+    op->operands.data[0] = buf;
+    vec_push(f->arena, &out, op);
+  }
+  b->ops.data = out.data;
+  b->ops.len = out.len;
+  b->ops.cap = out.cap;
+}
+
+void tgir_stage_operands(TirFunc *f, const TgirOptions *o) { stage_block(f, f->body); }
