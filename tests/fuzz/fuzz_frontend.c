@@ -96,7 +96,7 @@ static void lower_for_sim(Compilation *c, const char *tir, size_t len) {
   Source *src = arena_alloc(&c->arena, sizeof *src);
   *src = (Source){"fuzz.tir", tir, len};
   TirFunc *g = tir_read(src, &c->arena, &c->diags);
-  TgirOptions o = {4, 80, NULL};
+  TgirOptions o = {4, 80, 0, NULL};
   if (!g || tgir_convert(g, &o, &c->diags, NULL)) abort();
   lower(c, g, "sim");
 }
