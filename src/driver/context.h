@@ -32,6 +32,7 @@ struct tile_context {
   /* the GPU side (src/runtime) */
   struct Device *device;  /* opened on the first call that needs it; NULL before */
   char device_error[600]; /* why opening failed ("": not tried since the last tile_device_open) */
+  char trapping_checks[600]; /* the last launched kernel with compiler-made checks: "'name': file:line: ..." */
   int device_ordinal;
   Allocation *allocations;/* live tile_malloc blocks, by address */
   int num_allocations, cap_allocations;

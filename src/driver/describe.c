@@ -127,6 +127,18 @@ static void put_field(Buf *b, const char *key, const char *value) {
   buf_puts(b, ",\n");
 }
 
+/* The compiler-made checks that trap on the GPU, "file:line: message; ...". */
+static void collect_checks(const TirBlock *blk, Buf *out) {
+  for (int i = 0; i < blk->ops.len; i++) {
+    const TirOp *op = blk->ops.data[i];
+    for (int r = 0; r < 2; r++)
+      if (op->regions[r]) collect_checks(op->regions[r], out);
+    if (op->code != TIR_ASSERT || !(op->flags & ASSERT_TRAP)) continue;
+    buf_printf(out, "%s%s:%d: %s", out->len ? "; " : "", op->loc.src ? op->loc.src->name : "?", op->loc.line,
+               op->str ? op->str : "");
+  }
+}
+
 const char *describe_kernel(Compilation *c, const TirFunc *f, const GpuArtifacts *g, int image_is_ptx) {
   Arena *a = &c->arena;
   const CheckedKernel *k = c->checked;
@@ -148,6 +160,10 @@ const char *describe_kernel(Compilation *c, const TirFunc *f, const GpuArtifacts
   buf_printf(&b, "  \"num_warps\": %d,\n  \"num_stages\": %d,\n", f->num_warps, f->num_stages);
   buf_printf(&b, "  \"shared\": %d,\n", g ? g->shared_bytes : 0);
   buf_printf(&b, "  \"registers\": %d,\n  \"spills\": %d,\n", registers_used(log), number_before(log, " bytes spill stores"));
+  Buf checks;
+  buf_init(&checks, a);
+  collect_checks(f->body, &checks);
+  if (checks.len) put_field(&b, "checks", buf_cstr(&checks));
   put_field(&b, "arch", g ? g->arch : "cpu");
   put_field(&b, "target", !g ? "cpu" : image_is_ptx ? "ptx" : "cubin");
   put_field(&b, "compiler", arena_printf(a, "tile %s", tile_version()));

@@ -89,10 +89,12 @@ typedef struct Target {
   /* returns the old bits; called under the access's predicate */
   LLVMValueRef (*atomic)(Lower *L, const AtomicAccess *a);
   LLVMValueRef (*exp2_approx)(Lower *L, LLVMValueRef x); /* f32 */
+  LLVMValueRef (*div_full)(Lower *L, LLVMValueRef x, LLVMValueRef y); /* f32 x / y, Triton's div.full.f32 */
   LLVMValueRef (*round_tf32)(Lower *L, LLVMValueRef x);  /* f32, cvt.rna.tf32.f32 */
   /* the printf format and arguments: generic pointers */
   void (*vprintf)(Lower *L, LLVMValueRef format, LLVMValueRef args);
   void (*assert_fail)(Lower *L, LLVMValueRef message, LLVMValueRef file, int line, LLVMValueRef function);
+  void (*trap)(Lower *L); /* NULL: compiler-made checks call assert_fail too */
   /* a pointer to a constant string usable as printf's format */
   LLVMValueRef (*string)(Lower *L, const char *s);
   /* tensor cores (warp-synchronous: every lane of the warp executes them) */

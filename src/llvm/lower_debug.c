@@ -141,7 +141,8 @@ void lower_assert(Lower *L, const TirOp *op) {
   LLVMBuildCondBr(L->b, failed, fail, ok);
   LLVMPositionBuilderAtEnd(L->b, fail);
   const char *file = op->loc.src ? op->loc.src->name : "?";
-  L->target->assert_fail(L, L->target->string(L, op->str ? op->str : ""), L->target->string(L, file), op->loc.line,
+  if ((op->flags & ASSERT_TRAP) && L->target->trap) L->target->trap(L);
+  else L->target->assert_fail(L, L->target->string(L, op->str ? op->str : ""), L->target->string(L, file), op->loc.line,
                          L->target->string(L, L->f->name));
   LLVMBuildBr(L->b, ok);
   LLVMPositionBuilderAtEnd(L->b, ok);

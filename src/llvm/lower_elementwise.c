@@ -213,7 +213,7 @@ static LLVMValueRef float_binary(Lower *L, TirCode code, LLVMValueRef a, LLVMVal
   case TIR_ADD: return LLVMBuildFAdd(L->b, a, b, "");
   case TIR_SUB: return LLVMBuildFSub(L->b, a, b, "");
   case TIR_MUL: return LLVMBuildFMul(L->b, a, b, "");
-  case TIR_DIV: return LLVMBuildFDiv(L->b, a, b, "");
+  case TIR_DIV: return LLVMTypeOf(a) == L->f32 ? L->target->div_full(L, a, b) : LLVMBuildFDiv(L->b, a, b, "");
   case TIR_REM: return float_rem(L, a, b);
   case TIR_MAXIMUM: return binary_intrinsic(L, "llvm.maxnum", a, b);
   case TIR_MINIMUM: return binary_intrinsic(L, "llvm.minnum", a, b);

@@ -204,6 +204,14 @@ static LLVMValueRef exp2_approx(Lower *L, LLVMValueRef x) {
   return lower_call(L, "llvm.nvvm.ex2.approx.f", L->f32, &L->f32, 1, &x);
 }
 
+/* LLVM 19 has no intrinsic for div.full.f32 (at most 2 ulp from the
+ * rounded quotient, a few instructions; div.rn.f32 takes a range check
+ * and a slow path): Triton's fp32 `/` is this instruction. */
+static LLVMValueRef div_full(Lower *L, LLVMValueRef x, LLVMValueRef y) {
+  LLVMValueRef args[2] = {x, y};
+  return lower_inline_asm(L, L->f32, "div.full.f32 $0, $1, $2;", "=f,f,f", args, 2, 0);
+}
+
 static LLVMValueRef round_tf32(Lower *L, LLVMValueRef x) {
   LLVMValueRef bits = lower_call(L, "llvm.nvvm.f2tf32.rna", L->i32, &L->f32, 1, &x);
   return LLVMBuildBitCast(L->b, bits, L->f32, "");
@@ -232,6 +240,8 @@ static void assert_fail(Lower *L, LLVMValueRef message, LLVMValueRef file, int l
   lower_call(L, "__assertfail", L->void_t, p, 5, a);
 }
 
+static void trap(Lower *L) { lower_call(L, "llvm.trap", L->void_t, NULL, 0, NULL); }
+
 static const Target nvptx = {
     .global_space = 1,
     .shared_space = 3,
@@ -245,9 +255,11 @@ static const Target nvptx = {
     .atomic_native = atomic_native,
     .atomic = atomic,
     .exp2_approx = exp2_approx,
+    .div_full = div_full,
     .round_tf32 = round_tf32,
     .vprintf = vprintf_,
     .assert_fail = assert_fail,
+    .trap = trap,
     .string = string,
     .ldmatrix = nvptx_ldmatrix,
     .mma = nvptx_mma,

@@ -100,6 +100,9 @@ static LLVMValueRef exp2_approx(Lower *L, LLVMValueRef x) {
   return lower_call(L, "tile_sim_ex2_approx", L->f32, &L->f32, 1, &x);
 }
 
+/* The simulator divides exactly, as the interpreter does. */
+static LLVMValueRef div_full(Lower *L, LLVMValueRef x, LLVMValueRef y) { return LLVMBuildFDiv(L->b, x, y, ""); }
+
 /* cvt.rna.tf32.f32 in integer arithmetic, as the interpreter rounds:
  * finite values have 0x1000 added to their bits (ties away from zero), then
  * the low 13 bits cleared; infinities and NaN pass. */
@@ -147,6 +150,7 @@ static const Target sim = {
     .atomic_native = atomic_native,
     .atomic = atomic,
     .exp2_approx = exp2_approx,
+    .div_full = div_full,
     .round_tf32 = round_tf32,
     .vprintf = vprintf_,
     .assert_fail = assert_fail,

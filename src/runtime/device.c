@@ -71,6 +71,10 @@ tile_status gpu_status(tile_context *ctx, struct Device *d, CUresult r, const ch
   tile_status s = r == CUDA_ERROR_OUT_OF_MEMORY ? TILE_ERROR_MEMORY
                   : r == CUDA_ERROR_INVALID_VALUE || r == CUDA_ERROR_INVALID_HANDLE ? TILE_ERROR_ARGUMENT
                                                                                    : TILE_ERROR_RUNTIME;
+  int trapped = r == CUDA_ERROR_ILLEGAL_INSTRUCTION || r == CUDA_ERROR_LAUNCH_FAILED;
+  if (trapped && ctx->trapping_checks[0]) /* a trap has no message of its own: name what can trap */
+    return context_failf(ctx, s, "%s; a kernel stops this way when one of its compiler-made checks fails: kernel %s",
+                         d->cuda.error, ctx->trapping_checks);
   return context_fail(ctx, s, d->cuda.error);
 }
 

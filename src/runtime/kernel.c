@@ -208,6 +208,8 @@ tile_status kernel_launch_spec(tile_kernel *k, Spec *s, const unsigned *given, t
   if (!grid[0] || !grid[1] || !grid[2]) return TILE_OK;
   if (s->on_cpu) return launch_cpu(k, s, grid, args, n);
   if (!s->function && (st = load(k, s)) != TILE_OK) return st;
+  if (s->meta.checks && s->meta.checks[0]) /* named if a later call finds the launch faulted */
+    snprintf(ctx->trapping_checks, sizeof ctx->trapping_checks, "'%s': %s", s->meta.name, s->meta.checks);
   return device_launch(ctx, s->function, grid, 32 * s->meta.num_warps, s->meta.shared, stream, params);
 }
 

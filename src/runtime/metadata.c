@@ -130,6 +130,9 @@ static int read_fields(MetaReader *r, KernelMetadata *m) {
       get_int(r, r->root, "registers", -1, 1 << 16, 1, -1, &m->registers) ||
       get_int(r, r->root, "spills", -1, 1 << 30, 1, -1, &m->spills))
     return -1;
+  const Json *checks = json_get(r->root, "checks");
+  if (checks && checks->kind != JSON_STRING) return bad(r, "non-string field ", "checks");
+  m->checks = checks ? checks->s : "";
   if (m->num_warps & (m->num_warps - 1)) return bad(r, "num_warps is not a power of two", NULL);
   if (!m->name[0]) return bad(r, "empty kernel name", NULL);
   if (strcmp(m->target, "cubin") && strcmp(m->target, "ptx") && strcmp(m->target, "cpu"))

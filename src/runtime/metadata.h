@@ -40,6 +40,7 @@ typedef struct KernelMetadata {
   int num_warps, num_stages;
   int shared;             /* dynamic shared memory, bytes */
   int registers, spills;  /* from ptxas; -1 when unknown */
+  const char *checks;     /* compiler-made checks that trap on the GPU ("file:line: message; ..."); "" if none */
 } KernelMetadata;
 
 /* Reads and checks metadata JSON; strings and tables live in `a`.  Returns

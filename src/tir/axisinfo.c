@@ -28,8 +28,10 @@
  *     starts (div_at), not of its own run starts (Triton does this only
  *     for mul and expand_dims);
  *   - c - contiguous is decreasing, so sub is contiguous only as x - const;
- *   - x / c constant in groups and x % c contiguous in groups need x and c
- *     non-negative: truncating division does not group values around zero.
+ *   - x / c constant in groups and x % c contiguous in groups need x
+ *     non-negative: truncating division does not group values around
+ *     zero (src/tir/assume.c turns Triton's silent assumption into a
+ *     checked one).
  *     Non-negativity is tracked (program ids, ranges with a non-negative
  *     start, non-negative constants, unsigned types, and what +, *, /, %,
  *     min, max, select and integer casts keep), ignoring wrap-around as
@@ -281,10 +283,11 @@ static void visit_mul(const Analysis *A, const TirOp *op, AxisInfo *r) {
 
 /* Aligned groups of g consecutive values that a constant divisible by g
  * does not split: x / y is constant on them and x % y consecutive, when
- * both are non-negative (truncation splits the groups around zero). */
+ * x is non-negative (truncation splits the groups around zero; y's sign
+ * only flips the quotient's: x / -y = -(x / y), x % -y = x % y). */
 static int64_t division_groups(const Analysis *A, const TirOp *op, int d) {
   const AxisInfo *x = in(A, op, 0), *y = in(A, op, 1);
-  if (!facts_in(A, op, 0)->nonneg || !facts_in(A, op, 1)->nonneg || y->contiguity[d] != 1) return 1;
+  if (!facts_in(A, op, 0)->nonneg || y->contiguity[d] != 1) return 1;
   return gcd(gcd(x->contiguity[d], x->divisibility[d]), gcd(y->constancy[d], y->divisibility[d]));
 }
 
@@ -669,6 +672,7 @@ AxisInfo *tir_axis_info(const TirFunc *f) {
     A.facts[p->value].nonneg = !type_of(&A, p->value)->is_ptr && is_unsigned(type_of(&A, p->value)->elem);
   }
   analyze_block(&A, f->body);
+  for (int v = 0; v < f->types.len; v++) A.info[v].nonneg = A.facts[v].nonneg;
   return A.info;
 }
 

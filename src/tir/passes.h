@@ -25,6 +25,7 @@ typedef struct AxisInfo {
   int64_t contiguity[MAX_RANK];   /* length of runs of consecutive integers */
   int64_t divisibility[MAX_RANK]; /* largest power of two dividing each run's first element */
   int64_t constancy[MAX_RANK];    /* length of runs of equal values */
+  int nonneg;                     /* every element is >= 0 (wrap-around ignored) */
   int rank;
 } AxisInfo;
 

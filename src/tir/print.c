@@ -68,6 +68,7 @@ static void print_attributes(const TirFunc *f, const TirOp *op, Buf *out) {
     buf_puts(out, " ");
     print_string(out, op->str ? op->str : "");
     if (op->flags & PRINT_HEX) buf_puts(out, " hex");
+    if (op->flags & ASSERT_TRAP) buf_puts(out, " trap");
     break;
   case TIR_ATOMIC_RMW:
   case TIR_ATOMIC_CAS: /* printed when not the defaults, acq_rel and gpu */

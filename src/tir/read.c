@@ -408,6 +408,7 @@ static void read_attributes(Reader *R, TirOp *op, int result_is_float_constant) 
     } else if (accept(R, "volatile")) op->flags |= LOAD_VOLATILE;
     else if (accept(R, "reverse")) op->flags |= SCAN_REVERSE;
     else if (accept(R, "hex")) op->flags |= PRINT_HEX;
+    else if (accept(R, "trap")) op->flags |= ASSERT_TRAP;
     else if (accept(R, "rtz")) op->kind = ROUND_RTZ;
     else if (at(R, "\"")) op->str = string(R);
     else if (accept(R, "[")) {

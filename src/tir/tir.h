@@ -47,7 +47,10 @@ typedef enum {
   EVICT_COUNT
 } EvictionPolicy;
 
-enum { LOAD_MASK = 1, LOAD_OTHER = 2, SCAN_REVERSE = 4, PRINT_HEX = 8, LOAD_VOLATILE = 16 };
+/* ASSERT_TRAP: a compiler-made check (src/tir/assume.c); on the GPU a trap
+ * instead of __assertfail, whose call would make ptxas serialise every
+ * wgmma of the kernel; the runtime names the checks when a launch fails. */
+enum { LOAD_MASK = 1, LOAD_OTHER = 2, SCAN_REVERSE = 4, PRINT_HEX = 8, LOAD_VOLATILE = 16, ASSERT_TRAP = 32 };
 
 typedef struct TirBlock TirBlock;
 
