@@ -6,7 +6,8 @@
  *     kernel without epilogue: square 256..8192 and LLM shapes (M = 16..8192,
  *     (N, K) in (4096, 4096), (14336, 4096), (4096, 14336)):
  *     TFLOP/s = 2 * M * N * K / time, the autotuner's choice printed;
- *     each timed with CUDA events around one launch, the L2 flushed before
+ *     each after 100 ms of untimed launches (clocks up again after
+ *     compiling or autotuning), timed with CUDA events around one launch, the L2 flushed before
  *     it by writing a 256 MB buffer (outside the timed region), the inputs
  *     rotated over several copies when they fit in L2, the median of many
  *     repetitions; every result checked against C once (matmul: sampled
@@ -42,6 +43,7 @@ enum {
 static const size_t FLUSH_BYTES = (size_t)256 << 20;
 static const size_t L2_BYTES = (size_t)64 << 20; /* at least the L2 of an H100/H200 (50 MB) */
 static const double TARGET_MS = 200;              /* timed work per measurement, as do_bench's rep */
+static const double WARMUP_MS = 100;              /* untimed launches first: clocks up after compiling or tuning */
 
 typedef struct Bench {
   Example ex;
@@ -55,6 +57,8 @@ typedef struct Bench {
   tile_event start[MAX_REPS], end[MAX_REPS];
   int min_reps, max_reps;
   double started, time_limit;   /* seconds: when the run began, and how long it may take (0: no limit) */
+  int softmax_warps;      /* --softmax-warps: num_warps for every softmax size (0: the tutorial's rule) */
+  const char *softmax_cols; /* --softmax-cols: "384,640" instead of the full list */
 } Bench;
 
 /* Launches one kernel on input set `set` (0 <= set < the number of sets). */
@@ -111,6 +115,8 @@ static double time_launch(Bench *b, LaunchFn launch, void *user, int sets) {
   tile_context *ctx = b->ex.ctx;
   for (int set = 0; set < sets; set++) launch(b, user, set); /* compiles, if not yet; every set gets a result */
   double each = estimate_ms(b, launch, user, sets, 5);
+  int warmup = (int)(WARMUP_MS / each);
+  if (!b->ex.quick && warmup > 5) estimate_ms(b, launch, user, sets, warmup < 20000 ? warmup : 20000);
   int reps = (int)(TARGET_MS / (each + b->flush_ms));
   reps = reps < b->min_reps ? b->min_reps : reps > b->max_reps ? b->max_reps : reps;
   for (int r = 0; r < reps; r++) {
@@ -251,7 +257,7 @@ static tile_kernel *softmax_kernel(Bench *b, int cols) {
   tile_options_init(&opts);
   opts.defines = defines;
   opts.num_defines = 1;
-  opts.num_warps = block >= 4096 ? 16 : block >= 2048 ? 8 : 4;
+  opts.num_warps = b->softmax_warps ? b->softmax_warps : block >= 4096 ? 16 : block >= 2048 ? 8 : 4;
   return create_kernel(b, "softmax", &opts);
 }
 
@@ -307,6 +313,15 @@ static void bench_softmax(Bench *b) {
   printf("softmax, fp32, M=%d (GB/s = 2 * M * N * 4 bytes / time)\n", rows);
   const int *cols = b->ex.quick ? quick : full;
   int count = b->ex.quick ? 2 : (int)(sizeof full / sizeof *full);
+  if (b->softmax_cols) {
+    char *end;
+    for (const char *p = b->softmax_cols;; p = end + 1) {
+      long n = strtol(p, &end, 10);
+      if (end == p || n < 1 || n > 1 << 20) return (void)fprintf(stderr, "bench: bad --softmax-cols %s\n", b->softmax_cols);
+      bench_softmax_size(b, rows, (int)n);
+      if (*end != ',') return;
+    }
+  }
   for (int i = 0; i < count; i++) bench_softmax_size(b, rows, cols[i]);
 }
 
@@ -562,7 +577,7 @@ static void bench_launch(Bench *b) {
 
 static void usage(void) {
   fprintf(stderr, "usage: bench [--quick] [--cpu] [--csv FILE] [--only vector_add,softmax,compile,launch,matmul]\n"
-                  "             [--time-limit SECONDS] [SOURCE_DIR]\n");
+                  "             [--time-limit SECONDS] [--softmax-warps N] [--softmax-cols N,N...] [SOURCE_DIR]\n");
   exit(2);
 }
 
@@ -573,6 +588,8 @@ static void parse(Bench *b, int argc, char **argv, int *cpu) {
     else if (!strcmp(argv[i], "--cpu")) *cpu = 1;
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) b->only = argv[++i];
     else if (!strcmp(argv[i], "--time-limit") && i + 1 < argc) b->time_limit = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--softmax-warps") && i + 1 < argc) b->softmax_warps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--softmax-cols") && i + 1 < argc) b->softmax_cols = argv[++i];
     else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
       b->csv = fopen(argv[++i], "w");
       if (!b->csv) fprintf(stderr, "bench: cannot write %s\n", argv[i]), exit(1);

@@ -34,7 +34,7 @@ OVERHEAD = {"compile_cold": "cold compile (empty cache), ms",
             "compile_warm": "warm compile (disk cache), ms",
             "launch_host": "host time per launch, us",
             "launch_sync": "host time per launch with the final synchronise, us"}
-IMPLS = ["tile", "triton", "torch", "cublas"]
+IMPLS = ["tile", "tile_py", "triton", "torch", "cublas"]
 
 
 def read_rows(paths):
@@ -194,7 +194,7 @@ def plot(path_base, title, table, impls, log_x, xlabel=None, ylabel="GB/s"):
 def plot_svg(path, title, table, impls, log_x, ylabel="GB/s"):
     import math
     width, height, margin = 800, 500, 60
-    colours = {"tile": "#d62728", "triton": "#1f77b4", "torch": "#2ca02c", "cublas": "#2ca02c"}
+    colours = {"tile": "#d62728", "tile_py": "#ff7f0e", "triton": "#1f77b4", "torch": "#2ca02c", "cublas": "#2ca02c"}
     xs = [math.log2(s) if log_x else s for s in table]
     ys = [v for by_impl in table.values() for v in by_impl.values()]
     if not xs or not ys:

@@ -15,7 +15,8 @@ the compile time.  Measured, as bench.c measures tile:
     2 * M * N * K / time): tutorial 03's matmul_kernel with its
     @triton.autotune configs (key M, N, K; no epilogue) and cuBLAS through
     torch.matmul (impl "cublas");
-    each with CUDA events around one launch, the L2 flushed before it by
+    each after 100 ms of untimed launches (clocks up again after compiling
+    or autotuning), with CUDA events around one launch, the L2 flushed before it by
     writing a 256 MB buffer (outside the timed region), inputs rotated over
     copies when they fit in L2, the median of many repetitions, the result
     checked once;
@@ -27,7 +28,10 @@ the compile time.  Measured, as bench.c measures tile:
 CSV rows as bench.c writes them: kernel,size,impl,ms,gbps,tflops,gpu.
 
     python3 bench/triton_bench.py [--csv FILE] [--quick] [--only vector_add,softmax,compile,launch,matmul]
-                                  [--time-limit SECONDS]
+                                  [--time-limit SECONDS] [--tilec PATH]
+--tilec: tile's softmax is timed here too (impl tile_py), from tilec's cubin
+launched through the CUDA driver (bench/tile_cubin.py): the same harness as
+Triton's, to tell the kernels' difference from the harnesses'.
 --time-limit: matmul shapes not started within that many seconds are skipped.
 """
 import argparse
@@ -51,6 +55,7 @@ L2_BYTES = 64 << 20  # at least the L2 of an H100/H200 (50 MB), as bench.c
 MAX_SETS = 8
 MAX_REPS = 1000
 TARGET_MS = 200.0
+WARMUP_MS = 100.0  # untimed launches first: clocks up after compiling or tuning
 COMPILE_REPS = 3  # each a pair of new processes (cold, then warm)
 LAUNCHES = 20000
 SOFTMAX_COLS = [256, 384, 512, 640, 768, 781, 1024, 1029, 1536,
@@ -230,6 +235,8 @@ class Timer:
         end.record()
         torch.cuda.synchronize()
         each = start.elapsed_time(end) / 5
+        for i in range(min(20000, int(WARMUP_MS / each)) if self.min_reps > 2 else 0):  # as bench.c
+            launch(i % sets)
         reps = max(self.min_reps, min(self.max_reps, int(TARGET_MS / (each + self.flush_ms))))
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
@@ -290,7 +297,19 @@ def bench_vector_add(timer, results, quick):
         torch.cuda.empty_cache()
 
 
-def bench_softmax(timer, results, quick):
+def tile_softmax(tilec, x, y):
+    """tile's softmax example kernel, from tilec's cubin, with the tutorial's BLOCK_SIZE and num_warps."""
+    from tile_cubin import TileKernel
+    rows, cols = x.shape
+    block = triton.next_power_of_2(cols)
+    warps = 16 if block >= 4096 else 8 if block >= 2048 else 4
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "softmax", "softmax.tl")
+    k = TileKernel(tilec, source, [y, x, x.stride(0), y.stride(0), cols], {"BLOCK_SIZE": block}, warps)
+    return lambda xs, ys: k.launch((rows, ), [ys, xs, xs.stride(0), ys.stride(0), cols],
+                                   torch.cuda.current_stream().cuda_stream)
+
+
+def bench_softmax(timer, results, quick, tilec=None):
     rows = 64 if quick else 4096
     print("softmax, fp32, M=%d (GB/s = 2 * M * N * 4 bytes / time)" % rows)
     for cols in ([256, 781] if quick else SOFTMAX_COLS):
@@ -299,11 +318,17 @@ def bench_softmax(timer, results, quick):
         y = [torch.empty(rows, cols, device=DEVICE, dtype=torch.float32) for _ in range(sets)]
         impls = {"triton": lambda s: softmax_launch(x[s], y[s]),
                  "torch": lambda s: torch.softmax(x[s], dim=-1)}
+        if tilec:  # tile's cubin timed by this harness too: the same flush, events and data as Triton's
+            tile_launch = tile_softmax(tilec, x[0], y[0])
+            impls["tile_py"] = lambda s: tile_launch(x[s], y[s])
         for impl, launch in impls.items():
             ms = timer.median_ms(launch, sets)
             gbps = 2 * 4 * rows * cols / (ms * 1e6)
             want = torch.softmax(x[0].double(), dim=-1)
-            got = y[0] if impl == "triton" else torch.softmax(x[0], dim=-1)
+            if impl == "tile_py":
+                y[0].fill_(float("nan"))
+                launch(0)
+            got = y[0] if impl in ("triton", "tile_py") else torch.softmax(x[0], dim=-1)
             ok = torch.allclose(got.double(), want, rtol=1e-4, atol=1e-9)
             results.failures += not ok
             print("  softmax     %dx%-6d %-6s %9.4f ms %8.1f GB/s%s" % (rows, cols, impl, ms, gbps,
@@ -455,6 +480,7 @@ def main():
     parser.add_argument("--quick", action="store_true", help="a few small sizes (a smoke run)")
     parser.add_argument("--only", default="vector_add,softmax,compile,launch,matmul", help="comma-separated parts")
     parser.add_argument("--time-limit", type=float, default=0, help="seconds after which matmul shapes are skipped")
+    parser.add_argument("--tilec", help="also time tile's softmax (impl tile_py): tilec's cubin, launched from here")
     parser.add_argument("--compile-probe", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.compile_probe:
@@ -468,7 +494,7 @@ def main():
     timer = Timer(args.quick)
     deadline = time.time() + args.time_limit if args.time_limit > 0 else None
     parts = {"vector_add": lambda: bench_vector_add(timer, results, args.quick),
-             "softmax": lambda: bench_softmax(timer, results, args.quick),
+             "softmax": lambda: bench_softmax(timer, results, args.quick, args.tilec),
              "compile": lambda: bench_compile(results, args.quick),
              "launch": lambda: bench_launch(results, args.quick),
              "matmul": lambda: bench_matmul(timer, results, args.quick, deadline)}

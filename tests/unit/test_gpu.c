@@ -119,6 +119,12 @@ static void corrupt_entries(const char *dir) {
   if (d) closedir(d);
 }
 
+static int write_file(const char *path, const void *data, size_t size) {
+  FILE *f = fopen(path, "wb");
+  int ok = f && fwrite(data, 1, size, f) == size;
+  return f && fclose(f) == 0 && ok;
+}
+
 static void test_disk_cache(void) {
   char dir[] = "/tmp/tile-gpu-cache-XXXXXX";
   if (!mkdtemp(dir)) return;
@@ -146,7 +152,9 @@ static void test_disk_cache(void) {
   CHECK(k && tile_kernel_text(k, TILE_STAGE_TIR) != NULL); /* rebuilt */
   tile_context_destroy(ctx);
   char unwritable[600];
-  snprintf(unwritable, sizeof unwritable, "%s/x.tile/sub", dir); /* under a cache file */
+  snprintf(unwritable, sizeof unwritable, "%s/x.tile", dir);
+  CHECK(write_file(unwritable, "x", 1));
+  snprintf(unwritable, sizeof unwritable, "%s/x.tile/sub", dir); /* under a file: not even root can create it */
   ctx = context_with_cache(unwritable);
   k = vector_add(ctx, NULL);
   CHECK(k && run_vector_add(ctx, k, 5000, NULL));
@@ -155,12 +163,6 @@ static void test_disk_cache(void) {
   char command[700];
   snprintf(command, sizeof command, "rm -rf '%s'", dir);
   if (system(command)) fprintf(stderr, "could not remove %s\n", dir);
-}
-
-static int write_file(const char *path, const void *data, size_t size) {
-  FILE *f = fopen(path, "wb");
-  int ok = f && fwrite(data, 1, size, f) == size;
-  return f && fclose(f) == 0 && ok;
 }
 
 /* tile_compile's cubin and metadata in files, loaded and launched in a fresh context. */

@@ -1,0 +1,70 @@
+"""tile's kernels launched from Python, for timing them in the same harness
+as Triton's (bench/triton_bench.py --tilec PATH): tilec compiles the kernel
+ahead of time to a cubin with its metadata (docs/abi.md), and the CUDA
+driver, through ctypes, loads and launches it on torch's current stream in
+torch's context.  Arguments are specialised as tile's JIT does: pointers and
+integers divisible by 16 get ':16', integers equal to 1 ':1' (then not
+passed)."""
+import ctypes
+import json
+import os
+import subprocess
+import tempfile
+
+_cuda = None
+
+
+def _driver():
+    global _cuda
+    if _cuda is None:
+        _cuda = ctypes.CDLL("libcuda.so.1")
+    return _cuda
+
+
+def _check(result, what):
+    if result != 0:
+        raise RuntimeError("%s failed: CUDA error %d" % (what, result))
+
+
+def _spec(value):
+    """The signature entry tile's JIT would give this argument (torch tensor or int)."""
+    if hasattr(value, "data_ptr"):
+        dtype = {"torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16"}[str(value.dtype)]
+        return "*%s%s" % (dtype, ":16" if value.data_ptr() % 16 == 0 else "")
+    return "i32:1" if value == 1 else "i32:16" if value % 16 == 0 else "i32"
+
+
+class TileKernel:
+    """One specialisation of a kernel in a .tl file, compiled by tilec and loaded into torch's context."""
+
+    def __init__(self, tilec, source, args, defines, num_warps, kernel=None):
+        signature = ",".join(_spec(a) for a in args)
+        self.dir = tempfile.mkdtemp(prefix="tile-cubin-")
+        cubin = os.path.join(self.dir, "kernel.cubin")
+        command = [tilec, source, "-o", cubin, "--signature", signature, "--num-warps", str(num_warps)]
+        command += ["--kernel", kernel] if kernel else []
+        for name, value in defines.items():
+            command += ["-D", "%s=%s" % (name, value)]
+        subprocess.run(command, check=True)
+        with open(os.path.join(self.dir, "kernel.json")) as f:
+            self.meta = json.load(f)
+        self.fixed = {p["position"] for p in self.meta["specialized"]}
+        cuda = _driver()
+        self.module, self.function = ctypes.c_void_p(), ctypes.c_void_p()
+        _check(cuda.cuModuleLoad(ctypes.byref(self.module), cubin.encode()), "cuModuleLoad")
+        _check(cuda.cuModuleGetFunction(ctypes.byref(self.function), self.module, self.meta["name"].encode()),
+               "cuModuleGetFunction")
+        if self.meta["shared"] > 48 * 1024:  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            _check(cuda.cuFuncSetAttribute(self.function, 8, self.meta["shared"]), "cuFuncSetAttribute")
+
+    def launch(self, grid, args, stream):
+        values = []
+        for position, a in enumerate(args):
+            if position in self.fixed:
+                continue
+            values.append(ctypes.c_uint64(a.data_ptr()) if hasattr(a, "data_ptr") else ctypes.c_int32(a))
+        params = (ctypes.c_void_p * len(values))(*[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values])
+        g = list(grid) + [1] * (3 - len(grid))
+        _check(_driver().cuLaunchKernel(self.function, g[0], g[1], g[2], 32 * self.meta["num_warps"], 1, 1,
+                                        self.meta["shared"], ctypes.c_void_p(stream), params, None),
+               "cuLaunchKernel")
