@@ -86,7 +86,8 @@ run_bench() {
   echo "=== benchmarks: vector add, softmax, compile time, launch time"
   local parts=vector_add,softmax,compile,launch
   gpu_test bench.tile -1 280 -- "$bundle/build/bench/bench" --only $parts --csv "$out/tile.csv" .
-  gpu_test bench.triton -1 280 -- python3 bench/triton_bench.py --only $parts --csv "$out/triton.csv"
+  gpu_test bench.triton -1 280 -- python3 bench/triton_bench.py --only $parts --csv "$out/triton.csv" \
+    --tilec "$bundle/build/tilec"
   run_report
 }
 
