@@ -37,12 +37,13 @@ def _spec(value):
 class TileKernel:
     """One specialisation of a kernel in a .tl file, compiled by tilec and loaded into torch's context."""
 
-    def __init__(self, tilec, source, args, defines, num_warps, kernel=None):
+    def __init__(self, tilec, source, args, defines, num_warps, kernel=None, num_stages=None):
         signature = ",".join(_spec(a) for a in args)
         self.dir = tempfile.mkdtemp(prefix="tile-cubin-")
         cubin = os.path.join(self.dir, "kernel.cubin")
         command = [tilec, source, "-o", cubin, "--signature", signature, "--num-warps", str(num_warps)]
         command += ["--kernel", kernel] if kernel else []
+        command += ["--num-stages", str(num_stages)] if num_stages else []
         for name, value in defines.items():
             command += ["-D", "%s=%s" % (name, value)]
         subprocess.run(command, check=True)

@@ -3,11 +3,12 @@ case, the TTGIR, PTX and SASS (cuobjdump) and the metadata Triton compiled,
 written to OUT_DIR/NAME.{ttgir,ptx,sass,json}.  Runs on the GPU machine
 (Triton needs a GPU to compile for).
 
-    python3 bench/triton_asm.py OUT_DIR [softmax:N[:WARPS] | matmul]...
+    python3 bench/triton_asm.py OUT_DIR [softmax:N[:WARPS] | matmul[:CONFIG]]...
 
 softmax:N uses the tutorial's BLOCK_SIZE and num_warps for n_cols = N (or
 WARPS); matmul is config 0 of the tutorial's list with leaky_relu, as
-bench/triton_bench.py times it.  Compare with tile's: tilec --emit=ptx, and
+bench/triton_bench.py compiles it for the compile time; matmul:N is config N
+without epilogue, as the autotuned benchmark runs it.  Compare with tile's: tilec --emit=ptx, and
 cuobjdump -sass on tilec's cubin."""
 import json
 import os
@@ -18,7 +19,7 @@ import torch
 import triton
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from triton_bench import matmul_kernel, softmax_kernel  # noqa: E402
+from triton_bench import MATMUL_CONFIGS, matmul_kernel, softmax_kernel  # noqa: E402
 
 
 def softmax_case(n, warps):
@@ -31,13 +32,19 @@ def softmax_case(n, warps):
                                  grid=(4096, ))
 
 
-def matmul_case():
-    a = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
-    b = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
+def matmul_case(config=None):
+    """Config 0 with leaky_relu (the compile-time case), or config N of the autotune list without epilogue."""
+    a = torch.randn(1024, 1024, device="cuda", dtype=torch.float16)
+    b = torch.randn(1024, 1024, device="cuda", dtype=torch.float16)
     c = torch.empty_like(a)
-    return matmul_kernel.warmup(a, b, c, 4096, 4096, 4096, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-                                c.stride(0), c.stride(1), BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64,
-                                GROUP_SIZE_M=8, ACTIVATION="leaky_relu", num_stages=3, num_warps=8, grid=(1, ))
+    if config is None:
+        meta = dict(BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, ACTIVATION="leaky_relu",
+                    num_stages=3, num_warps=8)
+    else:
+        cfg = MATMUL_CONFIGS[config]
+        meta = dict(cfg.kwargs, ACTIVATION="", num_stages=cfg.num_stages, num_warps=cfg.num_warps)
+    return matmul_kernel.warmup(a, b, c, 1024, 1024, 1024, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                                c.stride(0), c.stride(1), grid=(1, ), **meta)
 
 
 def dump(out, name, kernel):
@@ -68,7 +75,8 @@ def main():
         if parts[0] == "softmax":
             dump(out, f"softmax_{parts[1]}", softmax_case(int(parts[1]), int(parts[2]) if len(parts) > 2 else None))
         elif parts[0] == "matmul":
-            dump(out, "matmul", matmul_case())
+            config = int(parts[1]) if len(parts) > 1 else None
+            dump(out, "matmul" if config is None else "matmul_config%d" % config, matmul_case(config))
         else:
             sys.exit(f"triton_asm.py: unknown case {case}")
 

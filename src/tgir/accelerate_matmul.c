@@ -145,16 +145,6 @@ static int to_buffer(Accel *A, const TirOp *dot, int k) {
   return buf;
 }
 
-static void replace_uses(TirBlock *b, int from, int to, const TirOp *except) {
-  for (int i = 0; i < b->ops.len; i++) {
-    TirOp *op = b->ops.data[i];
-    for (int k = 0; op != except && k < op->operands.len; k++)
-      if (op->operands.data[k] == from) op->operands.data[k] = to;
-    for (int r = 0; r < 2; r++)
-      if (op->regions[r]) replace_uses(op->regions[r], from, to, except);
-  }
-}
-
 /* The dot with mma layouts; its old result layout kept by a conversion
  * that every former use now reads. */
 static void accelerate(Accel *A, TirOp *dot, const Plan *p) {
@@ -179,7 +169,7 @@ static void accelerate(Accel *A, TirOp *dot, const Plan *p) {
   tir_set_layout(f, old, mma);
   vec_push(f->arena, &A->out, dot);
   int back = convert(A, old, old_layout, dot->loc);
-  replace_uses(f->body, old, back, A->out.data[A->out.len - 1]);
+  tir_replace_uses(f->body, old, back, A->out.data[A->out.len - 1]);
 }
 
 /* Records every op's results in defs (if given); returns the number of dots. */

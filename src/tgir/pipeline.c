@@ -429,16 +429,6 @@ static TirBlock *emit_body(Pipe *P, int *bufs, const char *recompute, int64_t st
   return nb;
 }
 
-static void replace_uses(TirBlock *b, int from, int to, const TirOp *except) {
-  for (int i = 0; i < b->ops.len; i++) {
-    TirOp *op = b->ops.data[i];
-    for (int k = 0; op != except && k < op->operands.len; k++)
-      if (op->operands.data[k] == from) op->operands.data[k] = to;
-    for (int r = 0; r < 2; r++)
-      if (op->regions[r]) replace_uses(op->regions[r], from, to, except);
-  }
-}
-
 /* The carried accumulator of the in-flight wgmma, ready after the loop. */
 static void finish_async_dot(Pipe *P) {
   const TirOp *yield = terminator(P->body);
@@ -448,7 +438,7 @@ static void finish_async_dot(Pipe *P) {
     int w = emit_value(P, TIR_DOT_WAIT, T(P, r), tir_layout(P->f, r), &r, 1, P->loop->loc);
     TirOp *wait = P->out.data[P->out.len - 1];
     wait->ival = 0;
-    replace_uses(P->f->body, r, w, wait);
+    tir_replace_uses(P->f->body, r, w, wait);
   }
 }
 

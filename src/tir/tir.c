@@ -45,6 +45,16 @@ TirOp *tir_op_new(TirFunc *f, TirCode code, Loc loc) {
 void tir_append(TirFunc *f, TirBlock *b, TirOp *op) { vec_push(f->arena, &b->ops, op); }
 void tir_add_operand(TirFunc *f, TirOp *op, int value) { vec_push(f->arena, &op->operands, value); }
 
+void tir_replace_uses(TirBlock *b, int from, int to, const TirOp *except) {
+  for (int i = 0; i < b->ops.len; i++) {
+    TirOp *op = b->ops.data[i];
+    for (int k = 0; op != except && k < op->operands.len; k++)
+      if (op->operands.data[k] == from) op->operands.data[k] = to;
+    for (int r = 0; r < 2; r++)
+      if (op->regions[r]) tir_replace_uses(op->regions[r], from, to, except);
+  }
+}
+
 int tir_add_result(TirFunc *f, TirOp *op, Type *t) {
   int v = tir_value_new(f, t, NULL);
   vec_push(f->arena, &op->results, v);

@@ -127,6 +127,8 @@ TirBlock *tir_block_new(TirFunc *f);
 TirOp *tir_op_new(TirFunc *f, TirCode code, Loc loc);
 void tir_append(TirFunc *f, TirBlock *b, TirOp *op);
 void tir_add_operand(TirFunc *f, TirOp *op, int value);
+/* Every use of `from` in b and the blocks nested in it becomes `to`, except in `except`. */
+void tir_replace_uses(TirBlock *b, int from, int to, const TirOp *except);
 int tir_add_result(TirFunc *f, TirOp *op, Type *t);
 Type *tir_type(const TirFunc *f, int value);
 /* The layout of a value in GPU-layout IR; NULL for scalars and before layouts are assigned. */
