@@ -26,6 +26,12 @@ def _check(result, what):
         raise RuntimeError("%s failed: CUDA error %d" % (what, result))
 
 
+def torch_capability():
+    """The current GPU's compute capability, as the JIT targets it (sm_90a on an H100 or H200)."""
+    import torch
+    return torch.cuda.get_device_capability()
+
+
 def _spec(value):
     """The signature entry tile's JIT would give this argument (torch tensor or int)."""
     if hasattr(value, "data_ptr"):
@@ -44,6 +50,8 @@ class TileKernel:
         command = [tilec, source, "-o", cubin, "--signature", signature, "--num-warps", str(num_warps)]
         command += ["--kernel", kernel] if kernel else []
         command += ["--num-stages", str(num_stages)] if num_stages else []
+        major, minor = torch_capability()
+        command += ["--arch", "sm_%d%d%s" % (major, minor, "a" if (major, minor) == (9, 0) else "")]
         for name, value in defines.items():
             command += ["-D", "%s=%s" % (name, value)]
         subprocess.run(command, check=True)

@@ -4,7 +4,10 @@
  * specialisation key and the values of the decorator's `key` arguments --
  * compiles every config for that specialisation, launches and times each
  * with events as Triton's do_bench does (a warm-up, then the median of the
- * measured runs), and keeps the fastest: in memory, and on disk through the
+ * measured runs, each after a write of twice the L2's size so that every
+ * config reads its inputs from memory, as the real launch will when they
+ * were just written: with a warm L2, a shape whose inputs fit in it ranks
+ * the configs otherwise), and keeps the fastest: in memory, and on disk through the
  * compiler, so that another process skips the tuning.  A config that does
  * not compile, load (more shared memory than the GPU has) or launch (more
  * registers or threads than a block may have) is skipped, as Triton skips
@@ -17,6 +20,7 @@
 #include "kernel.h"
 #include "args.h"
 #include "device.h"
+#include "gpu.h"
 #include "../frontend/types.h"
 
 #include <math.h>
@@ -175,6 +179,8 @@ typedef struct Tuner {
   size_t reset_bytes[MAX_KERNEL_ARGS], restore_bytes[MAX_KERNEL_ARGS];
   tile_event starts[MAX_REPS], ends[MAX_REPS];
   int num_events;                 /* pairs created so far */
+  void *flush;                    /* written before each timed run; NULL: no flush (no room, or the L2 unknown) */
+  size_t flush_bytes;
   Text report;                    /* each config's time, or why it was skipped */
   Text failures;                  /* each failed config's reason, for the error if all fail */
   tile_status first_failure;
@@ -277,6 +283,7 @@ static tile_status measure(Tuner *u, Spec *s, double *ms) {
   if (st == TILE_OK) st = need_events(u, reps);
   for (int r = 0; st == TILE_OK && r < reps; r++) {
     st = prepare_buffers(u);
+    if (st == TILE_OK && u->flush) st = tile_memset(ctx, u->flush, r & 0xff, u->flush_bytes);
     if (st == TILE_OK) st = tile_event_record(ctx, u->starts[r], u->stream);
     if (st == TILE_OK) st = kernel_launch_spec(u->k, s, u->given, u->grid_fn, u->user, u->stream, u->args, u->n);
     if (st == TILE_OK) st = tile_event_record(ctx, u->ends[r], u->stream);
@@ -329,6 +336,18 @@ static void end_tuning(Tuner *u) {
   }
   for (int i = 0; i < u->t->num_restores; i++)
     if (u->saved[i]) tile_free(u->k->ctx, u->saved[i]);
+  if (u->flush) tile_free(u->k->ctx, u->flush);
+}
+
+/* The buffer that flushes the L2 between timed runs; tuning goes on without it if there is no room. */
+static void make_flush(Tuner *u) {
+  const struct Device *d = u->k->ctx->device;
+  if (!d || d->l2_bytes <= 0) return;
+  u->flush_bytes = 2 * (size_t)d->l2_bytes;
+  if (tile_malloc(u->k->ctx, &u->flush, u->flush_bytes) != TILE_OK) {
+    u->flush = NULL;
+    text_printf(&u->report, "  (no room for %zu bytes to flush the L2 with: timed with a warm L2)", u->flush_bytes);
+  }
 }
 
 /* Every config timed; the fastest into *best (-1: none could run). */
@@ -336,6 +355,7 @@ static tile_status time_configs(Tuner *u, int *best, Text *timings) {
   double best_ms = INFINITY;
   tile_status st = save_buffers(u);
   *best = -1;
+  make_flush(u);
   text_printf(timings, "[");
   for (int c = 0; st == TILE_OK && c < u->t->num_configs; c++) {
     double ms;

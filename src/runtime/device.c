@@ -10,7 +10,7 @@
 
 enum { DEFAULT_SHARED_LIMIT = 48 * 1024 };
 
-/* Name, compute capability and the shared memory limit. */
+/* Name, compute capability, the shared memory limit and the L2's size. */
 static int query(struct Device *d) {
   CudaDriver *c = &d->cuda;
   return cuda_check(c, c->cuDeviceGetName_fn(d->name, sizeof d->name, c->device), "cuDeviceGetName") ||
@@ -20,6 +20,8 @@ static int query(struct Device *d) {
                     "cuDeviceGetAttribute") ||
          cuda_check(c, c->cuDeviceGetAttribute_fn(&d->max_shared_optin,
                                                   CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, c->device),
+                    "cuDeviceGetAttribute") ||
+         cuda_check(c, c->cuDeviceGetAttribute_fn(&d->l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, c->device),
                     "cuDeviceGetAttribute");
 }
 

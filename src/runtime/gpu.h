@@ -10,6 +10,7 @@ struct Device {
   CudaDriver cuda;
   int cc_major, cc_minor;  /* compute capability */
   int max_shared_optin;    /* dynamic shared memory a block may opt in to, bytes */
+  int l2_bytes;            /* the L2 cache's size (the autotuner flushes twice that) */
   char name[256];
 };
 

@@ -53,7 +53,8 @@ EXPORT CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice dev) {
 EXPORT CUresult CUDAAPI cuDeviceGetAttribute(int *value, CUdevice_attribute attribute, CUdevice dev) {
   *value = attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? state.cc_major
            : attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR ? state.cc_minor
-           : attribute == CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN ? state.max_shared_optin : 0;
+           : attribute == CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN ? state.max_shared_optin
+           : attribute == CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE ? state.l2_bytes : 0;
   return CUDA_SUCCESS;
 }
 
@@ -157,6 +158,7 @@ EXPORT CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n)
 EXPORT CUresult CUDAAPI cuMemsetD8(CUdeviceptr dst, unsigned char c, size_t n) {
   memset((void *)dst, c, n);
   state.memsets++;
+  state.memset_bytes += n;
   return CUDA_SUCCESS;
 }
 

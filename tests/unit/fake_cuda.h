@@ -6,11 +6,13 @@
 #ifndef TILE_TEST_FAKE_CUDA_H
 #define TILE_TEST_FAKE_CUDA_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct FakeCuda {
   int cc_major, cc_minor;       /* what the device reports (set before the runtime opens it) */
   int max_shared_optin;
+  int l2_bytes;                 /* the L2's size (0: the autotuner does not flush it) */
   int live_allocations, live_modules, live_streams, live_events;
   int launches, set_current_calls, shared_attribute;
   void *current;                /* the current context (one for the process: the fake ignores threads) */
@@ -23,6 +25,7 @@ typedef struct FakeCuda {
   int params_to_copy;           /* how many kernelParams to record (the fake cannot know) */
   uint64_t params[16];          /* the first 8 bytes behind each */
   int memsets, copies;          /* cuMemsetD8 and cuMemcpyDtoD calls so far */
+  size_t memset_bytes;          /* bytes cuMemsetD8 wrote so far */
   /* Set by a test: each launch "runs" this (after the launch above is
    * recorded): it may touch device memory (host memory here) through the
    * kernel's parameters, and returns the launch's duration in ms.  While it

@@ -159,6 +159,22 @@ static void test_choice(void) {
   tile_context_destroy(ctx);
 }
 
+/* With an L2 of known size, every timed run follows a write of twice that (do_bench's flush), freed after. */
+static void test_flush(void) {
+  fake->l2_bytes = 1 << 20;
+  tile_context *ctx = context(0);
+  tile_kernel *k = kernel(ctx, bump_source, -1);
+  Buffers b = buffers(ctx, 3333); /* a key no other test uses: tuned here */
+  set_times(4, 3, 1, 2);
+  int live = fake->live_allocations;
+  size_t bytes = fake->memset_bytes;
+  CHECK(launch(k, &b, 3) == TILE_OK && tile_kernel_config(k) == 3);
+  CHECK(fake->memset_bytes - bytes >= (size_t)4 * 3 * (2 << 20)); /* 4 configs, 3 or more timed runs each */
+  CHECK(fake->live_allocations == live);
+  tile_context_destroy(ctx);
+  fake->l2_bytes = 0;
+}
+
 /* Another context, same cache directory: the choice comes from disk. */
 static void test_disk_cache(void) {
   tile_context *ctx = context(0);
@@ -322,6 +338,7 @@ int main(void) {
   if (!mkdtemp(cache_dir)) return 1;
   test_choice();
   test_disk_cache();
+  test_flush();
   test_skips();
   test_compile_and_fixed();
   test_single_config();
