@@ -645,6 +645,14 @@ static Node *check_clamp(Call *c) {
 
 static Node *check_fma(Call *c) { return check_clamp(c); }
 
+static Node *check_div_rn(Call *c) {
+  Node *x = elementwise(c, 0, 2, 1);
+  if (!x) return poison(c->S, c->node->loc);
+  if (x->type->elem != DT_FP32 && x->type->elem != DT_FP64)
+    return fail(c, x, "expects fp32 or fp64, got %s (convert first: x.to(tl.float32))", dtype_name(x->type->elem));
+  return result(c, x->type);
+}
+
 static Node *check_umulhi(Call *c) {
   Node *x = elementwise(c, 0, 2, 0);
   if (!x) return poison(c->S, c->node->loc);

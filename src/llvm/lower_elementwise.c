@@ -208,12 +208,13 @@ static LLVMValueRef float_rem(Lower *L, LLVMValueRef a, LLVMValueRef b) {
   return LLVMBuildFPTrunc(L->b, libdevice(L, "fmod", x, 2), t, ""); /* exact in fp32, so rounds once */
 }
 
-static LLVMValueRef float_binary(Lower *L, TirCode code, LLVMValueRef a, LLVMValueRef b) {
+static LLVMValueRef float_binary(Lower *L, TirCode code, int kind, LLVMValueRef a, LLVMValueRef b) {
   switch (code) {
   case TIR_ADD: return LLVMBuildFAdd(L->b, a, b, "");
   case TIR_SUB: return LLVMBuildFSub(L->b, a, b, "");
   case TIR_MUL: return LLVMBuildFMul(L->b, a, b, "");
-  case TIR_DIV: return LLVMTypeOf(a) == L->f32 ? L->target->div_full(L, a, b) : LLVMBuildFDiv(L->b, a, b, "");
+  case TIR_DIV:
+    return LLVMTypeOf(a) == L->f32 && kind != DIV_RN ? L->target->div_full(L, a, b) : LLVMBuildFDiv(L->b, a, b, "");
   case TIR_REM: return float_rem(L, a, b);
   case TIR_MAXIMUM: return binary_intrinsic(L, "llvm.maxnum", a, b);
   case TIR_MINIMUM: return binary_intrinsic(L, "llvm.minnum", a, b);
@@ -250,7 +251,7 @@ LLVMValueRef lower_scalar(Lower *L, TirCode code, int kind, const Type *t, LLVMV
   case TIR_NEG: case TIR_NOT: case TIR_ABS: case TIR_EXP: case TIR_EXP2: case TIR_LOG: case TIR_LOG2:
   case TIR_SQRT: case TIR_RSQRT: case TIR_SIN: case TIR_COS: case TIR_ERF: case TIR_FLOOR: case TIR_CEIL:
     return fl ? float_unary(L, code, x[0]) : int_unary(L, code, t, x[0]);
-  default: return fl ? float_binary(L, code, x[0], x[1]) : int_binary(L, code, t, x[0], x[1]);
+  default: return fl ? float_binary(L, code, kind, x[0], x[1]) : int_binary(L, code, t, x[0], x[1]);
   }
 }
 

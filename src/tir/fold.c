@@ -107,7 +107,7 @@ static int float_binary(TirCode code, DType t, double a, double b, double *r) {
   case TIR_ADD: *r = a + b; return 1;
   case TIR_SUB: *r = a - b; return 1;
   case TIR_MUL: *r = a * b; return 1;
-  case TIR_DIV: *r = a / b; return t == DT_FP64; /* fp32 '/' is approximate (div.full.f32) */
+  case TIR_DIV: *r = a / b; return t == DT_FP64; /* fp32 '/' is approximate (div.full.f32); div_rn is left too */
   case TIR_MAXIMUM:
   case TIR_MINIMUM:
     /* NaN and signed zeros depend on the instruction chosen: leave them */

@@ -433,6 +433,11 @@ static int lower_builtin(Lower *L, Node *n) {
   case B_UMULHI: return lower_nary(L, n, TIR_UMULHI, 2);
   case B_CLAMP: return lower_nary(L, n, TIR_CLAMP, 3);
   case B_FMA: return lower_nary(L, n, TIR_FMA, 3);
+  case B_DIV_RN: {
+    int v = lower_nary(L, n, TIR_DIV, 2);
+    last_op(L)->kind = DIV_RN;
+    return v;
+  }
   case B_WHERE: return lower_nary(L, n, TIR_SELECT, 3);
   case B_EXPAND_DIMS: return lower_expand_dims(L, n, a);
   case B_BROADCAST_TO: return broadcast_to(L, n->loc, lower_expr(L, a->data[0]), n->type);

@@ -54,6 +54,7 @@ static void print_attributes(const TirFunc *f, const TirOp *op, Buf *out) {
   case TIR_SCAN: buf_printf(out, " axis=%d%s", op->axis, op->flags & SCAN_REVERSE ? " reverse" : ""); break;
   case TIR_RAND: buf_printf(out, " rounds=%lld", (long long)op->ival); break;
   case TIR_CAST: if (op->kind == ROUND_RTZ) buf_puts(out, " rtz"); break;
+  case TIR_DIV: if (op->kind == DIV_RN) buf_puts(out, " rn"); break;
   case TIR_FOR: if (op->ival) buf_printf(out, " num_stages=%lld", (long long)op->ival); break;
   case TIR_ASYNC_WAIT:
   case TIR_DOT_WAIT: buf_printf(out, " pending=%lld", (long long)op->ival); break;

@@ -29,6 +29,7 @@ typedef enum { DOT_IEEE, DOT_TF32, DOT_TF32X3 } DotPrecision;
 typedef enum { HINT_MULTIPLE_OF, HINT_MAX_CONTIGUOUS, HINT_MAX_CONSTANCY } HintKind;
 typedef enum { RAND_UNIFORM, RAND_NORMAL, RAND_INT } RandKind;
 typedef enum { ROUND_RTNE, ROUND_RTZ } CastRounding;   /* CAST: fp_downcast_rounding */
+typedef enum { DIV_FULL, DIV_RN } DivRounding;         /* DIV of fp32: div.full.f32 as Triton's `/`, or tl.div_rn's IEEE quotient */
 /* ATOMIC_RMW, ATOMIC_CAS: memory semantics in ival, scope in ival2 (0: Triton's defaults); lang/memory.def */
 typedef enum {
 #define MEM_SEM(id, name, ptx) SEM_##id,
