@@ -7,8 +7,9 @@
  * ignores the sign and vectorises; a negative dividend would then load the
  * wrong elements, silently.  Here the assumption is made but checked: where
  * the dividend is splat(s) + r with r provably non-negative (a range),
- *     assert(s >= 0, "...")       once, where s is computed (per program,
- *                                 outside the loops that follow)
+ *     assert(s >= 0, "...")       just before the add: once per program
+ *                                 where, as in the tutorial, that is
+ *                                 before the loop
  *     s' = maximum(s, 0)          equal to s whenever the assert passed
  * and the add takes splat(s') instead of splat(s), so AxisInfo sees a
  * non-negative dividend.  A kernel whose s is negative stops with the
@@ -17,9 +18,10 @@
  *
  * Requires: a verified function (before widen, which would put casts
  *   between the add and the `%`).
- * Guarantees: only a tile `%` of integers whose divisor has divisibility
- *   of at least 2 and whose dividend is not already known non-negative is
- *   touched (elsewhere the assumption would gain nothing).
+ * Guarantees: only a tile `%` of integers whose dividend is not known
+ *   non-negative is touched, and only where the dividend has runs and the
+ *   divisor a divisibility of at least 2 along some dimension (elsewhere the
+ *   assumption would gain nothing).
  * Invalidates: nothing cached. */
 #include "passes.h"
 
@@ -32,17 +34,23 @@ typedef struct Assume {
   const TirOp **rem_of;  /* per value: a `%` that would gain from the value being non-negative */
 } Assume;
 
+/* Whether x % y would have runs longer than 1 along some dimension were x known non-negative. */
+static int would_gain(const Assume *A, const TirOp *rem) {
+  const Type *t = tir_type(A->f, rem->results.data[0]);
+  const AxisInfo *x = &A->info[rem->operands.data[0]], *y = &A->info[rem->operands.data[1]];
+  if (!t->rank || !dtype_is_int(t->elem) || x->nonneg) return 0;
+  for (int d = 0; d < t->rank; d++)
+    if (x->contiguity[d] > 1 && y->divisibility[d] >= 2 && y->contiguity[d] == 1) return 1;
+  return 0;
+}
+
 static void record(Assume *A, const TirBlock *b) {
   for (int i = 0; i < b->ops.len; i++) {
     TirOp *op = b->ops.data[i];
     for (int k = 0; k < op->results.len; k++) A->def[op->results.data[k]] = op;
     for (int r = 0; r < 2; r++)
       if (op->regions[r]) record(A, op->regions[r]);
-    if (op->code != TIR_REM) continue;
-    const Type *t = tir_type(A->f, op->results.data[0]);
-    int x = op->operands.data[0], y = op->operands.data[1];
-    if (t->rank && dtype_is_int(t->elem) && !A->info[x].nonneg && A->info[y].divisibility[t->rank - 1] >= 2)
-      A->rem_of[x] = op;
+    if (op->code == TIR_REM && would_gain(A, op)) A->rem_of[op->operands.data[0]] = op;
   }
 }
 
