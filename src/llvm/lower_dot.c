@@ -8,7 +8,8 @@
  * the results are bit-identical.  Batched (rank 3) dots keep the batch.
  *
  * When both operands arrive through convert_layout (the usual case: loads
- * in coalesced layouts), the conversions are not done as such: the sources
+ * in coalesced layouts; the conversion may sit outside the dot's loop), the
+ * conversions are not done as such: the sources
  * go to shared memory once, and a loop over K in steps of UNROLL reads each
  * step's operand elements from there (vectorised along K for A), so the
  * code and the registers it needs grow with the accumulator, not with K.
@@ -284,13 +285,15 @@ void lower_dot(Lower *L, const TirOp *op) {
 
 /* ---- which dots read shared memory -------------------------------------------------- */
 
-static int staged_operand(Lower *L, const TirOp *dot, int k, const TirBlock *b) {
+/* Operand k comes from a convert_layout that only this dot uses.  It may
+ * sit in an enclosing block (an operand loaded before the loop, as the
+ * attention pattern's Q): its source registers are live at the dot anyway,
+ * and the dot stages them on each run; converted once into the operand
+ * layout they would be whole K-rows per thread, and spill. */
+static int staged_operand(Lower *L, const TirOp *dot, int k) {
   int v = dot->operands.data[k];
   const TirOp *def = L->defs[v];
-  if (!def || def->code != TIR_CONVERT_LAYOUT || L->uses[v] != 1) return 0;
-  for (int i = 0; i < b->ops.len; i++)
-    if (b->ops.data[i] == def) return 1;
-  return 0;
+  return def && def->code == TIR_CONVERT_LAYOUT && L->uses[v] == 1;
 }
 
 static int64_t tile_bytes(Lower *L, int v) {
@@ -321,7 +324,7 @@ void lower_plan_dots(Lower *L, const TirBlock *b) {
       if (l->version == 2) defer_mma_operands(L, op, b);
       continue;
     }
-    if (op->code != TIR_DOT || !staged_operand(L, op, 0, b) || !staged_operand(L, op, 1, b)) continue;
+    if (op->code != TIR_DOT || !staged_operand(L, op, 0) || !staged_operand(L, op, 1)) continue;
     int64_t bytes = (tile_bytes(L, op->operands.data[0]) + tile_bytes(L, op->operands.data[1])) * 5 / 4 + 64;
     if (bytes > lower_max_shared(L)) continue; /* padding included; else in registers */
     L->deferred[op->operands.data[0]] = L->deferred[op->operands.data[1]] = 1;
