@@ -8,6 +8,7 @@ passed)."""
 import ctypes
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 
@@ -65,6 +66,7 @@ class TileKernel:
                "cuModuleGetFunction")
         if self.meta["shared"] > 48 * 1024:  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
             _check(cuda.cuFuncSetAttribute(self.function, 8, self.meta["shared"]), "cuFuncSetAttribute")
+        shutil.rmtree(self.dir, ignore_errors=True)  # loaded: the files are not needed any more
 
     def launch(self, grid, args, stream):
         values = []
