@@ -312,17 +312,6 @@ void lower_block(Lower *L, const TirBlock *b) {
 
 /* ---- the kernel ------------------------------------------------------------------- */
 
-/* Uses and defining ops of every value. */
-static void count_uses(Lower *L, const TirBlock *b) {
-  for (int i = 0; i < b->ops.len; i++) {
-    const TirOp *op = b->ops.data[i];
-    for (int k = 0; k < op->operands.len; k++) L->uses[op->operands.data[k]]++;
-    for (int k = 0; k < op->results.len; k++) L->defs[op->results.data[k]] = op;
-    for (int r = 0; r < 2; r++)
-      if (op->regions[r]) count_uses(L, op->regions[r]);
-  }
-}
-
 static LLVMTypeRef param_type(Lower *L, const Type *t) { return t->elem == DT_I1 && !t->is_ptr ? L->i8 : lower_elem_type(L, t); }
 
 static void add_attribute(Lower *L, LLVMValueRef fn, unsigned index, const char *name, uint64_t value) {
@@ -495,7 +484,7 @@ int llvm_generate(const TirFunc *f, const GpuTarget *t, int want_llir, int want_
   L->defs = arena_alloc(a, sizeof(TirOp *) * (size_t)(f->types.len + 1));
   L->deferred = arena_alloc(a, (size_t)(f->types.len + 1));
   L->dot_waited = arena_alloc(a, (size_t)(f->types.len + 1));
-  count_uses(L, f->body);
+  tir_index_values(f->body, L->uses, L->defs);
   lower_plan_dots(L, f->body);
   L->ctx = LLVMContextCreate();
   LLVMContextSetDiagnosticHandler(L->ctx, ignore_diagnostic, NULL); /* the library never prints */

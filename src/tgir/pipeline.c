@@ -117,15 +117,6 @@ static TirOp *clone(Pipe *P, const TirOp *op) {
 
 /* ---- which loops and loads ---- */
 
-static void count_uses(const TirBlock *b, int *uses) {
-  for (int i = 0; i < b->ops.len; i++) {
-    const TirOp *op = b->ops.data[i];
-    for (int k = 0; k < op->operands.len; k++) uses[op->operands.data[k]]++;
-    for (int r = 0; r < 2; r++)
-      if (op->regions[r]) count_uses(op->regions[r], uses);
-  }
-}
-
 /* The widest vector of elements a thread of the load's layout copies at
  * once, in bytes, as the lowering will choose it. */
 static int vector_bytes(Pipe *P, const TirOp *load) {
@@ -531,7 +522,7 @@ static int plan_loop(Pipe *P, TirOp *loop, char **ahead, char **recompute) {
   P->stage0 = arena_alloc(P->f->arena, n);
   P->map = arena_alloc(P->f->arena, sizeof *P->map * n);
   for (size_t v = 0; v < n; v++) P->map[v] = -1;
-  count_uses(P->f->body, P->uses);
+  tir_index_values(P->f->body, P->uses, NULL);
   P->loads.len = 0;
   for (int i = 0; i < P->body->ops.len; i++) {
     TirOp *op = P->body->ops.data[i];

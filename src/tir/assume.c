@@ -30,7 +30,7 @@
 typedef struct Assume {
   TirFunc *f;
   const AxisInfo *info;  /* of the function as it was on entry */
-  TirOp **def;           /* per value: its defining op, NULL for arguments */
+  const TirOp **def;     /* per value: its defining op, NULL for arguments */
   const TirOp **rem_of;  /* per value: a `%` that would gain from the value being non-negative */
 } Assume;
 
@@ -44,12 +44,11 @@ static int would_gain(const Assume *A, const TirOp *rem) {
   return 0;
 }
 
-static void record(Assume *A, const TirBlock *b) {
+static void find_rems(Assume *A, const TirBlock *b) {
   for (int i = 0; i < b->ops.len; i++) {
-    TirOp *op = b->ops.data[i];
-    for (int k = 0; k < op->results.len; k++) A->def[op->results.data[k]] = op;
+    const TirOp *op = b->ops.data[i];
     for (int r = 0; r < 2; r++)
-      if (op->regions[r]) record(A, op->regions[r]);
+      if (op->regions[r]) find_rems(A, op->regions[r]);
     if (op->code == TIR_REM && would_gain(A, op)) A->rem_of[op->operands.data[0]] = op;
   }
 }
@@ -112,6 +111,7 @@ void tir_assume(TirFunc *f) {
   size_t n = (size_t)f->types.len + 1;
   Assume A = {f, tir_axis_info(f), arena_alloc(f->arena, sizeof(TirOp *) * n),
               arena_alloc(f->arena, sizeof(TirOp *) * n)};
-  record(&A, f->body);
+  tir_index_values(f->body, NULL, A.def);
+  find_rems(&A, f->body);
   assume_block(&A, f->body);
 }

@@ -21,18 +21,8 @@
 typedef struct Combine {
   TirFunc *f;
   int *uses;      /* per value: its operand uses anywhere in the function */
-  TirOp **def;    /* per value: the op defining it, NULL for arguments */
+  const TirOp **def; /* per value: the op defining it, NULL for arguments */
 } Combine;
-
-static void count(Combine *C, const TirBlock *b) {
-  for (int i = 0; i < b->ops.len; i++) {
-    TirOp *op = b->ops.data[i];
-    for (int k = 0; k < op->operands.len; k++) C->uses[op->operands.data[k]]++;
-    for (int k = 0; k < op->results.len; k++) C->def[op->results.data[k]] = op;
-    for (int r = 0; r < 2; r++)
-      if (op->regions[r]) count(C, op->regions[r]);
-  }
-}
 
 /* A constant zero (+0 or -0), or a splat of one. */
 static int is_zero(const Combine *C, int v) {
@@ -86,6 +76,6 @@ static void combine_block(Combine *C, TirBlock *b) {
 void tir_combine(TirFunc *f) {
   size_t n = (size_t)f->types.len + 1;
   Combine C = {f, arena_alloc(f->arena, sizeof(int) * n), arena_alloc(f->arena, sizeof(TirOp *) * n)};
-  count(&C, f->body);
+  tir_index_values(f->body, C.uses, C.def);
   combine_block(&C, f->body);
 }

@@ -13,15 +13,6 @@
  * and removing an op releases its operands before their definitions. */
 #include "passes.h"
 
-static void count_uses(const TirBlock *b, int *uses) {
-  for (int i = 0; i < b->ops.len; i++) {
-    const TirOp *op = b->ops.data[i];
-    for (int k = 0; k < op->operands.len; k++) uses[op->operands.data[k]]++;
-    for (int r = 0; r < 2; r++)
-      if (op->regions[r]) count_uses(op->regions[r], uses);
-  }
-}
-
 static int dead(const TirOp *op, const int *uses) {
   if (!(tir_op_flags(op->code) & PURE) || op->regions[0] || op->regions[1]) return 0;
   for (int k = 0; k < op->results.len; k++)
@@ -52,7 +43,7 @@ static int sweep(TirBlock *b, int *uses) {
 
 void tir_dce(TirFunc *f) {
   int *uses = arena_alloc(f->arena, sizeof *uses * ((size_t)f->types.len + 1));
-  count_uses(f->body, uses);
+  tir_index_values(f->body, uses, NULL);
   int removed;
   do removed = sweep(f->body, uses); /* to a fixed point; the second sweep normally finds nothing */
   while (removed);

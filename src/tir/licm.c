@@ -19,18 +19,9 @@
 typedef struct Licm {
   TirFunc *f;
   int *inside;     /* per value: the stamp of the loop it was found in */
-  TirOp **def;     /* per value: its defining op, NULL for arguments */
+  const TirOp **def; /* per value: its defining op, NULL for arguments */
   int stamp;       /* the loop being processed */
 } Licm;
-
-static void record_defs(Licm *L, const TirBlock *b) {
-  for (int i = 0; i < b->ops.len; i++) {
-    TirOp *op = b->ops.data[i];
-    for (int k = 0; k < op->results.len; k++) L->def[op->results.data[k]] = op;
-    for (int r = 0; r < 2; r++)
-      if (op->regions[r]) record_defs(L, op->regions[r]);
-  }
-}
 
 static void mark_inside(Licm *L, const TirBlock *b) {
   for (int i = 0; i < b->args.len; i++) L->inside[b->args.data[i]] = L->stamp;
@@ -102,6 +93,6 @@ void tir_licm(TirFunc *f) {
   size_t n = (size_t)f->types.len + 1;
   L.inside = arena_alloc(f->arena, sizeof *L.inside * n);
   L.def = arena_alloc(f->arena, sizeof *L.def * n);
-  record_defs(&L, f->body);
+  tir_index_values(f->body, NULL, L.def);
   licm_block(&L, f->body);
 }

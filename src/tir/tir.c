@@ -45,6 +45,16 @@ TirOp *tir_op_new(TirFunc *f, TirCode code, Loc loc) {
 void tir_append(TirFunc *f, TirBlock *b, TirOp *op) { vec_push(f->arena, &b->ops, op); }
 void tir_add_operand(TirFunc *f, TirOp *op, int value) { vec_push(f->arena, &op->operands, value); }
 
+void tir_index_values(const TirBlock *b, int *uses, const TirOp **defs) {
+  for (int i = 0; i < b->ops.len; i++) {
+    const TirOp *op = b->ops.data[i];
+    for (int k = 0; uses && k < op->operands.len; k++) uses[op->operands.data[k]]++;
+    for (int k = 0; defs && k < op->results.len; k++) defs[op->results.data[k]] = op;
+    for (int r = 0; r < 2; r++)
+      if (op->regions[r]) tir_index_values(op->regions[r], uses, defs);
+  }
+}
+
 void tir_replace_uses(TirBlock *b, int from, int to, const TirOp *except) {
   for (int i = 0; i < b->ops.len; i++) {
     TirOp *op = b->ops.data[i];

@@ -128,6 +128,10 @@ TirBlock *tir_block_new(TirFunc *f);
 TirOp *tir_op_new(TirFunc *f, TirCode code, Loc loc);
 void tir_append(TirFunc *f, TirBlock *b, TirOp *op);
 void tir_add_operand(TirFunc *f, TirOp *op, int value);
+/* Walks b and the blocks nested in it: each operand adds one to uses[its
+ * value], each result v gets defs[v] = its op.  Either array (indexed by
+ * value id, zeroed by the caller) may be NULL. */
+void tir_index_values(const TirBlock *b, int *uses, const TirOp **defs);
 /* Every use of `from` in b and the blocks nested in it becomes `to`, except in `except`. */
 void tir_replace_uses(TirBlock *b, int from, int to, const TirOp *except);
 int tir_add_result(TirFunc *f, TirOp *op, Type *t);

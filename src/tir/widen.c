@@ -63,7 +63,7 @@ typedef struct Widen {
   TirFunc *f;
   int n_values;      /* before the rewrite: the per-value arrays' length */
   Type **type;       /* per value: its type before the rewrite */
-  TirOp **def;       /* per value: its defining op; NULL for parameters and block arguments */
+  const TirOp **def; /* per value: its defining op; NULL for parameters and block arguments */
   char *addressing;  /* per value: in the address slice */
   char *wide;        /* per value: computed in i64 from now on */
   Range *range;      /* per value: the exact value's range (wide) or the computed one's */
@@ -268,15 +268,6 @@ static int carried_member(const TirOp *op, const TirOp *parent, int i) {
 }
 
 /* ---- the address slice ------------------------------------------------------ */
-
-static void record_defs(Widen *W, const TirBlock *b) {
-  for (int i = 0; i < b->ops.len; i++) {
-    TirOp *op = b->ops.data[i];
-    for (int k = 0; k < op->results.len; k++) W->def[op->results.data[k]] = op;
-    for (int r = 0; r < 2; r++)
-      if (op->regions[r]) record_defs(W, op->regions[r]);
-  }
-}
 
 static int mark(Widen *W, int v) {
   if (W->addressing[v]) return 0;
@@ -704,7 +695,7 @@ static int *param_values(TirFunc *f) {
 void tir_widen(TirFunc *f) {
   Widen W;
   init(&W, f);
-  record_defs(&W, f->body);
+  tir_index_values(f->body, NULL, W.def);
   do {
     while (mark_block(&W, f->body, NULL)) {
       /* again: a carried value can join the slice after its sources were passed */

@@ -65,6 +65,8 @@ typedef struct SimModule SimModule;
  * messages in err. */
 int sim_module_build(const char *source, size_t len, const char *suffix, const char *const *flags, SimModule **out,
                      char *err, size_t errsz);
+/* sim_module_build over the file at `path` (its suffix: .ll or .c). */
+int sim_module_build_file(const char *path, const char *const *flags, SimModule **out, char *err, size_t errsz);
 /* A symbol of the module, or NULL. */
 void *sim_module_symbol(SimModule *m, const char *name);
 void sim_module_close(SimModule *m);  /* NULL is fine */

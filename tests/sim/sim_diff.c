@@ -625,18 +625,6 @@ static int add_flag(const char **flags, int n, char *storage, size_t size, const
 /* --module FILE: hand-written code for the sim target, built with the
  * case's defines (those without quotes) and -DNUM_WARPS. */
 static int build_given_module(Run *r, SimModule **m, char *err, size_t errsz) {
-  size_t len;
-  char *text = NULL;
-  FILE *f = fopen(r->flags->module, "rb");
-  if (f) {
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    text = malloc((size_t)size + 1);
-    len = text ? fread(text, 1, (size_t)size, f) : 0;
-    fclose(f);
-  }
-  if (!text) return fail(r, "cannot read %s", r->flags->module);
   static char storage[64][160];
   const char *flags[64];
   char buf[160];
@@ -659,10 +647,9 @@ static int build_given_module(Run *r, SimModule **m, char *err, size_t errsz) {
     p += l;
   }
   flags[n] = NULL;
-  const char *dot = strrchr(r->flags->module, '.');
-  int rc = sim_module_build(text, len, dot ? dot : ".c", flags, m, err, errsz);
-  free(text);
-  return rc ? fail(r, "building %s failed: %s", r->flags->module, err) : PASS;
+  if (sim_module_build_file(r->flags->module, flags, m, err, errsz))
+    return fail(r, "building %s failed: %s", r->flags->module, err);
+  return PASS;
 }
 
 /* The generated code for the sim target; SKIP if this build cannot lower yet. */

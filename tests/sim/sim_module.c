@@ -122,6 +122,27 @@ int sim_module_build(const char *source, size_t len, const char *suffix, const c
   return 0;
 }
 
+int sim_module_build_file(const char *path, const char *const *flags, SimModule **out, char *err, size_t errsz) {
+  *out = NULL;
+  FILE *f = fopen(path, "rb");
+  char *text = NULL;
+  size_t len = 0;
+  if (f && fseek(f, 0, SEEK_END) == 0) {
+    long size = ftell(f);
+    text = size >= 0 && fseek(f, 0, SEEK_SET) == 0 ? malloc((size_t)size + 1) : NULL;
+    len = text ? fread(text, 1, (size_t)size, f) : 0;
+  }
+  if (f) fclose(f);
+  if (!text) {
+    snprintf(err, errsz, "cannot read %s", path);
+    return -1;
+  }
+  const char *dot = strrchr(path, '.');
+  int rc = sim_module_build(text, len, dot ? dot : ".c", flags, out, err, errsz);
+  free(text);
+  return rc;
+}
+
 void *sim_module_symbol(SimModule *m, const char *name) { return m ? dlsym(m->handle, name) : NULL; }
 
 void sim_module_close(SimModule *m) {

@@ -23,20 +23,11 @@
 static SimModule *module;
 
 static int load_kernels(void) {
-  char path[512], err[8192];
+  char path[512], include[600], err[8192];
   snprintf(path, sizeof path, "%s/tests/sim/c/tensor_kernels.c", TILE_SOURCE_DIR);
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "cannot open %s\n", path);
-    return -1;
-  }
-  static char source[1 << 16];
-  size_t len = fread(source, 1, sizeof source, f);
-  fclose(f);
-  char include[600];
   snprintf(include, sizeof include, "-I%s/tests/sim", TILE_SOURCE_DIR);
   const char *flags[] = {include, "-Wall", "-Werror", NULL};
-  if (sim_module_build(source, len, ".c", flags, &module, err, sizeof err)) {
+  if (sim_module_build_file(path, flags, &module, err, sizeof err)) {
     fprintf(stderr, "%s\n", err);
     return -1;
   }

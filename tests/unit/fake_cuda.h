@@ -37,4 +37,17 @@ typedef struct FakeCuda {
 
 typedef FakeCuda *(*FakeCudaStateFn)(void);
 
+#include <dlfcn.h>
+#include <stdio.h>
+
+/* The recording of the fake driver at `path`, loaded here as the same
+ * instance the runtime will open (TILE_CUDA_LIBRARY=path); NULL, said on
+ * stderr, if it cannot be loaded.  *library is for dlclose. */
+static inline FakeCuda *fake_cuda_open(const char *path, void **library) {
+  *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  FakeCudaStateFn state = *library ? (FakeCudaStateFn)dlsym(*library, "fake_cuda_state") : NULL;
+  if (!state) fprintf(stderr, "cannot load %s: %s\n", path, dlerror());
+  return state ? state() : NULL;
+}
+
 #endif

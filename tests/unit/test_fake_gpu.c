@@ -234,13 +234,9 @@ static void test_jit(int cc_major, int cc_minor, const char *arch, const char *t
 
 int main(void) {
   srand((unsigned)time(NULL));
-  void *library = dlopen(FAKE_CUDA_PATH, RTLD_NOW | RTLD_LOCAL); /* the instance the runtime will open */
-  FakeCudaStateFn state = library ? (FakeCudaStateFn)dlsym(library, "fake_cuda_state") : NULL;
-  if (!state) {
-    fprintf(stderr, "cannot load %s: %s\n", FAKE_CUDA_PATH, dlerror());
-    return 1;
-  }
-  fake = state();
+  void *library;
+  fake = fake_cuda_open(FAKE_CUDA_PATH, &library);
+  if (!fake) return 1;
   test_memory();
   test_launch_parameters();
   test_load_limits();

@@ -370,13 +370,9 @@ static void test_ahead_of_time(void) {
 }
 
 int main(void) {
-  void *library = dlopen(FAKE_CUDA_PATH, RTLD_NOW | RTLD_LOCAL);
-  FakeCudaStateFn state = library ? (FakeCudaStateFn)dlsym(library, "fake_cuda_state") : NULL;
-  if (!state) {
-    fprintf(stderr, "cannot load %s\n", FAKE_CUDA_PATH);
-    return 1;
-  }
-  fake = state();
+  void *library;
+  fake = fake_cuda_open(FAKE_CUDA_PATH, &library);
+  if (!fake) return 1;
   snprintf(cache_dir, sizeof cache_dir, "/tmp/tile-jit-test-XXXXXX");
   if (!mkdtemp(cache_dir)) return 1;
   test_compile_and_cache();
