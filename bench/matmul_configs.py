@@ -13,7 +13,7 @@ import triton
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tile_cubin import TileKernel  # noqa: E402
-from triton_bench import MATMUL_CONFIGS, Timer, matmul_kernel  # noqa: E402
+from triton_bench import MATMUL_CONFIGS, Timer, matmul_call, matmul_kernel  # noqa: E402
 
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "matmul", "matmul.tl")
 
@@ -37,16 +37,15 @@ def main():
             grid = (triton.cdiv(m, kw["BLOCK_SIZE_M"]) * triton.cdiv(n, kw["BLOCK_SIZE_N"]), )
             c_triton, c_tile = torch.empty(m, n, device="cuda", dtype=torch.float16), torch.empty(m, n, device="cuda",
                                                                                                    dtype=torch.float16)
-            call = [a, b, c_tile, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c_tile.stride(0),
-                    c_tile.stride(1)]
+            call = list(matmul_call(a, b, c_tile)[1])
+            triton_args = matmul_call(a, b, c_triton)[1]
             defines = dict(kw, ACTIVATION='""')
             tk = TileKernel(args.tilec, SOURCE, call, defines, cfg.num_warps, kernel="matmul_kernel",
                             num_stages=cfg.num_stages)
             stream = torch.cuda.current_stream().cuda_stream
             tile_ms = timer.median_ms(lambda s: tk.launch(grid, call, stream), 1)
             triton_ms = timer.median_ms(lambda s: matmul_kernel[grid](
-                a, b, c_triton, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c_triton.stride(0),
-                c_triton.stride(1), ACTIVATION="", num_warps=cfg.num_warps, num_stages=cfg.num_stages, **kw), 1)
+                *triton_args, ACTIVATION="", num_warps=cfg.num_warps, num_stages=cfg.num_stages, **kw), 1)
             ok = all(torch.allclose(c.float(), want, rtol=1e-2, atol=1e-2) for c in (c_tile, c_triton))
             tflops = lambda ms: 2 * m * n * k / (ms * 1e9)
             print("%-16s %-26s %10.1f %10.1f %7.2f%s" % (

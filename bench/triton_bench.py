@@ -189,24 +189,26 @@ def softmax_launch(x, y):
     return y
 
 
-def matmul_launch(a, b, c):
-    """Tutorial 03's matmul() with config 0 of its autotune list and the leaky_relu epilogue."""
+def matmul_call(a, b, c):
+    """Tutorial 03's matmul(): its grid lambda and the kernel's run-time arguments."""
     M, K = a.shape
     K, N = b.shape
     grid = lambda META: (triton.cdiv(M, META['BLOCK_SIZE_M']) * triton.cdiv(N, META['BLOCK_SIZE_N']), )
-    matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
-                        c.stride(1), BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64, GROUP_SIZE_M=8,
+    return grid, (a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
+
+
+def matmul_launch(a, b, c):
+    """Tutorial 03's matmul() with config 0 of its autotune list and the leaky_relu epilogue."""
+    grid, args = matmul_call(a, b, c)
+    matmul_kernel[grid](*args, BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64, GROUP_SIZE_M=8,
                         ACTIVATION="leaky_relu", num_stages=3, num_warps=8)
     return c
 
 
 def matmul_autotuned_launch(a, b, c):
     """Tutorial 03's matmul(): the autotuned kernel, no epilogue, into a given output."""
-    M, K = a.shape
-    K, N = b.shape
-    grid = lambda META: (triton.cdiv(M, META['BLOCK_SIZE_M']) * triton.cdiv(N, META['BLOCK_SIZE_N']), )
-    matmul_kernel_autotuned[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
-                                  c.stride(1), ACTIVATION="")
+    grid, args = matmul_call(a, b, c)
+    matmul_kernel_autotuned[grid](*args, ACTIVATION="")
     return c
 
 

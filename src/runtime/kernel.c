@@ -152,14 +152,20 @@ static tile_status check_call(tile_kernel *k, const tile_arg *args, int n, const
   return TILE_OK;
 }
 
+/* Starts a compile or launch call: its arguments checked, their specialisation key. */
+static tile_status begin_call(tile_kernel *k, const tile_arg *args, int n, const char *call, uint16_t *key,
+                              int *key_len) {
+  context_begin(k->ctx);
+  tile_status st = check_call(k, args, n, call);
+  return st == TILE_OK ? kernel_key(k, args, n, key, key_len) : st;
+}
+
 tile_status tile_kernel_compile(tile_kernel *k, const tile_arg *args, int num_args) {
   if (!k) return TILE_ERROR_ARGUMENT;
-  context_begin(k->ctx);
   Spec *s;
   uint16_t key[MAX_KERNEL_ARGS];
   int key_len;
-  tile_status st = check_call(k, args, num_args, "tile_kernel_compile");
-  if (st == TILE_OK) st = kernel_key(k, args, num_args, key, &key_len);
+  tile_status st = begin_call(k, args, num_args, "tile_kernel_compile", key, &key_len);
   if (st == TILE_OK)
     st = k->tuning ? autotune_compile(k, key, key_len, args, num_args, &s) : kernel_specialize(k, key, key_len, -1, &s);
   if (st == TILE_OK) k->current = s;
@@ -215,12 +221,10 @@ tile_status kernel_launch_spec(tile_kernel *k, Spec *s, const unsigned *given, t
 
 static tile_status launch(tile_kernel *k, const unsigned *given, tile_grid_fn grid_fn, void *user, tile_stream stream,
                           const tile_arg *args, int n) {
-  context_begin(k->ctx);
   Spec *s;
   uint16_t key[MAX_KERNEL_ARGS];
   int key_len;
-  tile_status st = check_call(k, args, n, "tile_launch");
-  if (st == TILE_OK) st = kernel_key(k, args, n, key, &key_len);
+  tile_status st = begin_call(k, args, n, "tile_launch", key, &key_len);
   if (st == TILE_OK)
     st = k->tuning ? autotune_select(k, key, key_len, args, n, given, grid_fn, user, stream, &s)
                    : kernel_specialize(k, key, key_len, -1, &s);
