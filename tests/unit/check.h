@@ -4,6 +4,7 @@
 #define TILE_TEST_CHECK_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int checks_passed, checks_failed;
@@ -29,6 +30,18 @@ static int checks_passed, checks_failed;
               __LINE__, n_, h_ ? h_ : "(null)");                               \
     }                                                                          \
   } while (0)
+
+/* The file at dir/name (up to 1 MiB), NUL-terminated, malloc'd; NULL if it cannot be read. */
+static inline char *check_read_file(const char *dir, const char *name, size_t *len) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "rb");
+  char *s = f ? malloc(1 << 20) : NULL;
+  *len = s ? fread(s, 1, (1 << 20) - 1, f) : 0;
+  if (s) s[*len] = 0;
+  if (f) fclose(f);
+  return s;
+}
 
 static int check_report(void) {
   printf("%d passed, %d failed\n", checks_passed, checks_failed);

@@ -13,18 +13,6 @@
 #define TILE_SOURCE_DIR "."
 #endif
 
-static char *read_seed(const char *name, size_t *len) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/tests/seeds/%s", TILE_SOURCE_DIR, name);
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  char *s = malloc(1 << 20);
-  *len = fread(s, 1, (1 << 20) - 1, f);
-  s[*len] = 0;
-  fclose(f);
-  return s;
-}
-
 static float frand(void) { return (float)rand() / (float)RAND_MAX * 2.0f - 1.0f; }
 
 /* An fp16 bit pattern with value in about [-2, 2], decoded independently of the library. */
@@ -43,7 +31,7 @@ static double half_value(uint16_t h) {
 static int run(const char *file, const char *kernel, const char **defines, int n_defines, unsigned g0, unsigned g1,
                tile_arg *args, int n_args, const char **error) {
   size_t len;
-  char *src = read_seed(file, &len);
+  char *src = check_read_file(TILE_SOURCE_DIR "/tests/seeds", file, &len);
   if (!src) return -1;
   tile_context *ctx;
   tile_context_create(&ctx);

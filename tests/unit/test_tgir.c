@@ -43,18 +43,6 @@ typedef struct Kernel {
 
 /* ---- compiling and running ---- */
 
-static char *read_file(const char *name, size_t *len) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s", TILE_SOURCE_DIR, name);
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  char *s = malloc(1 << 20);
-  *len = fread(s, 1, (1 << 20) - 1, f);
-  s[*len] = 0;
-  fclose(f);
-  return s;
-}
-
 /* A compilation as the library makes one (this test links the compiler
  * without LLVM, so not the driver's pipeline). */
 static Compilation *begin(const char *name, const char *text, size_t len) {
@@ -182,7 +170,7 @@ static int count_converts(const TirBlock *b) {
 /* Tile IR and GPU-layout IR of k compute the same bits. */
 static void check_same_results(const Kernel *k) {
   size_t len;
-  char *src = read_file(k->file, &len);
+  char *src = check_read_file(TILE_SOURCE_DIR, k->file, &len);
   CHECK(src != NULL);
   if (!src) return;
   Compilation *ct = begin(k->file, src, len), *cg = begin(k->file, src, len);
