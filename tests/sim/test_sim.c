@@ -4,47 +4,17 @@
  * the place they report, deadlocks and divergence, vprintf, assert,
  * atomics under contention, the program order and geometry. */
 #include "../unit/check.h"
-#include "sim.h"
+#include "hand_kernels.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
 
-#ifndef TILE_SOURCE_DIR
-#define TILE_SOURCE_DIR "."
-#endif
-
-static SimModule *module;
-
-static int load_kernels(void) {
-  char path[512], include[600], err[8192];
-  snprintf(path, sizeof path, "%s/tests/sim/c/runtime_kernels.c", TILE_SOURCE_DIR);
-  snprintf(include, sizeof include, "-I%s/tests/sim", TILE_SOURCE_DIR);
-  const char *flags[] = {include, "-Wall", "-Werror", NULL};
-  if (sim_module_build_file(path, flags, &module, err, sizeof err)) {
-    fprintf(stderr, "%s\n", err);
-    return -1;
-  }
-  return 0;
-}
-
-/* A launch of kernel `name` from the module, over grid x 1 x 1. */
+/* A launch with 1 KiB of shared memory. */
 static SimLaunch launch_of(const char *name, unsigned grid, int num_warps, void **params, const SimBuffer *buffers,
                            int n_buffers) {
-  char symbol[128];
-  snprintf(symbol, sizeof symbol, "%s_sim_entry", name);
-  SimLaunch L = {0};
-  L.kernel = name;
-  L.entry = (SimEntry)sim_module_symbol(module, symbol);
-  L.params = params;
-  L.grid[0] = grid, L.grid[1] = 1, L.grid[2] = 1;
-  L.num_warps = num_warps;
-  L.shared_bytes = 1024;
-  L.buffers = buffers;
-  L.n_buffers = n_buffers;
-  if (!L.entry) fprintf(stderr, "no symbol %s\n", symbol);
-  return L;
+  return hand_launch(name, grid, num_warps, params, buffers, n_buffers, 1024);
 }
 
 /* ---- shuffles and barriers ------------------------------------------------------ */
@@ -404,7 +374,7 @@ static void test_bad_launches(void) {
 int main(void) {
   unsigned seed = (unsigned)time(NULL);
   srand(seed);
-  if (load_kernels()) return 1;
+  if (load_kernels("runtime_kernels.c")) return 1;
   test_block_sum(1);
   test_block_sum(4);
   test_block_sum(8);

@@ -9,47 +9,12 @@
  * instruction reports. */
 #include "../unit/check.h"
 #include "c/tensor_tests.h"
-#include "sim.h"
+#include "hand_kernels.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
-
-#ifndef TILE_SOURCE_DIR
-#define TILE_SOURCE_DIR "."
-#endif
-
-static SimModule *module;
-
-static int load_kernels(void) {
-  char path[512], include[600], err[8192];
-  snprintf(path, sizeof path, "%s/tests/sim/c/tensor_kernels.c", TILE_SOURCE_DIR);
-  snprintf(include, sizeof include, "-I%s/tests/sim", TILE_SOURCE_DIR);
-  const char *flags[] = {include, "-Wall", "-Werror", NULL};
-  if (sim_module_build_file(path, flags, &module, err, sizeof err)) {
-    fprintf(stderr, "%s\n", err);
-    return -1;
-  }
-  return 0;
-}
-
-static SimLaunch launch_of(const char *name, unsigned grid, int num_warps, void **params, const SimBuffer *buffers,
-                           int n_buffers, size_t shared_bytes) {
-  char symbol[128];
-  snprintf(symbol, sizeof symbol, "%s_sim_entry", name);
-  SimLaunch L = {0};
-  L.kernel = name;
-  L.entry = (SimEntry)sim_module_symbol(module, symbol);
-  L.params = params;
-  L.grid[0] = grid, L.grid[1] = 1, L.grid[2] = 1;
-  L.num_warps = num_warps;
-  L.shared_bytes = shared_bytes;
-  L.buffers = buffers;
-  L.n_buffers = n_buffers;
-  if (!L.entry) fprintf(stderr, "no symbol %s\n", symbol);
-  return L;
-}
 
 static int run(SimLaunch *L) {
   int rc = sim_run(L);
@@ -228,7 +193,7 @@ static int run_mma(MmaRun *m) {
   void *params[] = {&kind_param, &A, &B, &C, &D, &k_param, &warps, &alias, &mode};
   SimBuffer buffers[] = {{"a", A, 4u * SETS * 16 * k}, {"b", B, 4u * SETS * k * 8}, {"c", C, 4u * SETS * 128},
                          {"d", D, 4u * SETS * 128}};
-  SimLaunch L = launch_of("mma", GRID, WARPS, params, buffers, 4, 1024);
+  SimLaunch L = hand_launch("mma", GRID, WARPS, params, buffers, 4, 1024);
   int ok = sim_run(&L) == 0;
   snprintf(m->error, sizeof m->error, "%s", L.error);
   int same = ok && memcmp(D, want, 4u * SETS * 128) == 0;
@@ -286,7 +251,7 @@ static int run_ldmatrix(LdmatrixRun *r) {
   void *params[] = {&count, &trans, &offsets, &image, &bytes, &out, &mode};
   SimBuffer buffers[] = {{"offsets", r->offsets, sizeof r->offsets}, {"image", r->image, sizeof r->image},
                          {"out", r->out, sizeof r->out}};
-  SimLaunch L = launch_of("ldmatrix", 2, r->warps ? r->warps : 2, params, buffers, 3, LD_SHARED);
+  SimLaunch L = hand_launch("ldmatrix", 2, r->warps ? r->warps : 2, params, buffers, 3, LD_SHARED);
   int rc = sim_run(&L);
   snprintf(r->error, sizeof r->error, "%s", L.error);
   return rc;
@@ -403,7 +368,7 @@ static void test_ldmatrix_into_mma(void) {
   void *pa = A, *pb = B, *pc = C, *pd = D;
   void *params[] = {&pa, &pb, &pc, &pd};
   SimBuffer buffers[] = {{"a", A, sizeof A}, {"b", B, sizeof B}, {"c", C, sizeof C}, {"d", D, sizeof D}};
-  SimLaunch L = launch_of("ldmatrix_mma", 2, 1, params, buffers, 4, 768);
+  SimLaunch L = hand_launch("ldmatrix_mma", 2, 1, params, buffers, 4, 768);
   CHECK(run(&L) == 0);
   CHECK(memcmp(D, want, sizeof D) == 0);
 }
@@ -425,7 +390,7 @@ static void test_cp_async_groups(void) {
   memset(out, 0x33, out_bytes);
   void *params[] = {&src, &out};
   SimBuffer buffers[] = {{"src", src, src_bytes}, {"out", out, out_bytes}};
-  SimLaunch L = launch_of("cp_async_groups", GRID, 2, params, buffers, 2, 64 * THREADS);
+  SimLaunch L = hand_launch("cp_async_groups", GRID, 2, params, buffers, 2, 64 * THREADS);
   CHECK(run(&L) == 0);
   /* observation i shows block `block[i]`: data (1) or poison (0) */
   static const int block[8] = {0, 0, 1, 1, 2, 2, 3, 3}, data[8] = {0, 1, 0, 1, 0, 1, 0, 1};
@@ -447,7 +412,7 @@ static void test_cp_async_fill(void) {
     void *ps = src, *po = out;
     void *params[] = {&ps, &po, &bytes};
     SimBuffer buffers[] = {{"src", src, sizeof src}, {"out", out, sizeof out}};
-    SimLaunch L = launch_of("cp_async_fill", 1, 1, params, buffers, 2, 32 * 16);
+    SimLaunch L = hand_launch("cp_async_fill", 1, 1, params, buffers, 2, 32 * 16);
     CHECK(run(&L) == 0);
     int ok = 1;
     for (int t = 0; t < 32; t++) {
@@ -468,7 +433,7 @@ static void cp_async_misuse(int32_t mode, const char *expected) {
   void *ps = src;
   void *params[] = {&ps, &mode, &shared_bytes};
   SimBuffer buffers[] = {{"src", src, sizeof src}};
-  SimLaunch L = launch_of("cp_async_misuse", 2, 1, params, buffers, 1, (size_t)shared_bytes);
+  SimLaunch L = hand_launch("cp_async_misuse", 2, 1, params, buffers, 1, (size_t)shared_bytes);
   CHECK(sim_run(&L) == (expected ? -1 : 0));
   if (expected) CHECK_CONTAINS(L.error, expected);
   if (expected) CHECK_CONTAINS(L.error, "kernel 'cp_async_misuse' (program 0, 0, 0), thread 6 (warp 0, lane 6): ");
@@ -630,7 +595,7 @@ static int run_wgmma(WgmmaCase *c) {
   SimBuffer buffers[] = {{"image", image, image_bytes}, {"a_bits", A, 4u * 64 * (size_t)k_total},
                          {"acc_in", acc, 4u * (size_t)groups * 64 * (size_t)n},
                          {"out", out, 4u * (size_t)groups * 64 * (size_t)n}};
-  SimLaunch L = launch_of("wgmma", 2, c->num_warps ? c->num_warps : 4, params, buffers, 4, shared);
+  SimLaunch L = hand_launch("wgmma", 2, c->num_warps ? c->num_warps : 4, params, buffers, 4, shared);
   int ok = sim_run(&L) == 0, same = ok;
   snprintf(c->error, sizeof c->error, "%s", L.error);
   for (int g = 0; ok && g < groups; g++)
@@ -749,7 +714,7 @@ static void test_wgmma_bad_n(void) {
 int main(int argc, char **argv) {
   unsigned seed = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : (unsigned)time(NULL);
   srand(seed);
-  if (load_kernels()) return 1;
+  if (load_kernels("tensor_kernels.c")) return 1;
   test_tables();
   test_mma();
   test_ldmatrix();
