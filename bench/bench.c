@@ -34,6 +34,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#define SIZES(name, ...) static const int name[] = {__VA_ARGS__};
+#include "sizes.def"
+#undef SIZES
+#define COUNT(array) ((int)(sizeof array / sizeof *array))
+
 enum {
   MAX_REPS = 1000,
   MAX_SETS = 8,           /* input copies rotated through when they fit in L2 */
@@ -306,13 +311,10 @@ static void bench_softmax_size(Bench *b, int rows, int cols) {
 }
 
 static void bench_softmax(Bench *b) {
-  static const int full[] = {256,  384,  512,  640,  768,  781,   1024,  1029,  1536,
-                             2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768};
-  static const int quick[] = {256, 781};
   int rows = b->ex.quick ? 64 : 4096;
   printf("softmax, fp32, M=%d (GB/s = 2 * M * N * 4 bytes / time)\n", rows);
-  const int *cols = b->ex.quick ? quick : full;
-  int count = b->ex.quick ? 2 : (int)(sizeof full / sizeof *full);
+  const int *cols = b->ex.quick ? SOFTMAX_COLS_QUICK : SOFTMAX_COLS;
+  int count = b->ex.quick ? COUNT(SOFTMAX_COLS_QUICK) : COUNT(SOFTMAX_COLS);
   if (b->softmax_cols) {
     char *end;
     for (const char *p = b->softmax_cols;; p = end + 1) {
@@ -424,23 +426,19 @@ static int out_of_time(Bench *b, const char *what) {
 }
 
 static void bench_matmul(Bench *b) {
-  static const int square_full[] = {256, 512, 1024, 2048, 3072, 4096, 6144, 8192};
-  static const int square_quick[] = {128, 256};
-  static const int llm_m[] = {16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192};
-  static const int llm_nk[][2] = {{4096, 4096}, {14336, 4096}, {4096, 14336}};
   printf("matmul, fp16 (fp32 accumulation), the autotuned example kernel (TFLOP/s = 2 * M * N * K / time)\n");
   tile_kernel *kernel = matmul_kernel(b);
-  int squares = b->ex.quick ? 2 : (int)(sizeof square_full / sizeof *square_full);
+  int squares = b->ex.quick ? COUNT(MATMUL_SQUARE_QUICK) : COUNT(MATMUL_SQUARE);
   char what[64];
   for (int i = 0; i < squares; i++) {
-    int s = b->ex.quick ? square_quick[i] : square_full[i];
+    int s = b->ex.quick ? MATMUL_SQUARE_QUICK[i] : MATMUL_SQUARE[i];
     snprintf(what, sizeof what, "matmul %dx%dx%d", s, s, s);
     if (!out_of_time(b, what)) bench_matmul_shape(b, kernel, "square", s, s, s);
   }
-  for (int j = 0; j < 3; j++)
-    for (int i = 0; i < (b->ex.quick ? 1 : (int)(sizeof llm_m / sizeof *llm_m)); i++) {
-      int m = b->ex.quick ? 16 : llm_m[i], n = b->ex.quick ? llm_nk[j][0] / 32 : llm_nk[j][0];
-      int k = b->ex.quick ? llm_nk[j][1] / 32 : llm_nk[j][1];
+  for (int j = 0; j < COUNT(MATMUL_LLM_N); j++)
+    for (int i = 0; i < (b->ex.quick ? 1 : COUNT(MATMUL_LLM_M)); i++) {
+      int m = b->ex.quick ? 16 : MATMUL_LLM_M[i], n = b->ex.quick ? MATMUL_LLM_N[j] / 32 : MATMUL_LLM_N[j];
+      int k = b->ex.quick ? MATMUL_LLM_K[j] / 32 : MATMUL_LLM_K[j];
       snprintf(what, sizeof what, "matmul %dx%dx%d", m, n, k);
       if (!out_of_time(b, what)) bench_matmul_shape(b, kernel, "llm", m, n, k);
     }

@@ -38,6 +38,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -58,11 +59,20 @@ TARGET_MS = 200.0
 WARMUP_MS = 100.0  # untimed launches first: clocks up after compiling or tuning
 COMPILE_REPS = 3  # each a pair of new processes (cold, then warm)
 LAUNCHES = 20000
-SOFTMAX_COLS = [256, 384, 512, 640, 768, 781, 1024, 1029, 1536,
-                2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768]
-MATMUL_SQUARE = [256, 512, 1024, 2048, 3072, 4096, 6144, 8192]  # as bench.c
-MATMUL_LLM_M = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
-MATMUL_LLM_NK = [(4096, 4096), (14336, 4096), (4096, 14336)]
+
+
+def read_sizes():
+    """bench/sizes.def, the lists bench.c measures too: {NAME: [values]}."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "sizes.def")) as f:
+        text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+    return {name: [int(v) for v in values.split(",")] for name, values in re.findall(r"SIZES\((\w+),([^)]*)\)", text)}
+
+
+SIZES = read_sizes()
+SOFTMAX_COLS = SIZES["SOFTMAX_COLS"]
+MATMUL_SQUARE = SIZES["MATMUL_SQUARE"]
+MATMUL_LLM_M = SIZES["MATMUL_LLM_M"]
+MATMUL_LLM_NK = list(zip(SIZES["MATMUL_LLM_N"], SIZES["MATMUL_LLM_K"]))
 DEVICE = "cuda"
 
 
@@ -314,7 +324,7 @@ def tile_softmax(tilec, x, y):
 def bench_softmax(timer, results, quick, tilec=None):
     rows = 64 if quick else 4096
     print("softmax, fp32, M=%d (GB/s = 2 * M * N * 4 bytes / time)" % rows)
-    for cols in ([256, 781] if quick else SOFTMAX_COLS):
+    for cols in (SIZES["SOFTMAX_COLS_QUICK"] if quick else SOFTMAX_COLS):
         sets = input_sets(2 * 4 * rows * cols)
         x = [torch.randn(rows, cols, device=DEVICE, dtype=torch.float32) for _ in range(sets)]
         y = [torch.empty(rows, cols, device=DEVICE, dtype=torch.float32) for _ in range(sets)]
@@ -343,7 +353,8 @@ def bench_softmax(timer, results, quick, tilec=None):
 def matmul_shapes(quick):
     """(group, M, N, K) in bench.c's order."""
     if quick:
-        return [("square", s, s, s) for s in (128, 256)] + [("llm", 16, n // 32, k // 32) for n, k in MATMUL_LLM_NK]
+        return ([("square", s, s, s) for s in SIZES["MATMUL_SQUARE_QUICK"]] +
+                [("llm", 16, n // 32, k // 32) for n, k in MATMUL_LLM_NK])
     return ([("square", s, s, s) for s in MATMUL_SQUARE] +
             [("llm", m, n, k) for n, k in MATMUL_LLM_NK for m in MATMUL_LLM_M])
 
