@@ -78,7 +78,9 @@ typedef struct tile_options {
   int print_after_all;       /* nonzero: the IR after each pass precedes the output */
   int num_warps;             /* warps per program, a power of two 1..32; 0: the @autotune config's, else 4 */
   int num_stages;            /* software-pipelining depth; 0: the @autotune config's, else 3 */
-  const char *arch;          /* "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"; NULL: the GPU present, else sm_90 */
+  const char *arch;          /* "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"; NULL: the GPU present, else sm_90.
+                                A launch of an older major version than the GPU's loads the PTX (the
+                                driver compiles it); a newer target, or another GPU's 'a', is an error */
   const char *libdevice;     /* libdevice.10.bc, linked when a kernel calls math the GPU has no instruction
                                 for (logf, sinf, fp64 exp); NULL: the context's (TILE_LIBDEVICE_PATH, else
                                 $CUDA_HOME/nvvm/libdevice/libdevice.10.bc, else under /usr/local/cuda) */

@@ -240,6 +240,11 @@ static tile_status build_gpu(tile_kernel *k, Spec *s) {
   int prefer_ptx = 0;
   if (!o.arch) o.arch = device_arch(ctx, &prefer_ptx);
   if (!o.arch) o.arch = "sm_90";
+  DeviceRuns runs = device_runs(ctx, o.arch);
+  if (runs == DEVICE_RUNS_NONE)
+    return context_failf(ctx, TILE_ERROR_UNSUPPORTED, "code for %s cannot run on this GPU (%s): ask for an older target",
+                         o.arch, tile_device_name(ctx));
+  prefer_ptx |= runs == DEVICE_RUNS_PTX;
   char ptxas[4096], why[512], key[65], notes[2][1024] = {"", ""};
   int have_ptxas = context_ptxas(ctx, ptxas, sizeof ptxas, why, sizeof why) == 0;
   if (!have_ptxas) snprintf(notes[0], sizeof notes[0], "%s: the CUDA driver will compile the PTX", why);

@@ -94,6 +94,16 @@ const char *device_arch(tile_context *ctx, int *prefer_ptx) {
   return arch_for(ctx->device->cc_major, ctx->device->cc_minor, prefer_ptx);
 }
 
+DeviceRuns device_runs(tile_context *ctx, const char *arch) {
+  int version = 0, n = 0;
+  if (ctx->on_cpu || open_quietly(ctx) || sscanf(arch, "sm_%d%n", &version, &n) != 1) return DEVICE_RUNS_CUBIN;
+  int major = version / 10, minor = version % 10, gpu_major = ctx->device->cc_major, gpu_minor = ctx->device->cc_minor;
+  int specific = arch[n] == 'a';
+  if (major > gpu_major || (major == gpu_major && minor > gpu_minor)) return DEVICE_RUNS_NONE;
+  if (specific && (major != gpu_major || minor != gpu_minor)) return DEVICE_RUNS_NONE; /* no PTX carries 'a' forward */
+  return major == gpu_major ? DEVICE_RUNS_CUBIN : DEVICE_RUNS_PTX;
+}
+
 /* A PTX or cubin load, with the driver's JIT log in the message. */
 static tile_status load_module(tile_context *ctx, struct Device *d, const void *image, CUmodule *module) {
   char log[2048] = "";

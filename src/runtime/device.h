@@ -17,6 +17,13 @@ int device_available(tile_context *ctx);
  * *prefer_ptx is set for GPUs newer than any target (the driver then
  * compiles the PTX). */
 const char *device_arch(tile_context *ctx, int *prefer_ptx);
+/* How code built for target `arch` ("sm_80", "sm_90a") runs on the GPU
+ * present: its cubin (the GPU's major version, a minor not above the GPU's;
+ * an 'a' target only on its own GPU), its PTX compiled by the driver (an
+ * older major version: cubins do not carry across them), or not at all (a
+ * newer target).  DEVICE_RUNS_CUBIN when no GPU can be opened. */
+typedef enum { DEVICE_RUNS_CUBIN, DEVICE_RUNS_PTX, DEVICE_RUNS_NONE } DeviceRuns;
+DeviceRuns device_runs(tile_context *ctx, const char *arch);
 /* Loads an image (cubin, or NUL-terminated PTX) and finds kernel `name`;
  * sets the function's dynamic shared memory limit when it needs more than
  * 48 KB. */

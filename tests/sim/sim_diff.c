@@ -1,7 +1,8 @@
 /* The differential tester: runs a kernel on the CPU interpreter
  * (tile_run_cpu) and as code generated for the "sim" target on the thread
- * simulator, on the same random inputs, and compares every buffer, the
- * printed text and the errors.  The cases are in cases.def.
+ * simulator -- or, with --gpu, compiled for and launched on the GPU -- on
+ * the same random inputs, and compares every buffer, the printed text and
+ * the errors.  The cases are in cases.def.
  *
  *   sim_diff [options] CASE...      run cases (all with --all)
  *   sim_diff --list                 list them
@@ -13,12 +14,14 @@
 #include "tile/tile.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,6 +49,8 @@ typedef struct Flags {
   const char *cflags;      /* extra flags for it */
   int show;                /* print this many elements of each buffer after the interpreter's run */
   size_t stack_bytes;      /* per simulated thread; 0: the simulator's default */
+  int gpu;                 /* the second run on the GPU instead of the simulator */
+  const char *gpu_arch;    /* --gpu: compile every case for this target; NULL: sim -> sm_80, sim90 -> sm_90a */
 } Flags;
 
 /* ---- random numbers: splitmix64 ------------------------------------------------ */
@@ -238,7 +243,7 @@ typedef struct Arg {
   long long ival;
   double fval;
   unsigned char *init;       /* the buffer's initial bytes */
-  unsigned char *block[2];   /* memory for the interpreter's and the simulator's runs */
+  unsigned char *block[2];   /* memory for the interpreter's and the second (simulator's or GPU's) runs */
   unsigned char *data[2];
 } Arg;
 
@@ -379,14 +384,18 @@ static void bool_fix(const Arg *a, unsigned char *p, size_t k) {
   if (a->dtype->kind == K_BOOL && a->dist != D_OUT) p[k] &= 1;
 }
 
+static size_t data_bytes(const Arg *a) { return a->count * (size_t)a->dtype->bytes; }
+
+/* A buffer's block: guard bytes, the misalignment, the data, guard bytes. */
+static size_t block_bytes(const Arg *a) { return (2 * GUARD + a->misalign + data_bytes(a) + 255) / 256 * 256; }
+
 static int make_buffers(Spec *s) {
   for (int i = 0; i < s->n; i++) {
     Arg *a = &s->args[i];
     if (a->kind != A_BUFFER) continue;
-    size_t bytes = a->count * (size_t)a->dtype->bytes;
+    size_t bytes = data_bytes(a), total = block_bytes(a);
     a->init = malloc(bytes ? bytes : 1);
     for (int r = 0; r < 2; r++) {
-      size_t total = (2 * GUARD + a->misalign + bytes + 255) / 256 * 256;
       a->block[r] = aligned_alloc(256, total);
       if (a->block[r]) memset(a->block[r], GUARD_BYTE, total);
       a->data[r] = a->block[r] ? a->block[r] + GUARD + a->misalign : NULL;
@@ -409,7 +418,7 @@ static void free_buffers(Spec *s) {
 
 /* Nonzero if the guard bytes around run r's copy of a were written. */
 static int guard_broken(const Arg *a, int r) {
-  size_t bytes = a->count * (size_t)a->dtype->bytes, total = (2 * GUARD + a->misalign + bytes + 255) / 256 * 256;
+  size_t bytes = data_bytes(a), total = block_bytes(a);
   for (size_t i = 0; i < total; i++) {
     const unsigned char *p = a->block[r] + i;
     if ((p < a->data[r] || p >= a->data[r] + bytes) && *p != GUARD_BYTE) return 1;
@@ -499,7 +508,8 @@ typedef struct Run {
   char interp_error[2048];
   char *interp_printed;
   char *llir_copy;
-  char sim_error[1024];
+  const char *other;        /* the second run: "simulator" or "GPU" */
+  char sim_error[4096];
   SimText sim_printed;
   int sim_failed;
 } Run;
@@ -690,8 +700,8 @@ static int run_simulator(Run *r, SimModule *m) {
   for (int i = 0; i < r->spec.n; i++) {
     Arg *a = &r->spec.args[i];
     if (a->kind != A_BUFFER) continue;
-    memcpy(a->data[1], a->init, a->count * (size_t)a->dtype->bytes);
-    buffers[n++] = (SimBuffer){a->name, a->data[1], a->count * (size_t)a->dtype->bytes};
+    memcpy(a->data[1], a->init, data_bytes(a));
+    buffers[n++] = (SimBuffer){a->name, a->data[1], data_bytes(a)};
   }
   SimLaunch L = {0};
   L.kernel = r->c->kernel;
@@ -710,6 +720,141 @@ static int run_simulator(Run *r, SimModule *m) {
   return PASS;
 }
 
+/* ---- the GPU's half (--gpu) ---------------------------------------------------------------------- */
+
+/* The target a case is compiled for on the GPU: the one its simulated target stands for. */
+static const char *gpu_arch_of(const Run *r) {
+  if (r->flags->gpu_arch) return strcmp(r->flags->gpu_arch, "native") ? r->flags->gpu_arch : NULL;
+  return !strcmp(r->arch, "sim90") ? "sm_90a" : "sm_80";
+}
+
+/* The driver itself writes device_print's lines and device_assert's reports
+ * to the process's stdout and stderr: they are caught in files. */
+typedef struct Capture {
+  int saved[2];
+  FILE *file[2];
+} Capture;
+
+static void capture_begin(Capture *c) {
+  fflush(stdout), fflush(stderr);
+  for (int i = 0; i < 2; i++) {
+    c->file[i] = tmpfile();
+    c->saved[i] = c->file[i] ? dup(i + 1) : -1;
+    if (c->saved[i] >= 0) dup2(fileno(c->file[i]), i + 1);
+  }
+}
+
+/* Puts stdout and stderr back; text[i] (malloc'ed) is what went to each. */
+static void capture_end(Capture *c, char *text[2]) {
+  fflush(stdout), fflush(stderr);
+  for (int i = 0; i < 2; i++) {
+    text[i] = NULL;
+    if (c->saved[i] >= 0) dup2(c->saved[i], i + 1), close(c->saved[i]);
+    if (!c->file[i]) continue;
+    int fd = fileno(c->file[i]);
+    off_t n = lseek(fd, 0, SEEK_END);
+    text[i] = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (text[i]) {
+      lseek(fd, 0, SEEK_SET);
+      ssize_t got = read(fd, text[i], (size_t)n);
+      text[i][got > 0 ? got : 0] = 0;
+    }
+    fclose(c->file[i]);
+  }
+}
+
+/* Each buffer's block (guards included) copied to the device; args point at the data in it. */
+static int upload(Run *r, tile_context *ctx, void **dev, tile_arg *args) {
+  for (int i = 0; i < r->spec.n; i++) {
+    Arg *a = &r->spec.args[i];
+    if (a->kind != A_BUFFER) continue;
+    memcpy(a->data[1], a->init, data_bytes(a));
+    if (tile_malloc(ctx, &dev[i], block_bytes(a)) != TILE_OK ||
+        tile_memcpy_to_device(ctx, dev[i], a->block[1], block_bytes(a)) != TILE_OK)
+      return fail(r, "device buffer '%s': %s", a->name, tile_error(ctx));
+    args[i].data = (unsigned char *)dev[i] + (a->data[1] - a->block[1]);
+  }
+  return PASS;
+}
+
+static int download(Run *r, tile_context *ctx, void **dev) {
+  for (int i = 0; i < r->spec.n; i++) {
+    Arg *a = &r->spec.args[i];
+    if (a->kind == A_BUFFER && tile_memcpy_to_host(ctx, a->block[1], dev[i], block_bytes(a)) != TILE_OK)
+      return fail(r, "copying '%s' back: %s", a->name, tile_error(ctx));
+  }
+  return PASS;
+}
+
+/* Launches and waits; what the kernel printed becomes sim_printed, a failure sim_error. */
+static void launch_captured(Run *r, tile_context *ctx, tile_kernel *k, const tile_arg *args) {
+  Capture c;
+  char *text[2];
+  capture_begin(&c);
+  tile_status s = tile_launch(k, r->grid, NULL, args, r->spec.n);
+  if (s == TILE_OK) s = tile_synchronize(ctx);
+  capture_end(&c, text);
+  r->sim_failed = s != TILE_OK;
+  snprintf(r->sim_error, sizeof r->sim_error, "%s%s%s%s", r->sim_failed ? tile_error(ctx) : "",
+           text[1] ? "\n" : "", text[1] ? text[1] : "", text[0] && r->sim_failed ? text[0] : "");
+  sim_text_free(&r->sim_printed);
+  r->sim_printed.data = text[0];
+  r->sim_printed.len = text[0] ? strlen(text[0]) : 0;
+  free(text[1]);
+}
+
+static int run_gpu(Run *r, tile_context *ctx, const char *signature) {
+  if (r->expect_error[0] && !strstr(r->expect_error, "device_assert")) {
+    printf("skip %s: GPU code has no bounds checks (compute-sanitizer memcheck finds such accesses)\n", r->c->name);
+    return SKIP;
+  }
+  if (tile_context_on_cpu(ctx) || tile_device_open(ctx, 0) != TILE_OK) {
+    printf("SKIP: %s: no GPU to run on (%s)\n", r->c->name, tile_context_on_cpu(ctx) ? "TILE_INTERPRET" : tile_error(ctx));
+    return SKIP;
+  }
+  tile_options o;
+  options_of(r, &o, signature, NULL);
+  o.arch = gpu_arch_of(r);
+  tile_kernel *k = NULL;
+  if (tile_kernel_create(ctx, r->c->file, r->source, r->source_len, &o, &k) != TILE_OK)
+    return fail(r, "compiling for %s failed:\n%s", o.arch, tile_error(ctx));
+  void *dev[MAX_ARGS] = {0};
+  tile_arg args[MAX_ARGS];
+  tile_args_of(&r->spec, args);
+  int rc = upload(r, ctx, dev, args);
+  if (rc == PASS) launch_captured(r, ctx, k, args);
+  if (rc == PASS && !r->sim_failed) rc = download(r, ctx, dev);
+  for (int i = 0; i < r->spec.n; i++) tile_free(ctx, dev[i]);
+  tile_kernel_destroy(k);
+  return rc;
+}
+
+/* device_assert on the GPU: the driver's report ("FILE:LINE: ... block: [x,y,z], thread: [...]
+ * Assertion `MESSAGE` failed.") names the interpreter's line and message, and a program at or
+ * after the interpreter's (which stops at the first that fails; on the GPU any failing one may
+ * report first). */
+static int compare_gpu_assert(Run *r) {
+  const char *e = r->interp_error, *loc = strstr(e, "', "), *end = loc ? strstr(loc, " (program ") : NULL;
+  const char *msg = strstr(e, "device_assert failed: ");
+  unsigned x, y, z, gx, gy, gz;
+  if (!end || !msg || sscanf(end, " (program %u, %u, %u)", &x, &y, &z) != 3)
+    return fail(r, "cannot read the interpreter's error: %s", e);
+  msg += strlen("device_assert failed: ");
+  const char *lane = strstr(msg, " (lane ");
+  char where[256], assertion[256];
+  snprintf(where, sizeof where, "%.*s:", (int)(end - loc - 3), loc + 3);
+  snprintf(assertion, sizeof assertion, "Assertion `%.*s` failed", lane ? (int)(lane - msg) : (int)strlen(msg), msg);
+  const char *block = strstr(r->sim_error, "block: [");
+  if (!strstr(r->sim_error, where) || !strstr(r->sim_error, assertion) || !block ||
+      sscanf(block, "block: [%u,%u,%u]", &gx, &gy, &gz) != 3)
+    return fail(r, "the GPU's report does not name %s, \"%s\" and a block:\n  interpreter: %s\n  GPU: %s", where,
+                assertion, e, r->sim_error);
+  if (gz * 65536ull * 65536ull + gy * 65536ull + gx < z * 65536ull * 65536ull + y * 65536ull + x)
+    return fail(r, "the GPU's failing program (%u, %u, %u) comes before the interpreter's first (%u, %u, %u)", gx, gy,
+                gz, x, y, z);
+  return PASS;
+}
+
 /* ---- comparing ---------------------------------------------------------------------------------- */
 
 /* "(program 3, 0, 0)" in a message, or "". */
@@ -720,8 +865,9 @@ static void program_in(const char *message, char *out, size_t size) {
 }
 
 static int compare_errors(Run *r) {
-  if (!r->expect_error[0]) return r->sim_failed ? fail(r, "the simulator failed: %s", r->sim_error) : PASS;
-  if (!r->sim_failed) return fail(r, "the simulator should fail as the interpreter did (%s)", r->interp_error);
+  if (!r->expect_error[0]) return r->sim_failed ? fail(r, "the %s failed: %s", r->other, r->sim_error) : PASS;
+  if (!r->sim_failed) return fail(r, "the %s should fail as the interpreter did (%s)", r->other, r->interp_error);
+  if (r->flags->gpu) return compare_gpu_assert(r);
   if (!strstr(r->sim_error, r->expect_error))
     return fail(r, "the simulator failed without '%s': %s", r->expect_error, r->sim_error);
   char a[64], b[64];
@@ -760,7 +906,7 @@ static void show_element(const DtypeInfo *t, const unsigned char *p, size_t k, c
 
 static int compare_buffer(Run *r, const Arg *a, double *worst) {
   if (guard_broken(a, 0)) return fail(r, "the interpreter wrote outside buffer '%s'", a->name);
-  if (guard_broken(a, 1)) return fail(r, "the simulator wrote outside buffer '%s'", a->name);
+  if (guard_broken(a, 1)) return fail(r, "the %s wrote outside buffer '%s'", r->other, a->name);
   size_t bad = 0;
   char x[96], y[96];
   for (size_t k = 0; k < a->count; k++) {
@@ -768,7 +914,7 @@ static int compare_buffer(Run *r, const Arg *a, double *worst) {
     if (bad++ >= MAX_SHOWN) continue;
     show_element(a->dtype, a->data[0], k, x, sizeof x);
     show_element(a->dtype, a->data[1], k, y, sizeof y);
-    fprintf(stderr, "  '%s'[%zu]: interpreter %s, simulator %s\n", a->name, k, x, y);
+    fprintf(stderr, "  '%s'[%zu]: interpreter %s, %s %s\n", a->name, k, x, r->other, y);
   }
   if (bad) return fail(r, "buffer '%s' (%s[%zu]): %zu of %zu elements differ (rtol %g, atol %g)", a->name, a->dtype->name,
                        a->count, bad, a->count, r->rtol, r->atol);
@@ -803,9 +949,9 @@ static int compare_printed(Run *r) {
   while (i < na && i < nb && !strcmp(la[i], lb[i])) i++;
   int rc = PASS;
   if (i < na || i < nb)
-    rc = fail(r, "printed text differs (%zu lines from the interpreter, %zu from the simulator); first difference in "
-                 "sorted order:\n  interpreter: %s\n  simulator:   %s",
-              na, nb, i < na ? la[i] : "(none)", i < nb ? lb[i] : "(none)");
+    rc = fail(r, "printed text differs (%zu lines from the interpreter, %zu from the %s); first difference in "
+                 "sorted order:\n  interpreter: %s\n  %-12s %s",
+              na, nb, r->other, i < na ? la[i] : "(none)", r->other, i < nb ? lb[i] : "(none)");
   free(la), free(lb), free(a), free(b);
   return rc;
 }
@@ -841,22 +987,42 @@ static void save_ir(Run *r, tile_context *ctx, const char *signature) {
   if (f) fputs(text, f), fclose(f), fprintf(stderr, "  GPU-layout IR: %s\n", path);
 }
 
-static int run_warps(Run *r, tile_context *ctx, const char *signature) {
+static int run_on_simulator(Run *r, tile_context *ctx, const char *signature) {
   char err[16384];
   SimModule *m = NULL;
   int rc = r->flags->module ? build_given_module(r, &m, err, sizeof err)
                             : build_generated_module(r, ctx, signature, &m, err, sizeof err);
-  size_t elements = 0;
-  double worst = 0;
   if (rc == PASS) rc = run_simulator(r, m);
-  if (rc == PASS) rc = compare(r, &elements, &worst);
-  if (rc == PASS)
-    printf("ok   %s (num_warps %d): %s\n", r->c->name, r->warps,
-           r->expect_error[0] ? "both runs failed in the same program" : "every buffer matches");
-  if (rc == PASS && worst > 0) printf("     largest relative difference %.3g over %zu elements\n", worst, elements);
-  if (rc == FAIL) save_ir(r, ctx, signature);
   sim_module_close(m);
   return rc;
+}
+
+static int run_warps(Run *r, tile_context *ctx, const char *signature) {
+  int rc = r->flags->gpu ? run_gpu(r, ctx, signature) : run_on_simulator(r, ctx, signature);
+  size_t elements = 0;
+  double worst = 0;
+  if (rc == PASS) rc = compare(r, &elements, &worst);
+  if (rc == PASS)
+    printf("ok   %s (num_warps %d%s%s): %s\n", r->c->name, r->warps, r->flags->gpu ? ", " : "",
+           r->flags->gpu ? (gpu_arch_of(r) ? gpu_arch_of(r) : "the GPU's target") : "",
+           r->expect_error[0] ? "both runs failed in the same program" : "every buffer matches");
+  if (rc == PASS && worst > 0) printf("     largest relative difference %.3g over %zu elements\n", worst, elements);
+  if (rc == FAIL && !r->flags->gpu) save_ir(r, ctx, signature);
+  return rc;
+}
+
+/* --gpu: each run on the GPU in a process of its own, as a fault or a
+ * device_assert leaves the process's CUDA context unusable.  This process
+ * never touches CUDA (the interpreter's run needs none), so forking is safe. */
+static int run_warps_alone(Run *r, tile_context *ctx, const char *signature) {
+  fflush(stdout), fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) return fail(r, "fork: %s", strerror(errno));
+  if (pid == 0) _exit(run_warps(r, ctx, signature));
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0) return fail(r, "waitpid: %s", strerror(errno));
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return fail(r, "the GPU run was killed by signal %d", WTERMSIG(status));
 }
 
 /* --show N: what the case computes, from the interpreter's run. */
@@ -888,6 +1054,7 @@ static int run_case(const Case *c, const Flags *flags) {
   r->flags = flags;
   r->seed = flags->seed;
   r->warps = atoi(c->warps);
+  r->other = flags->gpu ? "GPU" : "simulator";
   rng_state = flags->seed ^ name_hash(c->name);
   int rc = parse_case(r);
   if (rc == PASS && !(r->source = read_source(c->file, &r->source_len))) rc = fail(r, "cannot read tests/%s", c->file);
@@ -902,7 +1069,7 @@ static int run_case(const Case *c, const Flags *flags) {
   for (const char *w = c->warps; rc == PASS && !flags->interp_only && *w; w += strcspn(w, ",") + (w[strcspn(w, ",")] == ',')) {
     r->warps = atoi(w);
     if (flags->warps && r->warps != flags->warps) continue;
-    rc = run_warps(r, ctx, signature);
+    rc = flags->gpu ? run_warps_alone(r, ctx, signature) : run_warps(r, ctx, signature);
   }
   tile_context_destroy(ctx);
   free_buffers(&r->spec);
@@ -921,6 +1088,8 @@ static const Case *find_case(const char *name) {
 static void print_rerun(const Flags *f, const char *name) {
   fprintf(stderr, "rerun: sim_diff --seed %llu", f->seed);
   if (f->warps) fprintf(stderr, " --warps %d", f->warps);
+  if (f->gpu) fprintf(stderr, " --gpu");
+  if (f->gpu_arch) fprintf(stderr, " --gpu-arch %s", f->gpu_arch);
   if (f->module) fprintf(stderr, " --module %s", f->module);
   if (f->cflags) fprintf(stderr, " --cflags '%s'", f->cflags);
   fprintf(stderr, " %s\n", name);
@@ -937,6 +1106,9 @@ static void usage(void) {
          "                  built with -DNUM_WARPS=N and the case's -D defines\n"
          "  --cflags FLAGS  more flags for --module\n"
          "  --stack-kib N   stack per simulated thread (default 256)\n"
+         "  --gpu           run the second half on the GPU (each case in its own process), compiled\n"
+         "                  for sm_80 (arch=sim90 cases: sm_90a), instead of on the simulator\n"
+         "  --gpu-arch A    with --gpu: compile every case for A (sm_80, sm_90a, ...; native: the GPU's)\n"
          "A failed run leaves sim_diff-CASE-wN.ll and .tgir in the current directory.\n");
 }
 
@@ -961,6 +1133,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--cflags") && i + 1 < argc) flags.cflags = argv[++i];
     else if (!strcmp(a, "--show") && i + 1 < argc) flags.show = atoi(argv[++i]);
     else if (!strcmp(a, "--stack-kib") && i + 1 < argc) flags.stack_bytes = (size_t)atoi(argv[++i]) << 10;
+    else if (!strcmp(a, "--gpu")) flags.gpu = 1;
+    else if (!strcmp(a, "--gpu-arch") && i + 1 < argc) flags.gpu_arch = argv[++i];
     else if (a[0] == '-') return usage(), 2;
     else if (n < 256) names[n++] = a;
   }

@@ -200,6 +200,43 @@ static void test_targets(void) {
   fake->cc_major = 9, fake->cc_minor = 0;
 }
 
+/* An asked-for target against the GPU present: a cubin of the GPU's major version, the PTX of an
+ * older one (the driver compiles it: cubins do not carry across major versions), an error for a
+ * newer one or another GPU's 'a' target. */
+static void test_asked_targets(void) {
+  struct { int major, minor; const char *arch, *target; } cases[] = {
+      {9, 0, "sm_90a", "cubin"}, {9, 0, "sm_90", "cubin"}, {9, 0, "sm_80", "ptx"}, {8, 6, "sm_80", "cubin"},
+      {8, 6, "sm_86", "cubin"}, {8, 0, "sm_86", NULL}, {8, 0, "sm_90a", NULL}, {10, 0, "sm_90a", NULL},
+      {10, 0, "sm_90", "ptx"}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    fake->cc_major = cases[i].major, fake->cc_minor = cases[i].minor;
+    tile_context *ctx = context(NULL, NULL);
+    const char *defs[] = {"BLOCK_SIZE=512"};
+    tile_options o;
+    tile_options_init(&o);
+    o.defines = defs;
+    o.num_defines = 1;
+    o.arch = cases[i].arch;
+    tile_kernel *k = NULL;
+    CHECK(tile_kernel_create_file(ctx, TILE_SOURCE_DIR "/tests/seeds/vector_add.tl", &o, &k) == TILE_OK);
+    int launched = k && launch_add(ctx, k, 100, 0);
+    if (cases[i].target) {
+      char target[64];
+      snprintf(target, sizeof target, "\"target\": \"%s\"", cases[i].target);
+      CHECK(launched);
+      CHECK_CONTAINS(tile_kernel_metadata(k), target);
+    } else {
+      char message[128];
+      snprintf(message, sizeof message, "code for %s cannot run on this GPU", cases[i].arch);
+      CHECK(!launched);
+      CHECK_CONTAINS(error, message);
+    }
+    tile_kernel_destroy(k);
+    tile_context_destroy(ctx);
+  }
+  fake->cc_major = 9, fake->cc_minor = 0;
+}
+
 static void test_without_ptxas(void) {
   tile_context *ctx = context(NULL, "/nonexistent/ptxas");
   tile_kernel *k = vector_add(ctx);
@@ -378,6 +415,7 @@ int main(void) {
   test_compile_and_cache();
   test_unwritable_cache();
   test_targets();
+  test_asked_targets();
   test_without_ptxas();
   test_libdevice();
   test_source_name_in_key();
