@@ -30,6 +30,7 @@
  * the induction variable and invariants only.  Slot D of the buffers is
  * written while iteration iv reads slot iv % S: the barrier of the wait
  * separates the reads of the slot from its rewrite one iteration later.
+ * (A wgmma left in flight changes that: plan_async_dot.)
  *
  * A load is not pipelined when cp.async cannot move it: a vector narrower
  * than 4 bytes (AxisInfo), a non-zero `other`, volatile; nor when its
@@ -58,6 +59,7 @@ typedef struct Pipe {
   int stages, distance;      /* buffers per load; iterations a copy runs ahead */
   const TgirOptions *o;
   TirOp *async_dot;          /* a wgmma dot left in flight across iterations (dot_wait pending=1), or NULL */
+  int late_refill;           /* the copies are issued after the async dot's wait and a barrier */
 } Pipe;
 
 static Type *T(Pipe *P, int v) { return tir_type(P->f, v); }
@@ -389,7 +391,10 @@ static void emit_prologue(Pipe *P, const int *bufs, const char *ahead, int64_t s
   }
 }
 
-/* The new body: wait, stage 0 for iv + D*step, the rest, rotated slots. */
+/* The new body: wait, stage 0 for iv + D*step, the rest, rotated slots;
+ * with late_refill, stage 0 after the rest (the previous iteration's wgmma
+ * waited for) and a barrier: no thread refills a slot another warpgroup's
+ * wgmma may still be reading. */
 static TirBlock *emit_body(Pipe *P, int *bufs, const char *recompute, int64_t step, int *ins, int *ext) {
   TirBlock *nb = tir_block_new(P->f);
   const TirBlock *old = P->body;
@@ -407,9 +412,13 @@ static TirBlock *emit_body(Pipe *P, int *bufs, const char *recompute, int64_t st
   vec_push(P->f->arena, &nb->args, *ext);
   emit_plain(P, TIR_ASYNC_WAIT, P->distance - 1, bufs, P->loads.len, P->loop->loc);
   Ahead a = ahead_of(P, iv, P->distance * step);
-  emit_stage0(P, &a, *ins, bufs);
+  if (!P->late_refill) emit_stage0(P, &a, *ins, bufs);
   P->map[old->args.data[0]] = iv;
   emit_rest(P, recompute, bufs, *ext);
+  if (P->late_refill) {
+    emit_plain(P, TIR_BARRIER, 0, NULL, 0, P->loop->loc);
+    emit_stage0(P, &a, *ins, bufs);
+  }
   const TirOp *yield = terminator(old);
   int next_ins = next_slot(P, *ins), next_ext = next_slot(P, *ext);
   TirOp *y = tir_op_new(P->f, TIR_YIELD, yield->loc);
@@ -479,14 +488,29 @@ static int reads_pipelined(Pipe *P, const TirOp *op, int k) {
 
 static int64_t tile_bytes(Pipe *P, int v) { return type_numel(T(P, v)) * dtype_bits(T(P, v)->elem) / 8; }
 
+/* Programs an SM of compute capability 9.x holds when each takes `smem`
+ * bytes of shared memory (228 KB, 1 KB of it reserved per program) and
+ * `regs` registers a thread, with `threads` threads. */
+static int64_t programs_per_sm(int64_t smem, int64_t regs, int64_t threads) {
+  int64_t by_smem = (228 << 10) / (smem + (1 << 10)), by_regs = 65536 / (((regs + 7) / 8 * 8) * threads);
+  int64_t by_warps = 64 / (threads / 32), n = by_smem < by_regs ? by_smem : by_regs;
+  return n < by_warps ? n : by_warps;
+}
+
 /* A wgmma dot whose operands are both pipelined and whose result only goes
  * round the loop can stay in flight while the next iteration starts
  * (Triton: wgmma.wait_group 1).  A buffer is then refilled only after the
- * wgmma that read it is done, one iteration later: with S + 1 buffers (if
- * shared memory holds them) the copies still run S - 1 iterations ahead,
- * else S - 2. */
+ * wgmma that read it is done, one iteration later.  With S + 1 buffers the
+ * copies for iteration i + S - 1 go out at the top of iteration i, into the
+ * slot iteration i - 2 read (waited for by every warpgroup before this
+ * iteration's barrier).  That costs a buffer: when it would leave fewer
+ * programs on an SM (shared memory, and registers estimated as the
+ * accumulator's plus 64 a thread), or not fit, the loop keeps S buffers and
+ * issues those copies late, as Triton does: after the wgmma wait and a
+ * barrier, into the slot iteration i - 1 read. */
 static void plan_async_dot(Pipe *P) {
   P->async_dot = NULL;
+  P->late_refill = 0;
   const TirOp *yield = terminator(P->body);
   int64_t bytes = 0, max = P->o->compute_capability >= 90 ? 227 << 10 : 99 << 10;
   for (int i = 0; i < P->body->ops.len; i++) {
@@ -500,11 +524,13 @@ static void plan_async_dot(Pipe *P) {
     if (uses_in_yield == 1 && P->uses[op->results.data[0]] == 1) P->async_dot = op;
   }
   if (!P->async_dot) return;
-  int64_t pipelined = 0;
+  int64_t pipelined = 0, threads = 32 * (int64_t)P->f->num_warps;
   for (int i = 0; i < P->loads.len; i++) pipelined += tile_bytes(P, P->loads.data[i]->results.data[0]);
-  if (bytes + pipelined * P->stages <= max) P->stages++;
-  P->distance = P->stages - 2;
-  if (P->distance < 1) P->async_dot = NULL, P->distance = P->stages - 1;
+  int64_t regs = type_numel(T(P, P->async_dot->results.data[0])) / threads + 64;
+  /* bytes counts the pipelined loads' own local_allocs, which the buffers replace */
+  int64_t s = P->stages, extra = bytes + pipelined * s, fewer = bytes + pipelined * (s - 1);
+  if (extra <= max && programs_per_sm(extra, regs, threads) >= programs_per_sm(fewer, regs, threads)) P->stages++;
+  else P->late_refill = 1;
 }
 
 /* Sets up P for `loop`; 0 if it is not pipelined. */
