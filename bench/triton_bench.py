@@ -29,7 +29,7 @@ CSV rows as bench.c writes them: kernel,size,impl,ms,gbps,tflops,gpu.
 
     python3 bench/triton_bench.py [--csv FILE] [--quick] [--only vector_add,softmax,compile,launch,matmul]
                                   [--time-limit SECONDS] [--tilec PATH]
---tilec: tile's softmax is timed here too (impl tile_py), from tilec's cubin
+--tilec: tile's vector add and softmax are timed here too (impl tile_py), from tilec's cubin
 launched through the CUDA driver (bench/tile_cubin.py): the same harness as
 Triton's, to tell the kernels' difference from the harnesses'.
 --time-limit: matmul shapes not started within that many seconds are skipped.
@@ -286,7 +286,17 @@ class Results:
 
 # ---- the benchmarks -------------------------------------------------------------------
 
-def bench_vector_add(timer, results, quick):
+def tile_vector_add(tilec, x, y, out):
+    """tile's vector add example kernel, from tilec's cubin, with the tutorial's BLOCK_SIZE (1024) and 4 warps."""
+    from tile_cubin import TileKernel
+    n = out.numel()
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "vector_add", "vector_add.tl")
+    k = TileKernel(tilec, source, [x, y, out, n], {"BLOCK_SIZE": 1024}, 4)
+    grid = (triton.cdiv(n, 1024), )
+    return lambda xs, ys, outs: k.launch(grid, [xs, ys, outs, n], torch.cuda.current_stream().cuda_stream)
+
+
+def bench_vector_add(timer, results, quick, tilec=None):
     print("vector add, fp32 (GB/s = 3 * n * 4 bytes / time)")
     sizes = [2 ** e for e in (range(12, 15, 2) if quick else range(12, 29))]
     for n in sizes:
@@ -296,6 +306,9 @@ def bench_vector_add(timer, results, quick):
         out = [torch.empty(n, device=DEVICE, dtype=torch.float32) for _ in range(sets)]
         impls = {"triton": lambda s: add_launch(x[s], y[s], out[s]),
                  "torch": lambda s: torch.add(x[s], y[s], out=out[s])}
+        if tilec:  # tile's cubin timed by this harness too, after Triton's and torch's runs
+            tile_launch = tile_vector_add(tilec, x[0], y[0], out[0])
+            impls["tile_py"] = lambda s: tile_launch(x[s], y[s], out[s])
         for impl, launch in impls.items():
             for o in out:
                 o.fill_(float("nan"))
@@ -493,7 +506,8 @@ def main():
     parser.add_argument("--quick", action="store_true", help="a few small sizes (a smoke run)")
     parser.add_argument("--only", default="vector_add,softmax,compile,launch,matmul", help="comma-separated parts")
     parser.add_argument("--time-limit", type=float, default=0, help="seconds after which matmul shapes are skipped")
-    parser.add_argument("--tilec", help="also time tile's softmax (impl tile_py): tilec's cubin, launched from here")
+    parser.add_argument("--tilec", help="also time tile's vector add and softmax (impl tile_py): tilec's cubin, "
+                        "launched from here")
     parser.add_argument("--compile-probe", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.compile_probe:
@@ -506,7 +520,7 @@ def main():
     results = Results(args.csv, gpu)
     timer = Timer(args.quick)
     deadline = time.time() + args.time_limit if args.time_limit > 0 else None
-    parts = {"vector_add": lambda: bench_vector_add(timer, results, args.quick),
+    parts = {"vector_add": lambda: bench_vector_add(timer, results, args.quick, args.tilec),
              "softmax": lambda: bench_softmax(timer, results, args.quick, args.tilec),
              "compile": lambda: bench_compile(results, args.quick),
              "launch": lambda: bench_launch(results, args.quick),
