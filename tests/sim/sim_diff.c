@@ -817,7 +817,7 @@ static int run_gpu(Run *r, tile_context *ctx, const char *signature) {
   o.arch = gpu_arch_of(r);
   tile_kernel *k = NULL;
   if (tile_kernel_create(ctx, r->c->file, r->source, r->source_len, &o, &k) != TILE_OK)
-    return fail(r, "compiling for %s failed:\n%s", o.arch, tile_error(ctx));
+    return fail(r, "compiling for %s failed:\n%s", o.arch ? o.arch : "the GPU's target", tile_error(ctx));
   void *dev[MAX_ARGS] = {0};
   tile_arg args[MAX_ARGS];
   tile_args_of(&r->spec, args);
@@ -1106,7 +1106,7 @@ static void usage(void) {
          "                  built with -DNUM_WARPS=N and the case's -D defines\n"
          "  --cflags FLAGS  more flags for --module\n"
          "  --stack-kib N   stack per simulated thread (default 256)\n"
-         "  --gpu           run the second half on the GPU (each case in its own process), compiled\n"
+         "  --gpu           run the second half on the GPU (each num_warps in its own process), compiled\n"
          "                  for sm_80 (arch=sim90 cases: sm_90a), instead of on the simulator\n"
          "  --gpu-arch A    with --gpu: compile every case for A (sm_80, sm_90a, ...; native: the GPU's)\n"
          "A failed run leaves sim_diff-CASE-wN.ll and .tgir in the current directory.\n");
