@@ -12,6 +12,7 @@ Writes into --out (default bench/results):
   summary.md                    the tables in markdown, the ratios, and flags: GB/s below
                                 0.95x Triton; matmul below 1.0x Triton, or below 0.9x
                                 cuBLAS at M = 4096 and 8192
+Several CSVs of one implementation (repeated runs) merge: each figure is the median of its rows.
 Only the standard library is needed (plus matplotlib for PNGs).
 
     python3 bench/report.py [--out DIR] tile.csv triton.csv
@@ -20,6 +21,7 @@ import argparse
 import csv
 import datetime
 import os
+import statistics
 import sys
 
 THRESHOLD = 0.95
@@ -47,12 +49,29 @@ def read_rows(paths):
     return rows, sorted(g for g in gpus if g)
 
 
+def median_table(rows, keep, key, value):
+    """{key(row): {impl: median of value(row)}} over the rows kept: runs repeated (run.sh's BENCH_ROUNDS)
+    give several rows for one size and implementation, and each figure is their median."""
+    values = {}
+    for row in rows:
+        if keep(row):
+            values.setdefault(key(row), {}).setdefault(row["impl"], []).append(value(row))
+    return {k: {impl: statistics.median(v) for impl, v in by_impl.items()} for k, by_impl in values.items()}
+
+
+def runs_per_figure(rows):
+    """How many rows the most repeated (kernel, size, impl) has: the number of rounds run."""
+    counts = {}
+    for row in rows:
+        k = (row["kernel"], row["size"], row["impl"])
+        counts[k] = counts.get(k, 0) + 1
+    return max(counts.values()) if counts else 0
+
+
 def bandwidth_table(rows, kernel):
     """{size: {impl: gbps}} for one kernel, sizes as ints."""
-    table = {}
-    for row in rows:
-        if row["kernel"] == kernel and row["gbps"]:
-            table.setdefault(int(row["size"]), {})[row["impl"]] = float(row["gbps"])
+    table = median_table(rows, lambda r: r["kernel"] == kernel and r["gbps"], lambda r: int(r["size"]),
+                         lambda r: float(r["gbps"]))
     return dict(sorted(table.items()))
 
 
@@ -63,10 +82,8 @@ def shape(size):
 
 def matmul_table(rows, kernel):
     """{(M, N, K): {impl: tflops}}, ordered by (N, K, M)."""
-    table = {}
-    for row in rows:
-        if row["kernel"] == kernel and row.get("tflops"):
-            table.setdefault(shape(row["size"]), {})[row["impl"]] = float(row["tflops"])
+    table = median_table(rows, lambda r: r["kernel"] == kernel and r.get("tflops"), lambda r: shape(r["size"]),
+                         lambda r: float(r["tflops"]))
     return dict(sorted(table.items(), key=lambda item: (item[0][1], item[0][2], item[0][0])))
 
 
@@ -98,12 +115,9 @@ def matmul_markdown(kernel, table, impls, flags):
 
 def overhead_table(rows):
     """{(metric, what): {impl: value}}: ms for compile times, us for launches."""
-    table = {}
-    for row in rows:
-        if row["kernel"] in OVERHEAD:
-            scale = 1e3 if row["kernel"].startswith("launch") else 1.0
-            table.setdefault((row["kernel"], row["size"]), {})[row["impl"]] = float(row["ms"]) * scale
-    return table
+    scale = lambda r: 1e3 if r["kernel"].startswith("launch") else 1.0
+    return median_table(rows, lambda r: r["kernel"] in OVERHEAD, lambda r: (r["kernel"], r["size"]),
+                        lambda r: float(r["ms"]) * scale(r))
 
 
 def present_impls(table, impls):
@@ -239,9 +253,12 @@ def main():
     impls += sorted({r["impl"] for r in rows} - set(impls))
     os.makedirs(args.out, exist_ok=True)
     flags = []
+    rounds = runs_per_figure(rows)
     md = ["## Benchmarks: tile vs Triton vs torch", "",
           "GPU: %s; %s; flagged: tile below %.2fx Triton (matmul: below 1.0x Triton, 0.9x cuBLAS at M >= 4096)." % (", ".join(gpus) or "unknown",
                                                                   datetime.date.today().isoformat(), THRESHOLD), ""]
+    if rounds > 1:
+        md += ["Each figure is the median of up to %d runs (tile's and Triton's harnesses alternating)." % rounds, ""]
     for kernel in BANDWIDTH:
         table = bandwidth_table(rows, kernel)
         if not table:

@@ -7,7 +7,8 @@
 # Logs, CSV and PNG go to $OUT when it is set, else to gpu-bundle/out.
 #   bash tests/gpu/run.sh [all|tests|bench|matmul] [NAME_FILTER]
 #     tests: the GPU tests only; bench: the vector add, softmax, compile and
-#     launch benchmarks; matmul: the fp16 matmul benchmarks (tile, Triton,
+#     launch benchmarks (BENCH_ROUNDS=N: vector add and softmax N times, each
+#     figure their median); matmul: the fp16 matmul benchmarks (tile, Triton,
 #     cuBLAS; each program stops starting shapes after its --time-limit, so
 #     this part fits a 10-minute command); NAME_FILTER: a grep pattern over
 #     test names (e.g. 'example|large').  `bench` and `matmul` each fit in a
@@ -70,10 +71,11 @@ run_tests() {
   . "$bundle/gpu_tests.sh"
 }
 
-# Merges every benchmark CSV written so far (this run's and an earlier part's) into $out/results.
+# Merges every benchmark CSV written so far (this run's and an earlier part's, every round) into
+# $out/results; a figure measured in several rounds is reported as their median.
 run_report() {
   local csvs=()
-  for f in "$out/tile.csv" "$out/triton.csv" "$out/tile_matmul.csv" "$out/triton_matmul.csv"; do
+  for f in "$out"/tile*.csv "$out"/triton*.csv; do
     [ -s "$f" ] && csvs+=("$f")
   done
   if [ ${#csvs[@]} -gt 0 ]; then
@@ -82,12 +84,17 @@ run_report() {
   fi
 }
 
+# BENCH_ROUNDS=N (default 1): vector add and softmax measured N times, tile's and Triton's harnesses
+# alternating (compile and launch times once); the report gives each figure's median.
 run_bench() {
   echo "=== benchmarks: vector add, softmax, compile time, launch time"
-  local parts=vector_add,softmax,compile,launch
-  gpu_test bench.tile -1 280 -- "$bundle/build/bench/bench" --only $parts --csv "$out/tile.csv" .
-  gpu_test bench.triton -1 280 -- python3 bench/triton_bench.py --only $parts --csv "$out/triton.csv" \
-    --tilec "$bundle/build/tilec"
+  local parts=vector_add,softmax,compile,launch round suffix=""
+  for ((round = 1; round <= ${BENCH_ROUNDS:-1}; round++)); do
+    gpu_test bench.tile$suffix -1 280 -- "$bundle/build/bench/bench" --only $parts --csv "$out/tile$suffix.csv" .
+    gpu_test bench.triton$suffix -1 280 -- python3 bench/triton_bench.py --only $parts \
+      --csv "$out/triton$suffix.csv" --tilec "$bundle/build/tilec"
+    parts=vector_add,softmax suffix=.$((round + 1))
+  done
   run_report
 }
 
