@@ -72,6 +72,33 @@ typedef struct AtomicAccess {
 /* The operand types of mma.sync, as tile_sim.h numbers them. */
 enum { MMA_F16, MMA_BF16, MMA_TF32, MMA_S8 };
 
+/* The tensor-core primitives (warp-synchronous: every lane of the warp
+ * executes them), ldmatrix and cp.async, as (target, name, parameters):
+ * Target has a field of each name, and target_tc.h declares each target's
+ * functions (nvptx_NAME, sim_NAME) and its table's entries from this list. */
+#define TARGET_TC_PRIMITIVES(X, target)                                                                      \
+  /* ldmatrix.sync.aligned.m8n8.x{count}[.trans].shared.b16: `count` i32 words into out */                  \
+  X(target, ldmatrix, (Lower *L, int count, int trans, LLVMValueRef shared_address, LLVMValueRef *out))     \
+  /* mma.sync.aligned.m16n8k{16,8,32}.row.col: d[4] = a[4] * b[2] + c[4]; a, b i32 words; c, d f32         \
+   * (i32 for MMA_S8) */                                                                                     \
+  X(target, mma, (Lower *L, int kind, LLVMValueRef *d, LLVMValueRef *a, LLVMValueRef *b, LLVMValueRef *c)) \
+  /* cp.async of `bytes` (4, 8 or 16) from global src to shared dst, src_bytes (i32) of them read, the     \
+   * rest zero-filled; commit_group; wait_group n */                                                         \
+  X(target, cp_async, (Lower *L, LLVMValueRef dst, LLVMValueRef src, int bytes, LLVMValueRef src_bytes))    \
+  X(target, cp_async_commit, (Lower *L))                                                                     \
+  X(target, cp_async_wait, (Lower *L, int pending))                                                          \
+  /* wgmma (sm_90a), by the 128 threads of a warpgroup: wgmma.fence; one m64n{n}k{16,8} (kind MMA_F16,    \
+   * MMA_BF16, MMA_TF32) on acc[n / 2] (f32, updated in place) from shared-memory descriptors (i64);      \
+   * commit_group; wait_group (acc: the registers that must be ready after it) */                            \
+  X(target, wgmma_fence, (Lower *L))                                                                         \
+  X(target, wgmma, (Lower *L, int kind, int n, LLVMValueRef *acc, LLVMValueRef a_desc, LLVMValueRef b_desc, \
+                    int trans_a, int trans_b))                                                               \
+  X(target, wgmma_commit, (Lower *L))                                                                        \
+  X(target, wgmma_wait, (Lower *L, int pending, LLVMValueRef *acc, int n_acc))                              \
+  /* fence.proxy.async.shared::cta: generic-proxy writes to shared memory seen by wgmma */                  \
+  X(target, fence_proxy_async, (Lower *L))
+#define TARGET_TC_FIELD(target, name, params) void (*name) params;
+
 /* What differs between targets. */
 typedef struct Target {
   int global_space, shared_space; /* LLVM address spaces */
@@ -97,28 +124,8 @@ typedef struct Target {
   void (*trap)(Lower *L); /* NULL: compiler-made checks call assert_fail too */
   /* a pointer to a constant string usable as printf's format */
   LLVMValueRef (*string)(Lower *L, const char *s);
-  /* tensor cores (warp-synchronous: every lane of the warp executes them) */
-  /* ldmatrix.sync.aligned.m8n8.x{count}[.trans].shared.b16: `count` i32 words into out */
-  void (*ldmatrix)(Lower *L, int count, int trans, LLVMValueRef shared_address, LLVMValueRef *out);
-  /* mma.sync.aligned.m16n8k{16,8,32}.row.col: d[4] = a[4] * b[2] + c[4]; a, b i32 words; c, d f32
-   * (i32 for MMA_S8) */
-  void (*mma)(Lower *L, int kind, LLVMValueRef *d, LLVMValueRef *a, LLVMValueRef *b, LLVMValueRef *c);
-  /* cp.async of `bytes` (4, 8 or 16) from global src to shared dst, src_bytes (i32) of them read, the
-   * rest zero-filled; commit_group; wait_group n */
-  void (*cp_async)(Lower *L, LLVMValueRef dst, LLVMValueRef src, int bytes, LLVMValueRef src_bytes);
-  void (*cp_async_commit)(Lower *L);
-  void (*cp_async_wait)(Lower *L, int pending);
-  /* wgmma (sm_90a), by the 128 threads of a warpgroup: wgmma.fence; one
-   * m64n{n}k{16,8} (kind MMA_F16, MMA_BF16, MMA_TF32) on acc[n / 2] (f32,
-   * updated in place) from shared-memory descriptors (i64); commit_group;
-   * wait_group (acc: the registers that must be ready after it) */
-  void (*wgmma_fence)(Lower *L);
-  void (*wgmma)(Lower *L, int kind, int n, LLVMValueRef *acc, LLVMValueRef a_desc, LLVMValueRef b_desc, int trans_a,
-                int trans_b);
-  void (*wgmma_commit)(Lower *L);
-  void (*wgmma_wait)(Lower *L, int pending, LLVMValueRef *acc, int n_acc);
-  /* fence.proxy.async.shared::cta: generic-proxy writes to shared memory seen by wgmma */
-  void (*fence_proxy_async)(Lower *L);
+  /* tensor cores, ldmatrix and cp.async: TARGET_TC_PRIMITIVES */
+  TARGET_TC_PRIMITIVES(TARGET_TC_FIELD, unused)
 } Target;
 
 const Target *target_nvptx(void);

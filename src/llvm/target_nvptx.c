@@ -261,16 +261,7 @@ static const Target nvptx = {
     .assert_fail = assert_fail,
     .trap = trap,
     .string = string,
-    .ldmatrix = nvptx_ldmatrix,
-    .mma = nvptx_mma,
-    .cp_async = nvptx_cp_async,
-    .cp_async_commit = nvptx_cp_async_commit,
-    .cp_async_wait = nvptx_cp_async_wait,
-    .wgmma_fence = nvptx_wgmma_fence,
-    .wgmma = nvptx_wgmma,
-    .wgmma_commit = nvptx_wgmma_commit,
-    .wgmma_wait = nvptx_wgmma_wait,
-    .fence_proxy_async = nvptx_fence_proxy_async,
+    TARGET_TC_ENTRIES(nvptx)
 };
 
 const Target *target_nvptx(void) { return &nvptx; }

@@ -155,16 +155,7 @@ static const Target sim = {
     .vprintf = vprintf_,
     .assert_fail = assert_fail,
     .string = string,
-    .ldmatrix = sim_ldmatrix,
-    .mma = sim_mma,
-    .cp_async = sim_cp_async,
-    .cp_async_commit = sim_cp_async_commit,
-    .cp_async_wait = sim_cp_async_wait,
-    .wgmma_fence = sim_wgmma_fence,
-    .wgmma = sim_wgmma,
-    .wgmma_commit = sim_wgmma_commit,
-    .wgmma_wait = sim_wgmma_wait,
-    .fence_proxy_async = sim_fence_proxy_async,
+    TARGET_TC_ENTRIES(sim)
 };
 
 const Target *target_sim(void) { return &sim; }
