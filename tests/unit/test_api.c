@@ -12,15 +12,21 @@ static const char kernel[] =
     "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
     "    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)\n";
 
-static void test_emit_ok(void) {
-  tile_context *ctx;
-  CHECK(tile_context_create(&ctx) == TILE_OK);
+/* scale with BLOCK = 128 and an aligned pointer. */
+static tile_options scale_options(void) {
+  static const char *defs[] = {"BLOCK=128"};
   tile_options o;
   tile_options_init(&o);
-  const char *defs[] = {"BLOCK=128"};
   o.signature = "*fp32:16,i32";
   o.defines = defs;
   o.num_defines = 1;
+  return o;
+}
+
+static void test_emit_ok(void) {
+  tile_context *ctx;
+  CHECK(tile_context_create(&ctx) == TILE_OK);
+  tile_options o = scale_options();
   const char *text = NULL;
   CHECK(tile_emit(ctx, "scale.tl", kernel, sizeof kernel - 1, &o, TILE_STAGE_AST, &text) == TILE_OK);
   CHECK_CONTAINS(text, "FuncDef scale");
@@ -112,12 +118,7 @@ static void test_stage_times(void) {
   tile_context *ctx;
   CHECK(tile_context_create(&ctx) == TILE_OK);
   CHECK(tile_context_use_cpu(ctx) == TILE_OK);
-  tile_options o;
-  tile_options_init(&o);
-  const char *defs[] = {"BLOCK=128"};
-  o.signature = "*fp32:16,i32";
-  o.defines = defs;
-  o.num_defines = 1;
+  tile_options o = scale_options();
   o.time_stages = 1;
   const char *text = NULL;
   CHECK(tile_emit(ctx, "scale.tl", kernel, sizeof kernel - 1, &o, TILE_STAGE_LLIR, &text) == TILE_OK);

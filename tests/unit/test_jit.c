@@ -70,16 +70,26 @@ static tile_context *context(const char *cache, const char *ptxas) {
   return ctx;
 }
 
-static tile_kernel *vector_add_with(tile_context *ctx, const char *libdevice) {
-  const char *defs[] = {"BLOCK_SIZE=512"};
+/* The options every vector add of these tests starts from: BLOCK_SIZE 512. */
+static tile_options vector_add_options(void) {
+  static const char *defs[] = {"BLOCK_SIZE=512"};
   tile_options o;
   tile_options_init(&o);
-  o.libdevice = libdevice;
   o.defines = defs;
   o.num_defines = 1;
+  return o;
+}
+
+static tile_kernel *vector_add_from(tile_context *ctx, const tile_options *o) {
   tile_kernel *k = NULL;
-  CHECK(tile_kernel_create_file(ctx, TILE_SOURCE_DIR "/tests/seeds/vector_add.tl", &o, &k) == TILE_OK);
+  CHECK(tile_kernel_create_file(ctx, TILE_SOURCE_DIR "/tests/seeds/vector_add.tl", o, &k) == TILE_OK);
   return k;
+}
+
+static tile_kernel *vector_add_with(tile_context *ctx, const char *libdevice) {
+  tile_options o = vector_add_options();
+  o.libdevice = libdevice;
+  return vector_add_from(ctx, &o);
 }
 
 static tile_kernel *vector_add(tile_context *ctx) { return vector_add_with(ctx, NULL); }
@@ -211,14 +221,9 @@ static void test_asked_targets(void) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     fake->cc_major = cases[i].major, fake->cc_minor = cases[i].minor;
     tile_context *ctx = context(NULL, NULL);
-    const char *defs[] = {"BLOCK_SIZE=512"};
-    tile_options o;
-    tile_options_init(&o);
-    o.defines = defs;
-    o.num_defines = 1;
+    tile_options o = vector_add_options();
     o.arch = cases[i].arch;
-    tile_kernel *k = NULL;
-    CHECK(tile_kernel_create_file(ctx, TILE_SOURCE_DIR "/tests/seeds/vector_add.tl", &o, &k) == TILE_OK);
+    tile_kernel *k = vector_add_from(ctx, &o);
     int launched = k && launch_add(ctx, k, 100, 0);
     if (cases[i].target) {
       char target[64];
@@ -312,11 +317,7 @@ static void test_source_name_in_key(void) {
   CHECK(context_read_file(ctx, TILE_SOURCE_DIR "/tests/seeds/vector_add.tl", 1 << 20, &text, &len) == TILE_OK);
   const char *names[] = {"first/vector_add.tl", "second/vector_add.tl", "first/vector_add.tl"};
   for (int i = 0; i < 3; i++) {
-    const char *defs[] = {"BLOCK_SIZE=512"};
-    tile_options o;
-    tile_options_init(&o);
-    o.defines = defs;
-    o.num_defines = 1;
+    tile_options o = vector_add_options();
     tile_kernel *k = NULL;
     CHECK(text && tile_kernel_create(ctx, names[i], text, len, &o, &k) == TILE_OK);
     CHECK(k && launch_add(ctx, k, 100, 0));
@@ -384,11 +385,7 @@ static void test_ahead_of_time(void) {
   const void *image;
   const char *metadata;
   CHECK(context_read_file(ctx, TILE_SOURCE_DIR "/tests/seeds/vector_add.tl", 1 << 20, &source, &len) == TILE_OK);
-  tile_options o;
-  tile_options_init(&o);
-  const char *defs[] = {"BLOCK_SIZE=512"};
-  o.defines = defs;
-  o.num_defines = 1;
+  tile_options o = vector_add_options();
   o.signature = "*fp32:16,*fp32:16,*fp32:16,i32";
   o.arch = "sm_80";
   CHECK(tile_compile(ctx, "vector_add.tl", source, len, &o, 0, &image, &size, &metadata) == TILE_OK);
