@@ -88,10 +88,8 @@ static void assume_nonneg(Assume *A, TirBlock *out, TirOp *add, int k, int s, co
 }
 
 static void assume_block(Assume *A, TirBlock *b) {
-  int n = b->ops.len;
-  TirOp **ops = arena_alloc(A->f->arena, sizeof *ops * (size_t)(n + 1));
-  if (n) memcpy(ops, b->ops.data, sizeof *ops * (size_t)n);
-  b->ops.len = 0;
+  int n;
+  TirOp **ops = tir_take_ops(A->f, b, &n);
   for (int i = 0; i < n; i++) {
     TirOp *op = ops[i];
     for (int r = 0; r < 2; r++)

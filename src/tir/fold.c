@@ -343,10 +343,8 @@ static int splice_if(Fold *F, TirBlock *into, TirOp *op) {
 /* Folds b's ops in order, so that every operand is folded before its uses
  * (a value is used only after its definition, in the same or a nested block). */
 static void fold_block(Fold *F, TirBlock *b) {
-  int n = b->ops.len;
-  TirOp **ops = arena_alloc(F->f->arena, sizeof *ops * (size_t)(n + 1));
-  if (n) memcpy(ops, b->ops.data, sizeof *ops * (size_t)n);
-  b->ops.len = 0;
+  int n;
+  TirOp **ops = tir_take_ops(F->f, b, &n);
   for (int i = 0; i < n; i++) {
     TirOp *op = ops[i];
     for (int k = 0; k < op->operands.len; k++) op->operands.data[k] = resolve(F, op->operands.data[k]);

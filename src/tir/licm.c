@@ -75,10 +75,8 @@ static void hoist_loop(Licm *L, TirOp *loop, TirBlock *into) {
 }
 
 static void licm_block(Licm *L, TirBlock *b) {
-  int n = b->ops.len;
-  TirOp **ops = arena_alloc(L->f->arena, sizeof *ops * (size_t)(n + 1));
-  if (n) memcpy(ops, b->ops.data, sizeof *ops * (size_t)n);
-  b->ops.len = 0;
+  int n;
+  TirOp **ops = tir_take_ops(L->f, b, &n);
   for (int i = 0; i < n; i++) {
     TirOp *op = ops[i];
     for (int r = 0; r < 2; r++)

@@ -43,6 +43,14 @@ TirOp *tir_op_new(TirFunc *f, TirCode code, Loc loc) {
 }
 
 void tir_append(TirFunc *f, TirBlock *b, TirOp *op) { vec_push(f->arena, &b->ops, op); }
+
+TirOp **tir_take_ops(TirFunc *f, TirBlock *b, int *n) {
+  *n = b->ops.len;
+  TirOp **ops = arena_alloc(f->arena, sizeof *ops * (size_t)(*n + 1));
+  if (*n) memcpy(ops, b->ops.data, sizeof *ops * (size_t)*n);
+  b->ops.len = 0;
+  return ops;
+}
 void tir_add_operand(TirFunc *f, TirOp *op, int value) { vec_push(f->arena, &op->operands, value); }
 
 void tir_index_values(const TirBlock *b, int *uses, const TirOp **defs) {

@@ -127,6 +127,8 @@ int tir_value_new(TirFunc *f, Type *t, const char *name);
 TirBlock *tir_block_new(TirFunc *f);
 TirOp *tir_op_new(TirFunc *f, TirCode code, Loc loc);
 void tir_append(TirFunc *f, TirBlock *b, TirOp *op);
+/* b's ops (a copy, *n of them), b emptied: for passes that rebuild a block op by op. */
+TirOp **tir_take_ops(TirFunc *f, TirBlock *b, int *n);
 void tir_add_operand(TirFunc *f, TirOp *op, int value);
 /* Walks b and the blocks nested in it: each operand adds one to uses[its
  * value], each result v gets defs[v] = its op.  Either array (indexed by

@@ -632,10 +632,8 @@ static void rewrite_op(Widen *W, TirBlock *b, TirOp *op, const TirOp *parent) {
 /* Rebuilds b's op list: the block's arguments (or the function's
  * parameters) defined first, then each op and what follows it. */
 static void rewrite_block(Widen *W, TirBlock *b, const int *args, int n_args, const TirOp *parent) {
-  int n = b->ops.len;
-  TirOp **ops = arena_alloc(W->f->arena, sizeof *ops * (size_t)(n + 1));
-  if (n) memcpy(ops, b->ops.data, sizeof *ops * (size_t)n);
-  b->ops.len = 0;
+  int n;
+  TirOp **ops = tir_take_ops(W->f, b, &n);
   Loc start = n ? ops[0]->loc : (Loc){0};
   for (int i = 0; i < n_args; i++) define(W, b, args[i], start);
   for (int i = 0; i < n; i++) rewrite_op(W, b, ops[i], parent);
