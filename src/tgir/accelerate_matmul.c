@@ -116,15 +116,19 @@ static Plan plan(Accel *A, const TirOp *dot) {
 
 /* ---- rewriting ---- */
 
-static int convert(Accel *A, int v, const Layout *l, Loc loc) {
-  if (tir_layout(A->f, v) == l) return v;
-  TirOp *c = tir_op_new(A->f, TIR_CONVERT_LAYOUT, loc);
-  tir_add_operand(A->f, c, v);
-  int r = tir_add_result(A->f, c, tir_type(A->f, v));
+/* A new op `code` of v, its result v's type in layout l. */
+static int emit_of(Accel *A, TirCode code, int v, const Layout *l, Loc loc) {
+  TirOp *op = tir_op_new(A->f, code, loc);
+  tir_add_operand(A->f, op, v);
+  int r = tir_add_result(A->f, op, tir_type(A->f, v));
   tir_set_layout(A->f, r, l);
-  A->defs[r] = c;
-  vec_push(A->f->arena, &A->out, c);
+  A->defs[r] = op;
+  vec_push(A->f->arena, &A->out, op);
   return r;
+}
+
+static int convert(Accel *A, int v, const Layout *l, Loc loc) {
+  return tir_layout(A->f, v) == l ? v : emit_of(A, TIR_CONVERT_LAYOUT, v, l, loc);
 }
 
 /* A wgmma operand: its source tile into a shared buffer in an NVMMA layout
@@ -136,13 +140,7 @@ static int to_buffer(Accel *A, const TirOp *dot, int k) {
   order[0] = contiguous >= 0 ? contiguous : k == 0 ? 1 : 0;
   order[1] = 1 - order[0];
   const Layout *l = layout_nvmma_for(A->f->layout_table, dtype_bits(t->elem), 2, t->shape, order);
-  TirOp *alloc = tir_op_new(A->f, TIR_LOCAL_ALLOC, dot->loc);
-  tir_add_operand(A->f, alloc, src);
-  int buf = tir_add_result(A->f, alloc, tir_type(A->f, src));
-  tir_set_layout(A->f, buf, l);
-  A->defs[buf] = alloc;
-  vec_push(A->f->arena, &A->out, alloc);
-  return buf;
+  return emit_of(A, TIR_LOCAL_ALLOC, src, l, dot->loc);
 }
 
 /* The dot with mma layouts; its old result layout kept by a conversion
