@@ -41,14 +41,18 @@ def _spec(value):
     return "i32:1" if value == 1 else "i32:16" if value % 16 == 0 else "i32"
 
 
+def signature(args):
+    """tilec's --signature for these arguments, as tile's JIT specialises them."""
+    return ",".join(_spec(a) for a in args)
+
+
 class TileKernel:
     """One specialisation of a kernel in a .tl file, compiled by tilec and loaded into torch's context."""
 
     def __init__(self, tilec, source, args, defines, num_warps, kernel=None, num_stages=None):
-        signature = ",".join(_spec(a) for a in args)
         self.dir = tempfile.mkdtemp(prefix="tile-cubin-")
         cubin = os.path.join(self.dir, "kernel.cubin")
-        command = [tilec, source, "-o", cubin, "--signature", signature, "--num-warps", str(num_warps)]
+        command = [tilec, source, "-o", cubin, "--signature", signature(args), "--num-warps", str(num_warps)]
         command += ["--kernel", kernel] if kernel else []
         command += ["--num-stages", str(num_stages)] if num_stages else []
         major, minor = torch_capability()

@@ -5,12 +5,14 @@
 # GPU, compute-sanitizer runs, offsets past 2^31), then the benchmarks (tile,
 # Triton and torch, merged by bench/report.py).  Prints a summary table last.
 # Logs, CSV and PNG go to $OUT when it is set, else to gpu-bundle/out.
-#   bash tests/gpu/run.sh [all|tests|bench|matmul] [NAME_FILTER]
+#   bash tests/gpu/run.sh [all|tests|bench|matmul|configs] [NAME_FILTER]
 #     tests: the GPU tests only; bench: the vector add, softmax, compile and
 #     launch benchmarks (BENCH_ROUNDS=N: vector add and softmax N times, each
 #     figure their median); matmul: the fp16 matmul benchmarks (tile, Triton,
 #     cuBLAS; each program stops starting shapes after its --time-limit, so
-#     this part fits a 10-minute command); NAME_FILTER: a grep pattern over
+#     this part fits a 10-minute command); configs: tile and Triton config by
+#     config in one harness at the squares 1024..8192 (bench/matmul_configs.py,
+#     CONFIG_ROUNDS=N medians, default 3); NAME_FILTER: a grep pattern over
 #     test names (e.g. 'example|large').  `bench` and `matmul` each fit in a
 #     10-minute command; `all` is all three parts and does not.
 # Exit status: 0 when nothing failed (skips are listed, not failures).
@@ -108,12 +110,22 @@ run_matmul() {
   run_report
 }
 
+# Each of the tutorial's configs on both sides in Triton's harness, and each side's best (one harness's autotuning).
+run_configs() {
+  echo "=== benchmarks: fp16 matmul config by config"
+  gpu_test bench.matmul_configs -1 560 -- python3 bench/matmul_configs.py "$bundle/build/tilec" \
+    1024x1024x1024 2048x2048x2048 3072x3072x3072 4096x4096x4096 6144x6144x6144 8192x8192x8192 \
+    --rounds "${CONFIG_ROUNDS:-3}" --csv "$out/matmul_configs.csv"
+  cat "$out/logs/bench.matmul_configs.log"
+}
+
 case $what in
 all) run_tests; run_bench; run_matmul ;;
 tests) run_tests ;;
 bench) run_bench ;;
 matmul) run_matmul ;;
-*) echo "usage: bash tests/gpu/run.sh [all|tests|bench|matmul] [NAME_FILTER]" >&2; exit 2 ;;
+configs) run_configs ;;
+*) echo "usage: bash tests/gpu/run.sh [all|tests|bench|matmul|configs] [NAME_FILTER]" >&2; exit 2 ;;
 esac
 rm -rf "$TILE_CACHE_DIR"
 
