@@ -78,8 +78,12 @@ double pipeline_clock_ms(void);
 /* ptxas for ctx (TILE_PTXAS_PATH, the toolkit, PATH) into `path`; 0, or -1 with why in err. */
 int context_ptxas(tile_context *ctx, char *path, size_t size, char *err, size_t errsize);
 
-/* Starts and ends a compilation owned by ctx (emit.c). */
+/* Starts and ends a compilation owned by ctx (emit.c).  compilation_begin
+ * starts an API call's messages afresh (context_begin); compilation_new
+ * only reads ctx, so the compilation can run on another thread while ctx's
+ * thread waits (jit.c's build_many). */
 Compilation *compilation_begin(tile_context *ctx, const char *name, const char *source, size_t len);
+Compilation *compilation_new(tile_context *ctx, const char *name, const char *source, size_t len);
 void compilation_end(Compilation *c);
 /* Copies the compilation's diagnostics into ctx (tile_diagnostics, tile_error). */
 void keep_diagnostics(tile_context *ctx, Compilation *c, tile_status s);

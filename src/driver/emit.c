@@ -37,6 +37,10 @@ static tile_status keep_results(tile_context *ctx, Compilation *c, tile_status s
 
 Compilation *compilation_begin(tile_context *ctx, const char *name, const char *source, size_t len) {
   context_begin(ctx);
+  return compilation_new(ctx, name, source, len);
+}
+
+Compilation *compilation_new(tile_context *ctx, const char *name, const char *source, size_t len) {
   Compilation *c = calloc(1, sizeof *c);
   if (!c) return NULL;
   c->ctx = ctx;
