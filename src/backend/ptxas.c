@@ -1,6 +1,9 @@
 /* Running ptxas: the PTX goes to a private temporary directory, ptxas is
  * spawned with an argv array (never through a shell), and the cubin and
- * its report are read back; the directory is removed whatever happens. */
+ * its report are read back; the directory is removed whatever happens.
+ * Several threads may assemble at once: each has its own directory, and
+ * opens its files close-on-exec ("e"), so that a ptxas another thread
+ * spawns meanwhile does not inherit them. */
 #include "ptxas.h"
 
 #include <errno.h>
@@ -42,7 +45,7 @@ int ptxas_locate(const char *override, const char *search_path, char *path, size
 }
 
 static char *read_all(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
+  FILE *f = fopen(path, "rbe");
   if (!f) return NULL;
   char *data = NULL;
   if (fseek(f, 0, SEEK_END) == 0) {
@@ -57,7 +60,7 @@ static char *read_all(const char *path, size_t *len) {
 }
 
 static int write_all(const char *path, const char *data, size_t len) {
-  FILE *f = fopen(path, "wb");
+  FILE *f = fopen(path, "wbe");
   if (!f) return -1;
   int ok = fwrite(data, 1, len, f) == len;
   return fclose(f) == 0 && ok ? 0 : -1;
