@@ -5,8 +5,9 @@
  * compiler's identity, the source and its name, the standard library, every option that
  * changes code, the signature, the target, libdevice's and ptxas's
  * identities), else from
- * the pipeline, and is then written to the cache.  Without ptxas the PTX is
- * the image and the driver compiles it.  For the CPU interpreter the tile
+ * the pipeline, and is then written to the cache; several (an autotuned
+ * kernel's configs) compile at once on threads (build_many).  Without ptxas
+ * the PTX is the image and the driver compiles it.  For the CPU interpreter the tile
  * IR is kept and run. */
 #define _GNU_SOURCE /* dladdr */
 #include "driver.h"
@@ -14,6 +15,7 @@
 #include "../runtime/device.h"
 #include "../runtime/json.h"
 #include "../runtime/kernel.h"
+#include "../support/parallel.h"
 #include "../support/sha256.h"
 #include "../tir/tir.h"
 
@@ -178,35 +180,6 @@ static void keep_image(Spec *s, const void *image, size_t size, int is_ptx) {
   s->image_is_ptx = is_ptx;
 }
 
-/* The pipeline for the GPU; the image, metadata and stage texts into s. */
-static tile_status compile_gpu(tile_kernel *k, Spec *s, const tile_options *o, const char *ptxas, int want_ptx) {
-  const JitSource *src = k->source;
-  Compilation *c = compilation_begin(k->ctx, src->name, src->text, src->len);
-  if (!c) return context_fail(k->ctx, TILE_ERROR_MEMORY, "out of memory");
-  s->arena.guard = &c->guard;
-  GpuArtifacts g;
-  volatile tile_status status = TILE_ERROR_MEMORY; /* set between setjmp and a possible longjmp */
-  if (setjmp(c->guard.jump) == 0) {
-    status = pipeline_gpu(c, o, want_ptx ? TILE_STAGE_PTX : TILE_STAGE_METADATA, ptxas, &g);
-    if (status == TILE_OK && !g.ptx) {
-      diag_error(&c->diags, (Loc){0}, "no PTX for target '%s'", g.arch);
-      status = TILE_ERROR_COMPILE;
-    }
-    if (status == TILE_OK) {
-      s->metadata = arena_strdup(&s->arena, describe_kernel(c, g.f, &g, want_ptx));
-      keep_image(s, want_ptx ? (const void *)g.ptx : g.cubin, want_ptx ? g.ptx_len : g.cubin_size, want_ptx);
-      s->text[TILE_STAGE_TIR] = keep_text(s, g.tir);
-      s->text[TILE_STAGE_TGIR] = keep_text(s, g.tgir);
-      s->text[TILE_STAGE_LLIR] = keep_text(s, g.llir);
-      s->text[TILE_STAGE_PTX] = keep_text(s, g.ptx);
-    }
-  } else if (c->diags.errors) {
-    status = TILE_ERROR_COMPILE;
-  }
-  s->arena.guard = NULL;
-  return end_compile(c, status);
-}
-
 /* The entry for `key` if the cache has a sound one; a note if it had a bad one. */
 static int from_cache(tile_kernel *k, Spec *s, const char *key, char *note, size_t notesize) {
   CacheEntry e;
@@ -234,30 +207,115 @@ static void to_cache(tile_kernel *k, Spec *s, const char *key, char *note, size_
     snprintf(note, notesize, "cache: %s; the kernel was compiled but not cached", why);
 }
 
-static tile_status build_gpu(tile_kernel *k, Spec *s) {
+/* One GPU specialisation being built, in three steps: prepare_job and
+ * finish_job on the context's thread, compile_job, which touches nothing of
+ * the context, on any thread in between. */
+typedef struct GpuJob {
+  tile_kernel *k;
+  Spec *s;
+  tile_options o;            /* the specialisation's, with the target resolved */
+  char ptxas[4096];          /* "": none, the PTX is the image */
+  int want_ptx;
+  char key[65];              /* the disk cache's */
+  char notes[2][1024];       /* for tile_diagnostics: no ptxas; the cache */
+  Compilation *c;            /* what compile_job runs; NULL: nothing to compile */
+  tile_status status;
+} GpuJob;
+
+/* The target, ptxas and cache key of j->s; a cache hit fills it.  Leaves
+ * j->c to compile, or NULL with j->status saying why not. */
+static void prepare_job(GpuJob *j, tile_kernel *k, Spec *s) {
   tile_context *ctx = k->ctx;
-  tile_options o = spec_options(k, s);
+  const JitSource *src = k->source;
   int prefer_ptx = 0;
-  if (!o.arch) o.arch = device_arch(ctx, &prefer_ptx);
-  if (!o.arch) o.arch = "sm_90";
-  DeviceRuns runs = device_runs(ctx, o.arch);
-  if (runs == DEVICE_RUNS_NONE)
-    return context_failf(ctx, TILE_ERROR_UNSUPPORTED, "code for %s cannot run on this GPU (%s): ask for an older target",
-                         o.arch, tile_device_name(ctx));
+  char why[512];
+  memset(j, 0, sizeof *j);
+  j->k = k, j->s = s, j->o = spec_options(k, s);
+  if (!j->o.arch) j->o.arch = device_arch(ctx, &prefer_ptx);
+  if (!j->o.arch) j->o.arch = "sm_90";
+  DeviceRuns runs = device_runs(ctx, j->o.arch);
+  if (runs == DEVICE_RUNS_NONE) {
+    j->status = context_failf(ctx, TILE_ERROR_UNSUPPORTED, "code for %s cannot run on this GPU (%s): ask for an older target",
+                              j->o.arch, tile_device_name(ctx));
+    return;
+  }
   prefer_ptx |= runs == DEVICE_RUNS_PTX;
-  char ptxas[4096], why[512], key[65], notes[2][1024] = {"", ""};
-  int have_ptxas = context_ptxas(ctx, ptxas, sizeof ptxas, why, sizeof why) == 0;
-  if (!have_ptxas) snprintf(notes[0], sizeof notes[0], "%s: the CUDA driver will compile the PTX", why);
-  int want_ptx = prefer_ptx || !have_ptxas;
-  cache_key(k->source, &o, o.libdevice ? o.libdevice : ctx->libdevice_path, have_ptxas ? ptxas : NULL, want_ptx, key);
-  tile_status status = TILE_OK;
-  if (!ctx->cache_dir || !from_cache(k, s, key, notes[1], sizeof notes[1])) {
-    status = compile_gpu(k, s, &o, have_ptxas ? ptxas : NULL, want_ptx);
-    if (status == TILE_OK && ctx->cache_dir) to_cache(k, s, key, notes[1], sizeof notes[1]);
+  if (context_ptxas(ctx, j->ptxas, sizeof j->ptxas, why, sizeof why)) {
+    j->ptxas[0] = 0;
+    snprintf(j->notes[0], sizeof j->notes[0], "%s: the CUDA driver will compile the PTX", why);
+  }
+  j->want_ptx = prefer_ptx || !j->ptxas[0];
+  cache_key(src, &j->o, j->o.libdevice ? j->o.libdevice : ctx->libdevice_path, j->ptxas[0] ? j->ptxas : NULL,
+            j->want_ptx, j->key);
+  if (ctx->cache_dir && from_cache(k, s, j->key, j->notes[1], sizeof j->notes[1])) return;
+  if (!(j->c = compilation_new(ctx, src->name, src->text, src->len)))
+    j->status = context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
+}
+
+/* The pipeline for the GPU; the image, metadata and stage texts into j->s.
+ * Reads the context (libdevice's path), writes nothing of it. */
+static void compile_job(GpuJob *j) {
+  Compilation *c = j->c;
+  Spec *s = j->s;
+  s->arena.guard = &c->guard;
+  GpuArtifacts g;
+  volatile tile_status status = TILE_ERROR_MEMORY; /* set between setjmp and a possible longjmp */
+  if (setjmp(c->guard.jump) == 0) {
+    status = pipeline_gpu(c, &j->o, j->want_ptx ? TILE_STAGE_PTX : TILE_STAGE_METADATA, j->ptxas[0] ? j->ptxas : NULL, &g);
+    if (status == TILE_OK && !g.ptx) {
+      diag_error(&c->diags, (Loc){0}, "no PTX for target '%s'", g.arch);
+      status = TILE_ERROR_COMPILE;
+    }
+    if (status == TILE_OK) {
+      s->metadata = arena_strdup(&s->arena, describe_kernel(c, g.f, &g, j->want_ptx));
+      keep_image(s, j->want_ptx ? (const void *)g.ptx : g.cubin, j->want_ptx ? g.ptx_len : g.cubin_size, j->want_ptx);
+      s->text[TILE_STAGE_TIR] = keep_text(s, g.tir);
+      s->text[TILE_STAGE_TGIR] = keep_text(s, g.tgir);
+      s->text[TILE_STAGE_LLIR] = keep_text(s, g.llir);
+      s->text[TILE_STAGE_PTX] = keep_text(s, g.ptx);
+    }
+  } else if (c->diags.errors) {
+    status = TILE_ERROR_COMPILE;
+  }
+  s->arena.guard = NULL;
+  j->status = status;
+}
+
+/* The compilation's messages into the context, which starts afresh as at
+ * any compilation's start; the cache written; the notes. */
+static tile_status finish_job(GpuJob *j) {
+  tile_context *ctx = j->k->ctx;
+  if (j->c) {
+    context_begin(ctx);
+    j->status = end_compile(j->c, j->status);
+    if (j->status == TILE_OK && ctx->cache_dir) to_cache(j->k, j->s, j->key, j->notes[1], sizeof j->notes[1]);
   }
   for (int i = 0; i < 2; i++)
-    if (notes[i][0]) context_note(ctx, "%s", notes[i]);
-  return status;
+    if (j->notes[i][0]) context_note(ctx, "%s", j->notes[i]);
+  return j->status;
+}
+
+static tile_status build_gpu(tile_kernel *k, Spec *s) {
+  GpuJob j;
+  prepare_job(&j, k, s);
+  if (j.c) compile_job(&j);
+  return finish_job(&j);
+}
+
+static void compile_nth(void *jobs, int i) {
+  GpuJob *j = &((GpuJob *)jobs)[i];
+  if (j->c) compile_job(j);
+}
+
+/* build_gpu for each spec, the compilations on `threads` threads at once. */
+static void build_many(tile_kernel *k, Spec **specs, int count, int threads, tile_status *status) {
+  GpuJob *jobs = malloc(sizeof *jobs * (size_t)count);
+  for (int i = 0; i < count; i++) status[i] = TILE_ERROR_MEMORY;
+  if (!jobs) return;
+  for (int i = 0; i < count; i++) prepare_job(&jobs[i], k, specs[i]);
+  parallel_for(count, threads, compile_nth, jobs);
+  for (int i = 0; i < count; i++) status[i] = finish_job(&jobs[i]);
+  free(jobs);
 }
 
 static tile_status build(tile_kernel *k, Spec *s) { return s->on_cpu ? build_cpu(k, s) : build_gpu(k, s); }
@@ -372,7 +430,9 @@ static void save_choice(tile_kernel *k, const char *what, int config, const char
   arena_free(&a);
 }
 
-static const KernelCompiler jit_compiler = {build, run_cpu, release_spec, release, load_choice, save_choice};
+static const KernelCompiler jit_compiler = {.build = build, .build_many = build_many, .run_cpu = run_cpu,
+                                            .release_spec = release_spec, .release = release,
+                                            .load_choice = load_choice, .save_choice = save_choice};
 
 /* ---- creation ------------------------------------------------------------------------ */
 

@@ -20,6 +20,11 @@ typedef struct KernelCompiler {
    * s->image_size, s->image_is_ptx and the stages' text; for the CPU,
    * s->program.  Allocates in s->arena.  A status and message in ctx. */
   tile_status (*build)(tile_kernel *k, Spec *s);
+  /* Builds specs[0..count) for the GPU as build does each, on up to
+   * `threads` threads at once, and puts each one's status in status[i];
+   * the context's messages end as if they had been built one by one, in
+   * order.  NULL: the compiler builds one at a time only. */
+  void (*build_many)(tile_kernel *k, Spec **specs, int count, int threads, tile_status *status);
   /* Runs s->program on the interpreter; bytes[i]: argument i's buffer size. */
   tile_status (*run_cpu)(tile_kernel *k, Spec *s, const unsigned grid[3], const tile_arg *args, int n,
                          const size_t *bytes);
