@@ -55,6 +55,14 @@ static char *libdevice_path(void) {
   return path;
 }
 
+/* TILE_COMPILE_THREADS: a count from 1 to MAX_COMPILE_THREADS; anything else is ignored (0: the default). */
+static int compile_threads(void) {
+  const char *v = getenv("TILE_COMPILE_THREADS");
+  char *end = "";
+  long n = v && *v ? strtol(v, &end, 10) : 0;
+  return n >= 1 && n <= MAX_COMPILE_THREADS && !*end ? (int)n : 0;
+}
+
 /* The documented TILE_* variables (and HOME, PATH, CUDA_HOME for their defaults). */
 static void read_environment(tile_context *ctx) {
   const char *interpret = getenv("TILE_INTERPRET");
@@ -65,6 +73,7 @@ static void read_environment(tile_context *ctx) {
   ctx->cuda_library = copy_env("TILE_CUDA_LIBRARY");
   ctx->search_path = copy_env("PATH");
   ctx->libdevice_path = libdevice_path();
+  ctx->compile_threads = compile_threads();
 }
 
 tile_status tile_context_create(tile_context **out) {

@@ -2,7 +2,8 @@
  * source lists several configs (and whose options fix none) has a
  * KernelTuning.  The first launch for each tuning key -- the arguments'
  * specialisation key and the values of the decorator's `key` arguments --
- * compiles every config for that specialisation, launches and times each
+ * compiles every config for that specialisation (those not built yet at
+ * once, on several threads: kernel_prebuild), launches and times each
  * with events as Triton's do_bench does (a warm-up, then the median of the
  * measured runs, each after a write of twice the L2's size so that every
  * config reads its inputs from memory, as the real launch will when they
@@ -356,6 +357,7 @@ static tile_status time_configs(Tuner *u, int *best, Text *timings) {
   tile_status st = save_buffers(u);
   *best = -1;
   make_flush(u);
+  if (st == TILE_OK) kernel_prebuild(u->k, u->key, u->key_len, u->t->num_configs); /* try_config finds them built */
   text_printf(timings, "[");
   for (int c = 0; st == TILE_OK && c < u->t->num_configs; c++) {
     double ms;
@@ -462,6 +464,7 @@ tile_status autotune_compile(tile_kernel *k, const uint16_t *key, int key_len, c
   u->k = k, u->t = k->tuning, u->key = key, u->key_len = key_len, u->args = args, u->n = n;
   tile_status st = TILE_OK;
   Spec *first = NULL, *s;
+  kernel_prebuild(k, key, key_len, k->tuning->num_configs);
   for (int i = 0; i < k->tuning->num_configs && st != TILE_ERROR_MEMORY; i++) { /* warms the caches */
     st = kernel_specialize(k, key, key_len, i, &s);
     if (st == TILE_OK && !first) first = s;

@@ -16,8 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-enum { MAX_GRID_X = 0x7fffffff, MAX_GRID_YZ = 65535, MAX_IMAGE_BYTES = 1 << 30 };
+enum { MAX_GRID_X = 0x7fffffff, MAX_GRID_YZ = 65535, MAX_IMAGE_BYTES = 1 << 30, DEFAULT_COMPILE_THREADS = 16 };
 
 tile_kernel *kernel_new(tile_context *ctx, const KernelCompiler *compiler, void *source) {
   tile_kernel *k = calloc(1, sizeof *k);
@@ -91,28 +92,39 @@ static tile_status load(tile_kernel *k, Spec *s) {
   return device_load(k->ctx, s->image, s->meta.name, s->meta.shared, &s->module, &s->function);
 }
 
-/* Compiles a new specialisation; loads it when a GPU is there. */
-static tile_status build(tile_kernel *k, const uint16_t *key, int key_len, int config, Spec **out) {
-  tile_context *ctx = k->ctx;
+/* A new specialisation with its signature, not compiled yet; NULL when out of memory. */
+static Spec *spec_make(tile_kernel *k, const uint16_t *key, int key_len, int config) {
   char signature[MAX_SIGNATURE];
-  Spec *s = spec_new(key, key_len, ctx->on_cpu, config);
-  if (!s) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
-  if (key_len >= 0 && key_signature(key, key_len, signature, sizeof signature) == 0 &&
+  Spec *s = spec_new(key, key_len, k->ctx->on_cpu, config);
+  if (s && key_len >= 0 && key_signature(key, key_len, signature, sizeof signature) == 0 &&
       !(s->signature = arena_strdup(&s->arena, signature))) { /* the arena has no guard yet: NULL */
     spec_free(k, s);
-    return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
+    return NULL;
   }
-  tile_status st = k->compiler->build(k, s);
-  if (st == TILE_OK) st = read_meta(ctx, s, TILE_ERROR_COMPILE);
-  if (st == TILE_OK && !s->on_cpu && device_available(ctx)) st = load(k, s);
+  return s;
+}
+
+/* After the compiler built s (`st`): its metadata read, loaded when a GPU
+ * is there, and first in k's list; freed if anything failed. */
+static tile_status spec_keep(tile_kernel *k, Spec *s, tile_status st) {
+  if (st == TILE_OK) st = read_meta(k->ctx, s, TILE_ERROR_COMPILE);
+  if (st == TILE_OK && !s->on_cpu && device_available(k->ctx)) st = load(k, s);
   if (st != TILE_OK) {
     spec_free(k, s);
     return st;
   }
   s->next = k->specs;
   k->specs = s;
-  *out = s;
   return TILE_OK;
+}
+
+/* Compiles a new specialisation; loads it when a GPU is there. */
+static tile_status build(tile_kernel *k, const uint16_t *key, int key_len, int config, Spec **out) {
+  Spec *s = spec_make(k, key, key_len, config);
+  if (!s) return context_fail(k->ctx, TILE_ERROR_MEMORY, "out of memory");
+  tile_status st = spec_keep(k, s, k->compiler->build(k, s));
+  if (st == TILE_OK) *out = s;
+  return st;
 }
 
 tile_status kernel_key(tile_kernel *k, const tile_arg *args, int n, uint16_t *key, int *key_len) {
@@ -124,6 +136,15 @@ tile_status kernel_key(tile_kernel *k, const tile_arg *args, int n, uint16_t *ke
   return TILE_OK;
 }
 
+/* The link to k's specialisation for `key` and `config` on the context's side (GPU or CPU); NULL if none. */
+static Spec **find_spec(tile_kernel *k, const uint16_t *key, int key_len, int config) {
+  for (Spec **link = &k->specs, *s; (s = *link); link = &s->next)
+    if (s->on_cpu == k->ctx->on_cpu && s->config == config && s->key_len == key_len &&
+        (key_len <= 0 || !memcmp(s->key, key, sizeof *key * (size_t)key_len)))
+      return link;
+  return NULL;
+}
+
 tile_status kernel_specialize(tile_kernel *k, const uint16_t *key, int key_len, int config, Spec **out) {
   tile_context *ctx = k->ctx;
   if (!k->compiler) {
@@ -132,17 +153,37 @@ tile_status kernel_specialize(tile_kernel *k, const uint16_t *key, int key_len, 
     return context_failf(ctx, TILE_ERROR_UNSUPPORTED, "kernel '%s' was loaded ahead of time: a GPU image cannot run on the CPU interpreter",
                          k->specs->meta.name);
   }
-  for (Spec **link = &k->specs, *s; (s = *link); link = &s->next) {
-    if (s->on_cpu != ctx->on_cpu || s->config != config || s->key_len != key_len ||
-        (key_len > 0 && memcmp(s->key, key, sizeof *key * (size_t)key_len)))
-      continue;
-    *link = s->next;
-    s->next = k->specs;
-    k->specs = s;
-    *out = s;
-    return TILE_OK;
+  Spec **link = find_spec(k, key, key_len, config), *s = link ? *link : NULL;
+  if (!s) return build(k, key, key_len, config, out);
+  *link = s->next;
+  s->next = k->specs;
+  k->specs = s;
+  *out = s;
+  return TILE_OK;
+}
+
+/* Threads for compiling `jobs` specialisations: TILE_COMPILE_THREADS, else
+ * one per core, at most DEFAULT_COMPILE_THREADS; never more than the jobs. */
+static int threads_for(const tile_context *ctx, int jobs) {
+  long n = ctx->compile_threads ? ctx->compile_threads : sysconf(_SC_NPROCESSORS_ONLN);
+  if (!ctx->compile_threads && n > DEFAULT_COMPILE_THREADS) n = DEFAULT_COMPILE_THREADS;
+  return n < 1 ? 1 : n < jobs ? (int)n : jobs;
+}
+
+void kernel_prebuild(tile_kernel *k, const uint16_t *key, int key_len, int num_configs) {
+  if (!k->compiler || !k->compiler->build_many || k->ctx->on_cpu || threads_for(k->ctx, num_configs) < 2) return;
+  Spec **specs = calloc((size_t)num_configs, sizeof *specs);
+  tile_status *status = calloc((size_t)num_configs, sizeof *status);
+  int count = 0, made = specs && status;
+  for (int c = 0; made && c < num_configs; c++)
+    if (!find_spec(k, key, key_len, c)) made = (specs[count++] = spec_make(k, key, key_len, c)) != NULL;
+  int threads = threads_for(k->ctx, count), built = made && threads > 1;
+  if (built) k->compiler->build_many(k, specs, count, threads, status);
+  for (int i = 0; i < count; i++) { /* the failed ones (or all, out of memory) are kernel_specialize's to report */
+    if (built && status[i] == TILE_OK) spec_keep(k, specs[i], TILE_OK);
+    else if (specs[i]) spec_free(k, specs[i]);
   }
-  return build(k, key, key_len, config, out);
+  free(specs), free(status);
 }
 
 static tile_status check_call(tile_kernel *k, const tile_arg *args, int n, const char *call) {

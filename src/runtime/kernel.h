@@ -102,6 +102,13 @@ tile_status kernel_key(tile_kernel *k, const tile_arg *args, int n, uint16_t *ke
  * options), moved to the front of the list; compiled, and loaded when a GPU
  * is there, if new.  An AOT kernel's one specialisation whatever the key. */
 tile_status kernel_specialize(tile_kernel *k, const uint16_t *key, int key_len, int config, Spec **out);
+/* Compiles, several at once, the specialisations for `key` of configs
+ * 0..num_configs-1 that k lacks, so that kernel_specialize then finds them;
+ * only on the GPU, with a compiler that can, and when two or more are
+ * missing and there are threads for them (TILE_COMPILE_THREADS).  A config
+ * that fails is left out quietly: kernel_specialize compiles it again and
+ * reports why. */
+void kernel_prebuild(tile_kernel *k, const uint16_t *key, int key_len, int num_configs);
 /* Launches s (it becomes k->current): checks and packs the arguments,
  * computes the grid (grid_fn's, else `given`), then the GPU or the
  * interpreter. */

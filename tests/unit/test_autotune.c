@@ -8,12 +8,14 @@
  * the config being run, what each timed run gets (buffers reset and
  * restored), a key change re-tuning and a non-key change not, the disk
  * cache sparing another context the tuning, tile_kernel_compile, kernels
- * with one config or a fixed one, and on the CPU interpreter the first
- * config that compiles, with the result checked. */
+ * with one config or a fixed one, on the CPU interpreter the first config
+ * that compiles, with the result checked, and the configs compiled on
+ * several threads (TILE_COMPILE_THREADS) giving what one thread gives. */
 #include "check.h"
 #include "fake_cuda.h"
 #include "tile/tile.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <time.h>
@@ -63,15 +65,25 @@ static void set_times(double w1, double w2, double w4, double w8) {
 
 static char cache_dir[64];
 
-static tile_context *context(int on_cpu) {
+static void remove_dir(const char *dir) {
+  char command[160];
+  snprintf(command, sizeof command, "rm -rf '%s'", dir);
+  if (system(command)) fprintf(stderr, "could not remove %s\n", dir);
+}
+
+/* A context on the fake driver with the disk cache in `dir`, compiling on `threads` threads (NULL: the default). */
+static tile_context *context_with(int on_cpu, const char *dir, const char *threads) {
   setenv("TILE_CUDA_LIBRARY", FAKE_CUDA_PATH, 1);
-  setenv("TILE_CACHE_DIR", cache_dir, 1);
+  setenv("TILE_CACHE_DIR", dir, 1);
+  if (threads) setenv("TILE_COMPILE_THREADS", threads, 1);
   tile_context *ctx = NULL;
   CHECK(tile_context_create(&ctx) == TILE_OK);
-  unsetenv("TILE_CUDA_LIBRARY"), unsetenv("TILE_CACHE_DIR");
+  unsetenv("TILE_CUDA_LIBRARY"), unsetenv("TILE_CACHE_DIR"), unsetenv("TILE_COMPILE_THREADS");
   if (on_cpu) CHECK(tile_context_use_cpu(ctx) == TILE_OK);
   return ctx;
 }
+
+static tile_context *context(int on_cpu) { return context_with(on_cpu, cache_dir, NULL); }
 
 static tile_kernel *kernel(tile_context *ctx, const char *source, int config) {
   tile_options o;
@@ -196,9 +208,7 @@ static void test_disk_cache(void) {
   b = buffers(ctx, 5000);
   CHECK(launch(k, &b, 3) == TILE_OK && tile_kernel_config(k) == 1); /* tuned here: config 1 */
   tile_context_destroy(ctx);
-  char command[128];
-  snprintf(command, sizeof command, "rm -rf '%s'", other);
-  if (system(command)) fprintf(stderr, "could not remove %s\n", other);
+  remove_dir(other);
 }
 
 static const char transpose_source[] =
@@ -324,6 +334,93 @@ static void test_cpu(void) {
   tile_context_destroy(ctx);
 }
 
+/* ---- compiling the configs on several threads ------------------------------------------------ */
+
+static int cache_entries(const char *dir) {
+  int n = 0;
+  DIR *d = opendir(dir);
+  for (struct dirent *e; d && (e = readdir(d));) n += e->d_name[0] != '.';
+  if (d) closedir(d);
+  return n;
+}
+
+/* The rest of the line of `text` from `start` on, malloc'd; "" if `start` is not there. */
+static char *line_of(const char *text, const char *start) {
+  const char *at = strstr(text, start);
+  return at ? strndup(at, strcspn(at, "\n")) : strdup("");
+}
+
+/* bump tuned with TILE_COMPILE_THREADS=threads, each config compiled into
+ * the fresh cache `dir` (made here), by tile_kernel_compile first or by the
+ * launch.  Each config that compiles is built once, the tuning builds
+ * nothing more.  Returns the report's line on config 0 (malloc'd). */
+static char *tune_with_threads(const char *threads, char *dir, int compile_first) {
+  snprintf(dir, 64, "/tmp/tile-autotune-threads-XXXXXX");
+  CHECK(mkdtemp(dir) != NULL);
+  tile_context *ctx = context_with(0, dir, threads);
+  tile_kernel *k = kernel(ctx, bump_source, -1);
+  Buffers b = buffers(ctx, 6000);
+  tile_arg args[] = {tile_buffer(b.x, "fp32", 6000), tile_buffer(b.acc, "fp32", 1), tile_int(6000), tile_int(3)};
+  int modules = fake->live_modules;
+  if (compile_first) {
+    CHECK(tile_kernel_compile(k, args, 4) == TILE_OK && tile_kernel_config(k) == 1);
+    CHECK(fake->live_modules == modules + 4 && cache_entries(dir) == 4); /* configs 1 to 4 */
+    CHECK(tile_kernel_text(k, TILE_STAGE_TIR) != NULL); /* compiled, not read back from the cache */
+  }
+  set_times(4, 3, 1, 2);
+  CHECK(launch(k, &b, 3) == TILE_OK && tile_kernel_config(k) == 3 && tile_kernel_text(k, TILE_STAGE_TIR) != NULL);
+  CHECK(fake->live_modules == modules + 4 && cache_entries(dir) == 5); /* and the choice */
+  char *skipped = line_of(tile_diagnostics(ctx), "config 0: skipped (");
+  tile_context_destroy(ctx);
+  return skipped;
+}
+
+/* None of the configs compiles: tile_kernel_compile's error lists each one's reason. */
+static char *none_compiles(const char *threads) {
+  static const char source[] =
+      "import triton\n"
+      "import triton.language as tl\n"
+      "@triton.autotune(configs=[triton.Config({'BLOCK': 100}), triton.Config({'BLOCK': 200}),\n"
+      "                          triton.Config({'BLOCK': 300}), triton.Config({'BLOCK': 400})], key=['n'])\n"
+      "@triton.jit\n"
+      "def bump(x_ptr, acc_ptr, n, m, BLOCK: tl.constexpr):\n"
+      "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+      "    tl.store(x_ptr + offs, 1.0, mask=offs < n)\n";
+  char dir[64] = "/tmp/tile-autotune-threads-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  tile_context *ctx = context_with(0, dir, threads);
+  tile_kernel *k = kernel(ctx, source, -1);
+  Buffers b = buffers(ctx, 100);
+  tile_arg args[] = {tile_buffer(b.x, "fp32", 100), tile_buffer(b.acc, "fp32", 1), tile_int(100), tile_int(3)};
+  CHECK(tile_kernel_compile(k, args, 4) == TILE_ERROR_COMPILE);
+  char *error = strdup(tile_error(ctx));
+  tile_context_destroy(ctx);
+  remove_dir(dir);
+  return error;
+}
+
+/* The configs compiled on 4 threads give what one thread gives: the same
+ * cubins and metadata (the disk cache's entries, byte for byte), the same
+ * choice, and the same report of the config that does not compile. */
+static void test_threads(void) {
+  char one[64], four[64], diff[160];
+  for (int compile_first = 0; compile_first < 2; compile_first++) {
+    char *skipped_one = tune_with_threads("1", one, compile_first);
+    char *skipped_four = tune_with_threads("4", four, compile_first);
+    CHECK_CONTAINS(skipped_one, "config 0: skipped (bump.tl:");
+    CHECK(!strcmp(skipped_one, skipped_four));
+    snprintf(diff, sizeof diff, "diff -r '%s' '%s'", one, four);
+    CHECK(system(diff) == 0);
+    free(skipped_one), free(skipped_four);
+    remove_dir(one), remove_dir(four);
+  }
+  char *error_one = none_compiles("1"), *error_four = none_compiles("4");
+  CHECK_CONTAINS(error_one, "autotune: no config of kernel 'bump' could run for n=100:\n  config 0: bump.tl:");
+  CHECK_CONTAINS(error_one, "\n  config 3: bump.tl:");
+  CHECK(!strcmp(error_one, error_four));
+  free(error_one), free(error_four);
+}
+
 int main(void) {
   srand((unsigned)time(NULL));
   void *library;
@@ -340,10 +437,9 @@ int main(void) {
   test_single_config();
   test_errors();
   test_cpu();
+  test_threads();
   fake->on_launch = NULL;
-  char command[128];
-  snprintf(command, sizeof command, "rm -rf '%s'", cache_dir);
-  if (system(command)) fprintf(stderr, "could not remove %s\n", cache_dir);
+  remove_dir(cache_dir);
   dlclose(library);
   return check_report();
 }
