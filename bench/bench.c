@@ -15,6 +15,8 @@
  *     entries against fp64 sums);
  *   - the cold compile time of each example kernel (a fresh TILE_CACHE_DIR
  *     and context; tile_kernel_compile) and the warm one (from the disk cache);
+ *     for the matmul also of all 8 autotune configs, as its first tuning
+ *     compiles them: on a thread per core (the default) and on one thread;
  *   - the host time per launch of a cached tiny kernel (10000+ launches on
  *     the host clock, then a synchronise).
  * Prints a table and writes CSV rows: kernel,size,impl,ms,gbps,tflops,gpu.
@@ -495,10 +497,12 @@ static void remove_tree(const char *path) {
 }
 
 typedef struct CompileCase {
+  const char *name;    /* in the table and the CSV */
   const char *example;
   const char *kernel;  /* function name, or NULL */
   const char *define;  /* one constexpr */
-  int config;          /* @autotune config, or -1 */
+  int config;          /* @autotune config, or -1: every config, as the autotuner compiles them */
+  const char *threads; /* TILE_COMPILE_THREADS, or NULL: the default (one per core) */
   const char *dtype;   /* of the buffers */
   int num_buffers, num_ints;
   long long ints[9];   /* the integer arguments, as the example passes them */
@@ -507,9 +511,11 @@ typedef struct CompileCase {
 /* Seconds of tile_kernel_compile for `c` in a new context on cache `dir`. */
 static double compile_once(Bench *b, const CompileCase *c, const char *dir) {
   setenv("TILE_CACHE_DIR", dir, 1);
+  if (c->threads) setenv("TILE_COMPILE_THREADS", c->threads, 1);
   Example ex = {0};
   ex.quiet = 1;
   example_open(&ex, "bench", b->ex.on_cpu, 0, 1);
+  unsetenv("TILE_COMPILE_THREADS");
   const char *defines[] = {c->define};
   tile_options opts;
   tile_options_init(&opts);
@@ -552,16 +558,20 @@ static void bench_compile_case(Bench *b, const CompileCase *c) {
   }
   remove_tree(warm_dir);
   double cold_ms = median(cold, reps), warm_ms = median(warm, reps);
-  printf("  %-10s cold %9.2f ms   warm (disk cache) %7.3f ms\n", c->example, cold_ms, warm_ms);
-  csv_row(b, "compile_cold", c->example, cold_ms, 0, 0);
-  csv_row(b, "compile_warm", c->example, warm_ms, 0, 0);
+  printf("  %-26s cold %9.2f ms   warm (disk cache) %7.3f ms\n", c->name, cold_ms, warm_ms);
+  csv_row(b, "compile_cold", c->name, cold_ms, 0, 0);
+  csv_row(b, "compile_warm", c->name, warm_ms, 0, 0);
 }
 
 static void bench_compile(Bench *b) {
   static const CompileCase cases[] = {
-      {"vector_add", NULL, "BLOCK_SIZE=1024", -1, "fp32", 3, 1, {98432}},
-      {"softmax", NULL, "BLOCK_SIZE=1024", -1, "fp32", 2, 3, {781, 781, 781}},
-      {"matmul", "matmul_kernel", "ACTIVATION=\"leaky_relu\"", 0, "fp16", 3, 9, {512, 512, 512, 512, 1, 512, 1, 512, 1}},
+#define MATMUL_ARGS "fp16", 3, 9, {512, 512, 512, 512, 1, 512, 1, 512, 1}
+      {"vector_add", "vector_add", NULL, "BLOCK_SIZE=1024", -1, NULL, "fp32", 3, 1, {98432}},
+      {"softmax", "softmax", NULL, "BLOCK_SIZE=1024", -1, NULL, "fp32", 2, 3, {781, 781, 781}},
+      {"matmul", "matmul", "matmul_kernel", "ACTIVATION=\"leaky_relu\"", 0, NULL, MATMUL_ARGS},
+      {"matmul_8_configs", "matmul", "matmul_kernel", "ACTIVATION=\"\"", -1, NULL, MATMUL_ARGS},
+      {"matmul_8_configs_1_thread", "matmul", "matmul_kernel", "ACTIVATION=\"\"", -1, "1", MATMUL_ARGS},
+#undef MATMUL_ARGS
   };
   printf("compile time to a cubin (tile_kernel_compile; median of %d)\n", b->ex.quick ? 1 : COMPILE_REPS);
   const char *saved = getenv("TILE_CACHE_DIR");
