@@ -96,9 +96,12 @@ def main():
                 rows.append(("matmul_configs", shape_text, side, index, ms[side], shape.tflops(ms[side]), gpu))
                 if ok and ms[side] < best.get(side, (float("inf"), -1))[0]:
                     best[side] = (ms[side], index)
-            print("%-16s %-26s %10.1f %10.1f %7.2f%s" % (shape_text, config_name(index), shape.tflops(ms["tile"]),
-                                                         shape.tflops(ms["triton"]), ms["triton"] / ms["tile"],
-                                                         "" if ok else "  WRONG"), flush=True)
+            spread = ""
+            if args.rounds > 1:  # each round's ratio, to tell a steady gap from noise
+                spread = "   rounds: " + " ".join("%.2f" % (y / x) for x, y in zip(times["tile"], times["triton"]))
+            print("%-16s %-26s %10.1f %10.1f %7.2f%s%s" % (shape_text, config_name(index), shape.tflops(ms["tile"]),
+                                                           shape.tflops(ms["triton"]), ms["triton"] / ms["tile"],
+                                                           "" if ok else "  WRONG", spread), flush=True)
         if len(best) == 2:
             (tile_ms, tile_cfg), (triton_ms, triton_cfg) = best["tile"], best["triton"]
             print("%-16s %-26s %10.1f %10.1f %7.2f   (tile config %d, Triton config %d)" % (
