@@ -108,6 +108,18 @@ static double event_ms(Bench *b, tile_event start, tile_event end) {
   return ms;
 }
 
+/* Options with one constexpr, `*define` (which must outlive them), for `kernel` (NULL: the file's only
+ * one) on num_warps warps (0: the config's, else 4). */
+static tile_options one_define(const char *const *define, const char *kernel, int num_warps) {
+  tile_options opts;
+  tile_options_init(&opts);
+  opts.defines = define;
+  opts.num_defines = 1;
+  opts.kernel = kernel;
+  opts.num_warps = num_warps;
+  return opts;
+}
+
 /* Fills the flush buffer with int32 `value`s: a kernel launch like any other, queued behind the last. */
 static const char FILL_SOURCE[] =
     "@triton.jit\n"
@@ -119,12 +131,8 @@ enum { FILL_BLOCK = 4096 };
 static void make_fill(Bench *b) {
   char block[32];
   snprintf(block, sizeof block, "BLOCK=%d", FILL_BLOCK);
-  const char *defines[] = {block};
-  tile_options opts;
-  tile_options_init(&opts);
-  opts.defines = defines;
-  opts.num_defines = 1;
-  opts.num_warps = 8;
+  const char *define = block;
+  tile_options opts = one_define(&define, NULL, 8);
   EXAMPLE_TRY(&b->ex, tile_kernel_create(b->ex.ctx, "fill.tl", FILL_SOURCE, sizeof FILL_SOURCE - 1, &opts, &b->fill));
 }
 
@@ -209,11 +217,8 @@ static void add_launch(Bench *b, void *user, int set) {
 }
 
 static tile_kernel *vector_add_kernel(Bench *b) {
-  const char *defines[] = {"BLOCK_SIZE=1024"};
-  tile_options opts;
-  tile_options_init(&opts);
-  opts.defines = defines;
-  opts.num_defines = 1;
+  static const char *const define = "BLOCK_SIZE=1024";
+  tile_options opts = one_define(&define, NULL, 0);
   return create_kernel(b, "vector_add", &opts);
 }
 
@@ -288,12 +293,8 @@ static tile_kernel *softmax_kernel(Bench *b, int cols) {
   while (block < cols) block *= 2;
   char define[64];
   snprintf(define, sizeof define, "BLOCK_SIZE=%lld", block);
-  const char *defines[] = {define};
-  tile_options opts;
-  tile_options_init(&opts);
-  opts.defines = defines;
-  opts.num_defines = 1;
-  opts.num_warps = b->softmax_warps ? b->softmax_warps : block >= 4096 ? 16 : block >= 2048 ? 8 : 4;
+  const char *text = define;
+  tile_options opts = one_define(&text, NULL, b->softmax_warps ? b->softmax_warps : block >= 4096 ? 16 : block >= 2048 ? 8 : 4);
   return create_kernel(b, "softmax", &opts);
 }
 
@@ -385,12 +386,8 @@ static void matmul_launch(Bench *b, void *user, int set) {
 
 /* The example's kernel without epilogue, autotuned at each shape's first launch. */
 static tile_kernel *matmul_kernel(Bench *b) {
-  const char *defines[] = {"ACTIVATION=\"\""};
-  tile_options opts;
-  tile_options_init(&opts);
-  opts.kernel = "matmul_kernel";
-  opts.defines = defines;
-  opts.num_defines = 1;
+  static const char *const define = "ACTIVATION=\"\"";
+  tile_options opts = one_define(&define, "matmul_kernel", 0);
   return create_kernel(b, "matmul", &opts);
 }
 
@@ -516,12 +513,7 @@ static double compile_once(Bench *b, const CompileCase *c, const char *dir) {
   ex.quiet = 1;
   example_open(&ex, "bench", b->ex.on_cpu, 0, 1);
   unsetenv("TILE_COMPILE_THREADS");
-  const char *defines[] = {c->define};
-  tile_options opts;
-  tile_options_init(&opts);
-  opts.kernel = c->kernel;
-  opts.defines = defines;
-  opts.num_defines = 1;
+  tile_options opts = one_define(&c->define, c->kernel, 0);
   opts.config = c->config;
   char path[1024];
   kernel_path(b, c->example, path, sizeof path);
