@@ -82,10 +82,12 @@ void lower_async_copy(Lower *L, const TirOp *op) {
 
 void lower_async_commit(Lower *L, const TirOp *op) { L->target->cp_async_commit(L); }
 
-/* On sm_90a the copied data may be read by wgmma (the async proxy): each
- * thread fences its copies before the barrier publishes them. */
+/* When a wgmma dot may read the copied data (the async proxy), each thread
+ * fences its copies before the barrier publishes them; ldmatrix and plain
+ * loads read through the generic proxy, as cp.async writes, and need no
+ * fence (the fence is a MEMBAR in every iteration of an mma.sync loop). */
 void lower_async_wait(Lower *L, const TirOp *op) {
   L->target->cp_async_wait(L, (int)op->ival);
-  if (L->wgmma) L->target->fence_proxy_async(L);
+  if (L->has_wgmma) L->target->fence_proxy_async(L);
   lower_barrier(L);
 }
