@@ -133,6 +133,8 @@ tile_status context_fail(tile_context *ctx, tile_status s, const char *message) 
   return s;
 }
 
+void context_clear_error(tile_context *ctx) { ctx->error = ""; }
+
 tile_status context_failf(tile_context *ctx, tile_status s, const char *fmt, ...) {
   char message[2048];
   va_list ap;

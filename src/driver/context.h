@@ -47,6 +47,8 @@ struct tile_context {
 /* Starts an API call: clears the last call's message (cheap when there is none). */
 void context_begin(tile_context *ctx);
 tile_status context_fail(tile_context *ctx, tile_status s, const char *message);
+/* A call that succeeded after a step of it failed (an autotune config): tile_error says "" again. */
+void context_clear_error(tile_context *ctx);
 tile_status context_failf(tile_context *ctx, tile_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Appends a line to tile_diagnostics (cache notes, ptxas warnings); dropped when out of memory. */
 void context_note(tile_context *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -441,6 +441,7 @@ tile_status autotune_select(tile_kernel *k, const uint16_t *key, int key_len, co
     keep_choice(k, key, key_len, args, n, chosen);
     if (timings.len) k->compiler->save_choice(k, text_cstr(&what), chosen, text_cstr(&timings));
     note_tuning(k, text_cstr(&key_text), text_cstr(&u->report), chosen);
+    context_clear_error(k->ctx); /* a skipped config's error is in the notes */
   }
   free(u->report.data), free(u->failures.data), free(u);
   free(what.data), free(key_text.data), free(timings.data);
@@ -473,6 +474,7 @@ tile_status autotune_compile(tile_kernel *k, const uint16_t *key, int key_len, c
   Text key_text = {0};
   describe_key(&key_text, k->tuning, args, n);
   if (st != TILE_ERROR_MEMORY) st = first ? TILE_OK : none_ran(u, text_cstr(&key_text));
+  if (st == TILE_OK) context_clear_error(k->ctx); /* a config that did not compile said why in tile_diagnostics */
   free(key_text.data);
   free(u->report.data), free(u->failures.data), free(u);
   *out = first;

@@ -145,6 +145,7 @@ static void test_choice(void) {
   const char *notes = tile_diagnostics(ctx);
   CHECK_CONTAINS(notes, "autotune: kernel 'bump' for n=5000:");
   CHECK_CONTAINS(notes, "config 0: skipped (");
+  CHECK(!strcmp(tile_error(ctx), "")); /* the call succeeded: config 0's error is only a note */
   CHECK_CONTAINS(notes, "config 3: 1.0000 ms (4 warps)");
   CHECK_CONTAINS(notes, "config 4: 2.0000 ms (8 warps)");
   CHECK_CONTAINS(notes, "chose config 3");
@@ -364,6 +365,7 @@ static char *tune_with_threads(const char *threads, char *dir, int compile_first
   int modules = fake->live_modules;
   if (compile_first) {
     CHECK(tile_kernel_compile(k, args, 4) == TILE_OK && tile_kernel_config(k) == 1);
+    CHECK(!strcmp(tile_error(ctx), "")); /* config 0 did not compile: its diagnostics, not an error */
     CHECK(fake->live_modules == modules + 4 && cache_entries(dir) == 4); /* configs 1 to 4 */
     CHECK(tile_kernel_text(k, TILE_STAGE_TIR) != NULL); /* compiled, not read back from the cache */
   }
