@@ -555,20 +555,43 @@ static void report_deadlock(Sim *s) {
   program_fail(s, "deadlock: %s", text);
 }
 
+/* Runs each runnable thread of [first, end) once, in order; how many ran. */
+static int run_threads(Sim *s, int first, int end) {
+  int ran = 0;
+  for (int i = first; i < end && !s->failed; i++) {
+    SimThread *t = &s->threads[i];
+    if (!runnable(s, t)) continue;
+    s->running = t;
+    fiber_switch(&s->scheduler, &t->fiber, 0);
+    s->running = NULL;
+    ran++;
+  }
+  return ran;
+}
+
+static int live_threads(const Sim *s) {
+  int live = 0;
+  for (int i = 0; i < s->n_threads; i++) live += s->threads[i].state != T_DONE;
+  return live;
+}
+
+/* Round robin: each thread runs until it synchronises, then the next.  Warp
+ * first: a warp runs as far as it can (through its shuffles and warp
+ * rendezvous) before the next starts, as a GPU may schedule it, so a warp
+ * that overwrites shared memory another warp has yet to read, or reads
+ * what another has yet to write, with no barrier between, is caught. */
 static void schedule(Sim *s) {
+  int unit = s->launch->warp_first ? WARP : s->n_threads;
   for (;;) {
-    int ran = 0, live = 0;
-    for (int i = 0; i < s->n_threads && !s->failed; i++) {
-      SimThread *t = &s->threads[i];
-      if (t->state == T_DONE) continue;
-      live++;
-      if (!runnable(s, t)) continue;
-      s->running = t;
-      fiber_switch(&s->scheduler, &t->fiber, 0);
-      s->running = NULL;
-      ran++;
+    int ran = 0;
+    for (int first = 0; first < s->n_threads && !s->failed; first += unit) {
+      int n;
+      do {
+        n = run_threads(s, first, first + unit);
+        ran += n;
+      } while (s->launch->warp_first && n && !s->failed);
     }
-    if (s->failed || !live) return;
+    if (s->failed || !live_threads(s)) return;
     if (!ran) {
       report_deadlock(s);
       return;

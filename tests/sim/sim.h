@@ -45,6 +45,7 @@ typedef struct SimLaunch {
   int n_buffers;
   SimText *printed;          /* where vprintf writes; NULL: stdout */
   size_t stack_bytes;        /* per thread; 0: SIM_DEFAULT_STACK */
+  int warp_first;            /* the schedule: each warp as far as it can, then the next (else thread by thread) */
   char error[1024];          /* set when the run fails */
 } SimLaunch;
 

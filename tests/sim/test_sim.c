@@ -162,6 +162,24 @@ static void test_shared_poison(void) {
   free(out);
 }
 
+/* The warp-first schedule runs one warp past its shuffle before the other reads (sim.h's warp_first). */
+static void test_warp_first(void) {
+  for (int warp_first = 0; warp_first < 2; warp_first++) {
+    int32_t out[64];
+    memset(out, 0, sizeof out);
+    int32_t *p = out;
+    void *params[] = {&p};
+    SimBuffer buffers[] = {{"out", out, sizeof out}};
+    SimLaunch L = launch_of("warp_race", 1, 2, params, buffers, 1);
+    L.warp_first = warp_first;
+    CHECK(sim_run(&L) == 0);
+    int raced = 0, right = 0;
+    for (int t = 0; t < 64; t++) raced += out[t] == -1, right += out[t] == (t + 32) % 64;
+    /* warp first: lanes 0-30 of the warp that ran on wrote -1 before the other warp read */
+    CHECK(raced == (warp_first ? 31 : 0) && right == 64 - raced);
+  }
+}
+
 static void shared_write(int64_t offset, size_t shared_bytes, const char *expected) {
   void *params[] = {&offset};
   SimLaunch L = launch_of("shared_write", 4, 1, params, NULL, 0);
@@ -385,6 +403,7 @@ int main(void) {
   test_store_check();
   test_misbehaviour();
   test_shared_poison();
+  test_warp_first();
   test_shared_guards();
   test_printf();
   test_assert();

@@ -141,6 +141,24 @@ void shared_poison_sim_entry(void **params) {
   tile_sim_barrier();
 }
 
+/* A race between two warps that only a warp-first schedule shows: each
+ * thread reads the other warp's slot, its warp shuffles, then lanes 0-30
+ * overwrite their own slot with no barrier between.  Round robin runs only
+ * the shuffle's last lane on (lane 31 writes nothing) before the other
+ * warp's reads: no harm seen; warp first runs the whole warp on, so the
+ * other warp reads 31 slots of -1.
+ * params: out (i32[64]) */
+void warp_race_sim_entry(void **params) {
+  int32_t *out = PARAM(0, int32_t *), *shared = tile_sim_shared();
+  int32_t t = tile_sim_tid(), minus_one = -1;
+  shared[t] = t;
+  tile_sim_barrier();
+  int32_t v = shared[(t + 32) % 64];
+  v = tile_sim_shfl_idx(v, t % 32);
+  if (t % 32 != 31) shared[t] = minus_one;
+  tile_sim_store(out + t, &v, 4);
+}
+
 /* Thread 1 of program 2 writes shared[offset].  params: offset */
 void shared_write_sim_entry(void **params) {
   int64_t offset = PARAM(0, int64_t);
