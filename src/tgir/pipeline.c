@@ -30,7 +30,8 @@
  * the induction variable and invariants only.  Slot D of the buffers is
  * written while iteration iv reads slot iv % S: the barrier of the wait
  * separates the reads of the slot from its rewrite one iteration later.
- * (A wgmma left in flight changes that: plan_async_dot.)
+ * (A wgmma left in flight changes that, and occupancy may ask for a
+ * buffer more or less: plan_buffers.)
  *
  * A load is not pipelined when cp.async cannot move it: a vector narrower
  * than 4 bytes (AxisInfo), a non-zero `other`, volatile; nor when its
@@ -59,7 +60,7 @@ typedef struct Pipe {
   int stages, distance;      /* buffers per load; iterations a copy runs ahead */
   const TgirOptions *o;
   TirOp *async_dot;          /* a wgmma dot left in flight across iterations (dot_wait pending=1), or NULL */
-  int late_refill;           /* the copies are issued after the async dot's wait and a barrier */
+  int late_refill;           /* the copies are issued after the iteration's reads (an async dot's wait) and a barrier */
 } Pipe;
 
 static Type *T(Pipe *P, int v) { return tir_type(P->f, v); }
@@ -392,9 +393,9 @@ static void emit_prologue(Pipe *P, const int *bufs, const char *ahead, int64_t s
 }
 
 /* The new body: wait, stage 0 for iv + D*step, the rest, rotated slots;
- * with late_refill, stage 0 after the rest (the previous iteration's wgmma
- * waited for) and a barrier: no thread refills a slot another warpgroup's
- * wgmma may still be reading. */
+ * with late_refill, stage 0 after the rest (its reads done, the previous
+ * iteration's wgmma waited for) and a barrier: no thread refills a slot
+ * another warp may still be reading. */
 static TirBlock *emit_body(Pipe *P, int *bufs, const char *recompute, int64_t step, int *ins, int *ext) {
   TirBlock *nb = tir_block_new(P->f);
   const TirBlock *old = P->body;
@@ -479,58 +480,101 @@ static int simple_body(const TirBlock *b) {
   return 1;
 }
 
-/* Whether op reads a pipelined load's buffer. */
-static int reads_pipelined(Pipe *P, const TirOp *op, int k) {
+/* Whether op's operand k is a pipelined load's buffer (wgmma reads it in
+ * place) or, with `loaded`, a local_load of one in the body (ldmatrix). */
+static int reads_pipelined(Pipe *P, const TirOp *op, int k, int loaded) {
+  int v = op->operands.data[k];
+  const TirOp *d = P->def[v];
+  if (loaded && d && d->code == TIR_LOCAL_LOAD) v = d->operands.data[0];
   for (int i = 0; i < P->loads.len; i++)
-    if (op->operands.data[k] == staging_of(P, P->loads.data[i])->results.data[0]) return 1;
+    if (v == staging_of(P, P->loads.data[i])->results.data[0]) return 1;
   return 0;
 }
 
 static int64_t tile_bytes(Pipe *P, int v) { return type_numel(T(P, v)) * dtype_bits(T(P, v)->elem) / 8; }
 
-/* Programs an SM of compute capability 9.x holds when each takes `smem`
- * bytes of shared memory (228 KB, 1 KB of it reserved per program) and
- * `regs` registers a thread, with `threads` threads. */
-static int64_t programs_per_sm(int64_t smem, int64_t regs, int64_t threads) {
-  int64_t by_smem = (228 << 10) / (smem + (1 << 10)), by_regs = 65536 / (((regs + 7) / 8 * 8) * threads);
-  int64_t by_warps = 64 / (threads / 32), n = by_smem < by_regs ? by_smem : by_regs;
-  return n < by_warps ? n : by_warps;
+/* What an SM of compute capability `cc` offers a program: shared memory
+ * (1 KB of it reserved per program), threads, programs. */
+typedef struct SmLimits {
+  int64_t smem, threads, programs, smem_per_program;
+} SmLimits;
+
+static SmLimits sm_limits(int cc) {
+  if (cc >= 90) return (SmLimits){228 << 10, 2048, 32, 227 << 10};
+  if (cc == 80) return (SmLimits){164 << 10, 2048, 32, 163 << 10};
+  return (SmLimits){100 << 10, 1536, cc == 89 ? 24 : 16, 99 << 10};
 }
 
-/* A wgmma dot whose operands are both pipelined and whose result only goes
+/* Programs an SM holds when each takes `smem` bytes of shared memory and
+ * `regs` registers a thread, with `threads` threads. */
+static int64_t programs_per_sm(const SmLimits *sm, int64_t smem, int64_t regs, int64_t threads) {
+  int64_t by_smem = sm->smem / (smem + (1 << 10)), by_regs = 65536 / (((regs + 7) / 8 * 8) * threads);
+  int64_t by_threads = sm->threads / threads, n = by_smem < by_regs ? by_smem : by_regs;
+  n = n < by_threads ? n : by_threads;
+  return n < sm->programs ? n : sm->programs;
+}
+
+/* Whether `more` bytes of shared memory a program instead of `fewer` fit
+ * and keep as many programs on an SM (registers estimated as the
+ * accumulator's plus 64 a thread). */
+static int costs_nothing(Pipe *P, int64_t more, int64_t fewer, int64_t acc_numel) {
+  SmLimits sm = sm_limits(P->o->compute_capability);
+  int64_t threads = 32 * (int64_t)P->f->num_warps, regs = acc_numel / threads + 64;
+  return more <= sm.smem_per_program &&
+         programs_per_sm(&sm, more, regs, threads) >= programs_per_sm(&sm, fewer, regs, threads);
+}
+
+/* How many buffers a pipelined loop holds, and when it refills them.
+ *
+ * A wgmma dot whose operands are both pipelined and whose result only goes
  * round the loop can stay in flight while the next iteration starts
  * (Triton: wgmma.wait_group 1).  A buffer is then refilled only after the
  * wgmma that read it is done, one iteration later.  With S + 1 buffers the
  * copies for iteration i + S - 1 go out at the top of iteration i, into the
  * slot iteration i - 2 read (waited for by every warpgroup before this
- * iteration's barrier).  That costs a buffer: when it would leave fewer
- * programs on an SM (shared memory, and registers estimated as the
- * accumulator's plus 64 a thread), or not fit, the loop keeps S buffers and
- * issues those copies late, as Triton does: after the wgmma wait and a
- * barrier, into the slot iteration i - 1 read. */
-static void plan_async_dot(Pipe *P) {
+ * iteration's barrier).  When that extra buffer would leave fewer programs
+ * on an SM, or not fit, the loop keeps S buffers and issues those copies
+ * late, as Triton does: after the wgmma wait and a barrier, into the slot
+ * iteration i - 1 read.
+ *
+ * Other dots read their operands from shared memory before they compute
+ * (ldmatrix, loads).  S buffers let the copies go out at the top of
+ * iteration i into the slot iteration i - 1 read.  When S - 1 buffers would
+ * hold more programs on an SM (or S do not fit), the loop keeps S - 1, and
+ * the copies for iteration i + S - 1 go out after iteration i's reads and a
+ * barrier, into the slot it read: Triton's schedule for mma.sync (its
+ * 2-warp matmul configs hold 9 programs an H100 SM with S - 1 buffers, 7
+ * with S).  Not below two buffers: with one, no copy overlaps the math. */
+static void plan_buffers(Pipe *P) {
   P->async_dot = NULL;
   P->late_refill = 0;
-  const TirOp *yield = terminator(P->body);
-  int64_t bytes = 0, max = P->o->compute_capability >= 90 ? 227 << 10 : 99 << 10;
+  const TirOp *yield = terminator(P->body), *dot = NULL;
+  int64_t bytes = 0;
   for (int i = 0; i < P->body->ops.len; i++) {
     TirOp *op = P->body->ops.data[i];
-    const Layout *l = op->code == TIR_DOT ? tir_layout(P->f, op->results.data[0]) : NULL;
     if (op->code == TIR_LOCAL_ALLOC) bytes += tile_bytes(P, op->results.data[0]);
-    if (!l || l->kind != LAYOUT_MMA || l->version != 3 || !reads_pipelined(P, op, 0) || !reads_pipelined(P, op, 1))
+    if (op->code != TIR_DOT || !reads_pipelined(P, op, 0, 1) || !reads_pipelined(P, op, 1, 1)) continue;
+    dot = op;
+    const Layout *l = tir_layout(P->f, op->results.data[0]);
+    if (!l || l->kind != LAYOUT_MMA || l->version != 3 || !reads_pipelined(P, op, 0, 0) || !reads_pipelined(P, op, 1, 0))
       continue;
     int uses_in_yield = 0;
     for (int k = 0; k < yield->operands.len; k++) uses_in_yield += yield->operands.data[k] == op->results.data[0];
     if (uses_in_yield == 1 && P->uses[op->results.data[0]] == 1) P->async_dot = op;
   }
-  if (!P->async_dot) return;
-  int64_t pipelined = 0, threads = 32 * (int64_t)P->f->num_warps;
+  if (!dot) return;
+  const TirOp *acc_of = P->async_dot ? P->async_dot : dot;
+  int64_t pipelined = 0, acc = type_numel(T(P, acc_of->results.data[0])), s = P->stages;
   for (int i = 0; i < P->loads.len; i++) pipelined += tile_bytes(P, P->loads.data[i]->results.data[0]);
-  int64_t regs = type_numel(T(P, P->async_dot->results.data[0])) / threads + 64;
   /* bytes counts the pipelined loads' own local_allocs, which the buffers replace */
-  int64_t s = P->stages, extra = bytes + pipelined * s, fewer = bytes + pipelined * (s - 1);
-  if (extra <= max && programs_per_sm(extra, regs, threads) >= programs_per_sm(fewer, regs, threads)) P->stages++;
-  else P->late_refill = 1;
+  int64_t with_s = bytes + pipelined * (s - 1);
+  if (P->async_dot) {
+    if (costs_nothing(P, with_s + pipelined, with_s, acc)) P->stages++;
+    else P->late_refill = 1;
+  } else if (s >= 3 && !costs_nothing(P, with_s, with_s - pipelined, acc)) {
+    P->stages--;
+    P->late_refill = 1;
+  }
 }
 
 /* Sets up P for `loop`; 0 if it is not pipelined. */
@@ -559,7 +603,7 @@ static int plan_loop(Pipe *P, TirOp *loop, char **ahead, char **recompute) {
   *ahead = arena_alloc(P->f->arena, (size_t)loop->results.len + 1);
   *recompute = arena_alloc(P->f->arena, n);
   if (!P->loads.len || !stage0(P, *ahead) || !stage0_is_private(P, *ahead, *recompute)) return 0;
-  plan_async_dot(P);
+  plan_buffers(P);
   return P->distance >= 1;
 }
 
