@@ -493,18 +493,6 @@ static int reads_pipelined(Pipe *P, const TirOp *op, int k, int loaded) {
 
 static int64_t tile_bytes(Pipe *P, int v) { return type_numel(T(P, v)) * dtype_bits(T(P, v)->elem) / 8; }
 
-/* What an SM of compute capability `cc` offers a program: shared memory
- * (1 KB of it reserved per program), threads, programs. */
-typedef struct SmLimits {
-  int64_t smem, threads, programs, smem_per_program;
-} SmLimits;
-
-static SmLimits sm_limits(int cc) {
-  if (cc >= 90) return (SmLimits){228 << 10, 2048, 32, 227 << 10};
-  if (cc == 80) return (SmLimits){164 << 10, 2048, 32, 163 << 10};
-  return (SmLimits){100 << 10, 1536, cc == 89 ? 24 : 16, 99 << 10};
-}
-
 /* Programs an SM holds when each takes `smem` bytes of shared memory and
  * `regs` registers a thread, with `threads` threads. */
 static int64_t programs_per_sm(const SmLimits *sm, int64_t smem, int64_t regs, int64_t threads) {
