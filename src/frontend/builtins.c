@@ -645,20 +645,21 @@ static Node *check_clamp(Call *c) {
 
 static Node *check_fma(Call *c) { return check_clamp(c); }
 
-static Node *check_div_rn(Call *c) {
-  Node *x = elementwise(c, 0, 2, 1);
+/* The result of elementwise operands `x` (NULL: they failed) whose common
+ * type must be `a` or `b`; `expects` says so, with the type found for %s. */
+static Node *elementwise_in(Call *c, Node *x, DType a, DType b, const char *expects) {
   if (!x) return poison(c->S, c->node->loc);
-  if (x->type->elem != DT_FP32 && x->type->elem != DT_FP64)
-    return fail(c, x, "expects fp32 or fp64, got %s (convert first: x.to(tl.float32))", dtype_name(x->type->elem));
+  if (x->type->elem != a && x->type->elem != b) return fail(c, x, expects, dtype_name(x->type->elem));
   return result(c, x->type);
 }
 
+static Node *check_div_rn(Call *c) {
+  return elementwise_in(c, elementwise(c, 0, 2, 1), DT_FP32, DT_FP64,
+                        "expects fp32 or fp64, got %s (convert first: x.to(tl.float32))");
+}
+
 static Node *check_umulhi(Call *c) {
-  Node *x = elementwise(c, 0, 2, 0);
-  if (!x) return poison(c->S, c->node->loc);
-  if (x->type->elem != DT_I32 && x->type->elem != DT_U32)
-    return fail(c, x, "expects 32-bit integers, got %s", dtype_name(x->type->elem));
-  return result(c, x->type);
+  return elementwise_in(c, elementwise(c, 0, 2, 0), DT_I32, DT_U32, "expects 32-bit integers, got %s");
 }
 
 static Node *check_where(Call *c) {
