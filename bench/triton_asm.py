@@ -34,10 +34,10 @@ class Case:
     """A kernel, its parameters' types (Triton's signature), constexpr values and options."""
 
     def __init__(self, name, fn, types, constexprs, num_warps, num_stages=3):
+        """types: each parameter's type in tilec's form ("*fp16:16", "i32"); those in constexprs become constexpr."""
         self.name, self.fn, self.constexprs = name, fn, constexprs
-        self.signature = {p: "constexpr" if p in constexprs else t for p, t in types.items()}
+        self.signature = {p: "constexpr" if p in constexprs else t.removesuffix(":16") for p, t in types.items()}
         self.divisible = [i for i, (p, t) in enumerate(types.items()) if p not in constexprs and t.endswith(":16")]
-        self.signature = {p: t.replace(":16", "") for p, t in self.signature.items()}
         self.options = {"num_warps": num_warps, "num_stages": num_stages}
 
 
@@ -59,7 +59,7 @@ def matmul_case(config=None):
     unit_strides = {"stride_ak": 1, "stride_bn": 1, "stride_cn": 1}
     cfg = MATMUL_CONFIGS[config or 0]
     meta = dict(cfg.kwargs, ACTIVATION="leaky_relu" if config is None else "", **unit_strides)
-    types.update({k: "constexpr" for k in meta if k not in types})
+    types.update({k: "constexpr" for k in cfg.kwargs}, ACTIVATION="constexpr")
     name = "matmul" if config is None else "matmul_config%d" % config
     return Case(name, matmul_kernel, types, meta, cfg.num_warps, cfg.num_stages)
 
