@@ -14,7 +14,8 @@
  * Guarantees: verified GPU-layout IR computing the same values; every
  *   convert_layout is one no rematerialisation could avoid: a dot's
  *   operands (FMA), a value between two anchors of different layouts, a
- *   carried value whose users disagree; no pure op is left unused.
+ *   carried value whose users disagree; no pure op is left unused; run
+ *   again on its own output it changes nothing, value numbers included.
  * Invalidates: value ids of removed ops (gone), layouts of the rest. */
 #include "passes.h"
 
@@ -25,6 +26,7 @@ typedef Vec(TirOp *) OpList;
 typedef struct Copy {
   const Layout *layout;
   int value;
+  TirOp *remat;                /* the op that recomputes it; NULL: a conversion */
 } Copy;
 
 typedef struct Rewrite {
@@ -85,7 +87,7 @@ static int rematerialisable(Rewrite *W, int v, const Layout *l, int *budget) {
 
 static int materialise(Rewrite *W, int v, const Layout *l, Loc loc);
 
-static int rematerialise(Rewrite *W, int v, const Layout *l) {
+static TirOp *rematerialise(Rewrite *W, int v, const Layout *l) {
   const TirOp *op = W->def[v];
   TirOp *c = tir_op_new(W->f, op->code, op->loc);
   *c = *op;
@@ -97,10 +99,9 @@ static int rematerialise(Rewrite *W, int v, const Layout *l) {
     int x = root(W, op->operands.data[k]);
     tir_add_operand(W->f, c, materialise(W, x, tgir_operand_need(W->f, op, k, l, NULL, NULL), op->loc));
   }
-  int copy = tir_add_result(W->f, c, tir_type(W->f, v));
-  tir_set_layout(W->f, copy, l);
+  tir_set_layout(W->f, tir_add_result(W->f, c, tir_type(W->f, v)), l);
   vec_push(W->f->arena, &W->after[v], c);
-  return copy;
+  return c;
 }
 
 /* The input's conversion of v to l, if it had one: kept, with its value
@@ -140,10 +141,10 @@ static int materialise(Rewrite *W, int v, const Layout *l, Loc loc) {
   int copy = copy_of(W, v, l);
   if (copy >= 0) return copy;
   int budget = REMAT_BUDGET;
-  copy = rematerialisable(W, v, l, &budget) ? rematerialise(W, v, l) : convert(W, v, l, loc);
-  Copy c = {l, copy};
+  TirOp *remat = rematerialisable(W, v, l, &budget) ? rematerialise(W, v, l) : NULL;
+  Copy c = {l, remat ? remat->results.data[0] : convert(W, v, l, loc), remat};
   vec_push(W->f->arena, &W->copies[v], c);
-  return copy;
+  return c.value;
 }
 
 /* Every operand of every op (convert_layout results looked through) in
@@ -191,11 +192,28 @@ static void record_definitions(Rewrite *W, TirBlock *b) {
     TirOp *op = b->ops.data[i];
     for (int k = 0; k < op->results.len; k++) W->def[op->results.data[k]] = op;
     if (op->code == TIR_CONVERT_LAYOUT) {
-      Copy c = {tir_layout(W->f, op->results.data[0]), op->results.data[0]};
+      Copy c = {tir_layout(W->f, op->results.data[0]), op->results.data[0], NULL};
       vec_push(W->f->arena, &W->old_converts[root(W, op->operands.data[0])], c);
     }
     for (int r = 0; r < 2; r++)
       if (op->regions[r]) record_definitions(W, op->regions[r]);
+  }
+}
+
+/* A value whose op died once it was recomputed in another layout gives
+ * its number to its first recomputation, so the step changes nothing on
+ * its own output (propagation would otherwise put that op back in its
+ * operand's layout and recompute it under a new number each time), as
+ * old_convert keeps conversions' numbers. */
+static void keep_numbers(Rewrite *W) {
+  const TirOp **defs = arena_alloc(W->f->arena, sizeof *defs * ((size_t)W->f->types.len + 1));
+  tir_index_values(W->f->body, NULL, defs);
+  for (int v = 0; v < W->n; v++) {
+    const Copy *c = W->copies[v].len ? &W->copies[v].data[0] : NULL;
+    if (!W->def[v] || defs[v] || !c || !c->remat || defs[c->value] != c->remat) continue;
+    c->remat->results.data[0] = v;
+    tir_set_layout(W->f, v, c->layout);
+    tir_replace_uses(W->f->body, c->value, v, NULL);
   }
 }
 
@@ -214,4 +232,5 @@ void tgir_remove_converts(TirFunc *f, const TgirOptions *o) {
   rewrite_operands(&W);
   rebuild(&W, f->body);
   tir_dce(f);
+  keep_numbers(&W);
 }
