@@ -164,7 +164,6 @@ struct Lower {
   const Target *target;
   int compute_capability;  /* 80, 86, 89, 90 */
   int wgmma;               /* sm_90a (or sim90): wgmma may be used */
-  int has_wgmma;           /* the function has a wgmma dot (lower_plan_dots): cp.async data may feed the async proxy */
   Arena *arena;
   Diags *diags;
   jmp_buf fail;

@@ -82,12 +82,14 @@ void lower_async_copy(Lower *L, const TirOp *op) {
 
 void lower_async_commit(Lower *L, const TirOp *op) { L->target->cp_async_commit(L); }
 
-/* When a wgmma dot may read the copied data (the async proxy), each thread
- * fences its copies before the barrier publishes them; ldmatrix and plain
- * loads read through the generic proxy, as cp.async writes, and need no
- * fence (the fence is a MEMBAR in every iteration of an mma.sync loop). */
+/* No proxy fence follows the wait, not even where a wgmma dot reads the
+ * copies: cp.async's writes, waited for and published by the barrier, are
+ * what Triton's pipeliner and CUTLASS's cp.async GMMA mainloops hand wgmma
+ * unfenced too.  At sm_90 the fence is a MEMBAR.ALL.CTA in every
+ * iteration, which cost the tutorial's K=32 wgmma configs 3-7% on an H100
+ * (bench/results/h100-2026-11-23d/fence_ab.txt).  Writes by st.shared
+ * stay fenced (lower_buffers.c). */
 void lower_async_wait(Lower *L, const TirOp *op) {
   L->target->cp_async_wait(L, (int)op->ival);
-  if (L->has_wgmma) L->target->fence_proxy_async(L);
   lower_barrier(L);
 }

@@ -322,7 +322,6 @@ void lower_plan_dots(Lower *L, const TirBlock *b) {
     const Layout *l = op->code == TIR_DOT ? tir_layout(L->f, op->results.data[0]) : NULL;
     if (l && l->kind == LAYOUT_MMA) {
       if (l->version == 2) defer_mma_operands(L, op, b);
-      L->has_wgmma |= l->version == 3;
       continue;
     }
     if (op->code != TIR_DOT || !staged_operand(L, op, 0) || !staged_operand(L, op, 1)) continue;

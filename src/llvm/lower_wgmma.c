@@ -17,9 +17,9 @@
  * Operands stored along M or N (imm-trans 1) are allowed for fp16 and bf16.
  *
  * The wgmmas of one dot are one commit group; without a dot_wait using the
- * result, the dot waits for it at once (wait_group 0).  Generic-proxy
- * writes to the operands (st.shared, cp.async) are fenced with
- * fence.proxy.async before the barrier that publishes them.  tf32 operands
+ * result, the dot waits for it at once (wait_group 0).  Operands written
+ * by st.shared are fenced with fence.proxy.async before the barrier that
+ * publishes them; cp.async's are not (lower_async.c).  tf32 operands
  * are not rounded first: the tensor cores ignore the low 13 bits. */
 #include "lower.h"
 
