@@ -124,6 +124,8 @@ static void place(Lower *L, int i) {
 void lower_plan_buffers(Lower *L) {
   L->buffer_of = arena_alloc(L->arena, sizeof(int) * (size_t)(L->f->types.len + 1));
   for (int v = 0; v <= L->f->types.len; v++) L->buffer_of[v] = -1;
+  L->shared_offset = arena_alloc(L->arena, sizeof(LLVMValueRef) * (size_t)(L->f->types.len + 1));
+  memset(L->shared_offset, 0, sizeof(LLVMValueRef) * (size_t)(L->f->types.len + 1));
   Planner P;
   memset(&P, 0, sizeof P);
   P.L = L;
@@ -284,13 +286,18 @@ void lower_local_alloc(Lower *L, const TirOp *op) {
   int res = op->results.data[0];
   Regs r = lower_regs(L, 1);
   r.v[0] = shared_at(L, L->buffers.data[L->buffer_of[res]].offset);
+  L->shared_offset[res] = lower_int(L, L->i32, L->buffers.data[L->buffer_of[res]].offset);
   lower_result(L, op, 0, r);
   if (op->operands.len) store_tile(L, res, op->operands.data[0], lower_get(L, op->operands.data[0]));
 }
 
 void lower_memdesc_index(Lower *L, const TirOp *op) {
   int res = op->results.data[0];
-  LLVMValueRef index = lower_get(L, op->operands.data[1]).v[0];
+  LLVMValueRef index = lower_get(L, op->operands.data[1]).v[0], within = L->shared_offset[op->operands.data[0]];
+  if (within) { /* the same address in 32 bits, for wgmma's descriptors */
+    LLVMValueRef at = LLVMBuildMul(L->b, LLVMBuildTrunc(L->b, index, L->i32, ""), lower_int(L, L->i32, buffer_bytes(L, res)), "");
+    L->shared_offset[res] = LLVMBuildAdd(L->b, within, at, "");
+  }
   index = LLVMBuildSExt(L->b, index, L->i64, "");
   LLVMValueRef bytes = LLVMBuildMul(L->b, index, lower_int(L, L->i64, buffer_bytes(L, res)), "");
   Regs r = lower_regs(L, 1);

@@ -26,13 +26,11 @@
 #include <string.h>
 
 typedef struct Operand {
-  LLVMValueRef base;         /* the buffer */
   LinearLayout mem;          /* element offset -> memory offset (elements) */
   int64_t cols;              /* the tile's columns (its last dimension) */
   int trans;                 /* stored along M (A) or N (B): imm-trans 1 */
   int elem_bytes;
-  uint64_t fixed;            /* LBO, SBO and the swizzle mode */
-  LLVMValueRef warpgroup;    /* i64 bytes: where this warpgroup's part starts */
+  LLVMValueRef start;        /* i64: the descriptor of this warpgroup's part of the buffer */
 } Operand;
 
 static int64_t swizzle_mode(int bytes) { return bytes == 128 ? 1 : bytes == 64 ? 2 : 3; }
@@ -42,13 +40,13 @@ static void operand(Lower *L, int buffer, int op_index, const LinearLayout *acc,
   const Layout *l = tir_layout(L->f, buffer);
   const Type *t = lower_type(L, buffer);
   memset(o, 0, sizeof *o);
-  o->base = lower_get(L, buffer).v[0];
   lower_linear(L, buffer, &o->mem);
   o->cols = t->shape[1];
   o->trans = l->order[0] == (op_index == 0 ? 0 : 1);
   o->elem_bytes = dtype_bits(t->elem) / 8;
   int64_t lbo = (int64_t)l->swizzle_bytes * t->shape[l->order[1]], sbo = 8 * (int64_t)l->swizzle_bytes;
-  o->fixed = (uint64_t)(lbo >> 4 & 0x3FFF) << 16 | (uint64_t)(sbo >> 4 & 0x3FFF) << 32 | (uint64_t)swizzle_mode(l->swizzle_bytes) << 62;
+  uint64_t fixed = (uint64_t)(lbo >> 4 & 0x3FFF) << 16 | (uint64_t)(sbo >> 4 & 0x3FFF) << 32 |
+                   (uint64_t)swizzle_mode(l->swizzle_bytes) << 62;
   int64_t c[TID_BITS] = {0};
   for (int i = 0; i < acc->n_warp; i++) { /* warps 0-1 are inside the warpgroup; the others move it */
     int64_t x[MAX_RANK];
@@ -56,16 +54,23 @@ static void operand(Lower *L, int buffer, int op_index, const LinearLayout *acc,
     int64_t row = op_index == 0 ? (i >= 2 ? x[0] : 0) : 0, col = op_index == 0 ? 0 : x[1];
     c[LANE_BITS + i] = (int64_t)ll_reg_offset(&o->mem, (uint32_t)(row * o->cols + col)) * o->elem_bytes;
   }
-  o->warpgroup = LLVMBuildZExt(L->b, lower_thread_sum(L, c), L->i64, "");
+  LLVMValueRef shared = LLVMBuildPtrToInt(L->b, L->raw_shared, L->i32, "");
+  LLVMValueRef a = L->shared_offset[buffer] ? LLVMBuildAdd(L->b, shared, L->shared_offset[buffer], "")
+                                            : LLVMBuildPtrToInt(L->b, lower_get(L, buffer).v[0], L->i32, "");
+  a = LLVMBuildAdd(L->b, a, lower_thread_sum(L, c), "");
+  a = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, a, lower_int(L, L->i32, 4), ""), lower_int(L, L->i32, 0x3FFF), "");
+  o->start = LLVMBuildOr(L->b, LLVMBuildZExt(L->b, a, L->i64, ""), LLVMConstInt(L->i64, fixed, 0), "");
 }
 
-/* The descriptor of the sub-tile whose first element is at (row, col). */
+/* The descriptor of the sub-tile whose first element is at (row, col):
+ * the start's plus the sub-tile's offset, as shared addresses lie below
+ * 2^18 and the address field (bits 4-17) cannot carry over.  The address
+ * is computed once, in 32 bits: 64-bit arithmetic and a mask for each
+ * descriptor cost the loop of a K=32 matmul a third more instructions. */
 static LLVMValueRef descriptor(Lower *L, const Operand *o, int64_t row, int64_t col) {
   int64_t off = (int64_t)ll_reg_offset(&o->mem, (uint32_t)(row * o->cols + col)) * o->elem_bytes;
-  LLVMValueRef a = LLVMBuildAdd(L->b, LLVMBuildPtrToInt(L->b, o->base, L->i64, ""), o->warpgroup, "");
-  a = LLVMBuildAdd(L->b, a, lower_int(L, L->i64, off), "");
-  a = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, a, lower_int(L, L->i64, 4), ""), lower_int(L, L->i64, 0x3FFF), "");
-  return LLVMBuildOr(L->b, a, LLVMConstInt(L->i64, o->fixed, 0), "");
+  if (off % 16) lower_fail(L, "internal error: a wgmma operand starting off a 16-byte boundary");
+  return LLVMBuildAdd(L->b, o->start, lower_int(L, L->i64, off >> 4), "");
 }
 
 static int wgmma_kind(DType t) { return t == DT_BF16 ? MMA_BF16 : t == DT_FP32 ? MMA_TF32 : MMA_F16; }

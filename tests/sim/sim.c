@@ -50,7 +50,7 @@
 #define LEFT_ON_STACK __attribute__((noinline))
 #endif
 
-enum { WARP = 32, GUARD_BYTES = 4096, POISON = 0xA5, GUARD = 0x5A, STACK_GUARD = 64 << 10, SHARED_ALIGN = 1024 };
+enum { WARP = 32, GUARD_BYTES = 4096, POISON = 0xA5, GUARD = 0x5A, STACK_GUARD = 64 << 10, SHARED_ALIGN = 1 << 18 };
 
 typedef enum ThreadState { T_READY, T_BARRIER, T_SHUFFLE, T_RENDEZVOUS, T_DONE } ThreadState;
 
@@ -600,7 +600,7 @@ static void schedule(Sim *s) {
 }
 
 static void start_program(Sim *s) {
-  memset(s->shared_block, GUARD, GUARD_BYTES * 2 + s->shared_bytes);
+  memset(s->shared - GUARD_BYTES, GUARD, GUARD_BYTES * 2 + s->shared_bytes);
   memset(s->shared, POISON, s->shared_bytes);
   memset(s->warps, 0, sizeof(SimWarp) * (size_t)(s->n_threads / WARP));
   memset(s->warp_meetings, 0, sizeof(SimRendezvous) * (size_t)(s->n_threads / WARP));
@@ -664,11 +664,13 @@ static int allocate(Sim *s, SimLaunch *L) {
   s->group_meetings = calloc((size_t)(L->num_warps + 3) / 4, sizeof *s->group_meetings);
   s->tensor = sim_tensor_new(L->num_warps);
   s->shared_bytes = L->shared_bytes;
-  /* aligned like a GPU's shared window, so that the swizzles, which act on
-   * address bits 4-9, see the same bits in host addresses (sim_tensor.c) */
-  s->shared_block = aligned_alloc(SHARED_ALIGN, (GUARD_BYTES * 2 + s->shared_bytes + SHARED_ALIGN - 1) / SHARED_ALIGN *
-                                                    SHARED_ALIGN);
-  s->shared = s->shared_block ? s->shared_block + GUARD_BYTES : NULL;
+  /* the window starts at a multiple of 2^18, as a GPU's shared addresses
+   * start at 0: the swizzles (address bits 4-9) and wgmma's descriptors
+   * (bits 4-17, which do not carry over within the window) see the same
+   * bits in host addresses (sim_tensor.c); its guard bytes lie below */
+  size_t bytes = SHARED_ALIGN + s->shared_bytes + GUARD_BYTES;
+  s->shared_block = aligned_alloc(SHARED_ALIGN, (bytes + SHARED_ALIGN - 1) / SHARED_ALIGN * SHARED_ALIGN);
+  s->shared = s->shared_block ? s->shared_block + SHARED_ALIGN : NULL;
   return s->threads && s->warps && s->warp_meetings && s->group_meetings && s->tensor && s->shared_block ? 0 : -1;
 }
 
