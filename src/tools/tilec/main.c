@@ -27,7 +27,8 @@ static const char usage[] =
     "--emit=tir and --emit=tgir print them), so passes can be run on IR.\n"
     "\n"
     "options:\n"
-    "  -o FILE               write the output to FILE instead of stdout; without\n"
+    "  -o FILE               write the output to FILE instead of stdout (- is\n"
+    "                        stdout, as for a C compiler); without\n"
     "                        --emit, FILE.cubin is a cubin (ptxas) and FILE.ptx PTX,\n"
     "                        each with its metadata JSON beside it (FILE.json)\n"
     "  --emit=STAGE          the stage to write: tokens, ast, tir, axisinfo, tgir,\n"
@@ -140,7 +141,7 @@ static int parse_args(int argc, char **argv, Args *a) {
       if (*end || n < 1 || n > 16) return usage_error("--num-stages needs a number from 1 to 16, got '%s'", v);
       a->opts.num_stages = (int)n;
     } else if ((v = option_value(argc, argv, &i, "-o"))) {
-      a->output = v;
+      a->output = strcmp(v, "-") ? v : NULL; /* `-o -` is stdout, not a file named "-" */
     } else if ((v = option_value(argc, argv, &i, "--metadata"))) {
       a->metadata = v;
     } else if (!strncmp(arg, "-D", 2)) {
@@ -218,7 +219,7 @@ static int report(tile_context *ctx, tile_status s) {
 
 /* A cubin or PTX and its metadata, ahead of time. */
 static int compile_image(tile_context *ctx, const Args *a, const char *kind) {
-  if (!strcmp(kind, "cubin") && !a->output) return usage_error("%s", "--emit=cubin needs -o FILE");
+  if (!strcmp(kind, "cubin") && !a->output) return usage_error("%s", "--emit=cubin needs -o FILE (a cubin is not written to stdout)");
   size_t len, size;
   char *source = tilec_read_file(a->input, &len);
   if (!source) {
