@@ -295,7 +295,8 @@ void lower_memdesc_index(Lower *L, const TirOp *op) {
   int res = op->results.data[0];
   LLVMValueRef index = lower_get(L, op->operands.data[1]).v[0], within = L->shared_offset[op->operands.data[0]];
   if (within) { /* the same address in 32 bits, for wgmma's descriptors */
-    LLVMValueRef at = LLVMBuildMul(L->b, LLVMBuildTrunc(L->b, index, L->i32, ""), lower_int(L, L->i32, buffer_bytes(L, res)), "");
+    LLVMValueRef slot = LLVMBuildTrunc(L->b, index, L->i32, "");
+    LLVMValueRef at = LLVMBuildMul(L->b, slot, lower_int(L, L->i32, buffer_bytes(L, res)), "");
     L->shared_offset[res] = LLVMBuildAdd(L->b, within, at, "");
   }
   index = LLVMBuildSExt(L->b, index, L->i64, "");

@@ -219,7 +219,8 @@ static int report(tile_context *ctx, tile_status s) {
 
 /* A cubin or PTX and its metadata, ahead of time. */
 static int compile_image(tile_context *ctx, const Args *a, const char *kind) {
-  if (!strcmp(kind, "cubin") && !a->output) return usage_error("%s", "--emit=cubin needs -o FILE (a cubin is not written to stdout)");
+  if (!strcmp(kind, "cubin") && !a->output)
+    return usage_error("%s", "--emit=cubin needs -o FILE (a cubin is not written to stdout)");
   size_t len, size;
   char *source = tilec_read_file(a->input, &len);
   if (!source) {
