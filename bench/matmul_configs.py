@@ -7,7 +7,8 @@ even ones) and its median kept; each shape ends with the best config of
 each side, which is what an autotuner timing both in this harness would
 keep.  GPU machine:
 
-    python3 bench/matmul_configs.py TILEC [MxNxK ...] [--configs 0,4,7] [--rounds 3] [--csv FILE]"""
+    python3 bench/matmul_configs.py TILEC [MxNxK ...] [--configs 0,4,7] [--rounds 3] [--csv FILE]
+                                      [--data randn|halves]"""
 import argparse
 import csv
 import os
@@ -19,7 +20,7 @@ import triton
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tile_cubin import TileKernel, signature  # noqa: E402
-from triton_bench import MATMUL_CONFIGS, Timer, matmul_call, matmul_kernel  # noqa: E402
+from triton_bench import MATMUL_CONFIGS, Timer, matmul_call, matmul_kernel, random_halves  # noqa: E402
 
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "matmul", "matmul.tl")
 
@@ -34,10 +35,13 @@ def config_name(index):
 class Shape:
     """One shape's inputs, outputs and a launcher per side and config (tile's cubins shared between shapes)."""
 
-    def __init__(self, tilec, shape, kernels):
+    def __init__(self, tilec, shape, kernels, data="randn"):
         self.m, self.n, self.k = (int(x) for x in shape.split("x"))
-        self.a = torch.randn(self.m, self.k, device="cuda", dtype=torch.float16) / 8
-        self.b = torch.randn(self.k, self.n, device="cuda", dtype=torch.float16) / 8
+        if data == "halves":  # bench.c's and triton_bench.py's inputs
+            self.a, self.b = random_halves(self.m, self.k), random_halves(self.k, self.n)
+        else:
+            self.a = torch.randn(self.m, self.k, device="cuda", dtype=torch.float16) / 8
+            self.b = torch.randn(self.k, self.n, device="cuda", dtype=torch.float16) / 8
         self.out = {side: torch.empty(self.m, self.n, device="cuda", dtype=torch.float16) for side in ("tile", "triton")}
         self.tilec, self.kernels = tilec, kernels
 
@@ -73,6 +77,8 @@ def main():
     parser.add_argument("--configs", default=",".join(str(i) for i in range(len(MATMUL_CONFIGS))))
     parser.add_argument("--rounds", type=int, default=1, help="times each figure is measured (median kept)")
     parser.add_argument("--csv", help="write rows kernel,size,impl,config,ms,tflops,gpu here")
+    parser.add_argument("--data", choices=("randn", "halves"), default="randn",
+                        help="inputs: randn / 8 (default), or the autotuned benchmarks' fp16 of magnitude 2^-5..2")
     args = parser.parse_args()
     timer = Timer(False)
     configs = [int(c) for c in args.configs.split(",")]
@@ -81,7 +87,7 @@ def main():
     print("%-16s %-26s %10s %10s %7s   (median of %d round%s)" % ("shape", "config", "tile TF/s", "triton", "ratio",
                                                                   args.rounds, "s" if args.rounds > 1 else ""))
     for shape_text in args.shapes:
-        shape = Shape(args.tilec, shape_text, kernels)
+        shape = Shape(args.tilec, shape_text, kernels, args.data)
         best = {}
         for index in configs:
             launch = {side: shape.launcher(side, index) for side in ("tile", "triton")}
