@@ -1,7 +1,8 @@
 """Triton's code for the tutorial kernels, to read beside tile's: for each
 case, the TTGIR, PTX, SASS (cuobjdump, when there is one) and the metadata
-Triton compiled, written to OUT_DIR/NAME.{ttgir,ptx,sass,json}.  Without
---arch it compiles for the GPU present (the GPU machine); with --arch it
+Triton compiled (with the registers a thread uses), written to
+OUT_DIR/NAME.{ttgir,ptx,sass,json}.  Without --arch it compiles for the GPU
+present (the GPU machine); with --arch it
 needs no GPU, no driver and no torch: `pip install triton==3.6.0` is enough,
 so Triton's code can be read on the development machine.
 
@@ -80,12 +81,20 @@ def compile_case(case, target):
     return triton.compile(source, target=target, options=case.options)
 
 
-def sass_of(cubin):
+def cuobjdump(option, cubin):
+    """cuobjdump's output for the cubin, or None without cuobjdump."""
     tool = shutil.which("cuobjdump") or "/usr/local/cuda/bin/cuobjdump"
     if not os.path.exists(tool):
         return None
-    done = subprocess.run([tool, "-sass", cubin], capture_output=True, text=True)
+    done = subprocess.run([tool, option, cubin], capture_output=True, text=True)
     return done.stdout or done.stderr
+
+
+def registers_of(cubin):
+    """Registers a thread of the kernel uses (cuobjdump -res-usage), or None."""
+    usage = cuobjdump("-res-usage", cubin)
+    found = re.search(r"REG:(\d+)", usage or "")
+    return int(found.group(1)) if found else None
 
 
 def dump(out, case, kernel):
@@ -95,16 +104,19 @@ def dump(out, case, kernel):
     cubin = os.path.join(out, f"{case.name}.cubin")
     with open(cubin, "wb") as f:
         f.write(kernel.asm["cubin"])
-    sass = sass_of(cubin)
+    sass = cuobjdump("-sass", cubin)
     if sass is not None:
         with open(os.path.join(out, f"{case.name}.sass"), "w") as f:
             f.write(sass)
+    registers = registers_of(cubin)
     os.unlink(cubin)
     meta = {k: v for k, v in kernel.metadata._asdict().items() if isinstance(v, (int, float, str, bool))}
+    if registers is not None:
+        meta["registers"] = registers
     with open(os.path.join(out, f"{case.name}.json"), "w") as f:
         json.dump(meta, f, indent=1)
-    print(case.name, "shared", meta.get("shared"), "num_warps", meta.get("num_warps"), "num_stages",
-          meta.get("num_stages"))
+    print(case.name, "shared", meta.get("shared"), "registers", meta.get("registers"), "num_warps",
+          meta.get("num_warps"), "num_stages", meta.get("num_stages"))
 
 
 def main():
