@@ -7,7 +7,8 @@
  * parameter packed at its width), the current context restored when
  * something else changed it, streams, events, and that destroying kernels
  * and contexts releases everything.  JIT compilation for the GPU is checked
- * too once the LLVM lowering exists. */
+ * too: the target chosen, and the JIT's cubin against tile_compile's for the
+ * signature it recorded (byte for byte). */
 #include "check.h"
 #include "fake_cuda.h"
 #include "tile/tile.h"
@@ -232,6 +233,71 @@ static void test_jit(int cc_major, int cc_minor, const char *arch, const char *t
   if (system(command)) fprintf(stderr, "could not remove %s\n", dir);
 }
 
+/* The signature the JIT specialised to, copied out of its metadata. */
+static void jit_signature(tile_kernel *k, char *out, size_t size) {
+  const char *meta = tile_kernel_metadata(k), *at = meta ? strstr(meta, "\"signature\": \"") : NULL;
+  out[0] = 0;
+  if (!at) return;
+  at += strlen("\"signature\": \"");
+  size_t n = strcspn(at, "\"");
+  snprintf(out, size, "%.*s", (int)(n < size ? n : size - 1), at);
+}
+
+/* What the JIT builds at launch is what tile_compile builds ahead of time
+ * for the signature the JIT recorded: the same cubin, byte for byte, so
+ * tilec's cubins (the benchmarks' one-harness comparison) are the kernels
+ * a C program runs.  The matmul example at random shapes, K a multiple of
+ * 16 or not (another specialisation). */
+static void test_jit_is_ahead_of_time(void) {
+  fake->cc_major = 9, fake->cc_minor = 0;
+  char dir[] = "/tmp/tile-fake-cache-XXXXXX";
+  if (!mkdtemp(dir)) return;
+  setenv("TILE_CACHE_DIR", dir, 1);
+  tile_context *ctx = fake_context();
+  unsetenv("TILE_CACHE_DIR");
+  size_t len;
+  char *source = check_read_file(TILE_SOURCE_DIR "/examples/matmul", "matmul.tl", &len);
+  CHECK(source != NULL);
+  const char *defs[] = {"ACTIVATION=\"\""};
+  tile_options o;
+  tile_options_init(&o);
+  o.defines = defs, o.num_defines = 1, o.kernel = "matmul_kernel", o.config = 3;
+  for (int round = 0; round < 2 && source; round++) {
+    long long m = 16 * (1 + rand() % 40), n = 16 * (1 + rand() % 40);
+    long long k = 16 * (1 + rand() % 40) + (round ? 1 + rand() % 15 : 0);
+    tile_kernel *kernel = NULL;
+    CHECK(tile_kernel_create(ctx, "matmul.tl", source, len, &o, &kernel) == TILE_OK);
+    void *a = NULL, *b = NULL, *c = NULL;
+    tile_malloc(ctx, &a, (size_t)(2 * m * k)), tile_malloc(ctx, &b, (size_t)(2 * k * n));
+    tile_malloc(ctx, &c, (size_t)(2 * m * n));
+    tile_arg args[] = {tile_buffer(a, "fp16", (size_t)(m * k)), tile_buffer(b, "fp16", (size_t)(k * n)),
+                       tile_buffer(c, "fp16", (size_t)(m * n)), tile_int(m), tile_int(n), tile_int(k), tile_int(k),
+                       tile_int(1), tile_int(n), tile_int(1), tile_int(n), tile_int(1)};
+    const void *jit_image = NULL, *aot_image = NULL;
+    size_t jit_size = 0, aot_size = 0;
+    const char *aot_meta = NULL;
+    char signature[256];
+    CHECK(kernel && tile_kernel_compile(kernel, args, 12) == TILE_OK);
+    CHECK(kernel && tile_kernel_image(kernel, &jit_image, &jit_size) == TILE_OK);
+    if (kernel) jit_signature(kernel, signature, sizeof signature);
+    CHECK_CONTAINS(signature, round ? ",i32:16,i32,i32,i32:1," : ",i32:16,i32:16,i32:16,i32:1,");
+    char *jit_copy = malloc(jit_size + 1);
+    if (jit_copy && jit_image) memcpy(jit_copy, jit_image, jit_size);
+    tile_options aot = o;
+    aot.signature = signature, aot.arch = "sm_90a";
+    CHECK(tile_compile(ctx, "matmul.tl", source, len, &aot, 0, &aot_image, &aot_size, &aot_meta) == TILE_OK);
+    CHECK(jit_copy && aot_image && jit_size == aot_size && !memcmp(jit_copy, aot_image, jit_size));
+    free(jit_copy);
+    tile_free(ctx, a), tile_free(ctx, b), tile_free(ctx, c);
+    tile_kernel_destroy(kernel);
+  }
+  free(source);
+  tile_context_destroy(ctx);
+  char command[128];
+  snprintf(command, sizeof command, "rm -rf '%s'", dir);
+  if (system(command)) fprintf(stderr, "could not remove %s\n", dir);
+}
+
 int main(void) {
   srand((unsigned)time(NULL));
   void *library;
@@ -244,6 +310,7 @@ int main(void) {
   test_jit(9, 0, "sm_90a", "cubin");
   test_jit(8, 6, "sm_86", "cubin");
   test_jit(12, 0, "sm_90", "ptx");
+  test_jit_is_ahead_of_time();
   dlclose(library);
   return check_report();
 }
