@@ -4,7 +4,8 @@
 # without ctest: the runtime's GPU tests, every example at full size on the
 # GPU, compute-sanitizer runs, offsets past 2^31), then the benchmarks (tile,
 # Triton and torch, merged by bench/report.py).  Prints a summary table last.
-# Logs, CSV and PNG go to $OUT when it is set, else to gpu-bundle/out.
+# Logs, CSV and PNG go to $OUT when it is set, else to gpu-bundle/out.  The benchmark parts also sample
+# the SM clock and power (nvidia-smi) into clocks.csv, and each benchmark's note gives their medians.
 #   bash tests/gpu/run.sh [all|tests|bench|matmul|configs] [NAME_FILTER]
 #     tests: the GPU tests only; bench: the vector add, softmax, compile and
 #     launch benchmarks (BENCH_ROUNDS=N: vector add and softmax N times, each
@@ -35,6 +36,36 @@ export TILE_CACHE_DIR
 names=() results=() seconds=() notes=()
 record() { names+=("$1"); results+=("$2"); seconds+=("$3"); notes+=("$4"); }
 
+# For the benchmark parts: the SM clock and power, sampled about every 0.1 s into $out/clocks.csv
+# (epoch seconds, MHz, W), and each benchmark's medians over its own time in its summary note, so that
+# figures from different harnesses can be told apart from a GPU held at its power limit.
+sample_clocks() {
+  while :; do
+    printf '%s,%s\n' "$(date +%s.%N)" "$(nvidia-smi --query-gpu=clocks.sm,power.draw --format=csv,noheader,nounits \
+      2>/dev/null | head -n 1)"
+    sleep 0.1
+  done
+}
+if [ "$what" != tests ] && command -v nvidia-smi >/dev/null 2>&1; then
+  sample_clocks >"$out/clocks.csv" &
+  sampler=$!
+  trap 'kill "$sampler" 2>/dev/null' EXIT
+fi
+
+# The median of column $3 of $out/clocks.csv between epoch seconds $1 and $2.
+clock_median() {
+  awk -F', *' -v s="$1" -v e="$2" -v c="$3" '$1 >= s && $1 <= e && $c ~ /^[0-9]/ {print $c}' "$out/clocks.csv" |
+    sort -n | awk '{v[NR] = $1} END {if (NR) print v[int((NR + 1) / 2)]}'
+}
+
+clock_note() {
+  [ -s "$out/clocks.csv" ] || return 0
+  local sm watts
+  sm=$(clock_median "$1" "$2" 2)
+  watts=$(clock_median "$1" "$2" 3)
+  [ -n "$sm" ] && echo "SM ${sm} MHz, ${watts} W (medians)"
+}
+
 # Runs one command with a time limit, its output in $out/logs/NAME.log;
 # exit status `skip` is a skip.  gpu_test NAME SKIP TIMEOUT -- COMMAND...
 gpu_test() {
@@ -46,7 +77,9 @@ gpu_test() {
   start=$(date +%s%N)
   timeout "$limit" "$@" >"$log" 2>&1
   status=$?
-  elapsed=$((($(date +%s%N) - start) / 100000000))
+  local end
+  end=$(date +%s%N)
+  elapsed=$(((end - start) / 100000000))
   elapsed=$((elapsed / 10)).$((elapsed % 10))
   note=""
   if [ "$status" -eq 0 ]; then
@@ -61,6 +94,9 @@ gpu_test() {
     result=FAIL
     note="exit status $status"
   fi
+  local clocks=""
+  case $name in bench.*) clocks=$(clock_note "${start%?????????}.${start: -9}" "${end%?????????}.${end: -9}") ;; esac
+  [ -n "$clocks" ] && note="${note:+$note; }$clocks"
   [ "$result" = FAIL ] && tail -n 25 "$log" | sed "s/^/   | /"
   echo "   $result ($elapsed s) $note"
   record "$name" "$result" "$elapsed" "$note"
