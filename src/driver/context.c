@@ -6,6 +6,7 @@
 #include "context.h"
 #include "../runtime/device.h"
 #include "../runtime/kernel.h"
+#include "../support/parallel.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -55,12 +56,12 @@ static char *libdevice_path(void) {
   return path;
 }
 
-/* TILE_COMPILE_THREADS: a count from 1 to MAX_COMPILE_THREADS; anything else is ignored (0: the default). */
+/* TILE_COMPILE_THREADS: a count from 1 to PARALLEL_MAX_THREADS; anything else is ignored (0: the default). */
 static int compile_threads(void) {
   const char *v = getenv("TILE_COMPILE_THREADS");
   char *end = "";
   long n = v && *v ? strtol(v, &end, 10) : 0;
-  return n >= 1 && n <= MAX_COMPILE_THREADS && !*end ? (int)n : 0;
+  return n >= 1 && n <= PARALLEL_MAX_THREADS && !*end ? (int)n : 0;
 }
 
 /* The documented TILE_* variables (and HOME, PATH, CUDA_HOME for their defaults). */

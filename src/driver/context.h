@@ -15,8 +15,6 @@ typedef struct Allocation {
   size_t bytes;
 } Allocation;
 
-enum { MAX_COMPILE_THREADS = 64 };
-
 struct tile_context {
   Arena results;          /* text handed to the caller; reset at each call; no guard: NULL when out of memory */
   const char *error;      /* borrowed by tile_error() */
@@ -31,7 +29,7 @@ struct tile_context {
   char *cuda_library;     /* TILE_CUDA_LIBRARY */
   char *search_path;      /* PATH, the last place ptxas is looked for */
   char *libdevice_path;   /* TILE_LIBDEVICE_PATH, else $CUDA_HOME (else /usr/local/cuda)/nvvm/libdevice/libdevice.10.bc */
-  int compile_threads;    /* TILE_COMPILE_THREADS: 1 to MAX_COMPILE_THREADS; 0: one per core (kernel.c) */
+  int compile_threads;    /* TILE_COMPILE_THREADS: 1 to PARALLEL_MAX_THREADS; 0: one per core (kernel.c) */
   /* the GPU side (src/runtime) */
   struct Device *device;  /* opened on the first call that needs it; NULL before */
   char device_error[600]; /* why opening failed ("": not tried since the last tile_device_open) */

@@ -188,7 +188,7 @@ struct Lower {
   int op_counter;          /* ops lowered so far: buffer lifetimes are ranges of it */
   int scratch_base;        /* bytes below L->shared at the current op */
   int *buffer_of;          /* per value id: the BufferPlan a buffer value lies in, or -1 */
-  LLVMValueRef *shared_offset; /* per buffer value: i32 bytes from raw_shared (NULL if unknown) */
+  LLVMValueRef *shared_offset; /* per local_alloc and memdesc_index result: i32 bytes from raw_shared; else NULL */
   Vec(BufferPlan) buffers;
   Vec(Pending) pending;    /* buffer accesses since the last barrier ([0, inf): anything) */
   Vec(ThreadXor) xors;

@@ -54,9 +54,8 @@ static void operand(Lower *L, int buffer, int op_index, const LinearLayout *acc,
     int64_t row = op_index == 0 ? (i >= 2 ? x[0] : 0) : 0, col = op_index == 0 ? 0 : x[1];
     c[LANE_BITS + i] = (int64_t)ll_reg_offset(&o->mem, (uint32_t)(row * o->cols + col)) * o->elem_bytes;
   }
-  LLVMValueRef shared = LLVMBuildPtrToInt(L->b, L->raw_shared, L->i32, "");
-  LLVMValueRef a = L->shared_offset[buffer] ? LLVMBuildAdd(L->b, shared, L->shared_offset[buffer], "")
-                                            : LLVMBuildPtrToInt(L->b, lower_get(L, buffer).v[0], L->i32, "");
+  if (!L->shared_offset[buffer]) lower_fail(L, "internal error: a wgmma operand that is not a local_alloc or its slot");
+  LLVMValueRef a = LLVMBuildAdd(L->b, LLVMBuildPtrToInt(L->b, L->raw_shared, L->i32, ""), L->shared_offset[buffer], "");
   a = LLVMBuildAdd(L->b, a, lower_thread_sum(L, c), "");
   a = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, a, lower_int(L, L->i32, 4), ""), lower_int(L, L->i32, 0x3FFF), "");
   o->start = LLVMBuildOr(L->b, LLVMBuildZExt(L->b, a, L->i64, ""), LLVMConstInt(L->i64, fixed, 0), "");

@@ -5,7 +5,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-enum { MAX_THREADS = 64, STACK_BYTES = 16 << 20 };
+enum { STACK_BYTES = 16 << 20 };
 
 typedef struct Work {
   atomic_int next;            /* the next index not taken */
@@ -22,10 +22,10 @@ static void *take_jobs(void *arg) {
 
 void parallel_for(int count, int threads, void (*job)(void *jobs, int i), void *jobs) {
   Work w = {0, count, job, jobs};
-  pthread_t helpers[MAX_THREADS];
+  pthread_t helpers[PARALLEL_MAX_THREADS];
   pthread_attr_t attr;
   int made = 0, want = (threads < count ? threads : count) - 1;
-  if (want > MAX_THREADS) want = MAX_THREADS;
+  if (want > PARALLEL_MAX_THREADS) want = PARALLEL_MAX_THREADS;
   pthread_attr_init(&attr);
   /* the compiler recurses over the source's tree: twice the main thread's usual 8 MiB */
   pthread_attr_setstacksize(&attr, STACK_BYTES);

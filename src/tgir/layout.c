@@ -465,7 +465,7 @@ const char *ll_str(Arena *a, const LinearLayout *ll) {
 }
 
 SmLimits sm_limits(int cc) {
-  if (cc >= 90) return (SmLimits){228 << 10, 227 << 10, 2048, 32};
-  if (cc == 80) return (SmLimits){164 << 10, 163 << 10, 2048, 32};
-  return (SmLimits){100 << 10, 99 << 10, 1536, cc == 89 ? 24 : 16};
+  if (cc >= 90) return (SmLimits){228 << 10, 227 << 10, 1 << 10, 65536, 2048, 32};
+  if (cc == 80) return (SmLimits){164 << 10, 163 << 10, 1 << 10, 65536, 2048, 32};
+  return (SmLimits){100 << 10, 99 << 10, 1 << 10, 65536, 1536, cc == 89 ? 24 : 16};
 }

@@ -179,11 +179,11 @@ const char *layout_name(Arena *a, const Layout *l);
 const char *ll_str(Arena *a, const LinearLayout *ll);
 
 /* What an SM of compute capability `cc` (80, 86, 89, 90) offers programs:
- * shared memory (1 KB of it reserved per program), the most one program
- * may take, threads and programs.  Pipelining sizes its buffers by it, the
- * lowering checks shared memory against it. */
+ * shared memory, the most one program may take, what the system reserves
+ * of it per program, 32-bit registers, threads and programs.  Pipelining
+ * sizes its buffers by it, the lowering checks shared memory against it. */
 typedef struct SmLimits {
-  int64_t smem, smem_per_program, threads, programs;
+  int64_t smem, smem_per_program, smem_reserved, registers, threads, programs;
 } SmLimits;
 SmLimits sm_limits(int cc);
 

@@ -499,7 +499,7 @@ static int64_t tile_bytes(Pipe *P, int v) { return type_numel(T(P, v)) * dtype_b
 /* Programs an SM holds when each takes `smem` bytes of shared memory and
  * `regs` registers a thread, with `threads` threads. */
 static int64_t programs_per_sm(const SmLimits *sm, int64_t smem, int64_t regs, int64_t threads) {
-  int64_t by_smem = sm->smem / (smem + (1 << 10)), by_regs = 65536 / (((regs + 7) / 8 * 8) * threads);
+  int64_t by_smem = sm->smem / (smem + sm->smem_reserved), by_regs = sm->registers / (((regs + 7) / 8 * 8) * threads);
   int64_t by_threads = sm->threads / threads, n = by_smem < by_regs ? by_smem : by_regs;
   n = n < by_threads ? n : by_threads;
   return n < sm->programs ? n : sm->programs;
