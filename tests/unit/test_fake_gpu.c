@@ -197,14 +197,30 @@ static void grid_add(const tile_kernel *k, const tile_arg *args, int n, unsigned
   grid[0] = (unsigned)((args[3].i + block - 1) / block);
 }
 
+/* A context on the fake driver whose disk cache is a new directory, `dir`
+ * (made from its XXXXXX template); NULL if the directory cannot be made. */
+static tile_context *fake_context_cached(char *dir) {
+  if (!mkdtemp(dir)) return NULL;
+  setenv("TILE_CACHE_DIR", dir, 1);
+  tile_context *ctx = fake_context();
+  unsetenv("TILE_CACHE_DIR");
+  return ctx;
+}
+
+/* Destroys ctx and removes its cache directory. */
+static void destroy_cached(tile_context *ctx, const char *dir) {
+  tile_context_destroy(ctx);
+  char command[128];
+  snprintf(command, sizeof command, "rm -rf '%s'", dir);
+  if (system(command)) fprintf(stderr, "could not remove %s\n", dir);
+}
+
 /* A JIT kernel for the fake GPU: compiled (to a real cubin), cached on disk, "launched". */
 static void test_jit(int cc_major, int cc_minor, const char *arch, const char *target) {
   char dir[] = "/tmp/tile-fake-cache-XXXXXX";
-  if (!mkdtemp(dir)) return;
-  setenv("TILE_CACHE_DIR", dir, 1);
   fake->cc_major = cc_major, fake->cc_minor = cc_minor;
-  tile_context *ctx = fake_context();
-  unsetenv("TILE_CACHE_DIR");
+  tile_context *ctx = fake_context_cached(dir);
+  if (!ctx) return;
   const char *defs[] = {"BLOCK_SIZE=1024"};
   tile_options o;
   tile_options_init(&o);
@@ -226,11 +242,8 @@ static void test_jit(int cc_major, int cc_minor, const char *arch, const char *t
     snprintf(want, sizeof want, "\"target\": \"%s\"", target);
     CHECK_CONTAINS(tile_kernel_metadata(k), want);
   }
-  tile_context_destroy(ctx);
+  destroy_cached(ctx, dir);
   fake->cc_major = 9, fake->cc_minor = 0;
-  char command[128];
-  snprintf(command, sizeof command, "rm -rf '%s'", dir);
-  if (system(command)) fprintf(stderr, "could not remove %s\n", dir);
 }
 
 /* The signature the JIT specialised to, copied out of its metadata. */
@@ -251,10 +264,8 @@ static void jit_signature(tile_kernel *k, char *out, size_t size) {
 static void test_jit_is_ahead_of_time(void) {
   fake->cc_major = 9, fake->cc_minor = 0;
   char dir[] = "/tmp/tile-fake-cache-XXXXXX";
-  if (!mkdtemp(dir)) return;
-  setenv("TILE_CACHE_DIR", dir, 1);
-  tile_context *ctx = fake_context();
-  unsetenv("TILE_CACHE_DIR");
+  tile_context *ctx = fake_context_cached(dir);
+  if (!ctx) return;
   size_t len;
   char *source = check_read_file(TILE_SOURCE_DIR "/examples/matmul", "matmul.tl", &len);
   CHECK(source != NULL);
@@ -292,10 +303,7 @@ static void test_jit_is_ahead_of_time(void) {
     tile_kernel_destroy(kernel);
   }
   free(source);
-  tile_context_destroy(ctx);
-  char command[128];
-  snprintf(command, sizeof command, "rm -rf '%s'", dir);
-  if (system(command)) fprintf(stderr, "could not remove %s\n", dir);
+  destroy_cached(ctx, dir);
 }
 
 int main(void) {
