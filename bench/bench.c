@@ -21,9 +21,12 @@
  *     the host clock, then a synchronise).
  * Prints a table and writes CSV rows: kernel,size,impl,ms,gbps,tflops,gpu.
  *   bench [--quick] [--cpu] [--csv FILE] [--only vector_add,softmax,compile,launch,matmul]
- *         [--time-limit SECONDS] [SOURCE_DIR]
+ *         [--time-limit SECONDS] [--softmax-warps N] [--softmax-cols N,N...]
+ *         [--matmul-shapes MxNxK,...] [--matmul-config N] [SOURCE_DIR]
  * --time-limit: matmul shapes not started within that many seconds of the
- * start are skipped (and said so), so a run fits a time slot.
+ * start are skipped (and said so), so a run fits a time slot.  --matmul-shapes
+ * and --matmul-config: those shapes only, with that one autotune config (as
+ * bench/matmul_configs.py times it in Triton's harness).
  * Without a GPU it runs --quick on the CPU interpreter (a smoke run: the
  * numbers then mean nothing). */
 #include "../examples/common/example.h"
@@ -68,6 +71,8 @@ typedef struct Bench {
   double started, time_limit;   /* seconds: when the run began, and how long it may take (0: no limit) */
   int softmax_warps;      /* --softmax-warps: num_warps for every softmax size (0: the tutorial's rule) */
   const char *softmax_cols; /* --softmax-cols: "384,640" instead of the full list */
+  const char *matmul_shapes; /* --matmul-shapes: "4096x4096x4096,16x4096x14336" instead of the full list */
+  int matmul_config;      /* --matmul-config: that @autotune config at every shape (-1: autotuned) */
 } Bench;
 
 /* Launches one kernel on input set `set` (0 <= set < the number of sets). */
@@ -384,10 +389,11 @@ static void matmul_launch(Bench *b, void *user, int set) {
   EXAMPLE_TRY(&b->ex, tile_launch_grid(mm->kernel, matmul_grid, mm, NULL, args, 12));
 }
 
-/* The example's kernel without epilogue, autotuned at each shape's first launch. */
+/* The example's kernel without epilogue, autotuned at each shape's first launch (or --matmul-config's). */
 static tile_kernel *matmul_kernel(Bench *b) {
   static const char *const define = "ACTIVATION=\"\"";
   tile_options opts = one_define(&define, "matmul_kernel", 0);
+  opts.config = b->matmul_config;
   return create_kernel(b, "matmul", &opts);
 }
 
@@ -453,9 +459,25 @@ static int out_of_time(Bench *b, const char *what) {
   return 1;
 }
 
+/* Reads the next MxNxK of a --matmul-shapes list at *p: 1, or 0 at its end, or -1 if it is not one. */
+static int next_shape(const char **p, int *m, int *n, int *k) {
+  int used = 0;
+  if (!**p) return 0;
+  if (sscanf(*p, "%dx%dx%d%n", m, n, k, &used) != 3 || *m < 1 || *n < 1 || *k < 1 || ((*p)[used] && (*p)[used] != ','))
+    return -1;
+  *p += used + ((*p)[used] == ',');
+  return 1;
+}
+
 static void bench_matmul(Bench *b) {
-  printf("matmul, fp16 (fp32 accumulation), the autotuned example kernel (TFLOP/s = 2 * M * N * K / time)\n");
+  printf("matmul, fp16 (fp32 accumulation), the %s example kernel (TFLOP/s = 2 * M * N * K / time)\n",
+         b->matmul_config < 0 ? "autotuned" : "one config of the");
   tile_kernel *kernel = matmul_kernel(b);
+  if (b->matmul_shapes) {
+    int m, n, k;
+    for (const char *p = b->matmul_shapes; next_shape(&p, &m, &n, &k) > 0;) bench_matmul_shape(b, kernel, "shape", m, n, k);
+    return tile_kernel_destroy(kernel);
+  }
   int squares = b->ex.quick ? COUNT(MATMUL_SQUARE_QUICK) : COUNT(MATMUL_SQUARE);
   char what[64];
   for (int i = 0; i < squares; i++) {
@@ -606,12 +628,14 @@ static void bench_launch(Bench *b) {
 
 static void usage(void) {
   fprintf(stderr, "usage: bench [--quick] [--cpu] [--csv FILE] [--only vector_add,softmax,compile,launch,matmul]\n"
-                  "             [--time-limit SECONDS] [--softmax-warps N] [--softmax-cols N,N...] [SOURCE_DIR]\n");
+                  "             [--time-limit SECONDS] [--softmax-warps N] [--softmax-cols N,N...]\n"
+                  "             [--matmul-shapes MxNxK,...] [--matmul-config N] [SOURCE_DIR]\n");
   exit(2);
 }
 
 static void parse(Bench *b, int argc, char **argv, int *cpu) {
   b->source_dir = TILE_SOURCE_DIR;
+  b->matmul_config = -1;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--quick")) b->ex.quick = 1;
     else if (!strcmp(argv[i], "--cpu")) *cpu = 1;
@@ -619,6 +643,13 @@ static void parse(Bench *b, int argc, char **argv, int *cpu) {
     else if (!strcmp(argv[i], "--time-limit") && i + 1 < argc) b->time_limit = atof(argv[++i]);
     else if (!strcmp(argv[i], "--softmax-warps") && i + 1 < argc) b->softmax_warps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--softmax-cols") && i + 1 < argc) b->softmax_cols = argv[++i];
+    else if (!strcmp(argv[i], "--matmul-shapes") && i + 1 < argc) {
+      int m, n, k, got;
+      const char *p = b->matmul_shapes = argv[++i];
+      while ((got = next_shape(&p, &m, &n, &k)) > 0) continue;
+      if (got < 0 || !*b->matmul_shapes) fprintf(stderr, "bench: bad --matmul-shapes %s (MxNxK,...)\n", argv[i]), exit(2);
+    }
+    else if (!strcmp(argv[i], "--matmul-config") && i + 1 < argc) b->matmul_config = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
       b->csv = fopen(argv[++i], "w");
       if (!b->csv) fprintf(stderr, "bench: cannot write %s\n", argv[i]), exit(1);
