@@ -1,11 +1,12 @@
 """tile and Triton on the same matmul config, one config at a time: each of
 the tutorial's autotune configs at a few shapes, both timed by
 triton_bench.py's Timer (tile's kernel: tilec's cubin, bench/tile_cubin.py),
-to tell a slower kernel from a different autotuner choice.  With --rounds N
-every figure is measured N times (tile first in odd rounds, Triton first in
-even ones) and its median kept; each shape ends with the best config of
-each side, which is what an autotuner timing both in this harness would
-keep.  GPU machine:
+to tell a slower kernel from a different autotuner choice.  The two sides'
+launches take turns in one timing loop (Timer.interleaved_ms), so both meet
+the same clocks and power; with --rounds N every figure is measured N times
+and its median kept.  Each shape ends with the best config of each side
+(what an autotuner timing both in this harness would keep) timed again, in
+turns with cuBLAS (torch.matmul).  GPU machine:
 
     python3 bench/matmul_configs.py TILEC [MxNxK ...] [--configs 0,4,7] [--rounds 3] [--csv FILE]
                                       [--data randn|halves]"""
@@ -42,10 +43,13 @@ class Shape:
         else:
             self.a = torch.randn(self.m, self.k, device="cuda", dtype=torch.float16) / 8
             self.b = torch.randn(self.k, self.n, device="cuda", dtype=torch.float16) / 8
-        self.out = {side: torch.empty(self.m, self.n, device="cuda", dtype=torch.float16) for side in ("tile", "triton")}
+        self.out = {side: torch.empty(self.m, self.n, device="cuda", dtype=torch.float16)
+                    for side in ("tile", "triton", "cublas")}
         self.tilec, self.kernels = tilec, kernels
 
     def launcher(self, side, index):
+        if side == "cublas":
+            return lambda s: torch.matmul(self.a, self.b, out=self.out["cublas"])
         cfg = MATMUL_CONFIGS[index]
         kw = cfg.kwargs
         grid = (triton.cdiv(self.m, kw["BLOCK_SIZE_M"]) * triton.cdiv(self.n, kw["BLOCK_SIZE_N"]), )
@@ -62,12 +66,29 @@ class Shape:
         stream = torch.cuda.current_stream().cuda_stream
         return lambda s: tk.launch(grid, args, stream)
 
-    def correct(self):
+    def poison(self):
+        for c in self.out.values():
+            c.fill_(float("nan"))
+
+    def correct(self, sides):
         want = self.a.float() @ self.b.float()
-        return all(torch.allclose(c.float(), want, rtol=1e-2, atol=1e-2) for c in self.out.values())
+        return all(torch.allclose(self.out[side].float(), want, rtol=1e-2, atol=1e-2) for side in sides)
 
     def tflops(self, ms):
         return 2 * self.m * self.n * self.k / (ms * 1e9)
+
+
+def measure(timer, launches, rounds):
+    """Each launch's median time over `rounds` interleaved measurements, and each round's ratio of the
+    first launch's time to every launch's (ratios[i][r]: launch i against launch 0 in round r)."""
+    times = [timer.interleaved_ms(launches) for _ in range(rounds)]
+    ms = [statistics.median(t[i] for t in times) for i in range(len(launches))]
+    return ms, [[t[i] / t[0] for t in times] for i in range(len(launches))]
+
+
+def spread(ratios):
+    """Each round's ratio, to tell a steady gap from noise."""
+    return "   rounds: " + " ".join("%.2f" % r for r in ratios) if len(ratios) > 1 else ""
 
 
 def main():
@@ -90,31 +111,30 @@ def main():
         shape = Shape(args.tilec, shape_text, kernels, args.data)
         best = {}
         for index in configs:
-            launch = {side: shape.launcher(side, index) for side in ("tile", "triton")}
-            times = {"tile": [], "triton": []}
-            for r in range(args.rounds):
-                for side in (("tile", "triton") if r % 2 == 0 else ("triton", "tile")):
-                    times[side].append(timer.median_ms(launch[side], 1))
-            ms = {side: statistics.median(t) for side, t in times.items()}
-            ok = shape.correct()
+            sides = ("tile", "triton")
+            shape.poison()
+            ms, ratios = measure(timer, [shape.launcher(side, index) for side in sides], args.rounds)
+            ok = shape.correct(sides)
             wrong += not ok
-            for side in ms:
-                rows.append(("matmul_configs", shape_text, side, index, ms[side], shape.tflops(ms[side]), gpu))
-                if ok and ms[side] < best.get(side, (float("inf"), -1))[0]:
-                    best[side] = (ms[side], index)
-            spread = ""
-            if args.rounds > 1:  # each round's ratio, to tell a steady gap from noise
-                spread = "   rounds: " + " ".join("%.2f" % (y / x) for x, y in zip(times["tile"], times["triton"]))
-            print("%-16s %-26s %10.1f %10.1f %7.2f%s%s" % (shape_text, config_name(index), shape.tflops(ms["tile"]),
-                                                           shape.tflops(ms["triton"]), ms["triton"] / ms["tile"],
-                                                           "" if ok else "  WRONG", spread), flush=True)
-        if len(best) == 2:
-            (tile_ms, tile_cfg), (triton_ms, triton_cfg) = best["tile"], best["triton"]
-            print("%-16s %-26s %10.1f %10.1f %7.2f   (tile config %d, Triton config %d)" % (
-                shape_text, "best of each", shape.tflops(tile_ms), shape.tflops(triton_ms), triton_ms / tile_ms,
-                tile_cfg, triton_cfg), flush=True)
-            for side, (ms, index) in best.items():
-                rows.append(("matmul_configs_best", shape_text, side, index, ms, shape.tflops(ms), gpu))
+            for side, t in zip(sides, ms):
+                rows.append(("matmul_configs", shape_text, side, index, t, shape.tflops(t), gpu))
+                if ok and t < best.get(side, (float("inf"), -1))[0]:
+                    best[side] = (t, index)
+            print("%-16s %-26s %10.1f %10.1f %7.2f%s%s" % (shape_text, config_name(index), shape.tflops(ms[0]),
+                                                           shape.tflops(ms[1]), ms[1] / ms[0], "" if ok else "  WRONG",
+                                                           spread(ratios[1])), flush=True)
+        if len(best) == 2:  # the two choices again, in turns with cuBLAS
+            sides = ("tile", "triton", "cublas")
+            shape.poison()
+            ms, ratios = measure(timer, [shape.launcher(side, best.get(side, (0, 0))[1]) for side in sides],
+                                 args.rounds)
+            wrong += not shape.correct(sides)
+            print("%-16s %-26s %10.1f %10.1f %7.2f%s   (tile config %d, Triton config %d; cuBLAS %.1f, tile %.2fx)" % (
+                shape_text, "best of each", shape.tflops(ms[0]), shape.tflops(ms[1]), ms[1] / ms[0], spread(ratios[1]),
+                best["tile"][1], best["triton"][1], shape.tflops(ms[2]), ms[2] / ms[0]), flush=True)
+            for side, t in zip(sides, ms):
+                rows.append(("matmul_configs_best", shape_text, side, best.get(side, (0, -1))[1], t, shape.tflops(t),
+                             gpu))
         del shape
         torch.cuda.empty_cache()
     if args.csv:

@@ -175,6 +175,38 @@ class Timer:
         torch.cuda.synchronize()
         return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
 
+    def interleaved_ms(self, launches):
+        """The median time of each launch() with a cold L2, measured in turns (a, b, c, then c, b, a, ...) in
+        one loop, so that every kernel meets the same clocks and power: a GPU at its power limit clocks down
+        over seconds, and a kernel timed after another one's run sees a different GPU."""
+        each = []
+        for launch in launches:  # compiles; then the mean of 5 back-to-back launches
+            launch(0)
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(5):
+                launch(0)
+            end.record()
+            torch.cuda.synchronize()
+            each.append(start.elapsed_time(end) / 5)
+        for i in range(min(20000, int(WARMUP_MS / sum(each)))):
+            for launch in launches:
+                launch(0)
+        turn = sum(each) + len(launches) * self.flush_ms
+        reps = max(self.min_reps, min(self.max_reps // len(launches), int(TARGET_MS * len(launches) / turn)))
+        events = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in launches]
+                  for _ in range(reps)]
+        for r in range(reps):
+            order = range(len(launches)) if r % 2 == 0 else reversed(range(len(launches)))
+            for i in order:
+                self.flush.fill_((r * len(launches) + i) & 0xff)
+                events[r][i][0].record()
+                launches[i](0)
+                events[r][i][1].record()
+        torch.cuda.synchronize()
+        return [statistics.median(events[r][i][0].elapsed_time(events[r][i][1]) for r in range(reps))
+                for i in range(len(launches))]
+
 
 def input_sets(nbytes):
     """How many copies of a working set of nbytes to rotate through (as bench.c)."""
