@@ -649,7 +649,13 @@ static void parse(Bench *b, int argc, char **argv, int *cpu) {
       while ((got = next_shape(&p, &m, &n, &k)) > 0) continue;
       if (got < 0 || !*b->matmul_shapes) fprintf(stderr, "bench: bad --matmul-shapes %s (MxNxK,...)\n", argv[i]), exit(2);
     }
-    else if (!strcmp(argv[i], "--matmul-config") && i + 1 < argc) b->matmul_config = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--matmul-config") && i + 1 < argc) {
+      char *end;
+      long config = strtol(argv[++i], &end, 10);
+      if (end == argv[i] || *end || config < 0 || config > 1000)
+        fprintf(stderr, "bench: bad --matmul-config %s (an autotune config's index)\n", argv[i]), exit(2);
+      b->matmul_config = (int)config;
+    }
     else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
       b->csv = fopen(argv[++i], "w");
       if (!b->csv) fprintf(stderr, "bench: cannot write %s\n", argv[i]), exit(1);

@@ -126,15 +126,14 @@ def main():
         if len(best) == 2:  # the two choices again, in turns with cuBLAS
             sides = ("tile", "triton", "cublas")
             shape.poison()
-            ms, ratios = measure(timer, [shape.launcher(side, best.get(side, (0, 0))[1]) for side in sides],
-                                 args.rounds)
+            choice = {"tile": best["tile"][1], "triton": best["triton"][1], "cublas": -1}
+            ms, ratios = measure(timer, [shape.launcher(side, choice[side]) for side in sides], args.rounds)
             wrong += not shape.correct(sides)
             print("%-16s %-26s %10.1f %10.1f %7.2f%s   (tile config %d, Triton config %d; cuBLAS %.1f, tile %.2fx)" % (
                 shape_text, "best of each", shape.tflops(ms[0]), shape.tflops(ms[1]), ms[1] / ms[0], spread(ratios[1]),
-                best["tile"][1], best["triton"][1], shape.tflops(ms[2]), ms[2] / ms[0]), flush=True)
+                choice["tile"], choice["triton"], shape.tflops(ms[2]), ms[2] / ms[0]), flush=True)
             for side, t in zip(sides, ms):
-                rows.append(("matmul_configs_best", shape_text, side, best.get(side, (0, -1))[1], t, shape.tflops(t),
-                             gpu))
+                rows.append(("matmul_configs_best", shape_text, side, choice[side], t, shape.tflops(t), gpu))
         del shape
         torch.cuda.empty_cache()
     if args.csv:

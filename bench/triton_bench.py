@@ -189,7 +189,7 @@ class Timer:
             end.record()
             torch.cuda.synchronize()
             each.append(start.elapsed_time(end) / 5)
-        for i in range(min(20000, int(WARMUP_MS / sum(each)))):
+        for _ in range(min(20000, int(WARMUP_MS / sum(each)))):
             for launch in launches:
                 launch(0)
         turn = sum(each) + len(launches) * self.flush_ms
