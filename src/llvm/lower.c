@@ -181,17 +181,22 @@ LLVMBasicBlockRef lower_new_block(Lower *L, const char *name) { return LLVMAppen
 static int log2_exact(int64_t x) { return x > 0 && !(x & (x - 1)) ? __builtin_ctzll((unsigned long long)x) : -1; }
 
 /* The bits lo..lo+len-1 of %tid.x scaled by `scale` (a run of constants
- * scale, 2 * scale, 4 * scale, ...). */
+ * scale, 2 * scale, 4 * scale, ...).  A run of warp bits is taken from
+ * L->warp, which the backend knows is the same across a warp: what only
+ * depends on the warp (a warpgroup's wgmma descriptors) then stays in
+ * uniform registers instead of being moved there before each use. */
 static LLVMValueRef tid_bits_scaled(Lower *L, int lo, int len, int64_t scale) {
   LLVMBuilderRef b = L->pro;
+  LLVMValueRef from = L->tid;
+  if (lo >= LANE_BITS) from = L->warp, lo -= LANE_BITS;
   int shift = log2_exact(scale);
   if (shift >= 0) {
-    LLVMValueRef bits = LLVMBuildAnd(b, L->tid, lower_i32(L, ((1LL << len) - 1) << lo), "");
+    LLVMValueRef bits = LLVMBuildAnd(b, from, lower_i32(L, ((1LL << len) - 1) << lo), "");
     if (shift > lo) return LLVMBuildShl(b, bits, lower_i32(L, shift - lo), "");
     if (shift < lo) return LLVMBuildLShr(b, bits, lower_i32(L, lo - shift), "");
     return bits;
   }
-  LLVMValueRef bits = LLVMBuildAnd(b, LLVMBuildLShr(b, L->tid, lower_i32(L, lo), ""), lower_i32(L, (1LL << len) - 1), "");
+  LLVMValueRef bits = LLVMBuildAnd(b, LLVMBuildLShr(b, from, lower_i32(L, lo), ""), lower_i32(L, (1LL << len) - 1), "");
   return LLVMBuildMul(b, bits, lower_i32(L, scale), "");
 }
 
@@ -205,7 +210,8 @@ LLVMValueRef lower_thread_sum(Lower *L, const int64_t *c) {
       continue;
     }
     int len = 1;
-    while (i + len < TID_BITS && (1 << (i + len)) < L->num_threads && c[i + len] == c[i] << len) len++;
+    while (i + len < TID_BITS && i + len != LANE_BITS && (1 << (i + len)) < L->num_threads && c[i + len] == c[i] << len)
+      len++;
     LLVMValueRef term = tid_bits_scaled(L, i, len, c[i]);
     sum = sum ? LLVMBuildAdd(L->pro, sum, term, "") : term;
     i += len;

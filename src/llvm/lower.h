@@ -102,7 +102,7 @@ enum { MMA_F16, MMA_BF16, MMA_TF32, MMA_S8 };
 /* What differs between targets. */
 typedef struct Target {
   int global_space, shared_space; /* LLVM address spaces */
-  /* once, at the start of the kernel (L->pro): %tid.x and the base of shared memory */
+  /* once, at the start of the kernel (L->pro): %tid.x, the warp index and the base of shared memory */
   void (*prologue)(Lower *L);
   LLVMValueRef (*program_id)(Lower *L, int axis);
   LLVMValueRef (*num_programs)(Lower *L, int axis);
@@ -180,6 +180,7 @@ struct Lower {
   LLVMBuilderRef pro;      /* the prologue: values computed once per kernel */
   LLVMValueRef fn;
   LLVMValueRef tid;        /* %tid.x, i32 */
+  LLVMValueRef warp;       /* %tid.x / 32, i32, as a value the backend knows is the same across a warp */
   LLVMValueRef shared;     /* the dynamic shared memory */
   int shared_bytes;        /* buffers and the most scratch any op needs */
   int shared_dirty;        /* shared memory may still be read: a barrier before it is written */

@@ -9,6 +9,11 @@ static LLVMValueRef special_register(Lower *L, const char *name) { return lower_
 
 static void prologue(Lower *L) {
   L->tid = special_register(L, "llvm.nvvm.read.ptx.sreg.tid.x");
+  /* lane 0's tid / 32, broadcast (as Triton does): ptxas then keeps what depends on it in uniform registers */
+  LLVMTypeRef p[4] = {L->i32, L->i32, L->i32, L->i32};
+  LLVMValueRef args[4] = {lower_i32(L, -1), LLVMBuildLShr(L->pro, L->tid, lower_i32(L, LANE_BITS), ""), lower_i32(L, 0),
+                          lower_i32(L, 0x1f)};
+  L->warp = lower_call(L, "llvm.nvvm.shfl.sync.idx.i32", L->i32, p, 4, args);
   /* the dynamic shared memory: one extern array, 1024-byte aligned (wgmma's 128-byte swizzle repeats
    * every 1024 bytes of address; the buffers are placed relative to this base) */
   LLVMValueRef smem = LLVMAddGlobalInAddressSpace(L->module, LLVMArrayType(L->i8, 0), "global_smem", 3);

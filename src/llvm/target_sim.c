@@ -9,6 +9,7 @@ enum { SIM_SIGNED, SIM_UNSIGNED, SIM_FLOAT };                                   
 
 static void prologue(Lower *L) {
   L->tid = lower_call(L, "tile_sim_tid", L->i32, NULL, 0, NULL);
+  L->warp = LLVMBuildLShr(L->pro, L->tid, lower_i32(L, LANE_BITS), "");
   L->shared = lower_call(L, "tile_sim_shared", L->generic_ptr, NULL, 0, NULL);
 }
 
