@@ -2,9 +2,12 @@
  * per register of every carried value.  Carried values, yields and results
  * are moved into the layout of the value they become, if they have another.
  *
- * A for loop's induction variable runs in 64 bits when its type is
- * narrower, as the interpreter's does, so a bound near the type's maximum
- * ends the loop instead of wrapping around.  Scalars are the same in every
+ * A for loop over a variable of 32 bits or fewer counts its iterations in
+ * an i32 against a trip count computed once, in 64 bits, before the loop
+ * (at most 2^32 - 1), so a bound near the type's maximum ends the loop
+ * instead of wrapping around, as the interpreter's does, while the loop
+ * itself adds and compares in 32 bits; a 64-bit variable is its own
+ * counter.  Scalars are the same in every
  * thread, so branches on them are uniform and barriers inside them are safe
  * (a scalar read from memory that may change under the kernel is volatile,
  * and one thread reads it for all: lower_memory.c). */
@@ -57,19 +60,38 @@ static LLVMValueRef in_range(Lower *L, LLVMValueRef iv, LLVMValueRef ub, LLVMVal
 typedef struct ForLoop {
   Induction ind;
   LLVMValueRef iv, ub, step;
+  LLVMValueRef trip, trips; /* loops over 32 bits or fewer: the iteration's number and their count, i32; else NULL */
   LLVMBasicBlockRef header, exit;
   Regs *carried;       /* the phis of the carried values, in the body arguments' layouts */
 } ForLoop;
+
+/* How many times a loop over lb, lb + step... while below ub (above, for a
+ * negative step) runs, computed in 64 bits from 32-bit (or narrower) bounds,
+ * as an i32: at most 2^32 - 1.  None for a zero step. */
+static LLVMValueRef trip_count(Lower *L, LLVMValueRef lb, LLVMValueRef ub, LLVMValueRef step) {
+  LLVMBuilderRef b = L->b;
+  LLVMValueRef zero = LLVMConstNull(L->i64), one = LLVMConstInt(L->i64, 1, 0);
+  LLVMValueRef up = LLVMBuildICmp(b, LLVMIntSGT, step, zero, "");
+  LLVMValueRef span = LLVMBuildSelect(b, up, LLVMBuildSub(b, ub, lb, ""), LLVMBuildSub(b, lb, ub, ""), "");
+  LLVMValueRef stride = LLVMBuildSelect(b, up, step, LLVMBuildNeg(b, step, ""), "");
+  LLVMValueRef none = LLVMBuildOr(b, LLVMBuildICmp(b, LLVMIntSLE, span, zero, ""),
+                                  LLVMBuildICmp(b, LLVMIntEQ, stride, zero, ""), "");
+  LLVMValueRef divisor = LLVMBuildSelect(b, none, one, stride, "");
+  LLVMValueRef n = LLVMBuildUDiv(b, LLVMBuildSub(b, LLVMBuildAdd(b, span, divisor, ""), one, ""), divisor, "");
+  return LLVMBuildTrunc(b, LLVMBuildSelect(b, none, zero, n, ""), L->i32, "trips");
+}
 
 /* The loop's header: the induction variable and carried values as phis,
  * the test; leaves the builder in the body. */
 static void for_header(Lower *L, const TirOp *op, ForLoop *F) {
   const TirBlock *body = op->regions[0];
   const Type *it = lower_type(L, op->operands.data[0]);
-  F->ind = (Induction){dtype_bits(it->elem) < 64 ? L->i64 : lower_elem_type(L, it), dtype_kind(it->elem) == DK_SINT};
-  LLVMValueRef lb = widen(L, &F->ind, lower_get(L, op->operands.data[0]).v[0]);
-  F->ub = widen(L, &F->ind, lower_get(L, op->operands.data[1]).v[0]);
-  F->step = widen(L, &F->ind, lower_get(L, op->operands.data[2]).v[0]);
+  int narrow = dtype_bits(it->elem) < 64;
+  F->ind = (Induction){narrow ? L->i64 : lower_elem_type(L, it), dtype_kind(it->elem) == DK_SINT};
+  LLVMValueRef lb = lower_get(L, op->operands.data[0]).v[0];
+  F->step = lower_get(L, op->operands.data[2]).v[0];
+  F->ub = widen(L, &F->ind, lower_get(L, op->operands.data[1]).v[0]); /* in 64 bits */
+  F->trips = narrow ? trip_count(L, widen(L, &F->ind, lb), F->ub, widen(L, &F->ind, F->step)) : NULL;
   int n = op->results.len;
   Regs *init = arena_alloc(L->arena, sizeof(Regs) * (size_t)(n + 1));
   F->carried = arena_alloc(L->arena, sizeof(Regs) * (size_t)(n + 1));
@@ -79,13 +101,19 @@ static void for_header(Lower *L, const TirOp *op, ForLoop *F) {
   F->exit = lower_new_block(L, "for_end");
   LLVMBuildBr(L->b, F->header);
   LLVMPositionBuilderAtEnd(L->b, F->header);
-  F->iv = LLVMBuildPhi(L->b, F->ind.type, "iv");
+  F->iv = LLVMBuildPhi(L->b, LLVMTypeOf(lb), "iv");
   LLVMAddIncoming(F->iv, &lb, &pre, 1);
+  if (narrow) {
+    LLVMValueRef first = LLVMConstNull(L->i32);
+    F->trip = LLVMBuildPhi(L->b, L->i32, "trip");
+    LLVMAddIncoming(F->trip, &first, &pre, 1);
+  }
   for (int k = 0; k < n; k++) {
     F->carried[k] = phis_for(L, body->args.data[1 + k]);
     add_incoming(F->carried[k], init[k], pre);
   }
-  LLVMBuildCondBr(L->b, in_range(L, F->iv, F->ub, F->step), entry, F->exit);
+  LLVMValueRef more = narrow ? LLVMBuildICmp(L->b, LLVMIntULT, F->trip, F->trips, "") : in_range(L, F->iv, F->ub, F->step);
+  LLVMBuildCondBr(L->b, more, entry, F->exit);
   LLVMPositionBuilderAtEnd(L->b, entry);
 }
 
@@ -98,6 +126,10 @@ static void for_latch(Lower *L, const TirOp *op, ForLoop *F) {
   LLVMValueRef next = LLVMBuildAdd(L->b, F->iv, F->step, "");
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(L->b);
   LLVMAddIncoming(F->iv, &next, &latch, 1);
+  if (F->trips) {
+    LLVMValueRef after = LLVMBuildAdd(L->b, F->trip, LLVMConstInt(L->i32, 1, 0), "");
+    LLVMAddIncoming(F->trip, &after, &latch, 1);
+  }
   LLVMBuildBr(L->b, F->header);
   LLVMPositionBuilderAtEnd(L->b, F->exit);
 }
