@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include <llvm-c/Core.h>
+#include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm/Config/llvm-config.h>
@@ -19,12 +20,23 @@ static void register_nvptx(void) {
   LLVMInitializeNVPTXTarget();
   LLVMInitializeNVPTXTargetMC();
   LLVMInitializeNVPTXAsmPrinter();
+  /* No loop strength reduction in NVPTX code generation: it gave each row of
+   * a pipelined loop's copies its own 64-bit pointer advanced every
+   * iteration (the tutorial matmul's 128x256x64 loop: 129 SASS instructions
+   * with it, 104 without, Triton's 119).  On an H100, timed in turns against
+   * Triton, the best of the 8 configs gained 0.1-1.4% at every square
+   * 1024^3..8192^3 (configs 0, 2-4 faster, 1 and 5 slower:
+   * bench/results/h100-2026-11-23e/lsr_iv_ab.txt).  The option belongs to the
+   * copy of LLVM linked into libtile, whose symbols it does not export. */
+  const char *argv[] = {"tile", "-disable-lsr"};
+  LLVMParseCommandLineOptions(2, argv, NULL);
 }
 
 /* LLVM's target registry is a process-wide list that registration updates
  * without a lock (check-then-insert): two threads registering at once can
- * link the NVPTX entry to itself.  So it is done once, under a once-flag:
- * the library's only process-wide state, set once and never changed. */
+ * link the NVPTX entry to itself.  So it is done once, under a once-flag,
+ * with the code-generation option above: the library's only process-wide
+ * state, set once and never changed. */
 static pthread_once_t nvptx_registered = PTHREAD_ONCE_INIT;
 
 int llvm_nvptx_available(char *message, size_t size) {
