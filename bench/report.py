@@ -4,7 +4,9 @@
 Writes into --out (default bench/results):
   vector_add.csv, softmax.csv   GB/s per size and implementation, and tile/Triton
   matmul_square.csv,            TFLOP/s per shape for tile, Triton and cuBLAS, with
-  matmul_llm.csv                tile/Triton and tile/cuBLAS
+  matmul_llm.csv,               tile/Triton and tile/cuBLAS (matmul_configs_best: the
+  matmul_configs_best.csv       rows of that name in matmul_configs.py's CSV, both sides'
+                                best config timed in turns with cuBLAS)
   overhead.csv                  compile and launch times per implementation
   vector_add.png, softmax.png,  GB/s or TFLOP/s against size, one line per implementation,
   matmul_square.png,            like Triton's perf_report (matplotlib; an .svg instead
@@ -15,7 +17,7 @@ Writes into --out (default bench/results):
 Several CSVs of one implementation (repeated runs) merge: each figure is the median of its rows.
 Only the standard library is needed (plus matplotlib for PNGs).
 
-    python3 bench/report.py [--out DIR] tile.csv triton.csv
+    python3 bench/report.py [--out DIR] tile.csv triton.csv [matmul_configs.csv]
 """
 import argparse
 import csv
@@ -29,7 +31,9 @@ MATMUL_VS_TRITON = 1.0   # tile / Triton below this is flagged, at every matmul 
 MATMUL_VS_CUBLAS = 0.9   # tile / cuBLAS below this is flagged where M is one of:
 MATMUL_CUBLAS_AT = (4096, 8192)
 MATMUL = {"matmul_square": "fp16 matmul, square (M = N = K): TFLOP/s = 2 * M * N * K / time",
-          "matmul_llm": "fp16 matmul, LLM shapes (M tokens, N x K weights): TFLOP/s = 2 * M * N * K / time"}
+          "matmul_llm": "fp16 matmul, LLM shapes (M tokens, N x K weights): TFLOP/s = 2 * M * N * K / time",
+          "matmul_configs_best": "fp16 matmul, each side's best autotune config, timed in turns with the others "
+                                 "(matmul_configs.py): TFLOP/s = 2 * M * N * K / time"}
 BANDWIDTH = {"vector_add": "vector add, fp32: GB/s = 3 * n * 4 bytes / time",
              "softmax": "softmax, fp32, M = 4096: GB/s = 2 * M * N * 4 bytes / time"}
 OVERHEAD = {"compile_cold": "cold compile (empty cache), ms",
@@ -60,9 +64,12 @@ def median_table(rows, keep, key, value):
 
 
 def runs_per_figure(rows):
-    """How many rows the most repeated (kernel, size, impl) has: the number of rounds run."""
+    """How many rows the most repeated (kernel, size, impl) has: the number of rounds run (the per-config rows
+    of matmul_configs.py's CSV, several for one shape and side, are not figures of the report)."""
     counts = {}
     for row in rows:
+        if row["kernel"] not in BANDWIDTH and row["kernel"] not in MATMUL and row["kernel"] not in OVERHEAD:
+            continue
         k = (row["kernel"], row["size"], row["impl"])
         counts[k] = counts.get(k, 0) + 1
     return max(counts.values()) if counts else 0
@@ -107,8 +114,8 @@ def matmul_markdown(kernel, table, impls, flags):
             mark = ""
             if r is not None and where and r < limit:
                 mark = " **below %.2fx**" % limit
-                flags.append("%s %dx%dx%d: tile %.2fx %s" % (kernel, m, n, k, r, "Triton" if other == "triton" else "cuBLAS"))
-            cells.append(fmt(r, 2) + mark)
+                flags.append("%s %dx%dx%d: tile %.3fx %s" % (kernel, m, n, k, r, "Triton" if other == "triton" else "cuBLAS"))
+            cells.append(fmt(r, 3) + mark)
         lines.append("| %dx%dx%d | %s | %s |" % (m, n, k, " | ".join(fmt(by_impl.get(i)) for i in impls), " | ".join(cells)))
     return lines + [""]
 
@@ -279,7 +286,8 @@ def main():
         md += matmul_markdown(kernel, table, present, flags)
         groups = {}  # one plot per (N, K) for the LLM shapes, one for the squares
         for (m, n, k), by_impl in table.items():
-            groups.setdefault((n, k) if kernel == "matmul_llm" else None, {})[m] = by_impl
+            by_weights = kernel == "matmul_llm" or (kernel == "matmul_configs_best" and not m == n == k)
+            groups.setdefault((n, k) if by_weights else None, {})[m] = by_impl
         for nk, series in groups.items():
             name = kernel if nk is None else "%s_N%d_K%d" % (kernel, nk[0], nk[1])
             title = MATMUL[kernel].split(":")[0] + ("" if nk is None else ", N=%d K=%d" % nk)

@@ -109,11 +109,12 @@ run_tests() {
   . "$bundle/gpu_tests.sh"
 }
 
-# Merges every benchmark CSV written so far (this run's and an earlier part's, every round) into
-# $out/results; a figure measured in several rounds is reported as their median.
+# Merges every benchmark CSV written so far (this run's and an earlier part's, every round, and
+# matmul_configs.py's: its best-of-each rows, timed in turns) into $out/results; a figure measured in
+# several rounds is reported as their median.
 run_report() {
   local csvs=()
-  for f in "$out"/tile*.csv "$out"/triton*.csv; do
+  for f in "$out"/tile*.csv "$out"/triton*.csv "$out"/matmul_configs.csv; do
     [ -s "$f" ] && csvs+=("$f")
   done
   if [ ${#csvs[@]} -gt 0 ]; then
@@ -153,6 +154,7 @@ run_configs() {
     1024x1024x1024 2048x2048x2048 3072x3072x3072 4096x4096x4096 6144x6144x6144 8192x8192x8192 \
     --rounds "${CONFIG_ROUNDS:-3}" --csv "$out/matmul_configs.csv"
   cat "$out/logs/bench.matmul_configs.log"
+  run_report
 }
 
 case $what in
