@@ -49,6 +49,7 @@ Compilation *compilation_new(tile_context *ctx, const char *name, const char *so
   c->arena.guard = &c->guard;
   diags_init(&c->diags, &c->arena, &c->guard);
   c->source = (Source){name ? name : "<input>", source ? source : "", len};
+  c->diags.origin = c->source.name;
   return c;
 }
 

@@ -487,10 +487,10 @@ static Node *select_kernel(Sema *S, const char *name) {
     }
   }
   Loc nowhere = {0};
-  if (name) diag_error(S->diags, nowhere, "no function named '%s' in %s", name, m->src->name);
-  else if (n_roots == 0) diag_error(S->diags, nowhere, "%s defines no kernel", m->src->name);
+  if (name) diag_error(S->diags, nowhere, "no function named '%s'", name);
+  else if (n_roots == 0) diag_error(S->diags, nowhere, "no kernel to compile");
   else if (n_roots > 1)
-    diag_error(S->diags, nowhere, "%s defines several kernels (%s); choose one with --kernel", m->src->name,
+    diag_error(S->diags, nowhere, "several kernels (%s): choose one with tilec --kernel or tile_options.kernel",
                buf_cstr(&names));
   return n_roots == 1 && !name ? found : NULL;
 }
@@ -517,7 +517,7 @@ static int apply_options(Sema *S, const SemaOptions *opts) {
   if (opts->config >= 0) {
     if (opts->config >= k->meta.configs.len) {
       Loc nowhere = {0};
-      diag_error(S->diags, nowhere, "--config %d: kernel '%s' has %d autotune configs", opts->config, def->name,
+      diag_error(S->diags, nowhere, "config %d: kernel '%s' has %d autotune configs", opts->config, def->name,
                  k->meta.configs.len);
       return 0;
     }

@@ -105,17 +105,19 @@ static void render_source(const Loc *loc, Buf *out) {
   buf_puts(out, "\n");
 }
 
-void diag_render_one(const Diag *dg, Buf *out) {
+/* file:line:col: level: message, and the source line; a diagnostic without a location names the
+ * compilation's source instead (from the library as from tilec). */
+static void render_one(const Diags *d, const Diag *dg, Buf *out) {
   if (dg->loc.src)
     buf_printf(out, "%s:%d:%d: ", dg->loc.src->name, dg->loc.line, dg->loc.col);
   else
-    buf_puts(out, "tilec: ");
+    buf_printf(out, "%s: ", d->origin ? d->origin : "tile");
   buf_printf(out, "%s: %s\n", level_name(dg->level), dg->msg);
   render_source(&dg->loc, out);
 }
 
 void diag_render(const Diags *d, Buf *out) {
-  for (int i = 0; i < d->list.len; i++) diag_render_one(&d->list.data[i], out);
+  for (int i = 0; i < d->list.len; i++) render_one(d, &d->list.data[i], out);
 }
 
 _Noreturn void guard_fail(Guard *g, const char *fmt, ...) {

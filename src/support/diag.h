@@ -41,6 +41,7 @@ typedef struct Diags {
   int errors;
   int max_errors;      /* past this, unwind to the guard */
   Guard *guard;
+  const char *origin;  /* what a diagnostic without a location names: the source's name (NULL: "tile") */
 } Diags;
 
 void diags_init(Diags *d, Arena *a, Guard *g);
@@ -48,7 +49,6 @@ void diag_error(Diags *d, Loc loc, const char *fmt, ...) __attribute__((format(p
 void diag_warning(Diags *d, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void diag_note(Diags *d, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void diag_render(const Diags *d, Buf *out);
-void diag_render_one(const Diag *dg, Buf *out);
 
 /* Unwind to the guard's setjmp with a message; never returns. */
 _Noreturn void guard_fail(Guard *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
