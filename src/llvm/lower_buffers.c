@@ -124,8 +124,7 @@ static void place(Lower *L, int i) {
 void lower_plan_buffers(Lower *L) {
   L->buffer_of = arena_alloc(L->arena, sizeof(int) * (size_t)(L->f->types.len + 1));
   for (int v = 0; v <= L->f->types.len; v++) L->buffer_of[v] = -1;
-  L->shared_offset = arena_alloc(L->arena, sizeof(LLVMValueRef) * (size_t)(L->f->types.len + 1));
-  memset(L->shared_offset, 0, sizeof(LLVMValueRef) * (size_t)(L->f->types.len + 1));
+  L->shared_offset = arena_alloc(L->arena, sizeof(LLVMValueRef) * (size_t)(L->f->types.len + 1)); /* zeroed: none */
   Planner P;
   memset(&P, 0, sizeof P);
   P.L = L;

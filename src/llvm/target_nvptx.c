@@ -7,13 +7,17 @@
 
 static LLVMValueRef special_register(Lower *L, const char *name) { return lower_call(L, name, L->i32, NULL, 0, NULL); }
 
+/* shfl.sync.{bfly,idx}.b32 over the full warp: `value` from the lane `lane` names */
+static LLVMValueRef shuffle(Lower *L, const char *intrinsic, LLVMValueRef value, int lane) {
+  LLVMTypeRef p[4] = {L->i32, L->i32, L->i32, L->i32};
+  LLVMValueRef args[4] = {lower_i32(L, -1), value, lower_i32(L, lane), lower_i32(L, 0x1f)};
+  return lower_call(L, intrinsic, L->i32, p, 4, args);
+}
+
 static void prologue(Lower *L) {
   L->tid = special_register(L, "llvm.nvvm.read.ptx.sreg.tid.x");
   /* lane 0's tid / 32, broadcast (as Triton does): ptxas then keeps what depends on it in uniform registers */
-  LLVMTypeRef p[4] = {L->i32, L->i32, L->i32, L->i32};
-  LLVMValueRef args[4] = {lower_i32(L, -1), LLVMBuildLShr(L->pro, L->tid, lower_i32(L, LANE_BITS), ""), lower_i32(L, 0),
-                          lower_i32(L, 0x1f)};
-  L->warp = lower_call(L, "llvm.nvvm.shfl.sync.idx.i32", L->i32, p, 4, args);
+  L->warp = shuffle(L, "llvm.nvvm.shfl.sync.idx.i32", LLVMBuildLShr(L->pro, L->tid, lower_i32(L, LANE_BITS), ""), 0);
   /* the dynamic shared memory: one extern array, 1024-byte aligned (wgmma's 128-byte swizzle repeats
    * every 1024 bytes of address; the buffers are placed relative to this base) */
   LLVMValueRef smem = LLVMAddGlobalInAddressSpace(L->module, LLVMArrayType(L->i8, 0), "global_smem", 3);
@@ -37,9 +41,7 @@ static LLVMValueRef num_programs(Lower *L, int axis) {
 static void barrier(Lower *L) { lower_call(L, "llvm.nvvm.barrier0", L->void_t, NULL, 0, NULL); }
 
 static LLVMValueRef shuffle_xor(Lower *L, LLVMValueRef value, int lane_mask) {
-  LLVMTypeRef p[4] = {L->i32, L->i32, L->i32, L->i32};
-  LLVMValueRef args[4] = {lower_i32(L, -1), value, lower_i32(L, lane_mask), lower_i32(L, 0x1f)};
-  return lower_call(L, "llvm.nvvm.shfl.sync.bfly.i32", L->i32, p, 4, args);
+  return shuffle(L, "llvm.nvvm.shfl.sync.bfly.i32", value, lane_mask);
 }
 
 /* ---- global memory ---------------------------------------------------------- */
