@@ -152,60 +152,40 @@ class Timer:
         self.flush_ms = start.elapsed_time(end)
 
     def median_ms(self, launch, sets):
-        """The median time of one launch(set) with a cold L2."""
-        for s in range(sets):  # compiles; every set gets a result
-            launch(s)
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for i in range(5):
-            launch(i % sets)
-        end.record()
-        torch.cuda.synchronize()
-        each = start.elapsed_time(end) / 5
-        for i in range(min(20000, int(WARMUP_MS / each)) if self.min_reps > 2 else 0):  # as bench.c
-            launch(i % sets)
-        reps = max(self.min_reps, min(self.max_reps, int(TARGET_MS / (each + self.flush_ms))))
-        starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-        ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-        for r in range(reps):
-            self.flush.fill_(r & 0xff)
-            starts[r].record()
-            launch(r % sets)
-            ends[r].record()
-        torch.cuda.synchronize()
-        return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+        """The median time of one launch(set) with a cold L2, the input copies taken in turn."""
+        return self.interleaved_ms([launch], sets)[0]
 
-    def interleaved_ms(self, launches):
-        """The median time of each launch() with a cold L2, measured in turns (a, b, c, then c, b, a, ...) in
-        one loop, so that every kernel meets the same clocks and power: a GPU at its power limit clocks down
-        over seconds, and a kernel timed after another one's run sees a different GPU."""
+    def interleaved_ms(self, launches, sets=1):
+        """The median time of each launch(set) with a cold L2, measured in turns (a, b, c, then c, b, a, ...)
+        in one loop, so that every kernel meets the same clocks and power: a GPU at its power limit clocks
+        down over seconds, and a kernel timed after another one's run sees a different GPU."""
         each = []
-        for launch in launches:  # compiles; then the mean of 5 back-to-back launches
-            launch(0)
+        for launch in launches:  # compiles, every set gets a result; then the mean of 5 back-to-back launches
+            for s in range(sets):
+                launch(s)
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
-            for _ in range(5):
-                launch(0)
+            for i in range(5):
+                launch(i % sets)
             end.record()
             torch.cuda.synchronize()
             each.append(start.elapsed_time(end) / 5)
-        for _ in range(min(20000, int(WARMUP_MS / sum(each)))):
+        for i in range(min(20000, int(WARMUP_MS / sum(each))) if self.min_reps > 2 else 0):  # as bench.c
             for launch in launches:
-                launch(0)
-        turn = sum(each) + len(launches) * self.flush_ms
-        reps = max(self.min_reps, min(self.max_reps // len(launches), int(TARGET_MS * len(launches) / turn)))
+                launch(i % sets)
+        n = len(launches)
+        reps = max(self.min_reps, min(self.max_reps // n, int(TARGET_MS * n / (sum(each) + n * self.flush_ms))))
         events = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in launches]
                   for _ in range(reps)]
         for r in range(reps):
-            order = range(len(launches)) if r % 2 == 0 else reversed(range(len(launches)))
-            for i in order:
-                self.flush.fill_((r * len(launches) + i) & 0xff)
+            for i in (range(n) if r % 2 == 0 else reversed(range(n))):
+                self.flush.fill_((r * n + i) & 0xff)
                 events[r][i][0].record()
-                launches[i](0)
+                launches[i](r % sets)
                 events[r][i][1].record()
         torch.cuda.synchronize()
         return [statistics.median(events[r][i][0].elapsed_time(events[r][i][1]) for r in range(reps))
-                for i in range(len(launches))]
+                for i in range(n)]
 
 
 def input_sets(nbytes):
