@@ -22,6 +22,14 @@
  * optimisation takes 1.2 ms instead of 1.6 for vector add, 28 ms instead of
  * 75 for the FMA matmul of config 0 (bench/README.md, "Compile time"). */
 static const char OPTIMIZATION_PIPELINE[] = "default<O1>";
+/* Loop strength reduction, which NVPTX code generation leaves out
+ * (target.c), run last for a kernel whose loops access memory element by
+ * element (lower_note_access): there it folds the elements' 64-bit pointers
+ * into one advancing pointer plus offsets ptxas keeps in uniform registers
+ * (the tutorial matmul at K = 1030: config 0 spills 264 bytes instead of
+ * 1264 and runs 4x faster, config 7 takes 96 registers instead of 179;
+ * bench/results/h100-2026-11-23e/element_loop_lsr_ab.txt). */
+static const char PIPELINE_WITH_LSR[] = "default<O1>,function(loop-mssa(loop-reduce))";
 
 static void set_error(char *err, size_t size, const char *what, char *llvm_message) {
   snprintf(err, size, "%s%s%s", what, llvm_message ? ": " : "", llvm_message ? llvm_message : "");
@@ -52,7 +60,7 @@ static double clock_ms(void) {
   return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
-int llvm_emit_ptx(LLVMModuleRef module, const GpuTarget *t, char **ptx, size_t *len, char *err, size_t size) {
+int llvm_emit_ptx(LLVMModuleRef module, const GpuTarget *t, int strength_reduce, char **ptx, size_t *len, char *err, size_t size) {
   const char *arch = t->arch;
   char *error = NULL;
   if (LLVMVerifyModule(module, LLVMReturnStatusAction, &error)) {
@@ -67,7 +75,7 @@ int llvm_emit_ptx(LLVMModuleRef module, const GpuTarget *t, char **ptx, size_t *
   LLVMSetModuleDataLayout(module, layout);
   double start = clock_ms();
   LLVMPassBuilderOptionsRef options = LLVMCreatePassBuilderOptions();
-  LLVMErrorRef failed = LLVMRunPasses(module, OPTIMIZATION_PIPELINE, tm, options);
+  LLVMErrorRef failed = LLVMRunPasses(module, strength_reduce ? PIPELINE_WITH_LSR : OPTIMIZATION_PIPELINE, tm, options);
   LLVMDisposePassBuilderOptions(options);
   double optimized = clock_ms();
   int status = 0;

@@ -14,10 +14,11 @@ int llvm_nvptx_available(char *message, size_t size);
 
 struct GpuTarget;
 
-/* Verifies `module`, optimises it (LLVM's O1 pipeline) and emits PTX for t->arch ("sm_90")
+/* Verifies `module`, optimises it (LLVM's O1 pipeline, then with
+ * strength_reduce loop strength reduction) and emits PTX for t->arch ("sm_90")
  * into a malloc'd, NUL-terminated *ptx (the caller frees it); the time of
  * each half is added to t->times when it is set.  Returns 0, or -1 with a
  * message in err. */
-int llvm_emit_ptx(LLVMModuleRef module, const struct GpuTarget *t, char **ptx, size_t *len, char *err, size_t size);
+int llvm_emit_ptx(LLVMModuleRef module, const struct GpuTarget *t, int strength_reduce, char **ptx, size_t *len, char *err, size_t size);
 
 #endif

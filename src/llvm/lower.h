@@ -168,6 +168,8 @@ struct Lower {
   Diags *diags;
   jmp_buf fail;
   const TirOp *op;         /* being lowered: errors point at it */
+  int loop_depth;          /* loops around the op */
+  int element_loop_access; /* a loop accesses global memory element by element (codegen.c) */
   const AxisInfo *axis;    /* per value id */
   int *uses;               /* per value id: operands that name it */
   const TirOp **defs;      /* per value id: the op that makes it (NULL: an argument) */
@@ -381,6 +383,9 @@ uint32_t lower_vector_register(const Vector *v, uint32_t base, int j);
 Vector lower_choose_vector(Lower *L, int ptr, int mask, const LinearLayout *ll, int elem_bytes);
 /* Group bases: every register with no vector bit set. */
 int lower_is_group_base(const Vector *v, uint32_t r);
+/* Notes an access of n registers in vectors v: element by element inside a
+ * loop sets L->element_loop_access. */
+void lower_note_access(Lower *L, const Vector *v, int n);
 
 void lower_addptr(Lower *L, const TirOp *op);
 void lower_load(Lower *L, const TirOp *op);

@@ -62,6 +62,7 @@ void lower_async_copy(Lower *L, const TirOp *op) {
   Vector v = lower_choose_vector(L, ptr, masked ? op->operands.data[2] : -1, &ll, view.elem_bytes);
   v.n_bits = buffer_contiguous_bits(&v, &view);
   int bytes = view.elem_bytes << v.n_bits;
+  lower_note_access(L, &v, p.n);
   lower_buffer_async_write(L, buffer);
   for (uint32_t r = 0; r < (uint32_t)p.n; r++) {
     if (!lower_is_group_base(&v, r)) continue;

@@ -144,7 +144,9 @@ void lower_for(Lower *L, const TirOp *op) {
   lower_set(L, body->args.data[0], iv);
   for (int k = 0; k < op->results.len; k++) lower_set(L, body->args.data[1 + k], F.carried[k]);
   lower_shared_unknown(L);
+  L->loop_depth++;
   lower_block(L, body);
+  L->loop_depth--;
   for_latch(L, op, &F);
   for (int k = 0; k < op->results.len; k++)
     lower_set(L, op->results.data[k], in_layout_of(L, body->args.data[1 + k], op->results.data[k]));
@@ -207,12 +209,14 @@ void lower_while(Lower *L, const TirOp *op) {
     lower_set(L, before->args.data[k], args[k]);
   }
   lower_shared_unknown(L);
+  L->loop_depth++;
   lower_block(L, before);
   const TirOp *cond = terminator(before);
   LLVMBuildCondBr(L->b, lower_get(L, cond->operands.data[0]).v[0], body, exit);
   LLVMPositionBuilderAtEnd(L->b, body);
   for (int k = 0; k < after->args.len; k++) lower_set(L, after->args.data[k], in_layout_of(L, cond->operands.data[k + 1], after->args.data[k]));
   lower_block(L, after);
+  L->loop_depth--;
   const TirOp *yield = terminator(after);
   for (int k = 0; k < n; k++) add_incoming(args[k], in_layout_of(L, yield->operands.data[k], before->args.data[k]), LLVMGetInsertBlock(L->b));
   LLVMBuildBr(L->b, test);

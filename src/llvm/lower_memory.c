@@ -78,6 +78,10 @@ int lower_is_group_base(const Vector *v, uint32_t r) {
   return 1;
 }
 
+void lower_note_access(Lower *L, const Vector *v, int n) {
+  if (L->loop_depth && !v->n_bits && n > 1) L->element_loop_access = 1;
+}
+
 static LLVMValueRef and_predicates(Lower *L, LLVMValueRef a, LLVMValueRef b) {
   if (!a) return b;
   if (!b) return a;
@@ -153,6 +157,7 @@ void lower_load(Lower *L, const TirOp *op) {
   Regs other = has_other ? lower_operand(L, op, 2, want) : (Regs){0, NULL, 0};
   Vector v = lower_choose_vector(L, op->operands.data[0], masked ? op->operands.data[1] : -1, &ll, pointee_bytes(pt));
   Access a = access_of(L, pt, &v);
+  lower_note_access(L, &v, ptr.n);
   Regs out = lower_regs(L, ptr.n);
   for (uint32_t r = 0; r < (uint32_t)ptr.n; r++) {
     if (!lower_is_group_base(&v, r)) continue;
@@ -182,6 +187,7 @@ void lower_store(Lower *L, const TirOp *op) {
   LLVMValueRef owner = lower_owner(L, s.thread, 0);
   Vector v = lower_choose_vector(L, ptr_id, masked ? op->operands.data[2] : -1, &ll, pointee_bytes(pt));
   Access a = access_of(L, pt, &v);
+  lower_note_access(L, &v, ptr.n);
   for (uint32_t r = 0; r < (uint32_t)ptr.n; r++) {
     if (!lower_is_group_base(&v, r)) continue;
     GlobalAccess g = global_access(&a, &v, ptr.v[r], and_predicates(L, masked ? mask.v[r] : NULL, owner));

@@ -27,11 +27,11 @@ static void register_nvptx(void) {
    * Triton's 119).  On an H100, timed in turns against Triton, the best of
    * the 8 configs gained 0.1-1.4% at every square 1024^3..8192^3 (configs 0
    * and 2-4 faster, 1 and 5 slower:
-   * bench/results/h100-2026-11-23e/uniform_lsr_ab.txt).  The cost: loops
-   * whose loads are not vectorised (a K that is no multiple of 8) keep a
-   * pointer per element and spill more (config 0 at K = 1030: 3.7x slower,
-   * irregular_after.txt).  The option belongs to the copy of LLVM linked
-   * into libtile, whose symbols it does not export. */
+   * bench/results/h100-2026-11-23e/uniform_lsr_ab.txt).  Loops whose
+   * accesses are not vectorised need it (a pointer per element, spilled):
+   * codegen.c runs it for those kernels as an optimisation pass.  The
+   * option belongs to the copy of LLVM linked into libtile, whose symbols it
+   * does not export. */
   const char *argv[] = {"tile", "-disable-lsr"};
   LLVMParseCommandLineOptions(2, argv, NULL);
 }
