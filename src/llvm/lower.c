@@ -348,6 +348,27 @@ static void declare_kernel(Lower *L, int sim) {
   annotate(L, "maxntidx", L->num_threads);
 }
 
+/* A kernel whose loops load element by element waits on memory in every
+ * iteration, and only more programs per SM hide that: ptxas is asked
+ * (.minnctapersm) for as many as shared memory and threads allow, unless
+ * that leaves a thread fewer registers than its loops carry (values other
+ * than pointers, and the pointers of their accesses) plus some for
+ * temporaries.  Left alone, ptxas took 152 registers for the tutorial
+ * matmul's config 4 at K = 4004, 3 programs per SM where 4 fit with 124
+ * (Triton's: 128); timed in turns at five odd shapes, configs 1-7, the hint
+ * made 15 of 35 faster (config 4 at 4000 x 4000 x 4004 1.34x), 6 slower by
+ * 2-6% (bench/results/h100-2026-11-23e/occupancy_hint_ab.txt). */
+static void occupancy_hint(Lower *L) {
+  enum { TEMPORARY_WORDS = 16 };
+  SmLimits sm = sm_limits(L->compute_capability);
+  int64_t n = sm.smem / (L->shared_bytes + sm.smem_reserved);
+  int64_t by_threads = sm.threads / L->num_threads, by_registers = sm.registers / ((int64_t)L->num_threads * (L->most_carried_words + L->loop_pointer_words + TEMPORARY_WORDS));
+  if (by_threads < n) n = by_threads;
+  if (by_registers < n) n = by_registers;
+  if (sm.programs < n) n = sm.programs;
+  if (L->element_loop_access && n > 1) annotate(L, "minctasm", (int)n);
+}
+
 static void bind_params(Lower *L) {
   for (int i = 0; i < L->f->params.len; i++) {
     const TirParam *p = &L->f->params.data[i];
@@ -463,6 +484,7 @@ static int lower_all(Lower *L, int want_llir, int want_ptx, GpuCode *out) {
   L->pro = LLVMCreateBuilderInContext(L->ctx);
   if (setjmp(L->fail)) return -1;
   build_kernel(L, sim);
+  if (!sim) occupancy_hint(L);
   out->shared_bytes = L->shared_bytes;
   return emit(L, want_llir, want_ptx, out);
 }

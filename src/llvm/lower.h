@@ -170,6 +170,10 @@ struct Lower {
   const TirOp *op;         /* being lowered: errors point at it */
   int loop_depth;          /* loops around the op */
   int element_loop_access; /* a loop accesses global memory element by element (codegen.c) */
+  /* registers (32-bit) of the loops for lower.c's occupancy hint: the values
+   * other than pointers the loops around the op carry, their most, and the
+   * pointers of every access in loops */
+  int carried_words, most_carried_words, loop_pointer_words;
   const AxisInfo *axis;    /* per value id */
   int *uses;               /* per value id: operands that name it */
   const TirOp **defs;      /* per value id: the op that makes it (NULL: an argument) */

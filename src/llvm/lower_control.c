@@ -134,6 +134,14 @@ static void for_latch(Lower *L, const TirOp *op, ForLoop *F) {
   LLVMPositionBuilderAtEnd(L->b, F->exit);
 }
 
+static int carried_words(Lower *L, const Regs *carried, int n) {
+  int words = 0;
+  for (int k = 0; k < n; k++)
+    if (carried[k].n && LLVMGetTypeKind(LLVMTypeOf(carried[k].v[0])) != LLVMPointerTypeKind)
+      words += carried[k].n * ((lower_type_bits(LLVMTypeOf(carried[k].v[0])) + 31) / 32);
+  return words;
+}
+
 void lower_for(Lower *L, const TirOp *op) {
   const TirBlock *body = op->regions[0];
   LLVMTypeRef it = lower_elem_type(L, lower_type(L, op->operands.data[0]));
@@ -144,9 +152,13 @@ void lower_for(Lower *L, const TirOp *op) {
   lower_set(L, body->args.data[0], iv);
   for (int k = 0; k < op->results.len; k++) lower_set(L, body->args.data[1 + k], F.carried[k]);
   lower_shared_unknown(L);
+  int words = carried_words(L, F.carried, op->results.len);
   L->loop_depth++;
+  L->carried_words += words;
+  if (L->carried_words > L->most_carried_words) L->most_carried_words = L->carried_words;
   lower_block(L, body);
   L->loop_depth--;
+  L->carried_words -= words;
   for_latch(L, op, &F);
   for (int k = 0; k < op->results.len; k++)
     lower_set(L, op->results.data[k], in_layout_of(L, body->args.data[1 + k], op->results.data[k]));

@@ -79,7 +79,9 @@ int lower_is_group_base(const Vector *v, uint32_t r) {
 }
 
 void lower_note_access(Lower *L, const Vector *v, int n) {
-  if (L->loop_depth && !v->n_bits && n > 1) L->element_loop_access = 1;
+  if (!L->loop_depth) return;
+  L->loop_pointer_words += 2 * (n >> v->n_bits);
+  if (!v->n_bits && n > 1) L->element_loop_access = 1;
 }
 
 static LLVMValueRef and_predicates(Lower *L, LLVMValueRef a, LLVMValueRef b) {
