@@ -353,9 +353,9 @@ static void declare_kernel(Lower *L, int sim) {
  * (.minnctapersm) for as many as shared memory and threads allow, unless
  * that leaves a thread fewer registers than its loops carry (values other
  * than pointers, and the pointers of their accesses) plus some for
- * temporaries (at least 64 in all).  Left alone, ptxas took 152 registers for the tutorial
- * matmul's config 4 at K = 4004, 3 programs per SM where 4 fit with 124
- * (Triton's: 128); timed in turns at five odd shapes, configs 1-7, the hint
+ * temporaries, 64 at least.  Left alone, ptxas took 152 registers for
+ * the tutorial matmul's config 4 at K = 4004, 3 programs per SM where 4 fit
+ * with 124 (Triton's: 128); timed in turns at five odd shapes, configs 1-7, the hint
  * made 15 of 35 faster (config 4 at 4000 x 4000 x 4004 1.34x), 6 slower by
  * 2-6% (bench/results/h100-2026-11-23e/occupancy_hint_ab.txt). */
 static void occupancy_hint(Lower *L) {

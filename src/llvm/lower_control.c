@@ -134,12 +134,28 @@ static void for_latch(Lower *L, const TirOp *op, ForLoop *F) {
   LLVMPositionBuilderAtEnd(L->b, F->exit);
 }
 
-static int carried_words(Lower *L, const Regs *carried, int n) {
+/* 32-bit registers of the carried values other than pointers (lower.c's occupancy hint). */
+static int carried_words(const Regs *carried, int n) {
   int words = 0;
   for (int k = 0; k < n; k++)
     if (carried[k].n && LLVMGetTypeKind(LLVMTypeOf(carried[k].v[0])) != LLVMPointerTypeKind)
       words += carried[k].n * ((lower_type_bits(LLVMTypeOf(carried[k].v[0])) + 31) / 32);
   return words;
+}
+
+/* Around the lowering of a loop's blocks: what lower.c's occupancy hint and
+ * lower_note_access count.  Returns what leave_loop takes. */
+static int enter_loop(Lower *L, const Regs *carried, int n) {
+  int words = carried_words(carried, n);
+  L->loop_depth++;
+  L->carried_words += words;
+  if (L->carried_words > L->most_carried_words) L->most_carried_words = L->carried_words;
+  return words;
+}
+
+static void leave_loop(Lower *L, int words) {
+  L->loop_depth--;
+  L->carried_words -= words;
 }
 
 void lower_for(Lower *L, const TirOp *op) {
@@ -152,13 +168,9 @@ void lower_for(Lower *L, const TirOp *op) {
   lower_set(L, body->args.data[0], iv);
   for (int k = 0; k < op->results.len; k++) lower_set(L, body->args.data[1 + k], F.carried[k]);
   lower_shared_unknown(L);
-  int words = carried_words(L, F.carried, op->results.len);
-  L->loop_depth++;
-  L->carried_words += words;
-  if (L->carried_words > L->most_carried_words) L->most_carried_words = L->carried_words;
+  int words = enter_loop(L, F.carried, op->results.len);
   lower_block(L, body);
-  L->loop_depth--;
-  L->carried_words -= words;
+  leave_loop(L, words);
   for_latch(L, op, &F);
   for (int k = 0; k < op->results.len; k++)
     lower_set(L, op->results.data[k], in_layout_of(L, body->args.data[1 + k], op->results.data[k]));
@@ -221,14 +233,14 @@ void lower_while(Lower *L, const TirOp *op) {
     lower_set(L, before->args.data[k], args[k]);
   }
   lower_shared_unknown(L);
-  L->loop_depth++;
+  int words = enter_loop(L, args, n);
   lower_block(L, before);
   const TirOp *cond = terminator(before);
   LLVMBuildCondBr(L->b, lower_get(L, cond->operands.data[0]).v[0], body, exit);
   LLVMPositionBuilderAtEnd(L->b, body);
   for (int k = 0; k < after->args.len; k++) lower_set(L, after->args.data[k], in_layout_of(L, cond->operands.data[k + 1], after->args.data[k]));
   lower_block(L, after);
-  L->loop_depth--;
+  leave_loop(L, words);
   const TirOp *yield = terminator(after);
   for (int k = 0; k < n; k++) add_incoming(args[k], in_layout_of(L, yield->operands.data[k], before->args.data[k]), LLVMGetInsertBlock(L->b));
   LLVMBuildBr(L->b, test);
