@@ -28,7 +28,7 @@ static const char OPTIMIZATION_PIPELINE[] = "default<O1>";
  * into one advancing pointer plus offsets ptxas keeps in uniform registers
  * (the tutorial matmul at K = 1030: config 0 spills 264 bytes instead of
  * 1264 and runs 4x faster, config 7 takes 96 registers instead of 179;
- * bench/results/h100-2026-11-23e/element_loop_lsr_ab.txt). */
+ * bench/results/h100-2026-11-24/element_loop_lsr_ab.txt). */
 static const char PIPELINE_WITH_LSR[] = "default<O1>,function(loop-mssa(loop-reduce))";
 
 static void set_error(char *err, size_t size, const char *what, char *llvm_message) {

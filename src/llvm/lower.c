@@ -357,7 +357,7 @@ static void declare_kernel(Lower *L, int sim) {
  * the tutorial matmul's config 4 at K = 4004, 3 programs per SM where 4 fit
  * with 124 (Triton's: 128); timed in turns at five odd shapes, configs 1-7, the hint
  * made 15 of 35 faster (config 4 at 4000 x 4000 x 4004 1.34x), 6 slower by
- * 2-6% (bench/results/h100-2026-11-23e/occupancy_hint_ab.txt). */
+ * 2-6% (bench/results/h100-2026-11-24/occupancy_hint_ab.txt). */
 static void occupancy_hint(Lower *L) {
   enum { TEMPORARY_WORDS = 16, FEWEST_REGISTERS = 64 };
   if (!L->element_loop_access) return;
