@@ -27,9 +27,9 @@ static const char OPTIMIZATION_PIPELINE[] = "default<O1>";
  * element (lower_note_access): there it folds the elements' 64-bit pointers
  * into one advancing pointer plus offsets ptxas keeps in uniform registers
  * (the tutorial matmul at K = 1030: config 0 spills 264 bytes instead of
- * 1264 and runs 4x faster, config 7 takes 96 registers instead of 179;
+ * 1264 and runs 4x faster, config 7 takes about 100 registers instead of 179;
  * bench/results/h100-2026-11-24/element_loop_lsr_ab.txt). */
-static const char PIPELINE_WITH_LSR[] = "default<O1>,function(loop-mssa(loop-reduce))";
+static const char PIPELINE_WITH_LSR[] = "default<O1>,function(loop(loop-reduce))";
 
 static void set_error(char *err, size_t size, const char *what, char *llvm_message) {
   snprintf(err, size, "%s%s%s", what, llvm_message ? ": " : "", llvm_message ? llvm_message : "");

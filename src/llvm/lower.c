@@ -350,25 +350,23 @@ static void declare_kernel(Lower *L, int sim) {
 
 /* A kernel whose loops load element by element waits on memory in every
  * iteration, and only more programs per SM hide that: ptxas is asked
- * (.minnctapersm) for as many as shared memory and threads allow, unless
- * that leaves a thread fewer registers than its loops carry (values other
- * than pointers, and the pointers of their accesses) plus some for
- * temporaries, 64 at least.  Left alone, ptxas took 152 registers for
- * the tutorial matmul's config 4 at K = 4004, 3 programs per SM where 4 fit
- * with 124 (Triton's: 128); timed in turns at five odd shapes, configs 1-7, the hint
- * made 15 of 35 faster (config 4 at 4000 x 4000 x 4004 1.34x), 6 slower by
- * 2-6% (bench/results/h100-2026-11-24/occupancy_hint_ab.txt). */
+ * (.minnctapersm) for as many as shared memory, threads, registers and the
+ * hardware allow, the registers being what the busiest loop keeps (values
+ * other than pointers its nest carries, and the pointers of its accesses)
+ * plus some for temporaries, 64 at least.  Values computed before a loop
+ * and used in it (offsets, masks) are not counted: the floor covers them.
+ * Left alone, ptxas took 152 registers for the tutorial matmul's config 4
+ * at K = 4004, 3 programs per SM where 4 fit with 124 (Triton's: 128);
+ * timed in turns at five odd shapes, configs 1-7, the hint made 15 of 35
+ * faster (config 4 at 4000 x 4000 x 4004 1.34x), 6 slower by 2-6%
+ * (bench/results/h100-2026-11-24/occupancy_hint_ab.txt). */
 static void occupancy_hint(Lower *L) {
   enum { TEMPORARY_WORDS = 16, FEWEST_REGISTERS = 64 };
   if (!L->element_loop_access) return;
   SmLimits sm = sm_limits(L->compute_capability);
-  int64_t words = L->most_carried_words + L->loop_pointer_words + TEMPORARY_WORDS;
+  int64_t words = L->most_loop_words + TEMPORARY_WORDS;
   if (words < FEWEST_REGISTERS) words = FEWEST_REGISTERS; /* loop bodies need registers of their own */
-  int64_t n = sm.smem / (L->shared_bytes + sm.smem_reserved);
-  int64_t by_threads = sm.threads / L->num_threads, by_registers = sm.registers / (L->num_threads * words);
-  if (by_threads < n) n = by_threads;
-  if (by_registers < n) n = by_registers;
-  if (sm.programs < n) n = sm.programs;
+  int64_t n = sm_programs(&sm, L->shared_bytes, words, L->num_threads);
   if (n > 1) annotate(L, "minctasm", (int)n);
 }
 

@@ -169,11 +169,11 @@ struct Lower {
   jmp_buf fail;
   const TirOp *op;         /* being lowered: errors point at it */
   int loop_depth;          /* loops around the op */
-  int element_loop_access; /* a loop accesses global memory element by element (codegen.c) */
-  /* registers (32-bit) of the loops for lower.c's occupancy hint: the values
-   * other than pointers the loops around the op carry, their most, and the
-   * pointers of every access in loops */
-  int carried_words, most_carried_words, loop_pointer_words;
+  int element_loop_access; /* a loop accesses global memory element by element (codegen.c, lower.c) */
+  /* 32-bit registers loops keep, for lower.c's occupancy hint: the values
+   * other than pointers the loops around the op carry, the pointers of the
+   * accesses in them so far, and the most either loop nest kept */
+  int carried_words, loop_pointer_words, most_loop_words;
   const AxisInfo *axis;    /* per value id */
   int *uses;               /* per value id: operands that name it */
   const TirOp **defs;      /* per value id: the op that makes it (NULL: an argument) */
@@ -387,8 +387,9 @@ uint32_t lower_vector_register(const Vector *v, uint32_t base, int j);
 Vector lower_choose_vector(Lower *L, int ptr, int mask, const LinearLayout *ll, int elem_bytes);
 /* Group bases: every register with no vector bit set. */
 int lower_is_group_base(const Vector *v, uint32_t r);
-/* Notes an access of n registers in vectors v: element by element inside a
- * loop sets L->element_loop_access. */
+/* Notes an access of n registers in vectors v inside a loop: counts its
+ * pointers in L->loop_pointer_words, and element by element sets
+ * L->element_loop_access. */
 void lower_note_access(Lower *L, const Vector *v, int n);
 
 void lower_addptr(Lower *L, const TirOp *op);

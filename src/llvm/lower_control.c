@@ -143,19 +143,28 @@ static int carried_words(const Regs *carried, int n) {
   return words;
 }
 
-/* Around the lowering of a loop's blocks: what lower.c's occupancy hint and
- * lower_note_access count.  Returns what leave_loop takes. */
-static int enter_loop(Lower *L, const Regs *carried, int n) {
-  int words = carried_words(carried, n);
+/* What a loop adds to the counts of lower.c's occupancy hint. */
+typedef struct LoopWords {
+  int carried, pointers_before;
+} LoopWords;
+
+/* Around the lowering of a loop's blocks: the loop's carried values join
+ * the nest's, and its accesses count from here (lower_note_access).  The
+ * pointers of an inner loop's accesses are live only in it, so leave_loop
+ * forgets them; an outer loop's accesses after the inner loop are missed. */
+static LoopWords enter_loop(Lower *L, const Regs *carried, int n) {
+  LoopWords w = {carried_words(carried, n), L->loop_pointer_words};
   L->loop_depth++;
-  L->carried_words += words;
-  if (L->carried_words > L->most_carried_words) L->most_carried_words = L->carried_words;
-  return words;
+  L->carried_words += w.carried;
+  return w;
 }
 
-static void leave_loop(Lower *L, int words) {
+static void leave_loop(Lower *L, LoopWords w) {
+  int kept = L->carried_words + L->loop_pointer_words;
+  if (kept > L->most_loop_words) L->most_loop_words = kept;
   L->loop_depth--;
-  L->carried_words -= words;
+  L->carried_words -= w.carried;
+  L->loop_pointer_words = w.pointers_before;
 }
 
 void lower_for(Lower *L, const TirOp *op) {
@@ -168,7 +177,7 @@ void lower_for(Lower *L, const TirOp *op) {
   lower_set(L, body->args.data[0], iv);
   for (int k = 0; k < op->results.len; k++) lower_set(L, body->args.data[1 + k], F.carried[k]);
   lower_shared_unknown(L);
-  int words = enter_loop(L, F.carried, op->results.len);
+  LoopWords words = enter_loop(L, F.carried, op->results.len);
   lower_block(L, body);
   leave_loop(L, words);
   for_latch(L, op, &F);
@@ -233,7 +242,7 @@ void lower_while(Lower *L, const TirOp *op) {
     lower_set(L, before->args.data[k], args[k]);
   }
   lower_shared_unknown(L);
-  int words = enter_loop(L, args, n);
+  LoopWords words = enter_loop(L, args, n);
   lower_block(L, before);
   const TirOp *cond = terminator(before);
   LLVMBuildCondBr(L->b, lower_get(L, cond->operands.data[0]).v[0], body, exit);

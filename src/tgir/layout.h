@@ -186,5 +186,8 @@ typedef struct SmLimits {
   int64_t smem, smem_per_program, smem_reserved, registers, threads, programs;
 } SmLimits;
 SmLimits sm_limits(int cc);
+/* Programs an SM holds when each takes `smem` bytes of shared memory and
+ * `regs` registers a thread (allocated 8 at a time), with `threads` threads. */
+int64_t sm_programs(const SmLimits *sm, int64_t smem, int64_t regs, int64_t threads);
 
 #endif

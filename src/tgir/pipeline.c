@@ -496,15 +496,6 @@ static int reads_pipelined(Pipe *P, const TirOp *op, int k, int loaded) {
 
 static int64_t tile_bytes(Pipe *P, int v) { return type_numel(T(P, v)) * dtype_bits(T(P, v)->elem) / 8; }
 
-/* Programs an SM holds when each takes `smem` bytes of shared memory and
- * `regs` registers a thread, with `threads` threads. */
-static int64_t programs_per_sm(const SmLimits *sm, int64_t smem, int64_t regs, int64_t threads) {
-  int64_t by_smem = sm->smem / (smem + sm->smem_reserved), by_regs = sm->registers / (((regs + 7) / 8 * 8) * threads);
-  int64_t by_threads = sm->threads / threads, n = by_smem < by_regs ? by_smem : by_regs;
-  n = n < by_threads ? n : by_threads;
-  return n < sm->programs ? n : sm->programs;
-}
-
 /* Whether `more` bytes of shared memory a program instead of `fewer` fit
  * and keep as many programs on an SM (registers estimated as the
  * accumulator's plus 64 a thread). */
@@ -512,7 +503,7 @@ static int costs_nothing(Pipe *P, int64_t more, int64_t fewer, int64_t acc_numel
   SmLimits sm = sm_limits(P->o->compute_capability);
   int64_t threads = 32 * (int64_t)P->f->num_warps, regs = acc_numel / threads + 64;
   return more <= sm.smem_per_program &&
-         programs_per_sm(&sm, more, regs, threads) >= programs_per_sm(&sm, fewer, regs, threads);
+         sm_programs(&sm, more, regs, threads) >= sm_programs(&sm, fewer, regs, threads);
 }
 
 /* How many buffers a pipelined loop holds, and when it refills them.

@@ -11,7 +11,9 @@
  *   - the verifier rejects hand-made bad IR with the rule it breaks, and
  *     the reader rejects bad layout text at its place;
  *   - the layout helpers (FMA accumulator, transposed) give layouts whose
- *     linear form places every element once, where the docs say. */
+ *     linear form places every element once, where the docs say;
+ *   - programs per SM follow the hardware's limits, registers rounded up
+ *     to 8 a thread. */
 #include "check.h"
 #include "driver/driver.h"
 #include "interp/interp.h"
@@ -441,6 +443,19 @@ static void check_layouts(void) {
   arena_free(&a);
 }
 
+/* Programs per SM against the H100's limits as the CUDA occupancy
+ * calculator counts them: 65536 registers allocated 8 a thread, 228 KB of
+ * shared memory less 1 KB a program, 2048 threads, 32 programs. */
+static void check_sm_programs(void) {
+  SmLimits h100 = sm_limits(90);
+  CHECK(sm_programs(&h100, 0, 96, 128) == 5);           /* 65536 / (96 * 128) = 5.3 */
+  CHECK(sm_programs(&h100, 0, 97, 128) == 4);           /* 97 takes 104: 4.9 */
+  CHECK(sm_programs(&h100, 0, 104, 128) == 4);
+  CHECK(sm_programs(&h100, 50 << 10, 32, 128) == 4);    /* 228 KB / 51 KB = 4.5 */
+  CHECK(sm_programs(&h100, 0, 32, 512) == 4);           /* 2048 threads */
+  CHECK(sm_programs(&h100, 0, 16, 32) == 32);           /* the programs' own limit */
+}
+
 int main(void) {
   unsigned seed = (unsigned)time(NULL);
   printf("seed %u\n", seed);
@@ -448,5 +463,6 @@ int main(void) {
   for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) check_same_results(&kernels[i]);
   check_verifier();
   check_layouts();
+  check_sm_programs();
   return check_report();
 }
