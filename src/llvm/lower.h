@@ -148,6 +148,7 @@ typedef struct BufferPlan {
 typedef struct Pending {
   int lo, hi;
   int kind;           /* read 1, write 2 */
+  int buffer;         /* its buffer (L->buffers), -1: scratch or anything */
 } Pending;
 
 /* The XOR of a buffer view's thread offsets with x, in bytes (i64): once per kernel. */
@@ -172,7 +173,7 @@ struct Lower {
   int element_loop_access; /* a loop accesses global memory element by element (codegen.c, lower.c) */
   /* 32-bit registers loops keep, for lower.c's occupancy hint: the values
    * other than pointers the loops around the op carry, the pointers of the
-   * accesses in them so far, and the most either loop nest kept */
+   * accesses in them so far, and the most any loop kept */
   int carried_words, loop_pointer_words, most_loop_words;
   const AxisInfo *axis;    /* per value id */
   int *uses;               /* per value id: operands that name it */
@@ -317,7 +318,6 @@ void lower_shared_unknown(Lower *L);
 /* Accesses to buffer value v: a barrier first where another thread's
  * pending access conflicts. */
 void lower_buffer_read(Lower *L, int v);
-void lower_buffer_write(Lower *L, int v);
 void lower_buffer_async_write(Lower *L, int v);
 /* A read by wgmma (the async proxy): a conflict is fenced (fence.proxy.async) before its barrier. */
 void lower_buffer_read_async_proxy(Lower *L, int v);

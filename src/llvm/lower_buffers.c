@@ -31,7 +31,7 @@
 
 #include <string.h>
 
-enum { ACCESS_READ = 1, ACCESS_WRITE = 2, ACCESS_ASYNC = 4, ACCESS_ASYNC_PROXY = 8, NO_END = 1 << 30 };
+enum { ACCESS_READ = 1, ACCESS_WRITE = 2, ACCESS_ASYNC = 4, ACCESS_ASYNC_PROXY = 8, ACCESS_FREE_SLOT = 16, NO_END = 1 << 30 };
 
 /* ---- placement ------------------------------------------------------------------ */
 
@@ -167,7 +167,7 @@ void lower_note_scratch(Lower *L, int64_t bytes) {
 
 void lower_shared_unknown(Lower *L) {
   L->shared_dirty = 1;
-  Pending all = {0, NO_END, ACCESS_READ | ACCESS_WRITE};
+  Pending all = {0, NO_END, ACCESS_READ | ACCESS_WRITE, -1};
   vec_push(L->arena, &L->pending, all);
 }
 
@@ -178,24 +178,27 @@ void lower_barrier(Lower *L) {
 }
 
 /* Records an access to buffer value v, with a barrier first if another
- * thread's pending access of the same bytes conflicts. */
+ * thread's pending access of the same bytes conflicts.  A write into a
+ * free slot (FREE_SLOT) of a multi-buffer conflicts with no access to the
+ * buffer's other slots, which are all the ranges record. */
 static void access_buffer(Lower *L, int v, int kind) {
-  const BufferPlan *b = &L->buffers.data[L->buffer_of[v]];
+  int id = L->buffer_of[v];
+  const BufferPlan *b = &L->buffers.data[id];
   int lo = b->offset, hi = b->offset + b->bytes, conflict = 0, reads = kind & (ACCESS_READ | ACCESS_ASYNC_PROXY);
   for (int i = 0; i < L->pending.len; i++) {
     const Pending *p = &L->pending.data[i];
+    if ((kind & ACCESS_FREE_SLOT) && p->buffer == id) continue;
     if (overlaps(lo, hi, p->lo, p->hi) && ((p->kind & ACCESS_WRITE) || !reads)) conflict = 1;
   }
   if (conflict && (kind & ACCESS_ASYNC_PROXY)) L->target->fence_proxy_async(L); /* the writes, for the async proxy */
   if (conflict) lower_barrier(L);
   L->shared_dirty = 1; /* scratch reusing these bytes later waits for this access */
   if (kind == ACCESS_ASYNC) return;
-  Pending p = {lo, hi, reads ? ACCESS_READ : kind};
+  Pending p = {lo, hi, reads ? ACCESS_READ : ACCESS_WRITE, id};
   vec_push(L->arena, &L->pending, p);
 }
 
 void lower_buffer_read(Lower *L, int v) { access_buffer(L, v, ACCESS_READ); }
-void lower_buffer_write(Lower *L, int v) { access_buffer(L, v, ACCESS_WRITE); }
 void lower_buffer_async_write(Lower *L, int v) { access_buffer(L, v, ACCESS_ASYNC); }
 void lower_buffer_read_async_proxy(Lower *L, int v) { access_buffer(L, v, ACCESS_ASYNC_PROXY); }
 
@@ -265,14 +268,14 @@ int lower_view_vector_bits(const BufferView *v, int max_bytes) {
 
 /* ---- the ops ------------------------------------------------------------------------ */
 
-static void store_tile(Lower *L, int buffer, int tile, Regs value) {
+static void store_tile(Lower *L, int buffer, int tile, Regs value, int free_slot) {
   LinearLayout ll;
   lower_linear(L, tile, &ll);
   BufferView v;
   lower_buffer_view(L, buffer, &ll, &v);
   int bits = lower_view_vector_bits(&v, 16), n = 1 << bits, word_bits, words;
   LLVMTypeRef word = lower_word_type(L, v.elem_bytes * n, v.elem_bytes * 8, &word_bits, &words);
-  lower_buffer_write(L, buffer);
+  access_buffer(L, buffer, ACCESS_WRITE | (free_slot ? ACCESS_FREE_SLOT : 0));
   LLVMValueRef elems[16];
   for (uint32_t r = 0; r < (uint32_t)value.n; r += (uint32_t)n) {
     for (int j = 0; j < n; j++) elems[j] = value.v[r + (uint32_t)j];
@@ -287,7 +290,7 @@ void lower_local_alloc(Lower *L, const TirOp *op) {
   r.v[0] = shared_at(L, L->buffers.data[L->buffer_of[res]].offset);
   L->shared_offset[res] = lower_int(L, L->i32, L->buffers.data[L->buffer_of[res]].offset);
   lower_result(L, op, 0, r);
-  if (op->operands.len) store_tile(L, res, op->operands.data[0], lower_get(L, op->operands.data[0]));
+  if (op->operands.len) store_tile(L, res, op->operands.data[0], lower_get(L, op->operands.data[0]), 0);
 }
 
 void lower_memdesc_index(Lower *L, const TirOp *op) {
@@ -305,8 +308,14 @@ void lower_memdesc_index(Lower *L, const TirOp *op) {
   lower_result(L, op, 0, r);
 }
 
+/* A store into a free slot is read only after the loop's next wait and
+ * its barrier; a wgmma reads it through the async proxy, so the writes are
+ * fenced for it here, before that barrier. */
 void lower_local_store(Lower *L, const TirOp *op) {
-  store_tile(L, op->operands.data[1], op->operands.data[0], lower_get(L, op->operands.data[0]));
+  int buffer = op->operands.data[1], free_slot = op->flags & FREE_SLOT;
+  store_tile(L, buffer, op->operands.data[0], lower_get(L, op->operands.data[0]), free_slot);
+  const Layout *l = tir_layout(L->f, buffer);
+  if (free_slot && l && l->kind == LAYOUT_NVMMA) L->target->fence_proxy_async(L);
 }
 
 /* A buffer's elements into the registers of the result's layout, in

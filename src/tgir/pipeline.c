@@ -33,9 +33,13 @@
  * (A wgmma left in flight changes that, and occupancy may ask for a
  * buffer more or less: plan_buffers.)
  *
- * A load is not pipelined when cp.async cannot move it: a vector narrower
- * than 4 bytes (AxisInfo), a non-zero `other`, volatile; nor when its
- * slice reads memory or depends on another pipelined load.
+ * A load cp.async cannot move (a vector narrower than 4 bytes, a
+ * non-zero `other`) is copied through registers where that pays
+ * (register_copies_pay): stage 0 loads it, and a local_store marked
+ * free_slot puts it in slot `ins` at the end of the iteration, which the
+ * next iteration's barrier makes visible.  A volatile load is not
+ * pipelined, nor one whose slice reads memory or depends on another
+ * pipelined load.
  *
  * Requires: GPU-layout IR after stage-operands (and accelerate-matmul).
  * Guarantees: the same values computed; masked-off copies write zeros as
@@ -56,11 +60,13 @@ typedef struct Pipe {
   TirOp *loop;
   TirBlock *body;
   Vec(TirOp *) loads;        /* the pipelined loads */
+  char through_registers[64]; /* per pipelined load: copied by ld.global and st.shared, not cp.async */
   Vec(TirOp *) out;          /* ops being emitted */
   int stages, distance;      /* buffers per load; iterations a copy runs ahead */
   const TgirOptions *o;
   TirOp *async_dot;          /* a wgmma dot left in flight across iterations (dot_wait pending=1), or NULL */
   int late_refill;           /* the copies are issued after the iteration's reads (an async dot's wait) and a barrier */
+  int has_register_copies;   /* a load is copied through registers (through_registers) */
 } Pipe;
 
 static Type *T(Pipe *P, int v) { return tir_type(P->f, v); }
@@ -167,10 +173,17 @@ static TirOp *staging_of(Pipe *P, const TirOp *load) {
   return NULL;
 }
 
-static int pipelinable(Pipe *P, const TirOp *load) {
-  if (load->code != TIR_LOAD || (load->flags & LOAD_VOLATILE) || !staging_of(P, load)) return 0;
-  if ((load->flags & LOAD_OTHER) && !is_zero(P, load->operands.data[2])) return 0;
-  return vector_bytes(P, load) >= 4;
+/* How a load is pipelined: COPY_ASYNC by cp.async; COPY_REGISTERS where
+ * cp.async cannot move it (vectors narrower than 4 bytes, a non-zero
+ * `other`): loaded into registers with the cp.async copies and stored to
+ * its buffer at the end of the iteration; NOT_PIPELINED when volatile or
+ * when its tile goes elsewhere than shared memory. */
+enum { NOT_PIPELINED, COPY_ASYNC, COPY_REGISTERS };
+
+static int copy_kind(Pipe *P, const TirOp *load) {
+  if (load->code != TIR_LOAD || (load->flags & LOAD_VOLATILE) || !staging_of(P, load)) return NOT_PIPELINED;
+  if ((load->flags & LOAD_OTHER) && !is_zero(P, load->operands.data[2])) return COPY_REGISTERS;
+  return vector_bytes(P, load) >= 4 ? COPY_ASYNC : COPY_REGISTERS;
 }
 
 /* ---- stage 0: what moves ahead ---- */
@@ -310,10 +323,66 @@ static int load_index(Pipe *P, const TirOp *op) {
   return -1;
 }
 
+/* What stage 0 issued for one iteration, for the copies made later: per
+ * pipelined load its pointers and mask (mapped then: the rest of the body
+ * may map them again) and, copied through registers, its loaded tile. */
+typedef struct Issued {
+  int valid, slot;
+  int ptr[64], mask[64], tile[64];
+} Issued;
+
+enum { COPIES_NOW = 1, STORES_NOW = 2 };
+
+static int slot_view(Pipe *P, const TirOp *load, int buffers, int slot) {
+  const Layout *bl = tir_layout(P->f, buffers);
+  int view_ops[2] = {buffers, slot};
+  return emit_value(P, TIR_MEMDESC_INDEX, T(P, load->results.data[0]), layout_shared_slot(P->f->layout_table, bl),
+                    view_ops, 2, load->loc);
+}
+
+static void emit_copy(Pipe *P, int k, const Issued *is, const int *bufs) {
+  const TirOp *load = P->loads.data[k];
+  int view = slot_view(P, load, bufs[k], is->slot);
+  if (P->through_registers[k]) {
+    int store[2] = {is->tile[k], view};
+    emit_plain(P, TIR_LOCAL_STORE, 0, store, 2, load->loc);
+    P->out.data[P->out.len - 1]->flags = FREE_SLOT;
+    return;
+  }
+  int copy[4] = {is->ptr[k], view, is->mask[k], is->valid};
+  emit_plain(P, TIR_ASYNC_COPY, 0, copy, 4, load->loc);
+  P->out.data[P->out.len - 1]->flags = LOAD_MASK;
+}
+
+/* The load of a copy through registers, masked off where the iteration
+ * does not exist. */
+static int emit_register_load(Pipe *P, const TirOp *load, const Issued *is, int k) {
+  int ptr = load->operands.data[0];
+  int valid = emit_value(P, TIR_SPLAT, type_with_elem(P->f->arena, T(P, ptr), DT_I1, 0), tir_layout(P->f, ptr),
+                         &is->valid, 1, load->loc);
+  TirOp *c = tir_op_new(P->f, TIR_LOAD, load->loc);
+  *c = *load;
+  memset(&c->operands, 0, sizeof c->operands);
+  memset(&c->results, 0, sizeof c->results);
+  tir_add_operand(P->f, c, is->ptr[k]);
+  tir_add_operand(P->f, c, binary(P, TIR_AND, 0, is->mask[k], valid, load->loc));
+  if (load->flags & LOAD_OTHER) tir_add_operand(P->f, c, mapped(P, load->operands.data[2]));
+  c->flags |= LOAD_MASK;
+  int r = tir_add_result(P->f, c, T(P, load->results.data[0]));
+  tir_set_layout(P->f, r, tir_layout(P->f, load->results.data[0]));
+  P->map[load->results.data[0]] = r;
+  vec_push(P->f->arena, &P->out, c);
+  return r;
+}
+
 /* Stage 0 for iteration a->iv into slot `slot` of each buffer; the ops
- * map the body's iv to a->iv. */
-static void emit_stage0(Pipe *P, const Ahead *a, int slot, const int *bufs) {
+ * map the body's iv to a->iv.  The cp.async copies (and their commit) go
+ * out now with COPIES_NOW, the stores of the copies through registers
+ * with STORES_NOW; the others are left to emit_copies. */
+static void emit_stage0(Pipe *P, const Ahead *a, int slot, const int *bufs, Issued *is, int now) {
   P->map[P->body->args.data[0]] = a->iv;
+  is->valid = a->valid;
+  is->slot = slot;
   for (int i = 0; i < P->body->ops.len; i++) {
     const TirOp *op = P->body->ops.data[i];
     if (!op->results.len || !P->stage0[op->results.data[0]]) continue;
@@ -322,15 +391,20 @@ static void emit_stage0(Pipe *P, const Ahead *a, int slot, const int *bufs) {
       clone(P, op);
       continue;
     }
-    const Layout *bl = tir_layout(P->f, bufs[k]);
-    int view_ops[2] = {bufs[k], slot};
-    int view = emit_value(P, TIR_MEMDESC_INDEX, T(P, op->results.data[0]), layout_shared_slot(P->f->layout_table, bl),
-                          view_ops, 2, op->loc);
-    int copy[4] = {mapped(P, op->operands.data[0]), view, copy_mask(P, op), a->valid};
-    emit_plain(P, TIR_ASYNC_COPY, 0, copy, 4, op->loc);
-    P->out.data[P->out.len - 1]->flags = LOAD_MASK;
+    is->ptr[k] = mapped(P, op->operands.data[0]);
+    is->mask[k] = copy_mask(P, op);
+    if (P->through_registers[k]) is->tile[k] = emit_register_load(P, op, is, k);
+    if (now & (P->through_registers[k] ? STORES_NOW : COPIES_NOW)) emit_copy(P, k, is, bufs);
   }
-  emit_plain(P, TIR_ASYNC_COMMIT, 0, NULL, 0, P->loop->loc);
+  if (now & COPIES_NOW) emit_plain(P, TIR_ASYNC_COMMIT, 0, NULL, 0, P->loop->loc);
+}
+
+/* The copies emit_stage0 left: cp.async (and the commit) with `copies`,
+ * the stores of copies through registers with `stores`. */
+static void emit_copies(Pipe *P, const Issued *is, const int *bufs, int copies, int stores) {
+  for (int k = 0; k < P->loads.len; k++)
+    if (P->through_registers[k] ? stores : copies) emit_copy(P, k, is, bufs);
+  if (copies) emit_plain(P, TIR_ASYNC_COMMIT, 0, NULL, 0, P->loop->loc);
 }
 
 /* x + 1, back to 0 at S. */
@@ -387,7 +461,8 @@ static void emit_prologue(Pipe *P, const int *bufs, const char *ahead, int64_t s
   for (int c = 0; c < P->loop->results.len; c++) P->map[P->body->args.data[1 + c]] = P->loop->operands.data[3 + c];
   for (int j = 0; j < P->distance; j++) {
     Ahead a = ahead_of(P, P->loop->operands.data[0], j * step);
-    emit_stage0(P, &a, constant(P, DT_I32, j, P->loop->loc), bufs);
+    Issued is;
+    emit_stage0(P, &a, constant(P, DT_I32, j, P->loop->loc), bufs, &is, COPIES_NOW | STORES_NOW);
     int next[64];
     for (int c = 0; c < P->loop->results.len && c < 64; c++) next[c] = mapped(P, yield->operands.data[c]);
     for (int c = 0; c < P->loop->results.len && c < 64; c++)
@@ -395,10 +470,12 @@ static void emit_prologue(Pipe *P, const int *bufs, const char *ahead, int64_t s
   }
 }
 
-/* The new body: wait, stage 0 for iv + D*step, the rest, rotated slots;
- * with late_refill, stage 0 after the rest (its reads done, the previous
- * iteration's wgmma waited for) and a barrier: no thread refills a slot
- * another warp may still be reading. */
+/* The new body: wait, stage 0 for iv + D*step, the rest, the stores of the
+ * copies through registers, rotated slots; with late_refill, the copies
+ * after the rest (its reads done, the previous iteration's wgmma waited
+ * for) and a barrier: no thread refills a slot another warp may still be
+ * reading.  There stage 0 stays after the barrier too, unless loads
+ * through registers are to start at the top. */
 static TirBlock *emit_body(Pipe *P, int *bufs, const char *recompute, int64_t step, int *ins, int *ext) {
   TirBlock *nb = tir_block_new(P->f);
   const TirBlock *old = P->body;
@@ -416,13 +493,14 @@ static TirBlock *emit_body(Pipe *P, int *bufs, const char *recompute, int64_t st
   vec_push(P->f->arena, &nb->args, *ext);
   emit_plain(P, TIR_ASYNC_WAIT, P->distance - 1, bufs, P->loads.len, P->loop->loc);
   Ahead a = ahead_of(P, iv, P->distance * step);
-  if (!P->late_refill) emit_stage0(P, &a, *ins, bufs);
+  Issued is;
+  int early = !P->late_refill || P->has_register_copies;
+  if (early) emit_stage0(P, &a, *ins, bufs, &is, P->late_refill ? 0 : COPIES_NOW);
   P->map[old->args.data[0]] = iv;
   emit_rest(P, recompute, bufs, *ext);
-  if (P->late_refill) {
-    emit_plain(P, TIR_BARRIER, 0, NULL, 0, P->loop->loc);
-    emit_stage0(P, &a, *ins, bufs);
-  }
+  if (P->late_refill) emit_plain(P, TIR_BARRIER, 0, NULL, 0, P->loop->loc);
+  if (early) emit_copies(P, &is, bufs, P->late_refill, 1);
+  else emit_stage0(P, &a, *ins, bufs, &is, COPIES_NOW);
   const TirOp *yield = terminator(old);
   int next_ins = next_slot(P, *ins), next_ext = next_slot(P, *ext);
   TirOp *y = tir_op_new(P->f, TIR_YIELD, yield->loc);
@@ -563,6 +641,27 @@ static void plan_buffers(Pipe *P) {
   }
 }
 
+/* Copies through registers pay where the loads they start early have a
+ * thread's share of a big dot to hide behind.  On an H200, timed in turns
+ * against the code without them at three shapes with K not a multiple of 8
+ * (A loaded element by element), the tutorial's wgmma configs with 64 or
+ * 128 accumulators a thread ran 1.0-1.24x faster (configs 0-4), and those
+ * with 32 (many programs per SM already hide the loads) 0.70-1.0x; with
+ * mma.sync, whose operands also take registers, 128 accumulators 1.04-1.20x
+ * (configs 0-2), 64 0.90-1.01x (bench/results/h200-2026-11-27/
+ * register_copies_ab.txt). */
+static int register_copies_pay(Pipe *P) {
+  int64_t threads = 32 * (int64_t)P->f->num_warps;
+  for (int i = 0; i < P->body->ops.len; i++) {
+    const TirOp *op = P->body->ops.data[i];
+    if (op->code != TIR_DOT) continue;
+    const Layout *l = tir_layout(P->f, op->results.data[0]);
+    int64_t enough = l && l->kind == LAYOUT_MMA && l->version == 3 ? 64 : 128;
+    if (type_numel(T(P, op->results.data[0])) / threads >= enough) return 1;
+  }
+  return 0;
+}
+
 /* Sets up P for `loop`; 0 if it is not pipelined. */
 static int plan_loop(Pipe *P, TirOp *loop, char **ahead, char **recompute) {
   P->loop = loop;
@@ -584,8 +683,17 @@ static int plan_loop(Pipe *P, TirOp *loop, char **ahead, char **recompute) {
     TirOp *op = P->body->ops.data[i];
     for (int k = 0; k < op->results.len; k++) P->def[op->results.data[k]] = op;
   }
-  for (int i = 0; i < P->body->ops.len && P->loads.len < 64; i++)
-    if (pipelinable(P, P->body->ops.data[i])) vec_push(P->f->arena, &P->loads, P->body->ops.data[i]);
+  int async_copies = 0, register_copies = register_copies_pay(P);
+  P->has_register_copies = 0;
+  for (int i = 0; i < P->body->ops.len && P->loads.len < 64; i++) {
+    int kind = copy_kind(P, P->body->ops.data[i]);
+    if (kind == NOT_PIPELINED || (kind == COPY_REGISTERS && !register_copies)) continue;
+    P->through_registers[P->loads.len] = kind == COPY_REGISTERS;
+    async_copies += kind == COPY_ASYNC;
+    P->has_register_copies |= kind == COPY_REGISTERS;
+    vec_push(P->f->arena, &P->loads, P->body->ops.data[i]);
+  }
+  if (!async_copies) return 0; /* loads through registers alone keep their place */
   *ahead = arena_alloc(P->f->arena, (size_t)loop->results.len + 1);
   *recompute = arena_alloc(P->f->arena, n);
   if (!P->loads.len || !stage0(P, *ahead) || !stage0_is_private(P, *ahead, *recompute)) return 0;

@@ -56,6 +56,7 @@ static void print_attributes(const TirFunc *f, const TirOp *op, Buf *out) {
   case TIR_CAST: if (op->kind == ROUND_RTZ) buf_puts(out, " rtz"); break;
   case TIR_DIV: if (op->kind == DIV_RN) buf_puts(out, " rn"); break;
   case TIR_FOR: if (op->ival) buf_printf(out, " num_stages=%lld", (long long)op->ival); break;
+  case TIR_LOCAL_STORE: if (op->flags & FREE_SLOT) buf_puts(out, " free_slot"); break;
   case TIR_ASYNC_WAIT:
   case TIR_DOT_WAIT: buf_printf(out, " pending=%lld", (long long)op->ival); break;
   case TIR_TRANS:

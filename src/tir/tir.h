@@ -51,7 +51,10 @@ typedef enum {
 /* ASSERT_TRAP: a compiler-made check (src/tir/assume.c); on the GPU a trap
  * instead of __assertfail, whose call would make ptxas serialise every
  * wgmma of the kernel; the runtime names the checks when a launch fails. */
-enum { LOAD_MASK = 1, LOAD_OTHER = 2, SCAN_REVERSE = 4, PRINT_HEX = 8, LOAD_VOLATILE = 16, ASSERT_TRAP = 32 };
+/* FREE_SLOT: a local_store the pipeliner made into a buffer slot no thread
+ * reads until the loop's next wait and its barrier (src/tgir/pipeline.c);
+ * the lowering checks no barrier for it. */
+enum { LOAD_MASK = 1, LOAD_OTHER = 2, SCAN_REVERSE = 4, PRINT_HEX = 8, LOAD_VOLATILE = 16, ASSERT_TRAP = 32, FREE_SLOT = 64 };
 
 typedef struct TirBlock TirBlock;
 
