@@ -179,8 +179,9 @@ void lower_barrier(Lower *L) {
 
 /* Records an access to buffer value v, with a barrier first if another
  * thread's pending access of the same bytes conflicts.  A write into a
- * free slot (FREE_SLOT) of a multi-buffer conflicts with no access to the
- * buffer's other slots, which are all the ranges record. */
+ * free slot of a multi-buffer (FREE_SLOT) passes over the pending accesses
+ * of its own buffer: the ranges cannot tell slots apart, and those are to
+ * other slots. */
 static void access_buffer(Lower *L, int v, int kind) {
   int id = L->buffer_of[v];
   const BufferPlan *b = &L->buffers.data[id];
