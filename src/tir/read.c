@@ -409,7 +409,7 @@ static void read_attributes(Reader *R, TirOp *op, int result_is_float_constant) 
     else if (accept(R, "reverse")) op->flags |= SCAN_REVERSE;
     else if (accept(R, "hex")) op->flags |= PRINT_HEX;
     else if (accept(R, "trap")) op->flags |= ASSERT_TRAP;
-    else if (accept(R, "free_slot")) op->flags |= FREE_SLOT;
+    else if (op->code == TIR_LOCAL_STORE && accept(R, "free_slot")) op->flags |= FREE_SLOT;
     else if (accept(R, "rtz")) op->kind = ROUND_RTZ;
     else if (accept(R, "rn")) op->kind = DIV_RN;
     else if (at(R, "\"")) op->str = string(R);
