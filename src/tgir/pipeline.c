@@ -66,7 +66,6 @@ typedef struct Pipe {
   const TgirOptions *o;
   TirOp *async_dot;          /* a wgmma dot left in flight across iterations (dot_wait pending=1), or NULL */
   int late_refill;           /* the copies are issued after the iteration's reads (an async dot's wait) and a barrier */
-  int has_register_copies;   /* a load is copied through registers (through_registers) */
 } Pipe;
 
 static Type *T(Pipe *P, int v) { return tir_type(P->f, v); }
@@ -355,24 +354,20 @@ static void emit_copy(Pipe *P, int k, const Issued *is, const int *bufs) {
 }
 
 /* The load of a copy through registers, masked off where the iteration
- * does not exist. */
+ * does not exist: the load cloned, with the mask and `other` it had. */
 static int emit_register_load(Pipe *P, const TirOp *load, const Issued *is, int k) {
   int ptr = load->operands.data[0];
   int valid = emit_value(P, TIR_SPLAT, type_with_elem(P->f->arena, T(P, ptr), DT_I1, 0), tir_layout(P->f, ptr),
                          &is->valid, 1, load->loc);
-  TirOp *c = tir_op_new(P->f, TIR_LOAD, load->loc);
-  *c = *load;
-  memset(&c->operands, 0, sizeof c->operands);
-  memset(&c->results, 0, sizeof c->results);
+  int mask = binary(P, TIR_AND, 0, is->mask[k], valid, load->loc);
+  TirOp *c = clone(P, load);
+  int other = load->flags & LOAD_OTHER ? c->operands.data[2] : -1;
+  c->operands.len = 0;
   tir_add_operand(P->f, c, is->ptr[k]);
-  tir_add_operand(P->f, c, binary(P, TIR_AND, 0, is->mask[k], valid, load->loc));
-  if (load->flags & LOAD_OTHER) tir_add_operand(P->f, c, mapped(P, load->operands.data[2]));
+  tir_add_operand(P->f, c, mask);
+  if (other >= 0) tir_add_operand(P->f, c, other);
   c->flags |= LOAD_MASK;
-  int r = tir_add_result(P->f, c, T(P, load->results.data[0]));
-  tir_set_layout(P->f, r, tir_layout(P->f, load->results.data[0]));
-  P->map[load->results.data[0]] = r;
-  vec_push(P->f->arena, &P->out, c);
-  return r;
+  return c->results.data[0];
 }
 
 /* Stage 0 for iteration a->iv into slot `slot` of each buffer; the ops
@@ -397,6 +392,12 @@ static void emit_stage0(Pipe *P, const Ahead *a, int slot, const int *bufs, Issu
     if (now & (P->through_registers[k] ? STORES_NOW : COPIES_NOW)) emit_copy(P, k, is, bufs);
   }
   if (now & COPIES_NOW) emit_plain(P, TIR_ASYNC_COMMIT, 0, NULL, 0, P->loop->loc);
+}
+
+static int has_register_copies(const Pipe *P) {
+  for (int k = 0; k < P->loads.len; k++)
+    if (P->through_registers[k]) return 1;
+  return 0;
 }
 
 /* The copies emit_stage0 left: cp.async (and the commit) with `copies`,
@@ -494,7 +495,7 @@ static TirBlock *emit_body(Pipe *P, int *bufs, const char *recompute, int64_t st
   emit_plain(P, TIR_ASYNC_WAIT, P->distance - 1, bufs, P->loads.len, P->loop->loc);
   Ahead a = ahead_of(P, iv, P->distance * step);
   Issued is;
-  int early = !P->late_refill || P->has_register_copies;
+  int early = !P->late_refill || has_register_copies(P);
   if (early) emit_stage0(P, &a, *ins, bufs, &is, P->late_refill ? 0 : COPIES_NOW);
   P->map[old->args.data[0]] = iv;
   emit_rest(P, recompute, bufs, *ext);
@@ -684,19 +685,17 @@ static int plan_loop(Pipe *P, TirOp *loop, char **ahead, char **recompute) {
     for (int k = 0; k < op->results.len; k++) P->def[op->results.data[k]] = op;
   }
   int async_copies = 0, register_copies = register_copies_pay(P);
-  P->has_register_copies = 0;
   for (int i = 0; i < P->body->ops.len && P->loads.len < 64; i++) {
     int kind = copy_kind(P, P->body->ops.data[i]);
     if (kind == NOT_PIPELINED || (kind == COPY_REGISTERS && !register_copies)) continue;
     P->through_registers[P->loads.len] = kind == COPY_REGISTERS;
     async_copies += kind == COPY_ASYNC;
-    P->has_register_copies |= kind == COPY_REGISTERS;
     vec_push(P->f->arena, &P->loads, P->body->ops.data[i]);
   }
   if (!async_copies) return 0; /* loads through registers alone keep their place */
   *ahead = arena_alloc(P->f->arena, (size_t)loop->results.len + 1);
   *recompute = arena_alloc(P->f->arena, n);
-  if (!P->loads.len || !stage0(P, *ahead) || !stage0_is_private(P, *ahead, *recompute)) return 0;
+  if (!stage0(P, *ahead) || !stage0_is_private(P, *ahead, *recompute)) return 0;
   plan_buffers(P);
   return P->distance >= 1;
 }

@@ -53,7 +53,8 @@ typedef enum {
  * wgmma of the kernel; the runtime names the checks when a launch fails. */
 /* FREE_SLOT: a local_store the pipeliner made into a buffer slot no thread
  * reads until the loop's next wait and its barrier (src/tgir/pipeline.c);
- * the lowering checks no barrier for it. */
+ * the lowering checks it against other buffers and scratch, not against
+ * the buffer's other slots. */
 enum { LOAD_MASK = 1, LOAD_OTHER = 2, SCAN_REVERSE = 4, PRINT_HEX = 8, LOAD_VOLATILE = 16, ASSERT_TRAP = 32, FREE_SLOT = 64 };
 
 typedef struct TirBlock TirBlock;
