@@ -4,12 +4,15 @@ triton_bench.py's Timer (tile's kernel: tilec's cubin, bench/tile_cubin.py),
 to tell a slower kernel from a different autotuner choice.  The two sides'
 launches take turns in one timing loop (Timer.interleaved_ms), so both meet
 the same clocks and power; with --rounds N every figure is measured N times
-and its median kept.  Each shape ends with the best config of each side
-(what an autotuner timing both in this harness would keep) timed again, in
-turns with cuBLAS (torch.matmul).  GPU machine:
+and its median kept.  tile's side is each config as tilec compiles it and,
+with --refill (what tile's autotuner does), also with the other refill
+schedule (tilec --refill early/late: one more buffer refilled early, or one
+fewer refilled late), in the same loop.  Each shape ends with the best
+variant of each side (what an autotuner timing both in this harness would
+keep) timed again, in turns with cuBLAS (torch.matmul).  GPU machine:
 
     python3 bench/matmul_configs.py TILEC [MxNxK ...] [--configs 0,4,7] [--rounds 3] [--csv FILE]
-                                      [--data randn|halves]"""
+                                      [--data randn|halves] [--refill]"""
 import argparse
 import csv
 import os
@@ -47,24 +50,30 @@ class Shape:
                     for side in ("tile", "triton", "cublas")}
         self.tilec, self.kernels = tilec, kernels
 
-    def launcher(self, side, index):
+    def launcher(self, side, index, refill=None):
         if side == "cublas":
             return lambda s: torch.matmul(self.a, self.b, out=self.out["cublas"])
         cfg = MATMUL_CONFIGS[index]
         kw = cfg.kwargs
         grid = (triton.cdiv(self.m, kw["BLOCK_SIZE_M"]) * triton.cdiv(self.n, kw["BLOCK_SIZE_N"]), )
-        args = matmul_call(self.a, self.b, self.out[side])[1]
+        out = side if refill is None else "%s/%s" % (side, refill)  # each variant writes its own output
+        if out not in self.out:
+            self.out[out] = torch.full((self.m, self.n), float("nan"), device="cuda", dtype=torch.float16)
+        args = matmul_call(self.a, self.b, self.out[out])[1]
         if side == "triton":
             return lambda s: matmul_kernel[grid](*args, ACTIVATION="", num_warps=cfg.num_warps,
                                                  num_stages=cfg.num_stages, **kw)
-        args = list(args)
-        key = (index, signature(args))  # one cubin serves every shape with the same specialisation
-        if key not in self.kernels:
-            self.kernels[key] = TileKernel(self.tilec, SOURCE, args, dict(kw, ACTIVATION='""'), cfg.num_warps,
-                                           kernel="matmul_kernel", num_stages=cfg.num_stages)
-        tk = self.kernels[key]
+        tk = self.tile_kernel(index, list(args), refill)
         stream = torch.cuda.current_stream().cuda_stream
         return lambda s: tk.launch(grid, args, stream)
+
+    def tile_kernel(self, index, args, refill=None):
+        cfg = MATMUL_CONFIGS[index]
+        key = (index, signature(args), refill)  # one cubin serves every shape with the same specialisation
+        if key not in self.kernels:
+            self.kernels[key] = TileKernel(self.tilec, SOURCE, args, dict(cfg.kwargs, ACTIVATION='""'), cfg.num_warps,
+                                           kernel="matmul_kernel", num_stages=cfg.num_stages, refill=refill)
+        return self.kernels[key]
 
     def poison(self):
         for c in self.out.values():
@@ -91,6 +100,16 @@ def spread(ratios):
     return "   rounds: " + " ".join("%.2f" % r for r in ratios) if len(ratios) > 1 else ""
 
 
+def other_refill(shape, index):
+    """The refill schedule tilec did not pick for this config (None: its loops have no choice)."""
+    meta = shape.tile_kernel(index, list(matmul_call(shape.a, shape.b, shape.out["tile"])[1])).meta
+    return {"early": "late", "late": "early"}.get(meta.get("refill"))
+
+
+def variant_name(index, refill):
+    return str(index) if refill is None else "%d/%s" % (index, refill)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("tilec")
@@ -100,40 +119,48 @@ def main():
     parser.add_argument("--csv", help="write rows kernel,size,impl,config,ms,tflops,gpu here")
     parser.add_argument("--data", choices=("randn", "halves"), default="randn",
                         help="inputs: randn / 8 (default), or the autotuned benchmarks' fp16 of magnitude 2^-5..2")
+    parser.add_argument("--refill", action="store_true",
+                        help="tile's side also with the other refill schedule of each config, as its autotuner tries")
     args = parser.parse_args()
     timer = Timer(False)
     configs = [int(c) for c in args.configs.split(",")]
     gpu = torch.cuda.get_device_name(0)
     rows, kernels, wrong = [], {}, 0
-    print("%-16s %-26s %10s %10s %7s   (median of %d round%s)" % ("shape", "config", "tile TF/s", "triton", "ratio",
-                                                                  args.rounds, "s" if args.rounds > 1 else ""))
+    print("%-16s %-26s %10s %10s %7s%s   (median of %d round%s)" % (
+        "shape", "config", "tile TF/s", "triton", "ratio", "   other refill: TF/s, /triton" if args.refill else "",
+        args.rounds, "s" if args.rounds > 1 else ""))
     for shape_text in args.shapes:
         shape = Shape(args.tilec, shape_text, kernels, args.data)
         best = {}
         for index in configs:
-            sides = ("tile", "triton")
+            other = other_refill(shape, index) if args.refill else None
+            variants = [("tile", None), ("triton", None)] + ([("tile", other)] if other else [])
             shape.poison()
-            ms, ratios = measure(timer, [shape.launcher(side, index) for side in sides], args.rounds)
-            ok = shape.correct(sides)
+            ms, ratios = measure(timer, [shape.launcher(side, index, refill) for side, refill in variants], args.rounds)
+            ok = shape.correct(("tile", "triton") + (("tile/" + other, ) if other else ()))
             wrong += not ok
-            for side, t in zip(sides, ms):
-                rows.append(("matmul_configs", shape_text, side, index, t, shape.tflops(t), gpu))
-                if ok and t < best.get(side, (float("inf"), -1))[0]:
-                    best[side] = (t, index)
-            print("%-16s %-26s %10.1f %10.1f %7.2f%s%s" % (shape_text, config_name(index), shape.tflops(ms[0]),
-                                                           shape.tflops(ms[1]), ms[1] / ms[0], "" if ok else "  WRONG",
-                                                           spread(ratios[1])), flush=True)
+            for (side, refill), t in zip(variants, ms):
+                rows.append(("matmul_configs", shape_text, side, variant_name(index, refill), t, shape.tflops(t), gpu))
+                if ok and t < best.get(side, (float("inf"),))[0]:
+                    best[side] = (t, index, refill)
+            print("%-16s %-26s %10.1f %10.1f %7.2f%s%s" % (
+                shape_text, config_name(index), shape.tflops(ms[0]), shape.tflops(ms[1]), ms[1] / ms[0],
+                "" if ok else "  WRONG",
+                "   %-5s %6.1f %5.2f" % (other, shape.tflops(ms[2]), ms[1] / ms[2]) if other else
+                ("" if not args.refill else "   %-5s" % "-")) + spread(ratios[1]), flush=True)
         if len(best) == 2:  # the two choices again, in turns with cuBLAS
             sides = ("tile", "triton", "cublas")
             shape.poison()
-            choice = {"tile": best["tile"][1], "triton": best["triton"][1], "cublas": -1}
-            ms, ratios = measure(timer, [shape.launcher(side, choice[side]) for side in sides], args.rounds)
-            wrong += not shape.correct(sides)
-            print("%-16s %-26s %10.1f %10.1f %7.2f%s   (tile config %d, Triton config %d; cuBLAS %.1f, tile %.2fx)" % (
+            choice = {"tile": best["tile"][1:], "triton": best["triton"][1:], "cublas": (-1, None)}
+            ms, ratios = measure(timer, [shape.launcher(side, *choice[side]) for side in sides], args.rounds)
+            tile_out = "tile" if choice["tile"][1] is None else "tile/" + choice["tile"][1]
+            wrong += not shape.correct((tile_out, "triton", "cublas"))
+            print("%-16s %-26s %10.1f %10.1f %7.2f%s   (tile config %s, Triton config %d; cuBLAS %.1f, tile %.2fx)" % (
                 shape_text, "best of each", shape.tflops(ms[0]), shape.tflops(ms[1]), ms[1] / ms[0], spread(ratios[1]),
-                choice["tile"], choice["triton"], shape.tflops(ms[2]), ms[2] / ms[0]), flush=True)
+                variant_name(*choice["tile"]), choice["triton"][0], shape.tflops(ms[2]), ms[2] / ms[0]), flush=True)
             for side, t in zip(sides, ms):
-                rows.append(("matmul_configs_best", shape_text, side, choice[side], t, shape.tflops(t), gpu))
+                rows.append(("matmul_configs_best", shape_text, side, variant_name(*choice[side]), t, shape.tflops(t),
+                             gpu))
         del shape
         torch.cuda.empty_cache()
     if args.csv:

@@ -49,12 +49,13 @@ def signature(args):
 class TileKernel:
     """One specialisation of a kernel in a .tl file, compiled by tilec and loaded into torch's context."""
 
-    def __init__(self, tilec, source, args, defines, num_warps, kernel=None, num_stages=None):
+    def __init__(self, tilec, source, args, defines, num_warps, kernel=None, num_stages=None, refill=None):
         self.dir = tempfile.mkdtemp(prefix="tile-cubin-")
         cubin = os.path.join(self.dir, "kernel.cubin")
         command = [tilec, source, "-o", cubin, "--signature", signature(args), "--num-warps", str(num_warps)]
         command += ["--kernel", kernel] if kernel else []
         command += ["--num-stages", str(num_stages)] if num_stages else []
+        command += ["--refill", refill] if refill else []
         major, minor = torch_capability()
         command += ["--arch", "sm_%d%d%s" % (major, minor, "a" if (major, minor) == (9, 0) else "")]
         for name, value in defines.items():

@@ -64,6 +64,8 @@ typedef enum tile_stage {
                             (without ptxas: of the PTX, registers and spills -1, and a warning) */
 } tile_stage;
 
+typedef enum tile_refill { TILE_REFILL_AUTO, TILE_REFILL_EARLY, TILE_REFILL_LATE } tile_refill;
+
 /* How a kernel is specialised.  Initialise with tile_options_init; the
  * strings are borrowed for the duration of the call. */
 typedef struct tile_options {
@@ -84,6 +86,11 @@ typedef struct tile_options {
   const char *libdevice;     /* libdevice.10.bc, linked when a kernel calls math the GPU has no instruction
                                 for (logf, sinf, fp64 exp); NULL: the context's (TILE_LIBDEVICE_PATH, else
                                 $CUDA_HOME/nvvm/libdevice/libdevice.10.bc, else under /usr/local/cuda) */
+  int refill;                /* when a pipelined loop with a dot refills its shared-memory buffers:
+                                TILE_REFILL_AUTO (0: the compiler's choice, and a JIT kernel's autotuner
+                                times the other schedule too), _EARLY (at the top of an iteration, with
+                                one buffer more where it fits), _LATE (after the iteration's reads and a
+                                barrier, one buffer fewer: Triton's schedule); docs/tgir.md */
   int time_stages;           /* nonzero: each compilation adds a note to tile_diagnostics with the
                                 milliseconds of each stage that ran ("time: frontend 0.42 ms, tile IR ...,
                                 ptxas 21.3 ms; total 35.1 ms"); a disk-cache hit compiles nothing */

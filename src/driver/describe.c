@@ -9,6 +9,7 @@
 #include "../runtime/json.h"
 #include "../runtime/metadata.h"
 #include "../support/sha256.h"
+#include "../tgir/tgir.h"
 #include "../tir/tir.h"
 
 #include <math.h>
@@ -139,6 +140,8 @@ static void collect_checks(const TirBlock *blk, Buf *out) {
   }
 }
 
+_Static_assert((int)META_REFILLS_EARLY == REFILLS_EARLY && (int)META_REFILLS_LATE == REFILLS_LATE, "the metadata's refill bits");
+
 const char *describe_kernel(Compilation *c, const TirFunc *f, const GpuArtifacts *g, int image_is_ptx) {
   Arena *a = &c->arena;
   const CheckedKernel *k = c->checked;
@@ -158,6 +161,8 @@ const char *describe_kernel(Compilation *c, const TirFunc *f, const GpuArtifacts
   put_constexprs(&b, a, k);
   if (k && c->config >= 0) buf_printf(&b, "  \"config\": %d,\n", c->config);
   buf_printf(&b, "  \"num_warps\": %d,\n  \"num_stages\": %d,\n", f->num_warps, f->num_stages);
+  if (f->refills)
+    put_field(&b, "refill", f->refills == REFILLS_EARLY ? "early" : f->refills == REFILLS_LATE ? "late" : "early,late");
   buf_printf(&b, "  \"shared\": %d,\n", g ? g->shared_bytes : 0);
   buf_printf(&b, "  \"registers\": %d,\n  \"spills\": %d,\n", registers_used(log), number_before(log, " bytes spill stores"));
   Buf checks;

@@ -26,6 +26,9 @@ typedef enum {
   TIME_COUNT
 } StageTime;
 
+/* tile_options.refill's values, for messages. */
+#define REFILL_VALUES "0 (TILE_REFILL_AUTO), 1 (TILE_REFILL_EARLY) or 2 (TILE_REFILL_LATE)"
+
 /* Everything one compilation owns; released whole when it ends. */
 typedef struct Compilation {
   tile_context *ctx;

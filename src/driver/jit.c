@@ -98,6 +98,7 @@ static void hash_kernel(Sha256 *h, const JitSource *src, const tile_options *o) 
   hash_int(h, o->config);
   hash_int(h, o->num_warps);
   hash_int(h, o->num_stages);
+  hash_int(h, o->refill);
   hash_string(h, o->passes);
   hash_string(h, o->arch);
   hash_string(h, o->signature);
@@ -125,7 +126,8 @@ static tile_options spec_options(const tile_kernel *k, const Spec *s) {
   const JitSource *src = k->source;
   tile_options o = src->opts;
   if (!k->fixed_signature) o.signature = s->signature;
-  if (s->config >= 0) o.config = s->config;
+  if (s->variant.config >= 0) o.config = s->variant.config;
+  if (s->variant.refill != TILE_REFILL_AUTO) o.refill = s->variant.refill;
   return o;
 }
 
@@ -381,34 +383,41 @@ static void choice_key(const tile_kernel *k, const char *what, char hex[65]) {
   sha256_hex(digest, hex);
 }
 
-/* The "config" of a choice entry's JSON, or -1. */
-static int read_config(const char *json, size_t len) {
+/* An integer field of a choice entry's JSON within [0, limit), or -1. */
+static int read_index(const Json *entry, const char *field, int limit) {
+  const Json *v = json_get(entry, field);
+  return v && v->kind == JSON_NUMBER && v->is_int && v->i >= 0 && v->i < limit ? (int)v->i : -1;
+}
+
+/* The "config" and "refill" of a choice entry's JSON; config -1 if unreadable. */
+static Variant read_choice(const char *json, size_t len) {
   Arena a;
   Guard guard;
   char why[128];
-  volatile int config = -1;
+  volatile int config = -1, refill = TILE_REFILL_AUTO; /* set between setjmp and a possible longjmp */
   arena_init(&a, 1 << 20);
   a.guard = &guard;
   if (setjmp(guard.jump) == 0) {
-    const Json *v = json_get(json_parse(&a, json, len, why, sizeof why), "config");
-    if (v && v->kind == JSON_NUMBER && v->is_int && v->i >= 0 && v->i < (1 << 20)) config = (int)v->i;
+    const Json *entry = json_parse(&a, json, len, why, sizeof why);
+    refill = json_get(entry, "refill") ? read_index(entry, "refill", TILE_REFILL_LATE + 1) : TILE_REFILL_AUTO;
+    config = refill >= 0 ? read_index(entry, "config", 1 << 20) : -1;
   }
   arena_free(&a);
-  return config;
+  return (Variant){config, refill < 0 ? TILE_REFILL_AUTO : refill};
 }
 
-static int load_choice(tile_kernel *k, const char *what) {
+static Variant load_choice(tile_kernel *k, const char *what) {
   char key[65], why[256];
   CacheEntry e;
-  if (!k->ctx->cache_dir) return -1;
+  if (!k->ctx->cache_dir) return AS_GIVEN;
   choice_key(k, what, key);
-  if (cache_read(k->ctx->cache_dir, key, &e, why, sizeof why) <= 0) return -1;
-  int config = read_config(e.metadata, e.metadata_len);
+  if (cache_read(k->ctx->cache_dir, key, &e, why, sizeof why) <= 0) return AS_GIVEN;
+  Variant v = read_choice(e.metadata, e.metadata_len);
   cache_entry_free(&e);
-  return config;
+  return v;
 }
 
-static void save_choice(tile_kernel *k, const char *what, int config, const char *timings) {
+static void save_choice(tile_kernel *k, const char *what, Variant v, const char *timings) {
   char key[65], why[512];
   if (!k->ctx->cache_dir) return;
   choice_key(k, what, key);
@@ -419,7 +428,7 @@ static void save_choice(tile_kernel *k, const char *what, int config, const char
   if (setjmp(guard.jump) == 0) {
     Buf json;
     buf_init(&json, &a);
-    buf_printf(&json, "{\"config\": %d, \"timings_ms\": %s, \"case\": ", config, timings);
+    buf_printf(&json, "{\"config\": %d, \"refill\": %d, \"timings_ms\": %s, \"case\": ", v.config, v.refill, timings);
     json_put_string(&json, what);
     buf_puts(&json, "}\n");
     static const char tag[] = "tile autotune choice";
@@ -476,6 +485,8 @@ static tile_status check_options(tile_context *ctx, const tile_options *o) {
                          o->num_warps);
   if (o->num_stages < 0 || o->num_stages > 16)
     return context_failf(ctx, TILE_ERROR_ARGUMENT, "num_stages must be from 0 (the default) to 16, not %d", o->num_stages);
+  if (o->refill < TILE_REFILL_AUTO || o->refill > TILE_REFILL_LATE)
+    return context_failf(ctx, TILE_ERROR_ARGUMENT, "refill must be %s, not %d", REFILL_VALUES, o->refill);
   if (o->num_defines < 0 || (o->num_defines && !o->defines))
     return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_kernel_create: num_defines without defines");
   for (int i = 0; i < o->num_defines; i++)
@@ -541,7 +552,7 @@ static size_t names_bytes(const CheckedKernel *k) {
   return n;
 }
 
-static JitTuning *tuning_of(const CheckedKernel *k) {
+static JitTuning *tuning_of(const CheckedKernel *k, int tune_refill) {
   JitTuning *j = calloc(1, sizeof *j + names_bytes(k));
   if (!j) return NULL;
   KernelTuning *t = &j->t;
@@ -555,6 +566,7 @@ static JitTuning *tuning_of(const CheckedKernel *k) {
   t->restore_args = j->restore_args, t->restore_names = j->restore_names;
   t->warmup_ms = k->meta.warmup_ms;
   t->rep_ms = k->meta.rep_ms;
+  t->tune_refill = tune_refill;
   return j;
 }
 
@@ -571,7 +583,7 @@ static tile_status declare_tuning(tile_context *ctx, JitSource *src, const Kerne
     const CheckedKernel *k = pipeline_declare(c, &src->opts);
     int configs = k ? k->meta.configs.len : 0;
     if (configs == 1) src->opts.config = 0;
-    JitTuning *j = configs > 1 ? tuning_of(k) : NULL;
+    JitTuning *j = configs > 1 ? tuning_of(k, src->opts.refill == TILE_REFILL_AUTO) : NULL;
     if (configs > 1 && !j) s = context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
     *out = j ? &j->t : NULL;
   }

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 
+_Static_assert((int)TILE_REFILL_EARLY == REFILL_EARLY && (int)TILE_REFILL_LATE == REFILL_LATE, "tgir.h's REFILL_* are tile_refill's");
+
 double pipeline_clock_ms(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -155,7 +157,7 @@ static tile_status assemble(Compilation *c, const char *ptxas, GpuArtifacts *out
  * *tir (not for .tgir input). */
 static TirFunc *gpu_layout_ir(Compilation *c, const tile_options *opts, const ArchInfo *arch, Buf *dump,
                               const char **tir) {
-  TgirOptions to = {opts->num_warps, arch->compute_capability, arch->wgmma, opts->passes};
+  TgirOptions to = {opts->num_warps, arch->compute_capability, arch->wgmma, opts->passes, opts->refill};
   if (has_suffix(&c->source, ".tgir")) {
     TirFunc *f = tir_read(&c->source, &c->arena, &c->diags);
     if (!f || tir_verify(f, &c->diags) || tgir_optimize(f, &to, &c->diags, dump)) return NULL;
@@ -181,6 +183,10 @@ static tile_status gpu_stages(Compilation *c, const tile_options *opts, tile_sta
   if (!arch) {
     diag_error(&c->diags, (Loc){0}, "unknown --arch '%s' (known: sm_80, sm_86, sm_89, sm_90, sm_90a, sim, sim90)",
                out->arch);
+    return TILE_ERROR_COMPILE;
+  }
+  if (opts->refill < TILE_REFILL_AUTO || opts->refill > TILE_REFILL_LATE) {
+    diag_error(&c->diags, (Loc){0}, "refill must be %s, not %d", REFILL_VALUES, opts->refill);
     return TILE_ERROR_COMPILE;
   }
   Buf dump;

@@ -3,7 +3,10 @@
  * KernelTuning.  The first launch for each tuning key -- the arguments'
  * specialisation key and the values of the decorator's `key` arguments --
  * compiles every config for that specialisation (those not built yet at
- * once, on several threads: kernel_prebuild), launches and times each
+ * once, on several threads: kernel_prebuild), and, unless the options fix
+ * tile_options.refill, each config's other refill schedules (the compiler
+ * picks one without knowing the grid, which decides which is faster),
+ * launches and times each
  * with events as Triton's do_bench does (a warm-up, then the median of the
  * measured runs, each after a write of twice the L2's size so that every
  * config reads its inputs from memory, as the real launch will when they
@@ -39,7 +42,7 @@ struct TuneChoice {
   int key_len;                /* as Spec's */
   uint16_t *key;
   long long *values;          /* the tuning key's argument values (see key_value) */
-  int config;
+  Variant variant;
 };
 
 /* Text grown with malloc, for messages made across calls that reset the context's. */
@@ -104,8 +107,8 @@ static TuneChoice *find_choice(tile_kernel *k, const uint16_t *key, int key_len,
   return NULL;
 }
 
-/* Remembers `config` for these arguments; out of memory only forgets it. */
-static void keep_choice(tile_kernel *k, const uint16_t *key, int key_len, const tile_arg *args, int n, int config) {
+/* Remembers variant v for these arguments; out of memory only forgets it. */
+static void keep_choice(tile_kernel *k, const uint16_t *key, int key_len, const tile_arg *args, int n, Variant v) {
   const KernelTuning *t = k->tuning;
   size_t key_bytes = key_len > 0 ? sizeof *key * (size_t)key_len : 0;
   TuneChoice *c = calloc(1, sizeof *c);
@@ -120,7 +123,7 @@ static void keep_choice(tile_kernel *k, const uint16_t *key, int key_len, const 
   c->key_len = key_len;
   if (key_bytes) memcpy(c->key, key, key_bytes);
   for (int i = 0; i < t->num_keys; i++) c->values[i] = key_value(args, n, t->key_args[i]);
-  c->config = config;
+  c->variant = v;
   c->next = k->choices;
   k->choices = c;
 }
@@ -301,31 +304,50 @@ static tile_status measure(Tuner *u, Spec *s, double *ms) {
   return TILE_OK;
 }
 
-/* Notes config c's failure to compile, load or launch: it is skipped. */
-static void skip(Tuner *u, int c, tile_status st) {
+/* "config 2" or "config 2, refill late": a variant in messages. */
+static void describe_variant(Text *out, Variant v) {
+  static const char *const refills[] = {"", ", refill early", ", refill late"};
+  text_printf(out, "config %d%s", v.config, refills[v.refill]);
+}
+
+/* Notes variant v's failure to compile, load or launch: it is skipped. */
+static void skip(Tuner *u, Variant v, tile_status st) {
   char why[512];
   first_line(tile_error(u->k->ctx), why, sizeof why);
-  text_printf(&u->report, "%s  config %d: skipped (%s)", u->report.len ? "\n" : "", c, why);
-  text_printf(&u->failures, "\n  config %d: %s", c, why);
+  text_printf(&u->report, "%s  ", u->report.len ? "\n" : "");
+  describe_variant(&u->report, v);
+  text_printf(&u->report, ": skipped (%s)", why);
+  text_printf(&u->failures, "\n  ");
+  describe_variant(&u->failures, v);
+  text_printf(&u->failures, ": %s", why);
   if (u->first_failure == TILE_OK) u->first_failure = st;
 }
 
-/* Compiles and times config c; *ms is INFINITY when it is skipped.  Only
- * errors that no other config can avoid come back. */
-static tile_status try_config(Tuner *u, int c, double *ms) {
+/* Compiles and times variant v; *ms is INFINITY when it is skipped, NAN
+ * when its schedules are those of `same` (the config's plain compile: the
+ * same code, not timed again).  Only errors that no other variant can
+ * avoid come back. */
+static tile_status try_variant(Tuner *u, Variant v, const Spec *same, double *ms, Spec **out) {
   Spec *s;
   *ms = INFINITY;
-  tile_status st = kernel_specialize(u->k, u->key, u->key_len, c, &s);
+  *out = NULL;
+  tile_status st = kernel_specialize(u->k, u->key, u->key_len, v, &s);
+  if (st == TILE_OK && same && s->meta.refills == same->meta.refills) {
+    *ms = NAN;
+    return TILE_OK;
+  }
   if (st == TILE_OK) st = run_once(u, s); /* the warm-up run also says whether it can launch at all */
   if (st == TILE_ERROR_MEMORY) return st;
   if (st != TILE_OK) {
-    skip(u, c, st);
+    skip(u, v, st);
     return TILE_OK;
   }
+  *out = s;
   st = measure(u, s, ms);
-  if (st == TILE_OK)
-    text_printf(&u->report, "%s  config %d: %.4f ms (%d warp%s)", u->report.len ? "\n" : "", c, *ms, s->meta.num_warps,
-                s->meta.num_warps > 1 ? "s" : "");
+  if (st != TILE_OK) return st;
+  text_printf(&u->report, "%s  ", u->report.len ? "\n" : "");
+  describe_variant(&u->report, v);
+  text_printf(&u->report, ": %.4f ms (%d warp%s)", *ms, s->meta.num_warps, s->meta.num_warps > 1 ? "s" : "");
   return st;
 }
 
@@ -351,22 +373,61 @@ static void make_flush(Tuner *u) {
   }
 }
 
-/* Every config timed; the fastest into *best (-1: none could run). */
-static tile_status time_configs(Tuner *u, int *best, Text *timings) {
-  double best_ms = INFINITY;
-  tile_status st = save_buffers(u);
-  *best = -1;
-  make_flush(u);
-  if (st == TILE_OK) kernel_prebuild(u->k, u->key, u->key_len, u->t->num_configs); /* try_config finds them built */
-  text_printf(timings, "[");
-  for (int c = 0; st == TILE_OK && c < u->t->num_configs; c++) {
+/* The variants after a config's plain compile s: its other refill
+ * schedules, where its pipelined loops have one to vary. */
+static int other_refills(const Tuner *u, int config, const Spec *s, Variant *out) {
+  int n = 0;
+  if (!u->t->tune_refill || !s || !s->meta.refills) return 0;
+  if (s->meta.refills != META_REFILLS_EARLY) out[n++] = (Variant){config, TILE_REFILL_EARLY};
+  if (s->meta.refills != META_REFILLS_LATE) out[n++] = (Variant){config, TILE_REFILL_LATE};
+  return n;
+}
+
+/* Times variants v[0..count) (plain[i]: the plain compile of v[i]'s config
+ * when v[i] varies it, else NULL), keeping the fastest in *best and
+ * *best_ms; each timed one's spec into timed[i] (NULL: not timed). */
+static tile_status time_variants(Tuner *u, const Variant *v, int count, Spec *const *plain, Spec **timed,
+                                 Variant *best, double *best_ms, Text *timings) {
+  tile_status st = TILE_OK;
+  kernel_prebuild(u->k, u->key, u->key_len, v, count); /* try_variant finds them built */
+  for (int i = 0; st == TILE_OK && i < count; i++) {
     double ms;
-    st = try_config(u, c, &ms);
-    text_printf(timings, isinf(ms) ? "%snull" : "%s%.6g", c ? ", " : "", ms);
-    if (st == TILE_OK && ms < best_ms) best_ms = ms, *best = c;
+    st = try_variant(u, v[i], plain ? plain[i] : NULL, &ms, &timed[i]);
+    if (st != TILE_OK || isnan(ms)) continue;
+    text_printf(timings, "%s{\"config\": %d, \"refill\": %d, \"ms\": ", timings->len > 1 ? ", " : "", v[i].config,
+                v[i].refill);
+    text_printf(timings, isinf(ms) ? "null}" : "%.6g}", ms);
+    if (ms < *best_ms) *best_ms = ms, *best = v[i];
   }
+  return st;
+}
+
+/* Every config timed, then (tune_refill) the other refill schedules of
+ * those that ran; the fastest into *best (config -1: none could run). */
+static tile_status time_configs(Tuner *u, Variant *best, Text *timings) {
+  int n = u->t->num_configs, others = 0;
+  double best_ms = INFINITY;
+  Variant *v = calloc((size_t)n * 3, sizeof *v);
+  Spec **specs = calloc((size_t)n * 3, sizeof *specs), **plain = calloc((size_t)n * 2, sizeof *plain);
+  *best = AS_GIVEN;
+  if (!v || !specs || !plain) {
+    free(v), free(specs), free(plain);
+    return context_fail(u->k->ctx, TILE_ERROR_MEMORY, "out of memory");
+  }
+  tile_status st = save_buffers(u);
+  make_flush(u);
+  for (int c = 0; c < n; c++) v[c] = (Variant){c, TILE_REFILL_AUTO};
+  text_printf(timings, "[");
+  if (st == TILE_OK) st = time_variants(u, v, n, NULL, specs, best, &best_ms, timings);
+  for (int c = 0; st == TILE_OK && c < n; c++) {
+    int added = other_refills(u, c, specs[c], v + n + others);
+    for (int i = 0; i < added; i++) plain[others + i] = specs[c];
+    others += added;
+  }
+  if (st == TILE_OK) st = time_variants(u, v + n, others, plain, specs + n, best, &best_ms, timings);
   text_printf(timings, "]");
-  if (st == TILE_OK && *best >= 0) st = prepare_buffers(u); /* for the real launch */
+  if (st == TILE_OK && best->config >= 0) st = prepare_buffers(u); /* for the real launch */
+  free(v), free(specs), free(plain);
   return st;
 }
 
@@ -379,24 +440,25 @@ static tile_status none_ran(Tuner *u, const char *key_text) {
 /* ---- choosing ----------------------------------------------------------------------- */
 
 /* On the interpreter: the first config that compiles. */
-static tile_status first_compiling(Tuner *u, int *chosen, Spec **out) {
-  *chosen = -1;
-  for (int c = 0; c < u->t->num_configs && *chosen < 0; c++) {
-    tile_status st = kernel_specialize(u->k, u->key, u->key_len, c, out);
+static tile_status first_compiling(Tuner *u, Variant *chosen, Spec **out) {
+  *chosen = AS_GIVEN;
+  for (int c = 0; c < u->t->num_configs && chosen->config < 0; c++) {
+    Variant v = {c, TILE_REFILL_AUTO};
+    tile_status st = kernel_specialize(u->k, u->key, u->key_len, v, out);
     if (st == TILE_ERROR_MEMORY) return st;
-    if (st == TILE_OK) *chosen = c;
-    else skip(u, c, st);
+    if (st == TILE_OK) *chosen = v;
+    else skip(u, v, st);
   }
   return TILE_OK;
 }
 
-/* The config recorded on disk for this case, or -1. */
-static int from_disk(tile_kernel *k, const char *what) {
-  int c = k->ctx->on_cpu ? -1 : k->compiler->load_choice(k, what);
-  return c < k->tuning->num_configs ? c : -1;
+/* The variant recorded on disk for this case; config -1 if none. */
+static Variant from_disk(tile_kernel *k, const char *what) {
+  Variant v = k->ctx->on_cpu ? AS_GIVEN : k->compiler->load_choice(k, what);
+  return v.config < k->tuning->num_configs && (k->tuning->tune_refill || v.refill == TILE_REFILL_AUTO) ? v : AS_GIVEN;
 }
 
-static void note_tuning(tile_kernel *k, const char *key_text, const char *report, int chosen) {
+static void note_tuning(tile_kernel *k, const char *key_text, const char *report, Variant chosen) {
   context_note(k->ctx, "autotune: kernel '%s' for %s%s:", k->tuning->kernel, key_text,
                k->ctx->on_cpu ? " (CPU interpreter: nothing timed, the first config that compiles)" : "");
   for (const char *line = report; *line;) {
@@ -404,13 +466,16 @@ static void note_tuning(tile_kernel *k, const char *key_text, const char *report
     context_note(k->ctx, "%.*s", (int)len, line);
     line += len + (line[len] == '\n');
   }
-  context_note(k->ctx, "  chose config %d", chosen);
+  Text choice = {0};
+  describe_variant(&choice, chosen);
+  context_note(k->ctx, "  chose %s", text_cstr(&choice));
+  free(choice.data);
 }
 
-/* Tunes u's case: *chosen is the config kept (-1: none ran), its timings
- * (JSON) in *timings.  An error comes back only when it is no config's
- * fault; its message is kept across the clean-up. */
-static tile_status tune(Tuner *u, int *chosen, Text *timings) {
+/* Tunes u's case: *chosen is the variant kept (config -1: none ran), the
+ * timings (JSON) in *timings.  An error comes back only when it is no
+ * config's fault; its message is kept across the clean-up. */
+static tile_status tune(Tuner *u, Variant *chosen, Text *timings) {
   tile_context *ctx = u->k->ctx;
   Spec *s;
   tile_status st = ctx->on_cpu ? first_compiling(u, chosen, &s) : time_configs(u, chosen, timings);
@@ -423,7 +488,7 @@ static tile_status tune(Tuner *u, int *chosen, Text *timings) {
 tile_status autotune_select(tile_kernel *k, const uint16_t *key, int key_len, const tile_arg *args, int n,
                             const unsigned *given, tile_grid_fn grid_fn, void *user, tile_stream stream, Spec **out) {
   TuneChoice *c = find_choice(k, key, key_len, args, n);
-  if (c) return kernel_specialize(k, key, key_len, c->config, out);
+  if (c) return kernel_specialize(k, key, key_len, c->variant, out);
   Tuner *u = calloc(1, sizeof *u);
   if (!u) return context_fail(k->ctx, TILE_ERROR_MEMORY, "out of memory");
   u->k = k, u->t = k->tuning, u->key = key, u->key_len = key_len, u->args = args, u->n = n;
@@ -431,11 +496,16 @@ tile_status autotune_select(tile_kernel *k, const uint16_t *key, int key_len, co
   Text what = {0}, key_text = {0}, timings = {0};
   describe_case(&what, k, key, key_len, args, n);
   describe_key(&key_text, k->tuning, args, n);
-  int chosen = from_disk(k, text_cstr(&what));
+  Variant chosen = from_disk(k, text_cstr(&what));
   tile_status st = TILE_OK;
-  if (chosen >= 0) text_printf(&u->report, "  config %d, tuned by an earlier run (disk cache)", chosen);
-  else st = tune(u, &chosen, &timings);
-  if (st == TILE_OK && chosen < 0) st = none_ran(u, text_cstr(&key_text));
+  if (chosen.config >= 0) {
+    text_printf(&u->report, "  ");
+    describe_variant(&u->report, chosen);
+    text_printf(&u->report, ", tuned by an earlier run (disk cache)");
+  } else {
+    st = tune(u, &chosen, &timings);
+  }
+  if (st == TILE_OK && chosen.config < 0) st = none_ran(u, text_cstr(&key_text));
   if (st == TILE_OK) st = kernel_specialize(k, key, key_len, chosen, out);
   if (st == TILE_OK) {
     keep_choice(k, key, key_len, args, n, chosen);
@@ -453,9 +523,9 @@ tile_status autotune_compile(tile_kernel *k, const uint16_t *key, int key_len, c
   TuneChoice *c = find_choice(k, key, key_len, args, n);
   Text what = {0};
   describe_case(&what, k, key, key_len, args, n);
-  int chosen = c ? c->config : from_disk(k, text_cstr(&what));
+  Variant chosen = c ? c->variant : from_disk(k, text_cstr(&what));
   free(what.data);
-  if (chosen >= 0) {
+  if (chosen.config >= 0) {
     tile_status st = kernel_specialize(k, key, key_len, chosen, out);
     if (st == TILE_OK && !c) keep_choice(k, key, key_len, args, n, chosen);
     return st;
@@ -465,12 +535,17 @@ tile_status autotune_compile(tile_kernel *k, const uint16_t *key, int key_len, c
   u->k = k, u->t = k->tuning, u->key = key, u->key_len = key_len, u->args = args, u->n = n;
   tile_status st = TILE_OK;
   Spec *first = NULL, *s;
-  kernel_prebuild(k, key, key_len, k->tuning->num_configs);
-  for (int i = 0; i < k->tuning->num_configs && st != TILE_ERROR_MEMORY; i++) { /* warms the caches */
-    st = kernel_specialize(k, key, key_len, i, &s);
+  int configs = k->tuning->num_configs;
+  Variant *plain = calloc((size_t)configs, sizeof *plain);
+  if (!plain) st = context_fail(k->ctx, TILE_ERROR_MEMORY, "out of memory");
+  for (int i = 0; plain && i < configs; i++) plain[i] = (Variant){i, TILE_REFILL_AUTO};
+  if (plain) kernel_prebuild(k, key, key_len, plain, configs);
+  for (int i = 0; plain && i < configs && st != TILE_ERROR_MEMORY; i++) { /* warms the caches */
+    st = kernel_specialize(k, key, key_len, plain[i], &s);
     if (st == TILE_OK && !first) first = s;
-    else if (st != TILE_OK) skip(u, i, st);
+    else if (st != TILE_OK) skip(u, plain[i], st);
   }
+  free(plain);
   Text key_text = {0};
   describe_key(&key_text, k->tuning, args, n);
   if (st != TILE_ERROR_MEMORY) st = first ? TILE_OK : none_ran(u, text_cstr(&key_text));

@@ -59,11 +59,11 @@ void kernel_destroy_all(tile_context *ctx) {
   while (ctx->kernels) tile_kernel_destroy(ctx->kernels);
 }
 
-static Spec *spec_new(const uint16_t *key, int key_len, int on_cpu, int config) {
+static Spec *spec_new(const uint16_t *key, int key_len, int on_cpu, Variant v) {
   Spec *s = calloc(1, sizeof *s);
   if (!s) return NULL;
   s->on_cpu = on_cpu;
-  s->config = config;
+  s->variant = v;
   s->key_len = key_len;
   if (key_len > 0 && !(s->key = malloc(sizeof *key * (size_t)key_len))) {
     free(s);
@@ -93,9 +93,9 @@ static tile_status load(tile_kernel *k, Spec *s) {
 }
 
 /* A new specialisation with its signature, not compiled yet; NULL when out of memory. */
-static Spec *spec_make(tile_kernel *k, const uint16_t *key, int key_len, int config) {
+static Spec *spec_make(tile_kernel *k, const uint16_t *key, int key_len, Variant v) {
   char signature[MAX_SIGNATURE];
-  Spec *s = spec_new(key, key_len, k->ctx->on_cpu, config);
+  Spec *s = spec_new(key, key_len, k->ctx->on_cpu, v);
   if (s && key_len >= 0 && key_signature(key, key_len, signature, sizeof signature) == 0 &&
       !(s->signature = arena_strdup(&s->arena, signature))) { /* the arena has no guard yet: NULL */
     spec_free(k, s);
@@ -119,8 +119,8 @@ static tile_status spec_keep(tile_kernel *k, Spec *s, tile_status st) {
 }
 
 /* Compiles a new specialisation; loads it when a GPU is there. */
-static tile_status build(tile_kernel *k, const uint16_t *key, int key_len, int config, Spec **out) {
-  Spec *s = spec_make(k, key, key_len, config);
+static tile_status build(tile_kernel *k, const uint16_t *key, int key_len, Variant v, Spec **out) {
+  Spec *s = spec_make(k, key, key_len, v);
   if (!s) return context_fail(k->ctx, TILE_ERROR_MEMORY, "out of memory");
   tile_status st = spec_keep(k, s, k->compiler->build(k, s));
   if (st == TILE_OK) *out = s;
@@ -136,16 +136,17 @@ tile_status kernel_key(tile_kernel *k, const tile_arg *args, int n, uint16_t *ke
   return TILE_OK;
 }
 
-/* The link to k's specialisation for `key` and `config` on the context's side (GPU or CPU); NULL if none. */
-static Spec **find_spec(tile_kernel *k, const uint16_t *key, int key_len, int config) {
+/* The link to k's specialisation for `key` and variant v on the context's side (GPU or CPU); NULL if none. */
+static Spec **find_spec(tile_kernel *k, const uint16_t *key, int key_len, Variant v) {
   for (Spec **link = &k->specs, *s; (s = *link); link = &s->next)
-    if (s->on_cpu == k->ctx->on_cpu && s->config == config && s->key_len == key_len &&
+    if (s->on_cpu == k->ctx->on_cpu && s->variant.config == v.config && s->variant.refill == v.refill &&
+        s->key_len == key_len &&
         (key_len <= 0 || !memcmp(s->key, key, sizeof *key * (size_t)key_len)))
       return link;
   return NULL;
 }
 
-tile_status kernel_specialize(tile_kernel *k, const uint16_t *key, int key_len, int config, Spec **out) {
+tile_status kernel_specialize(tile_kernel *k, const uint16_t *key, int key_len, Variant v, Spec **out) {
   tile_context *ctx = k->ctx;
   if (!k->compiler) {
     *out = k->specs;
@@ -153,8 +154,8 @@ tile_status kernel_specialize(tile_kernel *k, const uint16_t *key, int key_len, 
     return context_failf(ctx, TILE_ERROR_UNSUPPORTED, "kernel '%s' was loaded ahead of time: a GPU image cannot run on the CPU interpreter",
                          k->specs->meta.name);
   }
-  Spec **link = find_spec(k, key, key_len, config), *s = link ? *link : NULL;
-  if (!s) return build(k, key, key_len, config, out);
+  Spec **link = find_spec(k, key, key_len, v), *s = link ? *link : NULL;
+  if (!s) return build(k, key, key_len, v, out);
   *link = s->next;
   s->next = k->specs;
   k->specs = s;
@@ -170,13 +171,13 @@ static int threads_for(const tile_context *ctx, int jobs) {
   return n < 1 ? 1 : n < jobs ? (int)n : jobs;
 }
 
-void kernel_prebuild(tile_kernel *k, const uint16_t *key, int key_len, int num_configs) {
-  if (!k->compiler || !k->compiler->build_many || k->ctx->on_cpu || threads_for(k->ctx, num_configs) < 2) return;
-  Spec **specs = calloc((size_t)num_configs, sizeof *specs);
-  tile_status *status = calloc((size_t)num_configs, sizeof *status);
+void kernel_prebuild(tile_kernel *k, const uint16_t *key, int key_len, const Variant *v, int num_variants) {
+  if (!k->compiler || !k->compiler->build_many || k->ctx->on_cpu || threads_for(k->ctx, num_variants) < 2) return;
+  Spec **specs = calloc((size_t)num_variants, sizeof *specs);
+  tile_status *status = calloc((size_t)num_variants, sizeof *status);
   int count = 0, made = specs && status;
-  for (int c = 0; made && c < num_configs; c++)
-    if (!find_spec(k, key, key_len, c)) made = (specs[count++] = spec_make(k, key, key_len, c)) != NULL;
+  for (int i = 0; made && i < num_variants; i++)
+    if (!find_spec(k, key, key_len, v[i])) made = (specs[count++] = spec_make(k, key, key_len, v[i])) != NULL;
   int threads = threads_for(k->ctx, count), built = made && threads > 1;
   if (built) k->compiler->build_many(k, specs, count, threads, status);
   for (int i = 0; i < count; i++) { /* the failed ones (or all, out of memory) are kernel_specialize's to report */
@@ -208,7 +209,7 @@ tile_status tile_kernel_compile(tile_kernel *k, const tile_arg *args, int num_ar
   int key_len;
   tile_status st = begin_call(k, args, num_args, "tile_kernel_compile", key, &key_len);
   if (st == TILE_OK)
-    st = k->tuning ? autotune_compile(k, key, key_len, args, num_args, &s) : kernel_specialize(k, key, key_len, -1, &s);
+    st = k->tuning ? autotune_compile(k, key, key_len, args, num_args, &s) : kernel_specialize(k, key, key_len, AS_GIVEN, &s);
   if (st == TILE_OK) k->current = s;
   return st;
 }
@@ -268,7 +269,7 @@ static tile_status launch(tile_kernel *k, const unsigned *given, tile_grid_fn gr
   tile_status st = begin_call(k, args, n, "tile_launch", key, &key_len);
   if (st == TILE_OK)
     st = k->tuning ? autotune_select(k, key, key_len, args, n, given, grid_fn, user, stream, &s)
-                   : kernel_specialize(k, key, key_len, -1, &s);
+                   : kernel_specialize(k, key, key_len, AS_GIVEN, &s);
   return st == TILE_OK ? kernel_launch_spec(k, s, given, grid_fn, user, stream, args, n) : st;
 }
 
@@ -380,7 +381,7 @@ tile_status tile_kernel_load(tile_context *ctx, const void *image, size_t size, 
   if (!out || !image || !size || !metadata)
     return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_kernel_load: NULL or empty image, NULL metadata or out");
   *out = NULL;
-  Spec *s = spec_new(NULL, NO_KEY, 0, -1);
+  Spec *s = spec_new(NULL, NO_KEY, 0, AS_GIVEN);
   if (!s) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
   tile_kernel k0 = {.ctx = ctx}; /* frees s on failure: no compiler */
   tile_status st = keep_aot(ctx, s, image, size, metadata);

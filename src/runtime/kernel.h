@@ -14,6 +14,16 @@
 
 typedef struct Spec Spec;
 
+/* What a specialisation is compiled with besides its arguments' types: an
+ * @triton.autotune config (-1: the kernel's options) and a refill schedule
+ * (TILE_REFILL_AUTO: the options'), which the autotuner also varies. */
+typedef struct Variant {
+  int config, refill;
+} Variant;
+
+/* The kernel's options as they are. */
+static const Variant AS_GIVEN = {-1, TILE_REFILL_AUTO};
+
 typedef struct KernelCompiler {
   /* Compiles specialisation s (s->signature; NULL: the source's annotations)
    * for s->on_cpu or the GPU: sets s->metadata and, for the GPU, s->image,
@@ -32,11 +42,11 @@ typedef struct KernelCompiler {
   void (*release)(tile_kernel *k); /* frees k->source and k->tuning */
   /* The autotuner's choices on disk (the cache directory), keyed by the
    * kernel's source and options and by `what`: the GPU, the signature and
-   * the key's values.  load_choice returns the config recorded, or -1;
-   * save_choice records one with its timings (text), noting in ctx when the
-   * cache cannot be written. */
-  int (*load_choice)(tile_kernel *k, const char *what);
-  void (*save_choice)(tile_kernel *k, const char *what, int config, const char *timings);
+   * the key's values.  load_choice returns the variant recorded (config -1:
+   * none); save_choice records one with its timings (JSON text), noting in
+   * ctx when the cache cannot be written. */
+  Variant (*load_choice)(tile_kernel *k, const char *what);
+  void (*save_choice)(tile_kernel *k, const char *what, Variant v, const char *timings);
 } KernelCompiler;
 
 /* How a JIT kernel with several @triton.autotune configs is tuned at launch
@@ -54,6 +64,7 @@ typedef struct KernelTuning {
   const int *restore_args;
   const char *const *restore_names;
   double warmup_ms, rep_ms;   /* time spent warming up and measuring each config (Triton's do_bench) */
+  int tune_refill;            /* the options leave refill to the compiler: each config's other schedules are timed too */
 } KernelTuning;
 
 typedef struct TuneChoice TuneChoice;
@@ -61,7 +72,7 @@ typedef struct TuneChoice TuneChoice;
 struct Spec {
   Spec *next;                 /* the kernel's list, most recently used first */
   int on_cpu;                 /* compiled for the interpreter */
-  int config;                 /* the @triton.autotune config it was compiled with; -1: the kernel's options */
+  Variant variant;            /* the config and refill it was compiled with */
   int key_len;                /* arguments the key covers */
   uint16_t *key;              /* args_key of the arguments it was made for */
   Arena arena;                /* everything below */
@@ -98,17 +109,17 @@ void kernel_destroy_all(tile_context *ctx);
 /* The specialisation key of a launch's arguments into key[0..n) with
  * *key_len = n; NO_KEY for a kernel with a fixed signature (or no args). */
 tile_status kernel_key(tile_kernel *k, const tile_arg *args, int n, uint16_t *key, int *key_len);
-/* The specialisation for `key` compiled with `config` (-1: the kernel's
- * options), moved to the front of the list; compiled, and loaded when a GPU
- * is there, if new.  An AOT kernel's one specialisation whatever the key. */
-tile_status kernel_specialize(tile_kernel *k, const uint16_t *key, int key_len, int config, Spec **out);
-/* Compiles, several at once, the specialisations for `key` of configs
- * 0..num_configs-1 that k lacks, so that kernel_specialize then finds them;
+/* The specialisation for `key` compiled with variant v, moved to the front
+ * of the list; compiled, and loaded when a GPU is there, if new.  An AOT
+ * kernel's one specialisation whatever the key. */
+tile_status kernel_specialize(tile_kernel *k, const uint16_t *key, int key_len, Variant v, Spec **out);
+/* Compiles, several at once, the specialisations for `key` of variants
+ * v[0..count) that k lacks, so that kernel_specialize then finds them;
  * only on the GPU, with a compiler that can, and when two or more are
  * missing and there are threads for them (TILE_COMPILE_THREADS).  A config
  * that fails is left out quietly: kernel_specialize compiles it again and
  * reports why. */
-void kernel_prebuild(tile_kernel *k, const uint16_t *key, int key_len, int num_configs);
+void kernel_prebuild(tile_kernel *k, const uint16_t *key, int key_len, const Variant *v, int count);
 /* Launches s (it becomes k->current): checks and packs the arguments,
  * computes the grid (grid_fn's, else `given`), then the GPU or the
  * interpreter. */

@@ -130,6 +130,12 @@ static int read_fields(MetaReader *r, KernelMetadata *m) {
       get_int(r, r->root, "registers", -1, 1 << 16, 1, -1, &m->registers) ||
       get_int(r, r->root, "spills", -1, 1 << 30, 1, -1, &m->spills))
     return -1;
+  const Json *refill = json_get(r->root, "refill");
+  if (refill && refill->kind != JSON_STRING) return bad(r, "non-string field ", "refill");
+  const char *schedules[] = {"", "early", "late", "early,late"};
+  for (int i = 1; refill && i < 4; i++)
+    if (!strcmp(refill->s, schedules[i])) m->refills = i;
+  if (refill && !m->refills) return bad(r, "refill must be \"early\", \"late\" or \"early,late\", not ", refill->s);
   const Json *checks = json_get(r->root, "checks");
   if (checks && checks->kind != JSON_STRING) return bad(r, "non-string field ", "checks");
   m->checks = checks ? checks->s : "";

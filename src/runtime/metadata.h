@@ -24,6 +24,9 @@ typedef struct MetaConstexpr {
   const Json *value;      /* a number, bool, string or null */
 } MetaConstexpr;
 
+/* The metadata's "refill": "early", "late" or "early,late" (tile_options.refill). */
+enum { META_REFILLS_EARLY = 1, META_REFILLS_LATE = 2 };
+
 typedef struct KernelMetadata {
   const char *name;       /* the kernel's entry point in the image */
   const char *signature;  /* "*fp32:16,i32" */
@@ -38,6 +41,7 @@ typedef struct KernelMetadata {
   int num_constexprs;
   int config;             /* the @triton.autotune config the constexprs came from; -1: none */
   int num_warps, num_stages;
+  int refills;            /* META_REFILLS_*: how its pipelined loops with a dot refill their buffers; 0: none */
   int shared;             /* dynamic shared memory, bytes */
   int registers, spills;  /* from ptxas; -1 when unknown */
   const char *checks;     /* compiler-made checks that trap on the GPU ("file:line: message; ..."); "" if none */

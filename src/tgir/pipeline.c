@@ -585,6 +585,8 @@ static int costs_nothing(Pipe *P, int64_t more, int64_t fewer, int64_t acc_numel
          sm_programs(&sm, more, regs, threads) >= sm_programs(&sm, fewer, regs, threads);
 }
 
+static int64_t smem_per_program(Pipe *P) { return sm_limits(P->o->compute_capability).smem_per_program; }
+
 /* How many buffers a pipelined loop holds, and when it refills them.
  *
  * A wgmma dot whose operands are both pipelined and whose result only goes
@@ -609,7 +611,14 @@ static int costs_nothing(Pipe *P, int64_t more, int64_t fewer, int64_t acc_numel
  * the copies for iteration i + S - 1 go out after iteration i's reads and a
  * barrier, into the slot it read: Triton's schedule for mma.sync (its
  * 2-warp matmul configs hold 9 programs an H100 SM with S - 1 buffers, 7
- * with S).  Not below two buffers: with one, no copy overlaps the math. */
+ * with S).  Not below two buffers: with one, no copy overlaps the math.
+ *
+ * Which schedule runs faster also depends on the grid, unknown here: at
+ * 3072^3 on an H200 config 2 (128x128x32, 4 warps) ran 15% faster refilled
+ * late (3 programs an SM instead of 2: its 576 tiles take two waves of
+ * 132 SMs instead of three) and 6-9% slower from 4096^3 up.  So o->refill
+ * may ask for either (the autotuner times both): early keeps the extra
+ * buffer wherever it fits, late drops it. */
 static void plan_buffers(Pipe *P) {
   P->async_dot = NULL;
   P->late_refill = 0;
@@ -633,13 +642,18 @@ static void plan_buffers(Pipe *P) {
   for (int i = 0; i < P->loads.len; i++) pipelined += tile_bytes(P, P->loads.data[i]->results.data[0]);
   /* bytes counts the pipelined loads' own local_allocs, which the buffers replace */
   int64_t with_s = bytes + pipelined * (s - 1);
+  int refill = P->o->refill, fits = with_s + (P->async_dot ? pipelined : 0) <= smem_per_program(P);
   if (P->async_dot) {
-    if (P->f->num_warps < 8 && costs_nothing(P, with_s + pipelined, with_s, acc)) P->stages++;
+    int early = refill == REFILL_AUTO ? P->f->num_warps < 8 && costs_nothing(P, with_s + pipelined, with_s, acc)
+                                      : refill == REFILL_EARLY && fits;
+    if (early) P->stages++;
     else P->late_refill = 1;
-  } else if (s >= 3 && !costs_nothing(P, with_s, with_s - pipelined, acc)) {
-    P->stages--;
-    P->late_refill = 1;
+  } else if (s >= 3) {
+    P->late_refill = refill == REFILL_AUTO ? !costs_nothing(P, with_s, with_s - pipelined, acc)
+                                           : refill == REFILL_LATE || !fits;
+    P->stages -= P->late_refill;
   }
+  P->f->refills |= P->late_refill ? REFILLS_LATE : REFILLS_EARLY;
 }
 
 /* Copies through registers pay where the loads they start early have a

@@ -17,7 +17,17 @@ typedef struct TgirOptions {
   int compute_capability; /* 80, 86, 89, 90: what the layouts may assume (below 80: no tensor cores) */
   int wgmma;              /* sm_90a: wgmma may be used (compute_capability 90) */
   const char *passes;     /* optional steps (--passes): "remove-converts", "all", "none"; NULL: all */
+  int refill;             /* REFILL_*: when a pipelined loop refills its buffers (pipeline.c, plan_buffers) */
 } TgirOptions;
+
+/* A pipelined loop with a dot refills each buffer early (at the top of an
+ * iteration, one buffer more) or late (after the iteration's reads and a
+ * barrier, one buffer fewer).  The pipeliner picks one from the kernel
+ * alone; the grid decides which runs faster, so the autotuner also times
+ * the other (tile_options.refill, whose values these are). */
+enum { REFILL_AUTO, REFILL_EARLY, REFILL_LATE };
+/* TirFunc.refills: the schedules the pipeliner gave its loops with a dot. */
+enum { REFILLS_EARLY = 1, REFILLS_LATE = 2 };
 
 /* Tile IR to GPU-layout IR, in place, in steps (src/tgir/passes.h):
  * assign-layouts gives every tile value a layout (coalesced layouts for

@@ -501,6 +501,7 @@ typedef struct Run {
   unsigned grid[3];
   double rtol, atol;
   int stages;              /* num_stages (stages=N); 0: the kernel's */
+  int refill;              /* tile_options.refill (refill=early|late); 0: the compiler's choice */
   char arch[16];           /* the simulated target (arch=sim90); empty: sim */
   char expect_error[64];
   int compare_print, same_line;
@@ -552,6 +553,8 @@ static int parse_options(Run *r) {
     else if (!strncmp(p, "atol=", 5)) r->atol = strtod(p + 5, NULL);
     else if (!strncmp(p, "error=", 6)) snprintf(r->expect_error, sizeof r->expect_error, "%.*s", (int)len - 6, p + 6);
     else if (!strncmp(p, "stages=", 7)) r->stages = atoi(p + 7);
+    else if (len == 12 && !strncmp(p, "refill=early", 12)) r->refill = TILE_REFILL_EARLY;
+    else if (len == 11 && !strncmp(p, "refill=late", 11)) r->refill = TILE_REFILL_LATE;
     else if (!strncmp(p, "arch=", 5)) snprintf(r->arch, sizeof r->arch, "%.*s", (int)len - 5, p + 5);
     else if (len == 5 && !strncmp(p, "print", 5)) r->compare_print = 1;
     else if (len == 9 && !strncmp(p, "same_line", 9)) r->same_line = 1;
@@ -601,6 +604,7 @@ static void options_of(const Run *r, tile_options *o, const char *signature, con
   o->num_defines = r->n_defines;
   o->num_warps = r->warps;
   o->num_stages = r->stages;
+  o->refill = r->refill;
   o->arch = arch && r->arch[0] ? r->arch : arch;
 }
 

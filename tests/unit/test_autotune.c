@@ -9,8 +9,10 @@
  * restored), a key change re-tuning and a non-key change not, the disk
  * cache sparing another context the tuning, tile_kernel_compile, kernels
  * with one config or a fixed one, on the CPU interpreter the first config
- * that compiles, with the result checked, and the configs compiled on
- * several threads (TILE_COMPILE_THREADS) giving what one thread gives. */
+ * that compiles, with the result checked, the configs compiled on
+ * several threads (TILE_COMPILE_THREADS) giving what one thread gives, and
+ * each config's other refill schedule timed and chosen (tile_options.refill
+ * AUTO), or not when the options fix it. */
 #include "check.h"
 #include "fake_cuda.h"
 #include "tile/tile.h"
@@ -315,6 +317,93 @@ static void test_errors(void) {
   tile_context_destroy(ctx);
 }
 
+/* A pipelined tl.dot loop: two configs, each with an early and a late refill schedule (sm_90a). */
+static const char dot_source[] =
+    "import triton\n"
+    "import triton.language as tl\n"
+    "@triton.autotune(configs=[triton.Config({'BN': 64}, num_warps=4, num_stages=3),\n"
+    "                          triton.Config({'BN': 128}, num_warps=4, num_stages=3)], key=['K'])\n"
+    "@triton.jit\n"
+    "def dot_rows(a_ptr, b_ptr, c_ptr, K, BN: tl.constexpr):\n"
+    "    rm = tl.arange(0, 64)\n"
+    "    rn = tl.program_id(0) * BN + tl.arange(0, BN)\n"
+    "    rk = tl.arange(0, 32)\n"
+    "    acc = tl.zeros((64, BN), dtype=tl.float32)\n"
+    "    for k in range(0, K, 32):\n"
+    "        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])\n"
+    "        b = tl.load(b_ptr + (k + rk)[:, None] * 256 + rn[None, :])\n"
+    "        acc += tl.dot(a, b)\n"
+    "    tl.store(c_ptr + rm[:, None] * 256 + rn[None, :], acc.to(tl.float16))\n";
+
+static double by_shared(FakeCuda *state, void **params) { return 1.0 + state->shared / 1e6; }
+
+static void grid_dot(const tile_kernel *k, const tile_arg *args, int n, unsigned grid[3], void *user) {
+  long long bn = 1;
+  tile_kernel_constexpr(k, "BN", &bn);
+  grid[0] = (unsigned)(256 / bn);
+}
+
+static tile_status launch_dot(tile_kernel *k, void *a, void *b, void *c, int K) {
+  tile_arg args[] = {tile_buffer(a, "fp16", 0), tile_buffer(b, "fp16", 0), tile_buffer(c, "fp16", 0), tile_int(K)};
+  return tile_launch_grid(k, grid_dot, NULL, NULL, args, 4);
+}
+
+static tile_kernel *dot_kernel(tile_context *ctx, int refill) {
+  tile_options o;
+  tile_options_init(&o);
+  o.refill = refill;
+  tile_kernel *k = NULL;
+  CHECK(tile_kernel_create(ctx, "dot.tl", dot_source, strlen(dot_source), &o, &k) == TILE_OK);
+  return k;
+}
+
+/* Each config's other refill schedule is timed too, and may be the choice: on disk with it. */
+static void test_refill(void) {
+  fake->on_launch = by_shared; /* the least shared memory is fastest: config 0 refilled late */
+  tile_context *ctx = context(0);
+  tile_kernel *k = dot_kernel(ctx, TILE_REFILL_AUTO);
+  void *a, *b, *c;
+  CHECK(tile_malloc(ctx, &a, 64 * 512 * 2) == TILE_OK && tile_malloc(ctx, &b, 512 * 256 * 2) == TILE_OK &&
+        tile_malloc(ctx, &c, 64 * 256 * 2) == TILE_OK);
+  CHECK(launch_dot(k, a, b, c, 512) == TILE_OK);
+  const char *notes = tile_diagnostics(ctx);
+  CHECK_CONTAINS(notes, "config 0: 1.0");
+  CHECK_CONTAINS(notes, "config 1: 1.0");
+  CHECK_CONTAINS(notes, "config 0, refill late: 1.0");
+  CHECK_CONTAINS(notes, "config 1, refill late: 1.0");
+  CHECK(!strstr(notes, "refill early")); /* the compiler's own choice for both: timed once */
+  CHECK_CONTAINS(notes, "chose config 0, refill late");
+  CHECK(tile_kernel_config(k) == 0);
+  CHECK_CONTAINS(tile_kernel_metadata(k), "\"refill\": \"late\"");
+  unsigned shared = fake->shared;
+  tile_context_destroy(ctx);
+  /* another context: the variant from disk, nothing timed */
+  ctx = context(0);
+  k = dot_kernel(ctx, TILE_REFILL_AUTO);
+  CHECK(tile_malloc(ctx, &a, 64 * 512 * 2) == TILE_OK && tile_malloc(ctx, &b, 512 * 256 * 2) == TILE_OK &&
+        tile_malloc(ctx, &c, 64 * 256 * 2) == TILE_OK);
+  int launches = fake->launches;
+  CHECK(launch_dot(k, a, b, c, 512) == TILE_OK && fake->launches == launches + 1 && fake->shared == shared);
+  CHECK_CONTAINS(tile_diagnostics(ctx), "config 0, refill late, tuned by an earlier run (disk cache)");
+  CHECK_CONTAINS(tile_kernel_metadata(k), "\"refill\": \"late\"");
+  /* refill fixed by the options: one schedule a config */
+  k = dot_kernel(ctx, TILE_REFILL_EARLY);
+  CHECK(launch_dot(k, a, b, c, 512) == TILE_OK);
+  notes = tile_diagnostics(ctx);
+  CHECK_CONTAINS(notes, "config 1: 1.0");
+  CHECK(!strstr(notes, "refill late") && !strstr(notes, "refill early"));
+  CHECK_CONTAINS(tile_kernel_metadata(k), "\"refill\": \"early\"");
+  CHECK(fake->shared > shared);
+  /* a value out of range */
+  tile_options o;
+  tile_options_init(&o);
+  o.refill = 3;
+  CHECK(tile_kernel_create(ctx, "dot.tl", dot_source, strlen(dot_source), &o, &k) == TILE_ERROR_ARGUMENT);
+  CHECK_CONTAINS(tile_error(ctx), "refill must be 0 (TILE_REFILL_AUTO), 1 (TILE_REFILL_EARLY) or 2 (TILE_REFILL_LATE), not 3");
+  tile_context_destroy(ctx);
+  fake->on_launch = on_launch;
+}
+
 /* On the interpreter: the first config that compiles, nothing timed, and the right result. */
 static void test_cpu(void) {
   tile_context *ctx = context(1);
@@ -440,6 +529,7 @@ int main(void) {
   test_errors();
   test_cpu();
   test_threads();
+  test_refill();
   fake->on_launch = NULL;
   remove_dir(cache_dir);
   dlclose(library);

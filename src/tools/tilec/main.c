@@ -51,6 +51,10 @@ static const char usage[] =
     "                        $TILE_LIBDEVICE_PATH, else in $CUDA_HOME or /usr/local/cuda)\n"
     "  --num-warps N         warps per program (default 4, or the config's)\n"
     "  --num-stages N        software-pipelining depth (default 3, or the config's)\n"
+    "  --refill=WHEN         when pipelined loops with a dot refill their buffers:\n"
+    "                        early (one buffer more where it fits), late (after the\n"
+    "                        iteration's reads and a barrier), auto (default: the\n"
+    "                        compiler's choice)\n"
     "  --passes=LIST         passes to run: tile IR fold,combine,cse,widen,licm,dce and\n"
     "                        GPU-layout IR remove-converts, accelerate-matmul,\n"
     "                        stage-operands, pipeline (default all; none)\n"
@@ -140,6 +144,12 @@ static int parse_args(int argc, char **argv, Args *a) {
       long n = strtol(v, &end, 10);
       if (*end || n < 1 || n > 16) return usage_error("--num-stages needs a number from 1 to 16, got '%s'", v);
       a->opts.num_stages = (int)n;
+    } else if ((v = option_value(argc, argv, &i, "--refill"))) {
+      const char *when[] = {"auto", "early", "late"};
+      a->opts.refill = -1;
+      for (int w = 0; w < 3; w++)
+        if (!strcmp(v, when[w])) a->opts.refill = w;
+      if (a->opts.refill < 0) return usage_error("--refill needs auto, early or late, got '%s'", v);
     } else if ((v = option_value(argc, argv, &i, "-o"))) {
       a->output = strcmp(v, "-") ? v : NULL; /* `-o -` is stdout, not a file named "-" */
     } else if ((v = option_value(argc, argv, &i, "--metadata"))) {
