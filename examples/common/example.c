@@ -157,6 +157,13 @@ long long example_constexpr(const tile_kernel *k, const char *name) {
   return v;
 }
 
+/* The metadata's "refill" (when the pipelined loop refills its buffers: "early", "late"), "-" if none. */
+void example_refill(tile_kernel *k, char *out, size_t size) {
+  const char *meta = tile_kernel_metadata(k), *key = "\"refill\": \"", *at = meta ? strstr(meta, key) : NULL;
+  if (at) at += strlen(key);
+  snprintf(out, size, "%.*s", at ? (int)strcspn(at, "\"") : 1, at ? at : "-");
+}
+
 long long example_cdiv(long long a, long long b) { return (a + b - 1) / b; }
 
 double example_time(Example *ex, void (*launch)(Example *, void *), void *user, int reps) {
