@@ -362,7 +362,7 @@ static void test_refill(void) {
   fake->on_launch = by_shared; /* the least shared memory is fastest: config 0 refilled late */
   tile_context *ctx = context(0);
   tile_kernel *k = dot_kernel(ctx, TILE_REFILL_AUTO);
-  void *a, *b, *c;
+  void *a = NULL, *b = NULL, *c = NULL;
   CHECK(tile_malloc(ctx, &a, 64 * 512 * 2) == TILE_OK && tile_malloc(ctx, &b, 512 * 256 * 2) == TILE_OK &&
         tile_malloc(ctx, &c, 64 * 256 * 2) == TILE_OK);
   CHECK(launch_dot(k, a, b, c, 512) == TILE_OK);
