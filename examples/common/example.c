@@ -157,7 +157,6 @@ long long example_constexpr(const tile_kernel *k, const char *name) {
   return v;
 }
 
-/* The metadata's "refill" (when the pipelined loop refills its buffers: "early", "late"), "-" if none. */
 void example_refill(tile_kernel *k, char *out, size_t size) {
   const char *meta = tile_kernel_metadata(k), *key = "\"refill\": \"", *at = meta ? strstr(meta, key) : NULL;
   if (at) at += strlen(key);

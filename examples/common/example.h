@@ -66,6 +66,7 @@ void example_poison(Example *ex, void *device, size_t bytes);
 tile_kernel *example_kernel(Example *ex, const tile_options *opts);
 /* A constexpr of the kernel's last specialisation; ends the program if absent. */
 long long example_constexpr(const tile_kernel *k, const char *name);
+/* Its metadata's "refill" (how its pipelined loop refills its buffers: "early", "late"), else "-". */
 void example_refill(tile_kernel *k, char *out, size_t size);
 long long example_cdiv(long long a, long long b);
 

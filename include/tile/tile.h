@@ -237,10 +237,13 @@ TILE_API void tile_event_destroy(tile_context *ctx, tile_event e);
  * config being run, through tile_kernel_constexpr -- and times it with
  * events: `warmup` ms of warm-up runs, then the median of runs filling `rep`
  * ms (the decorator's warmup= and rep=; 25 and 100 by default, as Triton's
- * do_bench), 3 to 200 of them.  A config that does not compile, load (more
- * shared memory than the GPU allows) or launch (too many registers or
- * threads) is skipped, as Triton skips OutOfResources; when none can run the
- * launch fails with each one's reason.  The fastest is kept for that key, in
+ * do_bench), 3 to 200 of them.  Unless opts->refill fixes it, each config
+ * whose pipelined loop has a dot is then also compiled and timed with the
+ * other refill schedule (which wins depends on the grid; the choice is the
+ * pair, the metadata's "refill" says which).  A config that does not
+ * compile, load (more shared memory than the GPU allows) or launch (too
+ * many registers or threads) is skipped, as Triton skips OutOfResources;
+ * when none can run the launch fails with each one's reason.  The fastest is kept for that key, in
  * memory and in the disk cache (keyed like the kernels, plus the GPU's name;
  * so another process skips the tuning), and launched: every tuning run
  * writes the launch's buffers, so the decorator's reset_to_zero=['c_ptr']
@@ -254,8 +257,9 @@ TILE_API void tile_event_destroy(tile_context *ctx, tile_event e);
  * On the CPU interpreter nothing is timed: the first config that compiles
  * is kept.  tile_kernel_compile of a tuned kernel compiles the config chosen
  * for these arguments if there is one (in memory or on disk), else every
- * config, and describes the first that compiles.  A source with one config
- * uses it without tuning. */
+ * config (with the compiler's refill schedule: the other is compiled when
+ * a launch tunes), and describes the first that compiles.  A source with
+ * one config uses it without tuning. */
 TILE_API tile_status tile_kernel_create(tile_context *ctx, const char *name, const char *source, size_t len,
                                         const tile_options *opts, tile_kernel **out);
 TILE_API tile_status tile_kernel_create_file(tile_context *ctx, const char *path, const tile_options *opts,

@@ -140,7 +140,7 @@ static void collect_checks(const TirBlock *blk, Buf *out) {
   }
 }
 
-_Static_assert((int)META_REFILLS_EARLY == REFILLS_EARLY && (int)META_REFILLS_LATE == REFILLS_LATE, "the metadata's refill bits");
+_Static_assert((int)META_REFILLS_EARLY == REFILL_EARLY && (int)META_REFILLS_LATE == REFILL_LATE, "TirFunc.refills' bits");
 
 const char *describe_kernel(Compilation *c, const TirFunc *f, const GpuArtifacts *g, int image_is_ptx) {
   Arena *a = &c->arena;
@@ -161,8 +161,7 @@ const char *describe_kernel(Compilation *c, const TirFunc *f, const GpuArtifacts
   put_constexprs(&b, a, k);
   if (k && c->config >= 0) buf_printf(&b, "  \"config\": %d,\n", c->config);
   buf_printf(&b, "  \"num_warps\": %d,\n  \"num_stages\": %d,\n", f->num_warps, f->num_stages);
-  if (f->refills)
-    put_field(&b, "refill", f->refills == REFILLS_EARLY ? "early" : f->refills == REFILLS_LATE ? "late" : "early,late");
+  if (f->refills) put_field(&b, "refill", meta_refill_names[f->refills]);
   buf_printf(&b, "  \"shared\": %d,\n", g ? g->shared_bytes : 0);
   buf_printf(&b, "  \"registers\": %d,\n  \"spills\": %d,\n", registers_used(log), number_before(log, " bytes spill stores"));
   Buf checks;

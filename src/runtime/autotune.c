@@ -3,11 +3,10 @@
  * KernelTuning.  The first launch for each tuning key -- the arguments'
  * specialisation key and the values of the decorator's `key` arguments --
  * compiles every config for that specialisation (those not built yet at
- * once, on several threads: kernel_prebuild), and, unless the options fix
+ * once, on several threads: kernel_prebuild) and, unless the options fix
  * tile_options.refill, each config's other refill schedules (the compiler
- * picks one without knowing the grid, which decides which is faster),
- * launches and times each
- * with events as Triton's do_bench does (a warm-up, then the median of the
+ * picks one without knowing the grid, which decides which is faster);
+ * launches and times each with events as Triton's do_bench does (a warm-up, then the median of the
  * measured runs, each after a write of twice the L2's size so that every
  * config reads its inputs from memory, as the real launch will when they
  * were just written: with a warm L2, a shape whose inputs fit in it ranks
@@ -185,9 +184,12 @@ typedef struct Tuner {
   int num_events;                 /* pairs created so far */
   void *flush;                    /* written before each timed run; NULL: no flush (no room, or the L2 unknown) */
   size_t flush_bytes;
-  Text report;                    /* each config's time, or why it was skipped */
-  Text failures;                  /* each failed config's reason, for the error if all fail */
+  Text report;                    /* each variant's time, or why it was skipped */
+  Text failures;                  /* each failed variant's reason, for the error if all fail */
   tile_status first_failure;
+  Variant best;                   /* the fastest so far (config -1: none) */
+  double best_ms;
+  Text timings;                   /* JSON: each timed variant, for the disk cache */
 } Tuner;
 
 /* The bytes a reset_to_zero or restore_value buffer spans: its count, else
@@ -304,10 +306,12 @@ static tile_status measure(Tuner *u, Spec *s, double *ms) {
   return TILE_OK;
 }
 
+_Static_assert((int)TILE_REFILL_EARLY == META_REFILLS_EARLY && (int)TILE_REFILL_LATE == META_REFILLS_LATE,
+               "meta_refill_names is indexed by tile_refill too");
+
 /* "config 2" or "config 2, refill late": a variant in messages. */
 static void describe_variant(Text *out, Variant v) {
-  static const char *const refills[] = {"", ", refill early", ", refill late"};
-  text_printf(out, "config %d%s", v.config, refills[v.refill]);
+  text_printf(out, "config %d%s%s", v.config, v.refill ? ", refill " : "", meta_refill_names[v.refill]);
 }
 
 /* Notes variant v's failure to compile, load or launch: it is skipped. */
@@ -323,17 +327,23 @@ static void skip(Tuner *u, Variant v, tile_status st) {
   if (u->first_failure == TILE_OK) u->first_failure = st;
 }
 
+static int same_image(const Spec *a, const Spec *b) {
+  return a->image && b->image && a->image_size == b->image_size && !memcmp(a->image, b->image, a->image_size);
+}
+
 /* Compiles and times variant v; *ms is INFINITY when it is skipped, NAN
- * when its schedules are those of `same` (the config's plain compile: the
- * same code, not timed again).  Only errors that no other variant can
- * avoid come back. */
+ * when its code is `same`'s (the config's own schedule: not timed again).
+ * Only errors that no other variant can avoid come back. */
 static tile_status try_variant(Tuner *u, Variant v, const Spec *same, double *ms, Spec **out) {
   Spec *s;
   *ms = INFINITY;
   *out = NULL;
   tile_status st = kernel_specialize(u->k, u->key, u->key_len, v, &s);
-  if (st == TILE_OK && same && s->meta.refills == same->meta.refills) {
+  if (st == TILE_OK && same && same_image(s, same)) {
     *ms = NAN;
+    text_printf(&u->report, "%s  ", u->report.len ? "\n" : "");
+    describe_variant(&u->report, v);
+    text_printf(&u->report, ": the same code as config %d's, not timed again", v.config);
     return TILE_OK;
   }
   if (st == TILE_OK) st = run_once(u, s); /* the warm-up run also says whether it can launch at all */
@@ -373,7 +383,7 @@ static void make_flush(Tuner *u) {
   }
 }
 
-/* The variants after a config's plain compile s: its other refill
+/* The variants after a config's own compile s: its other refill
  * schedules, where its pipelined loops have one to vary. */
 static int other_refills(const Tuner *u, int config, const Spec *s, Variant *out) {
   int n = 0;
@@ -383,51 +393,48 @@ static int other_refills(const Tuner *u, int config, const Spec *s, Variant *out
   return n;
 }
 
-/* Times variants v[0..count) (plain[i]: the plain compile of v[i]'s config
- * when v[i] varies it, else NULL), keeping the fastest in *best and
- * *best_ms; each timed one's spec into timed[i] (NULL: not timed). */
-static tile_status time_variants(Tuner *u, const Variant *v, int count, Spec *const *plain, Spec **timed,
-                                 Variant *best, double *best_ms, Text *timings) {
+/* Times variants v[0..count), keeping the fastest in u->best; own[i] is the
+ * config's own compile when v[i] varies its schedule (NULL: v[i] is it),
+ * timed[i] (when given) v[i]'s spec if it ran. */
+static tile_status time_variants(Tuner *u, const Variant *v, int count, Spec *const *own, Spec **timed) {
   tile_status st = TILE_OK;
   kernel_prebuild(u->k, u->key, u->key_len, v, count); /* try_variant finds them built */
   for (int i = 0; st == TILE_OK && i < count; i++) {
     double ms;
-    st = try_variant(u, v[i], plain ? plain[i] : NULL, &ms, &timed[i]);
+    Spec *s;
+    st = try_variant(u, v[i], own ? own[i] : NULL, &ms, &s);
+    if (timed) timed[i] = s;
     if (st != TILE_OK || isnan(ms)) continue;
-    text_printf(timings, "%s{\"config\": %d, \"refill\": %d, \"ms\": ", timings->len > 1 ? ", " : "", v[i].config,
-                v[i].refill);
-    text_printf(timings, isinf(ms) ? "null}" : "%.6g}", ms);
-    if (ms < *best_ms) *best_ms = ms, *best = v[i];
+    text_printf(&u->timings, "%s{\"config\": %d, \"refill\": %d, \"ms\": ", u->timings.len > 1 ? ", " : "",
+                v[i].config, v[i].refill);
+    text_printf(&u->timings, isinf(ms) ? "null}" : "%.6g}", ms);
+    if (ms < u->best_ms) u->best_ms = ms, u->best = v[i];
   }
   return st;
 }
 
-/* Every config timed, then (tune_refill) the other refill schedules of
- * those that ran; the fastest into *best (config -1: none could run). */
-static tile_status time_configs(Tuner *u, Variant *best, Text *timings) {
+/* Every config timed with its own schedule, then (tune_refill) the other
+ * schedules of those that ran, at most two each; the fastest into u->best
+ * (config -1: none could run), the timings (JSON) into u->timings. */
+static tile_status time_configs(Tuner *u) {
   int n = u->t->num_configs, others = 0;
-  double best_ms = INFINITY;
-  Variant *v = calloc((size_t)n * 3, sizeof *v);
-  Spec **specs = calloc((size_t)n * 3, sizeof *specs), **plain = calloc((size_t)n * 2, sizeof *plain);
-  *best = AS_GIVEN;
-  if (!v || !specs || !plain) {
-    free(v), free(specs), free(plain);
-    return context_fail(u->k->ctx, TILE_ERROR_MEMORY, "out of memory");
-  }
-  tile_status st = save_buffers(u);
+  Variant *plain = calloc((size_t)n, sizeof *plain), *other = calloc((size_t)n * 2, sizeof *other);
+  Spec **ran = calloc((size_t)n, sizeof *ran), **own = calloc((size_t)n * 2, sizeof *own);
+  tile_status st = plain && other && ran && own ? save_buffers(u) : context_fail(u->k->ctx, TILE_ERROR_MEMORY, "out of memory");
+  u->best = AS_GIVEN, u->best_ms = INFINITY;
   make_flush(u);
-  for (int c = 0; c < n; c++) v[c] = (Variant){c, TILE_REFILL_AUTO};
-  text_printf(timings, "[");
-  if (st == TILE_OK) st = time_variants(u, v, n, NULL, specs, best, &best_ms, timings);
+  for (int c = 0; plain && c < n; c++) plain[c] = (Variant){c, TILE_REFILL_AUTO};
+  text_printf(&u->timings, "[");
+  if (st == TILE_OK) st = time_variants(u, plain, n, NULL, ran);
   for (int c = 0; st == TILE_OK && c < n; c++) {
-    int added = other_refills(u, c, specs[c], v + n + others);
-    for (int i = 0; i < added; i++) plain[others + i] = specs[c];
+    int added = other_refills(u, c, ran[c], other + others);
+    for (int i = 0; i < added; i++) own[others + i] = ran[c];
     others += added;
   }
-  if (st == TILE_OK) st = time_variants(u, v + n, others, plain, specs + n, best, &best_ms, timings);
-  text_printf(timings, "]");
-  if (st == TILE_OK && best->config >= 0) st = prepare_buffers(u); /* for the real launch */
-  free(v), free(specs), free(plain);
+  if (st == TILE_OK) st = time_variants(u, other, others, own, NULL);
+  text_printf(&u->timings, "]");
+  if (st == TILE_OK && u->best.config >= 0) st = prepare_buffers(u); /* for the real launch */
+  free(plain), free(other), free(ran), free(own);
   return st;
 }
 
@@ -455,7 +462,7 @@ static tile_status first_compiling(Tuner *u, Variant *chosen, Spec **out) {
 /* The variant recorded on disk for this case; config -1 if none. */
 static Variant from_disk(tile_kernel *k, const char *what) {
   Variant v = k->ctx->on_cpu ? AS_GIVEN : k->compiler->load_choice(k, what);
-  return v.config < k->tuning->num_configs && (k->tuning->tune_refill || v.refill == TILE_REFILL_AUTO) ? v : AS_GIVEN;
+  return v.config < k->tuning->num_configs ? v : AS_GIVEN;
 }
 
 static void note_tuning(tile_kernel *k, const char *key_text, const char *report, Variant chosen) {
@@ -473,12 +480,13 @@ static void note_tuning(tile_kernel *k, const char *key_text, const char *report
 }
 
 /* Tunes u's case: *chosen is the variant kept (config -1: none ran), the
- * timings (JSON) in *timings.  An error comes back only when it is no
+ * timings (JSON) in u->timings.  An error comes back only when it is no
  * config's fault; its message is kept across the clean-up. */
-static tile_status tune(Tuner *u, Variant *chosen, Text *timings) {
+static tile_status tune(Tuner *u, Variant *chosen) {
   tile_context *ctx = u->k->ctx;
   Spec *s;
-  tile_status st = ctx->on_cpu ? first_compiling(u, chosen, &s) : time_configs(u, chosen, timings);
+  tile_status st = ctx->on_cpu ? first_compiling(u, chosen, &s) : time_configs(u);
+  if (!ctx->on_cpu) *chosen = u->best;
   char error[2048];
   snprintf(error, sizeof error, "%s", tile_error(ctx));
   end_tuning(u);
@@ -493,7 +501,7 @@ tile_status autotune_select(tile_kernel *k, const uint16_t *key, int key_len, co
   if (!u) return context_fail(k->ctx, TILE_ERROR_MEMORY, "out of memory");
   u->k = k, u->t = k->tuning, u->key = key, u->key_len = key_len, u->args = args, u->n = n;
   u->given = given, u->grid_fn = grid_fn, u->user = user, u->stream = stream;
-  Text what = {0}, key_text = {0}, timings = {0};
+  Text what = {0}, key_text = {0};
   describe_case(&what, k, key, key_len, args, n);
   describe_key(&key_text, k->tuning, args, n);
   Variant chosen = from_disk(k, text_cstr(&what));
@@ -503,18 +511,18 @@ tile_status autotune_select(tile_kernel *k, const uint16_t *key, int key_len, co
     describe_variant(&u->report, chosen);
     text_printf(&u->report, ", tuned by an earlier run (disk cache)");
   } else {
-    st = tune(u, &chosen, &timings);
+    st = tune(u, &chosen);
   }
   if (st == TILE_OK && chosen.config < 0) st = none_ran(u, text_cstr(&key_text));
   if (st == TILE_OK) st = kernel_specialize(k, key, key_len, chosen, out);
   if (st == TILE_OK) {
     keep_choice(k, key, key_len, args, n, chosen);
-    if (timings.len) k->compiler->save_choice(k, text_cstr(&what), chosen, text_cstr(&timings));
+    if (u->timings.len) k->compiler->save_choice(k, text_cstr(&what), chosen, text_cstr(&u->timings));
     note_tuning(k, text_cstr(&key_text), text_cstr(&u->report), chosen);
     context_clear_error(k->ctx); /* a skipped config's error is in the notes */
   }
-  free(u->report.data), free(u->failures.data), free(u);
-  free(what.data), free(key_text.data), free(timings.data);
+  free(u->report.data), free(u->failures.data), free(u->timings.data), free(u);
+  free(what.data), free(key_text.data);
   return st;
 }
 

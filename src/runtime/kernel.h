@@ -116,7 +116,7 @@ tile_status kernel_specialize(tile_kernel *k, const uint16_t *key, int key_len, 
 /* Compiles, several at once, the specialisations for `key` of variants
  * v[0..count) that k lacks, so that kernel_specialize then finds them;
  * only on the GPU, with a compiler that can, and when two or more are
- * missing and there are threads for them (TILE_COMPILE_THREADS).  A config
+ * missing and there are threads for them (TILE_COMPILE_THREADS).  A variant
  * that fails is left out quietly: kernel_specialize compiles it again and
  * reports why. */
 void kernel_prebuild(tile_kernel *k, const uint16_t *key, int key_len, const Variant *v, int count);

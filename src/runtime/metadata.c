@@ -116,6 +116,8 @@ static int read_constexprs(MetaReader *r, KernelMetadata *m) {
   return 0;
 }
 
+const char *const meta_refill_names[4] = {"", "early", "late", "early,late"};
+
 static int read_fields(MetaReader *r, KernelMetadata *m) {
   int format;
   if (get_int(r, r->root, "format", 1, 1000, 0, 0, &format)) return -1;
@@ -132,9 +134,8 @@ static int read_fields(MetaReader *r, KernelMetadata *m) {
     return -1;
   const Json *refill = json_get(r->root, "refill");
   if (refill && refill->kind != JSON_STRING) return bad(r, "non-string field ", "refill");
-  const char *schedules[] = {"", "early", "late", "early,late"};
   for (int i = 1; refill && i < 4; i++)
-    if (!strcmp(refill->s, schedules[i])) m->refills = i;
+    if (!strcmp(refill->s, meta_refill_names[i])) m->refills = i;
   if (refill && !m->refills) return bad(r, "refill must be \"early\", \"late\" or \"early,late\", not ", refill->s);
   const Json *checks = json_get(r->root, "checks");
   if (checks && checks->kind != JSON_STRING) return bad(r, "non-string field ", "checks");

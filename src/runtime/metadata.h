@@ -24,8 +24,10 @@ typedef struct MetaConstexpr {
   const Json *value;      /* a number, bool, string or null */
 } MetaConstexpr;
 
-/* The metadata's "refill": "early", "late" or "early,late" (tile_options.refill). */
+/* The metadata's "refill": "early", "late" or "early,late" (tile_options.refill), as bits; the names are
+ * meta_refill_names[bits], which tile_refill's EARLY and LATE also index. */
 enum { META_REFILLS_EARLY = 1, META_REFILLS_LATE = 2 };
+extern const char *const meta_refill_names[4];
 
 typedef struct KernelMetadata {
   const char *name;       /* the kernel's entry point in the image */

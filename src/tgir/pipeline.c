@@ -614,11 +614,11 @@ static int64_t smem_per_program(Pipe *P) { return sm_limits(P->o->compute_capabi
  * with S).  Not below two buffers: with one, no copy overlaps the math.
  *
  * Which schedule runs faster also depends on the grid, unknown here: at
- * 3072^3 on an H200 config 2 (128x128x32, 4 warps) ran 15% faster refilled
- * late (3 programs an SM instead of 2: its 576 tiles take two waves of
- * 132 SMs instead of three) and 6-9% slower from 4096^3 up.  So o->refill
- * may ask for either (the autotuner times both): early keeps the extra
- * buffer wherever it fits, late drops it. */
+ * 3072^3 on an H200 config 2 (128x128x32, 4 warps) ran 11-15% faster
+ * refilled late (3 programs an SM instead of 2: its 576 tiles take two
+ * waves of 132 SMs instead of three) and 6-9% slower from 4096^3 up.  So
+ * o->refill may ask for either (the autotuner times both): early keeps the
+ * extra buffer wherever it fits, late drops it. */
 static void plan_buffers(Pipe *P) {
   P->async_dot = NULL;
   P->late_refill = 0;
@@ -653,7 +653,7 @@ static void plan_buffers(Pipe *P) {
                                            : refill == REFILL_LATE || !fits;
     P->stages -= P->late_refill;
   }
-  P->f->refills |= P->late_refill ? REFILLS_LATE : REFILLS_EARLY;
+  P->f->refills |= P->late_refill ? REFILL_LATE : REFILL_EARLY;
 }
 
 /* Copies through registers pay where the loads they start early have a

@@ -26,8 +26,6 @@ typedef struct TgirOptions {
  * alone; the grid decides which runs faster, so the autotuner also times
  * the other (tile_options.refill, whose values these are). */
 enum { REFILL_AUTO, REFILL_EARLY, REFILL_LATE };
-/* TirFunc.refills: the schedules the pipeliner gave its loops with a dot. */
-enum { REFILLS_EARLY = 1, REFILLS_LATE = 2 };
 
 /* Tile IR to GPU-layout IR, in place, in steps (src/tgir/passes.h):
  * assign-layouts gives every tile value a layout (coalesced layouts for

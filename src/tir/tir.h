@@ -96,7 +96,7 @@ typedef struct TirFunc {
   Vec(TirParam) params;  /* run-time parameters, in order */
   TirBlock *body;
   int num_warps, num_stages;
-  int refills;           /* set by the pipeliner: REFILLS_EARLY | REFILLS_LATE of its loops with a dot (tgir.h) */
+  int refills;           /* set by the pipeliner: REFILL_EARLY | REFILL_LATE (1, 2: bits) of its loops with a dot */
   /* GPU-layout IR (src/tgir): set by layout assignment */
   struct LayoutTable *layout_table;
   Vec(const struct Layout *) layouts; /* per value id; NULL for scalars (shorter: not yet assigned) */

@@ -317,12 +317,14 @@ static void test_errors(void) {
   tile_context_destroy(ctx);
 }
 
-/* A pipelined tl.dot loop: two configs, each with an early and a late refill schedule (sm_90a). */
+/* A pipelined tl.dot loop: two configs with an early and a late refill schedule (sm_90a), and one
+ * whose two buffers cannot go fewer (mma.sync on 2 warps, 2 stages): its other schedule is its own code. */
 static const char dot_source[] =
     "import triton\n"
     "import triton.language as tl\n"
     "@triton.autotune(configs=[triton.Config({'BN': 64}, num_warps=4, num_stages=3),\n"
-    "                          triton.Config({'BN': 128}, num_warps=4, num_stages=3)], key=['K'])\n"
+    "                          triton.Config({'BN': 128}, num_warps=4, num_stages=3),\n"
+    "                          triton.Config({'BN': 64}, num_warps=2, num_stages=2)], key=['K'])\n"
     "@triton.jit\n"
     "def dot_rows(a_ptr, b_ptr, c_ptr, K, BN: tl.constexpr):\n"
     "    rm = tl.arange(0, 64)\n"
@@ -335,7 +337,8 @@ static const char dot_source[] =
     "        acc += tl.dot(a, b)\n"
     "    tl.store(c_ptr + rm[:, None] * 256 + rn[None, :], acc.to(tl.float16))\n";
 
-static double by_shared(FakeCuda *state, void **params) { return 1.0 + state->shared / 1e6; }
+/* The least shared memory is fastest, 2 warps slowest. */
+static double by_shared(FakeCuda *state, void **params) { return 1.0 + state->shared / 1e6 + (state->block[0] < 128); }
 
 static void grid_dot(const tile_kernel *k, const tile_arg *args, int n, unsigned grid[3], void *user) {
   long long bn = 1;
@@ -359,7 +362,7 @@ static tile_kernel *dot_kernel(tile_context *ctx, int refill) {
 
 /* Each config's other refill schedule is timed too, and may be the choice: on disk with it. */
 static void test_refill(void) {
-  fake->on_launch = by_shared; /* the least shared memory is fastest: config 0 refilled late */
+  fake->on_launch = by_shared; /* config 0 refilled late */
   tile_context *ctx = context(0);
   tile_kernel *k = dot_kernel(ctx, TILE_REFILL_AUTO);
   void *a = NULL, *b = NULL, *c = NULL;
@@ -372,6 +375,8 @@ static void test_refill(void) {
   CHECK_CONTAINS(notes, "config 0, refill late: 1.0");
   CHECK_CONTAINS(notes, "config 1, refill late: 1.0");
   CHECK(!strstr(notes, "refill early")); /* the compiler's own choice for both: timed once */
+  CHECK_CONTAINS(notes, "config 2: 2.0");
+  CHECK_CONTAINS(notes, "config 2, refill late: the same code as config 2's, not timed again");
   CHECK_CONTAINS(notes, "chose config 0, refill late");
   CHECK(tile_kernel_config(k) == 0);
   CHECK_CONTAINS(tile_kernel_metadata(k), "\"refill\": \"late\"");
