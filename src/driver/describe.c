@@ -140,7 +140,8 @@ static void collect_checks(const TirBlock *blk, Buf *out) {
   }
 }
 
-_Static_assert((int)META_REFILLS_EARLY == REFILL_EARLY && (int)META_REFILLS_LATE == REFILL_LATE, "TirFunc.refills' bits");
+_Static_assert((int)META_REFILLS_EARLY == REFILL_EARLY && (int)META_REFILLS_LATE == REFILL_LATE,
+               "TirFunc.refills' bits");
 
 const char *describe_kernel(Compilation *c, const TirFunc *f, const GpuArtifacts *g, int image_is_ptx) {
   Arena *a = &c->arena;

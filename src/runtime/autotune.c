@@ -420,7 +420,8 @@ static tile_status time_configs(Tuner *u) {
   int n = u->t->num_configs, others = 0;
   Variant *plain = calloc((size_t)n, sizeof *plain), *other = calloc((size_t)n * 2, sizeof *other);
   Spec **ran = calloc((size_t)n, sizeof *ran), **own = calloc((size_t)n * 2, sizeof *own);
-  tile_status st = plain && other && ran && own ? save_buffers(u) : context_fail(u->k->ctx, TILE_ERROR_MEMORY, "out of memory");
+  tile_status st = plain && other && ran && own ? save_buffers(u)
+                                                 : context_fail(u->k->ctx, TILE_ERROR_MEMORY, "out of memory");
   u->best = AS_GIVEN, u->best_ms = INFINITY;
   make_flush(u);
   for (int c = 0; plain && c < n; c++) plain[c] = (Variant){c, TILE_REFILL_AUTO};
