@@ -10,7 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-_Static_assert((int)TILE_REFILL_EARLY == REFILL_EARLY && (int)TILE_REFILL_LATE == REFILL_LATE, "tgir.h's REFILL_* are tile_refill's");
+_Static_assert((int)TILE_REFILL_EARLY == REFILL_EARLY && (int)TILE_REFILL_LATE == REFILL_LATE,
+               "tgir.h's REFILL_* are tile_refill's");
 
 double pipeline_clock_ms(void) {
   struct timespec t;

@@ -209,7 +209,8 @@ tile_status tile_kernel_compile(tile_kernel *k, const tile_arg *args, int num_ar
   int key_len;
   tile_status st = begin_call(k, args, num_args, "tile_kernel_compile", key, &key_len);
   if (st == TILE_OK)
-    st = k->tuning ? autotune_compile(k, key, key_len, args, num_args, &s) : kernel_specialize(k, key, key_len, AS_GIVEN, &s);
+    st = k->tuning ? autotune_compile(k, key, key_len, args, num_args, &s)
+                   : kernel_specialize(k, key, key_len, AS_GIVEN, &s);
   if (st == TILE_OK) k->current = s;
   return st;
 }

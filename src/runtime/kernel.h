@@ -64,7 +64,7 @@ typedef struct KernelTuning {
   const int *restore_args;
   const char *const *restore_names;
   double warmup_ms, rep_ms;   /* time spent warming up and measuring each config (Triton's do_bench) */
-  int tune_refill;            /* the options leave refill to the compiler: each config's other schedules are timed too */
+  int tune_refill;            /* the options leave refill to the compiler: each config's other schedule is timed too */
 } KernelTuning;
 
 typedef struct TuneChoice TuneChoice;
