@@ -9,7 +9,6 @@
 #include "../runtime/json.h"
 #include "../runtime/metadata.h"
 #include "../support/sha256.h"
-#include "../tgir/tgir.h"
 #include "../tir/tir.h"
 
 #include <math.h>
@@ -139,9 +138,6 @@ static void collect_checks(const TirBlock *blk, Buf *out) {
                op->str ? op->str : "");
   }
 }
-
-_Static_assert((int)META_REFILLS_EARLY == REFILL_EARLY && (int)META_REFILLS_LATE == REFILL_LATE,
-               "TirFunc.refills' bits");
 
 const char *describe_kernel(Compilation *c, const TirFunc *f, const GpuArtifacts *g, int image_is_ptx) {
   Arena *a = &c->arena;

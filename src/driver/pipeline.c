@@ -10,9 +10,6 @@
 #include <string.h>
 #include <time.h>
 
-_Static_assert((int)TILE_REFILL_EARLY == REFILL_EARLY && (int)TILE_REFILL_LATE == REFILL_LATE,
-               "tgir.h's REFILL_* are tile_refill's");
-
 double pipeline_clock_ms(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);

@@ -306,9 +306,6 @@ static tile_status measure(Tuner *u, Spec *s, double *ms) {
   return TILE_OK;
 }
 
-_Static_assert((int)TILE_REFILL_EARLY == META_REFILLS_EARLY && (int)TILE_REFILL_LATE == META_REFILLS_LATE,
-               "meta_refill_names is indexed by tile_refill too");
-
 /* "config 2" or "config 2, refill late": a variant in messages. */
 static void describe_variant(Text *out, Variant v) {
   text_printf(out, "config %d%s%s", v.config, v.refill ? ", refill " : "", meta_refill_names[v.refill]);
@@ -388,8 +385,8 @@ static void make_flush(Tuner *u) {
 static int other_refills(const Tuner *u, int config, const Spec *s, Variant *out) {
   int n = 0;
   if (!u->t->tune_refill || !s || !s->meta.refills) return 0;
-  if (s->meta.refills != META_REFILLS_EARLY) out[n++] = (Variant){config, TILE_REFILL_EARLY};
-  if (s->meta.refills != META_REFILLS_LATE) out[n++] = (Variant){config, TILE_REFILL_LATE};
+  if (s->meta.refills != TILE_REFILL_EARLY) out[n++] = (Variant){config, TILE_REFILL_EARLY};
+  if (s->meta.refills != TILE_REFILL_LATE) out[n++] = (Variant){config, TILE_REFILL_LATE};
   return n;
 }
 

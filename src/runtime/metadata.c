@@ -3,6 +3,7 @@
  * argument positions cover 0..num_args-1 exactly once, in order. */
 #include "metadata.h"
 #include "../frontend/types.h"
+#include "tile/tile.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -116,6 +117,7 @@ static int read_constexprs(MetaReader *r, KernelMetadata *m) {
   return 0;
 }
 
+_Static_assert(TILE_REFILL_EARLY == 1 && TILE_REFILL_LATE == 2, "tile_refill's schedules are the bits of a set of them");
 const char *const meta_refill_names[4] = {"", "early", "late", "early,late"};
 
 static int read_fields(MetaReader *r, KernelMetadata *m) {

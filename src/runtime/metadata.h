@@ -24,9 +24,10 @@ typedef struct MetaConstexpr {
   const Json *value;      /* a number, bool, string or null */
 } MetaConstexpr;
 
-/* The metadata's "refill": "early", "late" or "early,late" (tile_options.refill), as bits; the names are
- * meta_refill_names[bits], which tile_refill's EARLY and LATE also index. */
-enum { META_REFILLS_EARLY = 1, META_REFILLS_LATE = 2 };
+/* The metadata's "refill" ("early", "late" or "early,late"): the set of
+ * schedules (tile_options.refill) a kernel's pipelined loops got, with
+ * TILE_REFILL_EARLY (1) and TILE_REFILL_LATE (2) as its bits, and
+ * meta_refill_names[set] its name; a single schedule indexes it too. */
 extern const char *const meta_refill_names[4];
 
 typedef struct KernelMetadata {
@@ -43,7 +44,7 @@ typedef struct KernelMetadata {
   int num_constexprs;
   int config;             /* the @triton.autotune config the constexprs came from; -1: none */
   int num_warps, num_stages;
-  int refills;            /* META_REFILLS_*: how its pipelined loops with a dot refill their buffers; 0: none */
+  int refills;            /* the schedules its pipelined loops with a dot got (above); 0: none */
   int shared;             /* dynamic shared memory, bytes */
   int registers, spills;  /* from ptxas; -1 when unknown */
   const char *checks;     /* compiler-made checks that trap on the GPU ("file:line: message; ..."); "" if none */

@@ -644,16 +644,16 @@ static void plan_buffers(Pipe *P) {
   int64_t with_s = bytes + pipelined * (s - 1);
   int refill = P->o->refill, fits = with_s + (P->async_dot ? pipelined : 0) <= smem_per_program(P);
   if (P->async_dot) {
-    int early = refill == REFILL_AUTO ? P->f->num_warps < 8 && costs_nothing(P, with_s + pipelined, with_s, acc)
-                                      : refill == REFILL_EARLY && fits;
+    int early = refill == TILE_REFILL_AUTO ? P->f->num_warps < 8 && costs_nothing(P, with_s + pipelined, with_s, acc)
+                                      : refill == TILE_REFILL_EARLY && fits;
     if (early) P->stages++;
     else P->late_refill = 1;
   } else if (s >= 3) {
-    P->late_refill = refill == REFILL_AUTO ? !costs_nothing(P, with_s, with_s - pipelined, acc)
-                                           : refill == REFILL_LATE || !fits;
+    P->late_refill = refill == TILE_REFILL_AUTO ? !costs_nothing(P, with_s, with_s - pipelined, acc)
+                                           : refill == TILE_REFILL_LATE || !fits;
     P->stages -= P->late_refill;
   }
-  P->f->refills |= P->late_refill ? REFILL_LATE : REFILL_EARLY;
+  P->f->refills |= P->late_refill ? TILE_REFILL_LATE : TILE_REFILL_EARLY;
 }
 
 /* Copies through registers pay where the loads they start early have a

@@ -11,21 +11,15 @@
 
 #include "../tir/tir.h"
 #include "layout.h"
+#include "tile/tile.h"
 
 typedef struct TgirOptions {
   int num_warps;          /* warps per program (a power of two, 1..32); 0: the function's */
   int compute_capability; /* 80, 86, 89, 90: what the layouts may assume (below 80: no tensor cores) */
   int wgmma;              /* sm_90a: wgmma may be used (compute_capability 90) */
   const char *passes;     /* optional steps (--passes): "remove-converts", "all", "none"; NULL: all */
-  int refill;             /* REFILL_*: when a pipelined loop refills its buffers (pipeline.c, plan_buffers) */
+  int refill;             /* tile_refill: when a pipelined loop refills its buffers (pipeline.c, plan_buffers) */
 } TgirOptions;
-
-/* A pipelined loop with a dot refills each buffer early (at the top of an
- * iteration, one buffer more) or late (after the iteration's reads and a
- * barrier, one buffer fewer).  The pipeliner picks one from the kernel
- * alone; the grid decides which runs faster, so the autotuner also times
- * the other (tile_options.refill, whose values these are). */
-enum { REFILL_AUTO, REFILL_EARLY, REFILL_LATE };
 
 /* Tile IR to GPU-layout IR, in place, in steps (src/tgir/passes.h):
  * assign-layouts gives every tile value a layout (coalesced layouts for

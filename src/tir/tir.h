@@ -96,7 +96,8 @@ typedef struct TirFunc {
   Vec(TirParam) params;  /* run-time parameters, in order */
   TirBlock *body;
   int num_warps, num_stages;
-  int refills;           /* set by the pipeliner: REFILL_EARLY | REFILL_LATE (1, 2: bits) of its loops with a dot */
+  int refills;           /* set by the pipeliner: the set of tile_refill schedules its loops with a dot got,
+                            TILE_REFILL_EARLY | TILE_REFILL_LATE (1 and 2 used as bits; runtime/metadata.h) */
   /* GPU-layout IR (src/tgir): set by layout assignment */
   struct LayoutTable *layout_table;
   Vec(const struct Layout *) layouts; /* per value id; NULL for scalars (shorter: not yet assigned) */
