@@ -446,10 +446,10 @@ static void bench_matmul_shape(Bench *b, tile_kernel *kernel, const char *group,
   snprintf(size, sizeof size, "%dx%dx%d", m, n, k);
   char refill[16];
   example_refill(kernel, refill, sizeof refill);
-  printf("  matmul %-6s %-17s %9.4f ms %7.1f TFLOP/s  (config %d: %lldx%lldx%lld, %lld warps, %lld stages, refill %s)%s\n",
+  printf("  matmul %-6s %-17s %9.4f ms %7.1f TFLOP/s  (config %d: %lldx%lldx%lld, %lld warps, %lld stages, refill %s%s)%s\n",
          group, size, ms, tflops, tile_kernel_config(kernel), example_constexpr(kernel, "BLOCK_SIZE_M"),
          example_constexpr(kernel, "BLOCK_SIZE_N"), example_constexpr(kernel, "BLOCK_SIZE_K"),
-         example_constexpr(kernel, "num_warps"), example_constexpr(kernel, "num_stages"), refill,
+         example_constexpr(kernel, "num_warps"), example_constexpr(kernel, "num_stages"), refill, example_tma(kernel),
          bad ? "  WRONG RESULT" : "");
   csv_row(b, kernel_name, size, ms, 0, tflops);
   for (int s = 0; s < sets; s++) tile_free(b->ex.ctx, mm.a[s]), tile_free(b->ex.ctx, mm.b[s]), tile_free(b->ex.ctx, mm.c[s]);

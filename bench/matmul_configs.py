@@ -50,29 +50,29 @@ class Shape:
         self.out = {"cublas": torch.empty(self.m, self.n, device="cuda", dtype=torch.float16)}  # launcher adds more
         self.tilec, self.kernels = tilec, kernels
 
-    def launcher(self, side, index, refill=None):
+    def launcher(self, side, index, refill=None, tma=None):
         if side == "cublas":
             return lambda s: torch.matmul(self.a, self.b, out=self.out["cublas"])
         cfg = MATMUL_CONFIGS[index]
         kw = cfg.kwargs
         grid = (triton.cdiv(self.m, kw["BLOCK_SIZE_M"]) * triton.cdiv(self.n, kw["BLOCK_SIZE_N"]), )
-        out = output_name(side, index, refill)  # each variant writes its own output
+        out = output_name(side, index, refill, tma)  # each variant writes its own output
         if out not in self.out:
             self.out[out] = torch.full((self.m, self.n), float("nan"), device="cuda", dtype=torch.float16)
         args = matmul_call(self.a, self.b, self.out[out])[1]
         if side == "triton":
             return lambda s: matmul_kernel[grid](*args, ACTIVATION="", num_warps=cfg.num_warps,
                                                  num_stages=cfg.num_stages, **kw)
-        tk = self.tile_kernel(index, list(args), refill)
+        tk = self.tile_kernel(index, list(args), refill, tma)
         stream = torch.cuda.current_stream().cuda_stream
         return lambda s: tk.launch(grid, args, stream)
 
-    def tile_kernel(self, index, args, refill=None):
+    def tile_kernel(self, index, args, refill=None, tma=None):
         cfg = MATMUL_CONFIGS[index]
-        key = (index, signature(args), refill)  # one cubin serves every shape with the same specialisation
+        key = (index, signature(args), refill, tma)  # one cubin serves every shape with the same specialisation
         if key not in self.kernels:
             self.kernels[key] = TileKernel(self.tilec, SOURCE, args, dict(cfg.kwargs, ACTIVATION='""'), cfg.num_warps,
-                                           kernel="matmul_kernel", num_stages=cfg.num_stages, refill=refill)
+                                           kernel="matmul_kernel", num_stages=cfg.num_stages, refill=refill, tma=tma)
         return self.kernels[key]
 
     def poison(self):
@@ -100,8 +100,8 @@ def spread(ratios):
     return "   rounds: " + " ".join("%.2f" % r for r in ratios) if len(ratios) > 1 else ""
 
 
-def output_name(side, index, refill=None):
-    return side if side == "cublas" else "%s/%d/%s" % (side, index, refill or "")
+def output_name(side, index, refill=None, tma=None):
+    return side if side == "cublas" else "%s/%d/%s%s" % (side, index, refill or "", "/no-tma" if tma else "")
 
 
 def other_refill(shape, index):
@@ -113,13 +113,20 @@ def other_refill(shape, index):
     return other if other and shape.tile_kernel(index, args, other).meta.get("refill") != own else None
 
 
+def uses_tma(shape, index):
+    """Whether tilec's code for this config brings its loads by TMA (its metadata lists tensor maps): then
+    tile's autotuner also times it without, and so does --tma here."""
+    args = list(matmul_call(shape.a, shape.b, shape.out["cublas"])[1])
+    return "tensor_maps" in shape.tile_kernel(index, args).meta
+
+
 def fastest(found, count):
-    """The `count` fastest of (ms, index, refill) entries."""
+    """The `count` fastest of (ms, index, refill, tma) entries."""
     return sorted(found, key=lambda f: f[0])[:count]
 
 
-def variant_name(index, refill):
-    return str(index) if refill is None else "%d/%s" % (index, refill)
+def variant_name(index, refill, tma=None):
+    return str(index) + ("/" + refill if refill else "") + ("/no-tma" if tma else "")
 
 
 def main():
@@ -133,39 +140,48 @@ def main():
                         help="inputs: randn / 8 (default), or the autotuned benchmarks' fp16 of magnitude 2^-5..2")
     parser.add_argument("--refill", action="store_true",
                         help="tile's side also with the other refill schedule of each config, as its autotuner tries")
+    parser.add_argument("--tma", action="store_true",
+                        help="tile's side also without TMA where it has TMA copies (--tma off), as its autotuner tries")
     args = parser.parse_args()
     timer = Timer(False)
     configs = [int(c) for c in args.configs.split(",")]
     gpu = torch.cuda.get_device_name(0)
     rows, kernels, wrong = [], {}, 0
-    print("%-16s %-26s %10s %10s %7s%s   (median of %d round%s)" % (
+    print("%-16s %-26s %10s %10s %7s%s%s   (median of %d round%s)" % (
         "shape", "config", "tile TF/s", "triton", "ratio", "   other refill: TF/s, /triton" if args.refill else "",
-        args.rounds, "s" if args.rounds > 1 else ""))
+        "   no TMA: TF/s (other refill)" if args.tma else "", args.rounds, "s" if args.rounds > 1 else ""))
     for shape_text in args.shapes:
         shape = Shape(args.tilec, shape_text, kernels, args.data)
-        found = {"tile": [], "triton": []}  # (ms, index, refill) of every correct variant
+        found = {"tile": [], "triton": []}  # (ms, index, refill, tma) of every correct variant
         for index in configs:
             other = other_refill(shape, index) if args.refill else None
-            variants = [("tile", None), ("triton", None)] + ([("tile", other)] if other else [])
+            refills = [None] + ([other] if other else [])
+            no_tma = args.tma and uses_tma(shape, index)
+            variants = [("tile", None, None), ("triton", None, None)] + [("tile", r, None) for r in refills[1:]]
+            variants += [("tile", r, "off") for r in refills] if no_tma else []
             shape.poison()
-            ms, ratios = measure(timer, [shape.launcher(side, index, refill) for side, refill in variants], args.rounds)
-            ok = shape.correct([output_name(side, index, refill) for side, refill in variants])
+            ms, ratios = measure(timer, [shape.launcher(side, index, r, t) for side, r, t in variants], args.rounds)
+            ok = shape.correct([output_name(side, index, r, t) for side, r, t in variants])
             wrong += not ok
-            for (side, refill), t in zip(variants, ms):
-                rows.append(("matmul_configs", shape_text, side, variant_name(index, refill), t, shape.tflops(t), gpu))
+            for (side, r, t), m in zip(variants, ms):
+                rows.append(("matmul_configs", shape_text, side, variant_name(index, r, t), m, shape.tflops(m), gpu))
                 if ok:
-                    found[side].append((t, index, refill))
+                    found[side].append((m, index, r, t))
+            extra = ""
+            if args.refill:
+                extra += "   %-5s %6.1f %5.2f" % (other, shape.tflops(ms[2]), ms[1] / ms[2]) if other else "   %-5s" % "-"
+            if args.tma:
+                rest = ms[2 + len(refills) - 1:] if no_tma else []
+                extra += "   " + (" ".join("%6.1f" % shape.tflops(m) for m in rest) if rest else "     -")
             print("%-16s %-26s %10.1f %10.1f %7.2f%s%s" % (
                 shape_text, config_name(index), shape.tflops(ms[0]), shape.tflops(ms[1]), ms[1] / ms[0],
-                "" if ok else "  WRONG",
-                "   %-5s %6.1f %5.2f" % (other, shape.tflops(ms[2]), ms[1] / ms[2]) if other else
-                ("" if not args.refill else "   %-5s" % "-")) + spread(ratios[1]), flush=True)
+                "" if ok else "  WRONG", extra) + spread(ratios[1]), flush=True)
         if found["tile"] and found["triton"]:
             # each side's two fastest again (as many for both), in turns with cuBLAS: a choice made on one
             # loop's noise is checked against the runner-up in the same loop, alike for both sides
             count = min(2, len(found["tile"]), len(found["triton"]))
             finalists = [("tile", f[1:]) for f in fastest(found["tile"], count)]
-            finalists += [("triton", f[1:]) for f in fastest(found["triton"], count)] + [("cublas", (-1, None))]
+            finalists += [("triton", f[1:]) for f in fastest(found["triton"], count)] + [("cublas", (-1, None, None))]
             shape.poison()
             ms, ratios = measure(timer, [shape.launcher(side, *v) for side, v in finalists], args.rounds)
             wrong += not shape.correct([output_name(side, *v) for side, v in finalists])

@@ -46,16 +46,41 @@ def signature(args):
     return ",".join(_spec(a) for a in args)
 
 
+_TMA_DTYPES = {"fp16": 6, "bf16": 9, "fp32": 7}  # CUtensorMapDataType
+_TMA_SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}          # CUtensorMapSwizzle
+
+
+def _field(spec, args):
+    return int(args[spec["arg"]]) if "arg" in spec else int(spec["value"])
+
+
+def _tensor_map(m, args):
+    """The CUtensorMap metadata entry m describes, encoded for these arguments (docs/abi.md, "tensor_maps")."""
+    base, elem = args[m["base"]], {"fp16": 2, "bf16": 2, "fp32": 4}[m["dtype"]]
+    rank = len(m["dims"])
+    aligned = ctypes.create_string_buffer(128 + 64)  # the driver wants the map 64-byte aligned
+    at = (ctypes.addressof(aligned) + 63) // 64 * 64
+    dims = (ctypes.c_uint64 * rank)(*[max(1, _field(d, args)) for d in m["dims"]])
+    strides = (ctypes.c_uint64 * (rank - 1))(*[_field(s, args) * elem for s in m["strides"]])
+    box = (ctypes.c_uint32 * rank)(*m["box"])
+    ones = (ctypes.c_uint32 * rank)(*[1] * rank)
+    _check(_driver().cuTensorMapEncodeTiled(ctypes.c_void_p(at), _TMA_DTYPES[m["dtype"]], rank,
+                                            ctypes.c_void_p(base.data_ptr()), dims, strides, box, ones, 0,
+                                            _TMA_SWIZZLE[m["swizzle"]], 2, 0), "cuTensorMapEncodeTiled")
+    return aligned, at
+
+
 class TileKernel:
     """One specialisation of a kernel in a .tl file, compiled by tilec and loaded into torch's context."""
 
-    def __init__(self, tilec, source, args, defines, num_warps, kernel=None, num_stages=None, refill=None):
+    def __init__(self, tilec, source, args, defines, num_warps, kernel=None, num_stages=None, refill=None, tma=None):
         self.dir = tempfile.mkdtemp(prefix="tile-cubin-")
         cubin = os.path.join(self.dir, "kernel.cubin")
         command = [tilec, source, "-o", cubin, "--signature", signature(args), "--num-warps", str(num_warps)]
         command += ["--kernel", kernel] if kernel else []
         command += ["--num-stages", str(num_stages)] if num_stages else []
         command += ["--refill", refill] if refill else []
+        command += ["--tma", tma] if tma else []
         major, minor = torch_capability()
         command += ["--arch", "sm_%d%d%s" % (major, minor, "a" if (major, minor) == (9, 0) else "")]
         for name, value in defines.items():
@@ -79,7 +104,10 @@ class TileKernel:
             if position in self.fixed:
                 continue
             values.append(ctypes.c_uint64(a.data_ptr()) if hasattr(a, "data_ptr") else ctypes.c_int32(a))
-        params = (ctypes.c_void_p * len(values))(*[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values])
+        pointers = [ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values]
+        maps = [_tensor_map(m, args) for m in self.meta.get("tensor_maps", [])]  # kept alive to the launch
+        pointers += [ctypes.c_void_p(at) for _, at in maps]
+        params = (ctypes.c_void_p * len(pointers))(*pointers)
         g = list(grid) + [1] * (3 - len(grid))
         _check(_driver().cuLaunchKernel(self.function, g[0], g[1], g[2], 32 * self.meta["num_warps"], 1, 1,
                                         self.meta["shared"], ctypes.c_void_p(stream), params, None),

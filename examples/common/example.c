@@ -163,6 +163,11 @@ void example_refill(tile_kernel *k, char *out, size_t size) {
   snprintf(out, size, "%.*s", at ? (int)strcspn(at, "\"") : 1, at ? at : "-");
 }
 
+const char *example_tma(tile_kernel *k) {
+  const char *meta = tile_kernel_metadata(k);
+  return meta && strstr(meta, "\"tensor_maps\"") ? ", TMA" : "";
+}
+
 long long example_cdiv(long long a, long long b) { return (a + b - 1) / b; }
 
 double example_time(Example *ex, void (*launch)(Example *, void *), void *user, int reps) {

@@ -68,6 +68,8 @@ tile_kernel *example_kernel(Example *ex, const tile_options *opts);
 long long example_constexpr(const tile_kernel *k, const char *name);
 /* Its metadata's "refill" (how its pipelined loop refills its buffers: "early", "late"), else "-". */
 void example_refill(tile_kernel *k, char *out, size_t size);
+/* ", TMA" when its metadata lists tensor maps (its loads come by the tensor memory accelerator), else "". */
+const char *example_tma(tile_kernel *k);
 long long example_cdiv(long long a, long long b);
 
 /* Mean milliseconds of `reps` runs of `launch(user)`, timed with events

@@ -120,11 +120,11 @@ static void run_variant(Example *ex, Matmul *mm, void *dc, uint16_t *c, const Re
   double ms = example_time(ex, matmul_launch, mm, 10);
   char what[192], refill[16];
   example_refill(mm->kernel, refill, sizeof refill);
-  snprintf(what, sizeof what, "%dx%dx%d config %d%s (%lldx%lldx%lld, %lld warps, refill %s)%s", mm->s.m, mm->s.n,
+  snprintf(what, sizeof what, "%dx%dx%d config %d%s (%lldx%lldx%lld, %lld warps, refill %s%s)%s", mm->s.m, mm->s.n,
            mm->s.k, tile_kernel_config(mm->kernel), config < 0 ? ", autotuned" : "",
            example_constexpr(mm->kernel, "BLOCK_SIZE_M"), example_constexpr(mm->kernel, "BLOCK_SIZE_N"),
            example_constexpr(mm->kernel, "BLOCK_SIZE_K"), example_constexpr(mm->kernel, "num_warps"), refill,
-           leaky_relu ? " leaky_relu" : "");
+           example_tma(mm->kernel), leaky_relu ? " leaky_relu" : "");
   example_result(ex, what, max_error, bad, ms);
 }
 

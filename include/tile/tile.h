@@ -65,6 +65,7 @@ typedef enum tile_stage {
 } tile_stage;
 
 typedef enum tile_refill { TILE_REFILL_AUTO, TILE_REFILL_EARLY, TILE_REFILL_LATE } tile_refill;
+typedef enum tile_tma { TILE_TMA_AUTO, TILE_TMA_OFF } tile_tma;
 
 /* How a kernel is specialised.  Initialise with tile_options_init; the
  * strings are borrowed for the duration of the call. */
@@ -94,6 +95,10 @@ typedef struct tile_options {
   int time_stages;           /* nonzero: each compilation adds a note to tile_diagnostics with the
                                 milliseconds of each stage that ran ("time: frontend 0.42 ms, tile IR ...,
                                 ptxas 21.3 ms; total 35.1 ms"); a disk-cache hit compiles nothing */
+  int tma;                   /* TILE_TMA_AUTO (0): on sm_90a a pipelined loop's wgmma operands come by the
+                                tensor memory accelerator where their pointers and masks describe a 2-D box
+                                of a parameter's tensor (the launch encodes its tensor map; docs/tgir.md);
+                                TILE_TMA_OFF: always cp.async */
 } tile_options;
 
 typedef struct tile_context tile_context;

@@ -139,6 +139,31 @@ static void collect_checks(const TirBlock *blk, Buf *out) {
   }
 }
 
+static void put_map_field(Buf *b, const TirFunc *f, const TirMapField *x) {
+  if (x->param >= 0) buf_printf(b, "{\"arg\": %d}", f->params.data[x->param].arg_index);
+  else buf_printf(b, "{\"value\": %lld}", (long long)x->value);
+}
+
+/* "tensor_maps": the CUtensorMaps the launch encodes and passes after the parameters (docs/abi.md). */
+static void put_tensor_maps(Buf *b, const TirFunc *f) {
+  if (!f->tensor_maps.len) return;
+  buf_puts(b, "  \"tensor_maps\": [");
+  for (int i = 0; i < f->tensor_maps.len; i++) {
+    const TirTensorMap *m = &f->tensor_maps.data[i];
+    const TirParam *base = &f->params.data[m->base];
+    buf_printf(b, "%s\n    {\"base\": %d, \"dtype\": \"%s\", \"dims\": [", i ? "," : "", base->arg_index,
+               dtype_name(tir_type(f, base->value)->elem));
+    for (int d = 0; d < m->rank; d++) {
+      if (d) buf_puts(b, ", ");
+      put_map_field(b, f, &m->dims[d]);
+    }
+    buf_puts(b, "], \"strides\": [");
+    put_map_field(b, f, &m->stride);
+    buf_printf(b, "], \"box\": [%d, %d], \"swizzle\": %d}", m->box[0], m->box[1], m->swizzle);
+  }
+  buf_puts(b, "\n  ],\n");
+}
+
 const char *describe_kernel(Compilation *c, const TirFunc *f, const GpuArtifacts *g, int image_is_ptx) {
   Arena *a = &c->arena;
   const CheckedKernel *k = c->checked;
@@ -159,6 +184,7 @@ const char *describe_kernel(Compilation *c, const TirFunc *f, const GpuArtifacts
   if (k && c->config >= 0) buf_printf(&b, "  \"config\": %d,\n", c->config);
   buf_printf(&b, "  \"num_warps\": %d,\n  \"num_stages\": %d,\n", f->num_warps, f->num_stages);
   if (f->refills) put_field(&b, "refill", meta_refill_names[f->refills]);
+  if (g) put_tensor_maps(&b, f);
   buf_printf(&b, "  \"shared\": %d,\n", g ? g->shared_bytes : 0);
   buf_printf(&b, "  \"registers\": %d,\n  \"spills\": %d,\n", registers_used(log), number_before(log, " bytes spill stores"));
   Buf checks;

@@ -99,6 +99,7 @@ static void hash_kernel(Sha256 *h, const JitSource *src, const tile_options *o) 
   hash_int(h, o->num_warps);
   hash_int(h, o->num_stages);
   hash_int(h, o->refill);
+  hash_int(h, o->tma);
   hash_string(h, o->passes);
   hash_string(h, o->arch);
   hash_string(h, o->signature);
@@ -128,6 +129,7 @@ static tile_options spec_options(const tile_kernel *k, const Spec *s) {
   if (!k->fixed_signature) o.signature = s->signature;
   if (s->variant.config >= 0) o.config = s->variant.config;
   if (s->variant.refill != TILE_REFILL_AUTO) o.refill = s->variant.refill;
+  if (s->variant.tma != TILE_TMA_AUTO) o.tma = s->variant.tma;
   return o;
 }
 
@@ -389,21 +391,22 @@ static int read_index(const Json *entry, const char *field, int limit) {
   return v && v->kind == JSON_NUMBER && v->is_int && v->i >= 0 && v->i < limit ? (int)v->i : -1;
 }
 
-/* The "config" and "refill" of a choice entry's JSON; config -1 if unreadable. */
+/* The "config", "refill" and "tma" of a choice entry's JSON; config -1 if unreadable. */
 static Variant read_choice(const char *json, size_t len) {
   Arena a;
   Guard guard;
   char why[128];
-  volatile int config = -1, refill = TILE_REFILL_AUTO; /* set between setjmp and a possible longjmp */
+  volatile int config = -1, refill = TILE_REFILL_AUTO, tma = TILE_TMA_AUTO; /* set between setjmp and a longjmp */
   arena_init(&a, 1 << 20);
   a.guard = &guard;
   if (setjmp(guard.jump) == 0) {
     const Json *entry = json_parse(&a, json, len, why, sizeof why);
     refill = json_get(entry, "refill") ? read_index(entry, "refill", TILE_REFILL_LATE + 1) : TILE_REFILL_AUTO;
-    config = refill >= 0 ? read_index(entry, "config", 1 << 20) : -1;
+    tma = json_get(entry, "tma") ? read_index(entry, "tma", TILE_TMA_OFF + 1) : TILE_TMA_AUTO;
+    config = refill >= 0 && tma >= 0 ? read_index(entry, "config", 1 << 20) : -1;
   }
   arena_free(&a);
-  return (Variant){config, refill < 0 ? TILE_REFILL_AUTO : refill};
+  return (Variant){config, refill < 0 ? TILE_REFILL_AUTO : refill, tma < 0 ? TILE_TMA_AUTO : tma};
 }
 
 static Variant load_choice(tile_kernel *k, const char *what) {
@@ -428,7 +431,8 @@ static void save_choice(tile_kernel *k, const char *what, Variant v, const char 
   if (setjmp(guard.jump) == 0) {
     Buf json;
     buf_init(&json, &a);
-    buf_printf(&json, "{\"config\": %d, \"refill\": %d, \"timings_ms\": %s, \"case\": ", v.config, v.refill, timings);
+    buf_printf(&json, "{\"config\": %d, \"refill\": %d, \"tma\": %d, \"timings_ms\": %s, \"case\": ", v.config, v.refill,
+               v.tma, timings);
     json_put_string(&json, what);
     buf_puts(&json, "}\n");
     static const char tag[] = "tile autotune choice";
@@ -487,6 +491,8 @@ static tile_status check_options(tile_context *ctx, const tile_options *o) {
     return context_failf(ctx, TILE_ERROR_ARGUMENT, "num_stages must be from 0 (the default) to 16, not %d", o->num_stages);
   if (o->refill < TILE_REFILL_AUTO || o->refill > TILE_REFILL_LATE)
     return context_failf(ctx, TILE_ERROR_ARGUMENT, "refill must be %s, not %d", REFILL_VALUES, o->refill);
+  if (o->tma != TILE_TMA_AUTO && o->tma != TILE_TMA_OFF)
+    return context_failf(ctx, TILE_ERROR_ARGUMENT, "tma must be TILE_TMA_AUTO (0) or TILE_TMA_OFF (1), not %d", o->tma);
   if (o->num_defines < 0 || (o->num_defines && !o->defines))
     return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_kernel_create: num_defines without defines");
   for (int i = 0; i < o->num_defines; i++)
@@ -552,7 +558,7 @@ static size_t names_bytes(const CheckedKernel *k) {
   return n;
 }
 
-static JitTuning *tuning_of(const CheckedKernel *k, int tune_refill) {
+static JitTuning *tuning_of(const CheckedKernel *k, int tune_refill, int tune_tma) {
   JitTuning *j = calloc(1, sizeof *j + names_bytes(k));
   if (!j) return NULL;
   KernelTuning *t = &j->t;
@@ -567,6 +573,7 @@ static JitTuning *tuning_of(const CheckedKernel *k, int tune_refill) {
   t->warmup_ms = k->meta.warmup_ms;
   t->rep_ms = k->meta.rep_ms;
   t->tune_refill = tune_refill;
+  t->tune_tma = tune_tma;
   return j;
 }
 
@@ -583,7 +590,8 @@ static tile_status declare_tuning(tile_context *ctx, JitSource *src, const Kerne
     const CheckedKernel *k = pipeline_declare(c, &src->opts);
     int configs = k ? k->meta.configs.len : 0;
     if (configs == 1) src->opts.config = 0;
-    JitTuning *j = configs > 1 ? tuning_of(k, src->opts.refill == TILE_REFILL_AUTO) : NULL;
+    JitTuning *j = configs > 1 ? tuning_of(k, src->opts.refill == TILE_REFILL_AUTO, src->opts.tma == TILE_TMA_AUTO)
+                               : NULL;
     if (configs > 1 && !j) s = context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
     *out = j ? &j->t : NULL;
   }

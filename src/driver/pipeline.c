@@ -155,7 +155,8 @@ static tile_status assemble(Compilation *c, const char *ptxas, GpuArtifacts *out
  * *tir (not for .tgir input). */
 static TirFunc *gpu_layout_ir(Compilation *c, const tile_options *opts, const ArchInfo *arch, Buf *dump,
                               const char **tir) {
-  TgirOptions to = {opts->num_warps, arch->compute_capability, arch->wgmma, opts->passes, opts->refill};
+  TgirOptions to = {opts->num_warps, arch->compute_capability, arch->wgmma, opts->passes, opts->refill,
+                    arch->wgmma && !arch->sim && opts->tma == TILE_TMA_AUTO};
   if (has_suffix(&c->source, ".tgir")) {
     TirFunc *f = tir_read(&c->source, &c->arena, &c->diags);
     if (!f || tir_verify(f, &c->diags) || tgir_optimize(f, &to, &c->diags, dump)) return NULL;
@@ -181,6 +182,10 @@ static tile_status gpu_stages(Compilation *c, const tile_options *opts, tile_sta
   if (!arch) {
     diag_error(&c->diags, (Loc){0}, "unknown --arch '%s' (known: sm_80, sm_86, sm_89, sm_90, sm_90a, sim, sim90)",
                out->arch);
+    return TILE_ERROR_COMPILE;
+  }
+  if (opts->tma != TILE_TMA_AUTO && opts->tma != TILE_TMA_OFF) {
+    diag_error(&c->diags, (Loc){0}, "tma must be TILE_TMA_AUTO (0) or TILE_TMA_OFF (1), not %d", opts->tma);
     return TILE_ERROR_COMPILE;
   }
   if (opts->refill < TILE_REFILL_AUTO || opts->refill > TILE_REFILL_LATE) {

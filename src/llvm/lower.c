@@ -297,6 +297,10 @@ static void lower_op(Lower *L, const TirOp *op) {
   case TIR_ASYNC_COMMIT: lower_async_commit(L, op); break;
   case TIR_ASYNC_WAIT: lower_async_wait(L, op); break;
   case TIR_DOT_WAIT: lower_dot_wait(L, op); break;
+  case TIR_MBAR_ALLOC: lower_mbar_alloc(L, op); break;
+  case TIR_MBAR_WAIT: lower_mbar_wait(L, op); break;
+  case TIR_MBAR_INVAL: lower_mbar_inval(L, op); break;
+  case TIR_TMA_COPY: lower_tma_copy(L, op); break;
   case TIR_RETURN:
     LLVMBuildRetVoid(L->b);
     LLVMPositionBuilderAtEnd(L->b, lower_new_block(L, "after_return"));
@@ -333,11 +337,33 @@ static void annotate(Lower *L, const char *key, int value) {
                               LLVMMetadataAsValue(L->ctx, LLVMMDNodeInContext2(L->ctx, ops, 3)));
 }
 
+/* The tensor maps after the parameters: each a 128-byte CUtensorMap passed
+ * by value (.param .align 64 .b8 [128]) and marked grid_constant, so that
+ * TMA reads it where it is (a copy in local memory faults). */
+static void declare_tensor_maps(Lower *L, int first) {
+  int n = L->f->tensor_maps.len;
+  if (!n) return;
+  LLVMTypeRef map = LLVMArrayType2(L->i8, 128);
+  unsigned byval = LLVMGetEnumAttributeKindForName("byval", 5);
+  LLVMMetadataRef *indices = arena_alloc(L->arena, sizeof(LLVMMetadataRef) * (size_t)n);
+  for (int i = 0; i < n; i++) {
+    LLVMAddAttributeAtIndex(L->fn, (unsigned)(first + i + 1), LLVMCreateTypeAttribute(L->ctx, byval, map));
+    add_attribute(L, L->fn, (unsigned)(first + i + 1), "align", 64);
+    LLVMSetValueName2(LLVMGetParam(L->fn, (unsigned)(first + i)), "tensor_map", 10);
+    indices[i] = LLVMValueAsMetadata(lower_i32(L, first + i + 1));
+  }
+  LLVMMetadataRef ops[3] = {LLVMValueAsMetadata(L->fn), LLVMMDStringInContext2(L->ctx, "grid_constant", 13),
+                            LLVMMDNodeInContext2(L->ctx, indices, (size_t)n)};
+  LLVMAddNamedMetadataOperand(L->module, "nvvm.annotations",
+                              LLVMMetadataAsValue(L->ctx, LLVMMDNodeInContext2(L->ctx, ops, 3)));
+}
+
 static void declare_kernel(Lower *L, int sim) {
-  int n = L->f->params.len;
-  LLVMTypeRef *types = arena_alloc(L->arena, sizeof(LLVMTypeRef) * (size_t)(n + 1));
+  int n = L->f->params.len, maps = sim ? 0 : L->f->tensor_maps.len;
+  LLVMTypeRef *types = arena_alloc(L->arena, sizeof(LLVMTypeRef) * (size_t)(n + maps + 1));
   for (int i = 0; i < n; i++) types[i] = param_type(L, lower_type(L, L->f->params.data[i].value));
-  L->fn = LLVMAddFunction(L->module, L->f->name, LLVMFunctionType(L->void_t, types, (unsigned)n, 0));
+  for (int i = 0; i < maps; i++) types[n + i] = L->generic_ptr;
+  L->fn = LLVMAddFunction(L->module, L->f->name, LLVMFunctionType(L->void_t, types, (unsigned)(n + maps), 0));
   for (int i = 0; i < n; i++) {
     const TirParam *p = &L->f->params.data[i];
     LLVMSetValueName2(LLVMGetParam(L->fn, (unsigned)i), p->name, strlen(p->name));
@@ -346,6 +372,7 @@ static void declare_kernel(Lower *L, int sim) {
   if (sim) return;
   LLVMSetFunctionCallConv(L->fn, 71); /* PTX_Kernel: an entry point */
   annotate(L, "maxntidx", L->num_threads);
+  declare_tensor_maps(L, n);
 }
 
 /* A kernel whose loops load element by element waits on memory in every

@@ -319,6 +319,7 @@ void lower_shared_unknown(Lower *L);
  * pending access conflicts. */
 void lower_buffer_read(Lower *L, int v);
 void lower_buffer_async_write(Lower *L, int v);
+void lower_buffer_write(Lower *L, int v);
 /* A read by wgmma (the async proxy): a conflict is fenced (fence.proxy.async) before its barrier. */
 void lower_buffer_read_async_proxy(Lower *L, int v);
 
@@ -341,6 +342,11 @@ LLVMValueRef lower_view_address(Lower *L, const BufferView *v, uint32_t offset);
 int lower_view_vector_bits(const BufferView *v, int max_bytes);
 
 void lower_local_alloc(Lower *L, const TirOp *op);
+/* lower_tma.c */
+void lower_mbar_alloc(Lower *L, const TirOp *op);
+void lower_mbar_wait(Lower *L, const TirOp *op);
+void lower_mbar_inval(Lower *L, const TirOp *op);
+void lower_tma_copy(Lower *L, const TirOp *op);
 void lower_memdesc_index(Lower *L, const TirOp *op);
 void lower_local_store(Lower *L, const TirOp *op);
 void lower_local_load(Lower *L, const TirOp *op);

@@ -66,7 +66,7 @@ static void plan_op(Planner *P, const TirOp *op) {
   Lower *L = P->L;
   int at = P->counter++;
   for (int k = 0; k < op->operands.len; k++) plan_use(P, op->operands.data[k], at);
-  if (op->code == TIR_LOCAL_ALLOC) { /* in a loop: live through the whole body, beside the loop's other buffers */
+  if (op->code == TIR_LOCAL_ALLOC || op->code == TIR_MBAR_ALLOC) { /* in a loop: live through the whole body, beside the loop's other buffers */
     const Layout *l = tir_layout(L->f, op->results.data[0]);
     int start = P->depth ? P->loop_start[P->depth - 1] : at;
     BufferPlan b = {op->results.data[0], start, at, 0, buffer_bytes(L, op->results.data[0]),
@@ -201,6 +201,7 @@ static void access_buffer(Lower *L, int v, int kind) {
 
 void lower_buffer_read(Lower *L, int v) { access_buffer(L, v, ACCESS_READ); }
 void lower_buffer_async_write(Lower *L, int v) { access_buffer(L, v, ACCESS_ASYNC); }
+void lower_buffer_write(Lower *L, int v) { access_buffer(L, v, ACCESS_WRITE); }
 void lower_buffer_read_async_proxy(Lower *L, int v) { access_buffer(L, v, ACCESS_ASYNC_PROXY); }
 
 /* ---- addresses ------------------------------------------------------------------------ */

@@ -183,3 +183,60 @@ int args_check(const KernelMetadata *m, const tile_arg *args, int n, uint64_t *s
     if (check_fixed(&m->fixed[i], &args[m->fixed[i].position], err, errsize)) return -1;
   return 0;
 }
+
+/* ---- tensor maps ------------------------------------------------------------------------- */
+
+static long long extent_value(const MetaExtent *e, const tile_arg *args) {
+  return e->arg ? args[e->arg->position].i : e->value;
+}
+
+static int map_base(const MetaParam *p, const tile_arg *a, void **out, char *err, size_t errsize) {
+  *out = a->data;
+  if ((uintptr_t)a->data % 16 == 0) return 0;
+  char what[200];
+  snprintf(what, sizeof what, "address %p is not 16-byte aligned; the kernel loads this tensor through the tensor "
+           "memory accelerator, which needs 16-byte aligned addresses", a->data);
+  return bad_param(err, errsize, p, "%s", what);
+}
+
+/* Constant extents were checked with the metadata: only an argument can be out of range here. */
+static int map_dim(const MetaExtent *e, const tile_arg *args, uint64_t *out, char *err, size_t errsize) {
+  long long v = extent_value(e, args);
+  *out = v < 1 ? 1 : (uint64_t)v;
+  if (v <= MAX_TENSOR_MAP_DIM) return 0;
+  char what[200];
+  snprintf(what, sizeof what, "%lld, an extent of a tensor the kernel loads through the tensor memory accelerator, "
+           "which takes at most 2^32 elements along a dimension", v);
+  return bad_param(err, errsize, e->arg, "%s", what);
+}
+
+static int map_stride(const MetaExtent *e, int dtype, const tile_arg *args, uint64_t *out, char *err, size_t errsize) {
+  long long v = extent_value(e, args), elem = (long long)dtype_size(dtype);
+  char what[240];
+  int in_range = v >= 0 && v <= MAX_TENSOR_MAP_STRIDE_BYTES / elem;
+  *out = in_range ? (uint64_t)(v * elem) : 0;
+  if (in_range && v * elem % 16 == 0) return 0;
+  if (!in_range)
+    snprintf(what, sizeof what, "a stride of %lld %s elements; the kernel loads this tensor through the tensor memory "
+             "accelerator, which needs strides from 0 to 2^40-1 bytes", v, dtype_name((DType)dtype));
+  else
+    snprintf(what, sizeof what, "a stride of %lld %s elements, %lld bytes; the kernel loads this tensor through the "
+             "tensor memory accelerator, which needs strides that are multiples of 16 bytes", v,
+             dtype_name((DType)dtype), v * elem);
+  return bad_param(err, errsize, e->arg, "%s", what);
+}
+
+int args_tensor_map(const MetaTensorMap *t, const tile_arg *args, TensorMapShape *out, char *err, size_t errsize) {
+  memset(out, 0, sizeof *out);
+  out->dtype = t->dtype;
+  out->rank = t->rank;
+  out->swizzle = t->swizzle;
+  if (map_base(t->base, &args[t->base->position], &out->address, err, errsize)) return -1;
+  for (int i = 0; i < t->rank; i++) {
+    out->box[i] = (uint32_t)t->box[i];
+    if (map_dim(&t->dims[i], args, &out->dims[i], err, errsize)) return -1;
+  }
+  for (int i = 0; i < t->rank - 1; i++)
+    if (map_stride(&t->strides[i], t->dtype, args, &out->strides[i], err, errsize)) return -1;
+  return 0;
+}

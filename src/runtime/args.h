@@ -7,6 +7,7 @@
 #ifndef TILE_ARGS_H
 #define TILE_ARGS_H
 
+#include "device.h"
 #include "metadata.h"
 #include "tile/tile.h"
 
@@ -36,6 +37,14 @@ int key_signature(const uint16_t *key, int n, char *out, size_t size);
  * "argument 3 ('n_elements'): ...". */
 int args_check(const KernelMetadata *m, const tile_arg *args, int n, uint64_t *slots, void **params, char *err,
                size_t errsize);
+
+/* The values of tensor map t for arguments that args_check accepted: the
+ * base's address, dims and byte strides from the arguments, a dim below 1
+ * as 1 (the compiler uses a map only in a loop that does not run then).
+ * Returns 0, or -1 with a message naming the argument the tensor memory
+ * accelerator cannot take: "argument 0 ('a_ptr'): address 0x... is not
+ * 16-byte aligned; ...". */
+int args_tensor_map(const MetaTensorMap *t, const tile_arg *args, TensorMapShape *out, char *err, size_t errsize);
 
 /* The size of one element of dtype `dt` in memory (i1: a byte). */
 size_t dtype_size(int dt);

@@ -306,9 +306,10 @@ static tile_status measure(Tuner *u, Spec *s, double *ms) {
   return TILE_OK;
 }
 
-/* "config 2" or "config 2, refill late": a variant in messages. */
+/* "config 2", "config 2, refill late", "config 2, refill late, no TMA": a variant in messages. */
 static void describe_variant(Text *out, Variant v) {
-  text_printf(out, "config %d%s%s", v.config, v.refill ? ", refill " : "", meta_refill_names[v.refill]);
+  text_printf(out, "config %d%s%s%s", v.config, v.refill ? ", refill " : "", meta_refill_names[v.refill],
+              v.tma == TILE_TMA_OFF ? ", no TMA" : "");
 }
 
 /* Notes variant v's failure to compile, load or launch: it is skipped. */
@@ -385,8 +386,8 @@ static void make_flush(Tuner *u) {
 static int other_refills(const Tuner *u, int config, const Spec *s, Variant *out) {
   int n = 0;
   if (!u->t->tune_refill || !s || !s->meta.refills) return 0;
-  if (s->meta.refills != TILE_REFILL_EARLY) out[n++] = (Variant){config, TILE_REFILL_EARLY};
-  if (s->meta.refills != TILE_REFILL_LATE) out[n++] = (Variant){config, TILE_REFILL_LATE};
+  if (s->meta.refills != TILE_REFILL_EARLY) out[n++] = (Variant){config, TILE_REFILL_EARLY, TILE_TMA_AUTO};
+  if (s->meta.refills != TILE_REFILL_LATE) out[n++] = (Variant){config, TILE_REFILL_LATE, TILE_TMA_AUTO};
   return n;
 }
 
@@ -402,26 +403,39 @@ static tile_status time_variants(Tuner *u, const Variant *v, int count, Spec *co
     st = try_variant(u, v[i], own ? own[i] : NULL, &ms, &s);
     if (timed) timed[i] = s;
     if (st != TILE_OK || isnan(ms)) continue;
-    text_printf(&u->timings, "%s{\"config\": %d, \"refill\": %d, \"ms\": ", u->timings.len > 1 ? ", " : "",
-                v[i].config, v[i].refill);
+    text_printf(&u->timings, "%s{\"config\": %d, \"refill\": %d, \"tma\": %d, \"ms\": ", u->timings.len > 1 ? ", " : "",
+                v[i].config, v[i].refill, v[i].tma);
     text_printf(&u->timings, isinf(ms) ? "null}" : "%.6g}", ms);
     if (ms < u->best_ms) u->best_ms = ms, u->best = v[i];
   }
   return st;
 }
 
+/* The variants v[0..count) that ran (ran[i]) with TMA copies, with cp.async
+ * instead (tune_tma): which is faster depends on the tile shape and the
+ * grid (on an H200, TMA made the tutorial's config 1 4-11% faster from
+ * 4096^3 up and its config 2 refilled late 7% slower at 3072^3). */
+static int without_tma(const Tuner *u, const Variant *v, Spec *const *ran, int count, Variant *out) {
+  int n = 0;
+  for (int i = 0; u->t->tune_tma && i < count; i++)
+    if (ran[i] && ran[i]->meta.num_tensor_maps) out[n] = v[i], out[n++].tma = TILE_TMA_OFF;
+  return n;
+}
+
 /* Every config timed with its own schedule, then (tune_refill) the other
- * schedules of those that ran, at most two each; the fastest into u->best
- * (config -1: none could run), the timings (JSON) into u->timings. */
+ * schedules of those that ran, at most two each, then (tune_tma) those
+ * that used TMA without it; the fastest into u->best (config -1: none could
+ * run), the timings (JSON) into u->timings. */
 static tile_status time_configs(Tuner *u) {
-  int n = u->t->num_configs, others = 0;
-  Variant *plain = calloc((size_t)n, sizeof *plain), *other = calloc((size_t)n * 2, sizeof *other);
-  Spec **ran = calloc((size_t)n, sizeof *ran), **own = calloc((size_t)n * 2, sizeof *own);
-  tile_status st = plain && other && ran && own ? save_buffers(u)
-                                                 : context_fail(u->k->ctx, TILE_ERROR_MEMORY, "out of memory");
+  int n = u->t->num_configs, others = 0, ran_all = n;
+  Variant *plain = calloc((size_t)n * 3, sizeof *plain), *other = plain ? plain + n : NULL;
+  Variant *no_tma = calloc((size_t)n * 3, sizeof *no_tma);
+  Spec **ran = calloc((size_t)n * 3, sizeof *ran), **own = calloc((size_t)n * 2, sizeof *own);
+  tile_status st = plain && no_tma && ran && own ? save_buffers(u)
+                                                  : context_fail(u->k->ctx, TILE_ERROR_MEMORY, "out of memory");
   u->best = AS_GIVEN, u->best_ms = INFINITY;
   make_flush(u);
-  for (int c = 0; plain && c < n; c++) plain[c] = (Variant){c, TILE_REFILL_AUTO};
+  for (int c = 0; plain && c < n; c++) plain[c] = (Variant){c, TILE_REFILL_AUTO, TILE_TMA_AUTO};
   text_printf(&u->timings, "[");
   if (st == TILE_OK) st = time_variants(u, plain, n, NULL, ran);
   for (int c = 0; st == TILE_OK && c < n; c++) {
@@ -429,10 +443,13 @@ static tile_status time_configs(Tuner *u) {
     for (int i = 0; i < added; i++) own[others + i] = ran[c];
     others += added;
   }
-  if (st == TILE_OK) st = time_variants(u, other, others, own, NULL);
+  if (st == TILE_OK) st = time_variants(u, other, others, own, ran + n);
+  ran_all += others; /* plain and other are one array, as are their specs in ran */
+  int slower = st == TILE_OK ? without_tma(u, plain, ran, ran_all, no_tma) : 0;
+  if (st == TILE_OK) st = time_variants(u, no_tma, slower, NULL, NULL);
   text_printf(&u->timings, "]");
   if (st == TILE_OK && u->best.config >= 0) st = prepare_buffers(u); /* for the real launch */
-  free(plain), free(other), free(ran), free(own);
+  free(plain), free(no_tma), free(ran), free(own);
   return st;
 }
 
@@ -448,7 +465,7 @@ static tile_status none_ran(Tuner *u, const char *key_text) {
 static tile_status first_compiling(Tuner *u, Variant *chosen, Spec **out) {
   *chosen = AS_GIVEN;
   for (int c = 0; c < u->t->num_configs && chosen->config < 0; c++) {
-    Variant v = {c, TILE_REFILL_AUTO};
+    Variant v = {c, TILE_REFILL_AUTO, TILE_TMA_AUTO};
     tile_status st = kernel_specialize(u->k, u->key, u->key_len, v, out);
     if (st == TILE_ERROR_MEMORY) return st;
     if (st == TILE_OK) *chosen = v;
@@ -544,7 +561,7 @@ tile_status autotune_compile(tile_kernel *k, const uint16_t *key, int key_len, c
   int configs = k->tuning->num_configs;
   Variant *plain = calloc((size_t)configs, sizeof *plain);
   if (!plain) st = context_fail(k->ctx, TILE_ERROR_MEMORY, "out of memory");
-  for (int i = 0; plain && i < configs; i++) plain[i] = (Variant){i, TILE_REFILL_AUTO};
+  for (int i = 0; plain && i < configs; i++) plain[i] = (Variant){i, TILE_REFILL_AUTO, TILE_TMA_AUTO};
   if (plain) kernel_prebuild(k, key, key_len, plain, configs);
   for (int i = 0; plain && i < configs && st != TILE_ERROR_MEMORY; i++) { /* warms the caches */
     st = kernel_specialize(k, key, key_len, plain[i], &s);

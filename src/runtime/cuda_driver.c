@@ -25,6 +25,7 @@ static int load_symbols(CudaDriver *d) {
     snprintf(d->error, sizeof d->error, "the CUDA driver has no %s (driver too old?)", SYMBOL_NAME(name)); \
     return -1;                                                                           \
   }
+#define CUDA_OPTIONAL_FN(name) *(void **)&d->name##_fn = dlsym(d->library, SYMBOL_NAME(name));
 #include "cuda_api.def"
 #undef CUDA_FN
   return 0;

@@ -2,6 +2,7 @@
  * tile_device_open's), its primary context made current on the calling
  * thread at each entry; the target it wants; modules and launches. */
 #include "gpu.h"
+#include "../frontend/types.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -151,6 +152,45 @@ tile_status device_launch(tile_context *ctx, void *function, const unsigned grid
   CUresult r = d->cuda.cuLaunchKernel_fn(function, grid[0], grid[1], grid[2], (unsigned)block, 1, 1, (unsigned)shared,
                                          (CUstream)stream, params, NULL);
   return r == CUDA_SUCCESS ? TILE_OK : gpu_status(ctx, d, r, "cuLaunchKernel");
+}
+
+/* ---- tensor maps ------------------------------------------------------------------------ */
+
+_Static_assert(sizeof(TensorMap) == sizeof(CUtensorMap) && _Alignof(TensorMap) >= 64,
+               "TensorMap is storage for a CUtensorMap");
+
+int device_tensor_map_dtype(int dt) {
+  switch (dt) {
+  case DT_FP16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  case DT_BF16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  case DT_FP32: return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  case DT_FP64: return CU_TENSOR_MAP_DATA_TYPE_FLOAT64;
+  case DT_I8: case DT_U8: return CU_TENSOR_MAP_DATA_TYPE_UINT8; /* a copy moves bits: the sign does not matter */
+  case DT_I32: return CU_TENSOR_MAP_DATA_TYPE_INT32;
+  case DT_U32: return CU_TENSOR_MAP_DATA_TYPE_UINT32;
+  case DT_I64: return CU_TENSOR_MAP_DATA_TYPE_INT64;
+  case DT_U64: return CU_TENSOR_MAP_DATA_TYPE_UINT64;
+  default: return -1;
+  }
+}
+
+/* By the swizzle span / 32 (the metadata allows 0, 32, 64 and 128 bytes). */
+static const CUtensorMapSwizzle swizzle_modes[5] = {[0] = CU_TENSOR_MAP_SWIZZLE_NONE, [1] = CU_TENSOR_MAP_SWIZZLE_32B,
+                                                    [2] = CU_TENSOR_MAP_SWIZZLE_64B, [4] = CU_TENSOR_MAP_SWIZZLE_128B};
+
+tile_status device_encode_tensor_map(tile_context *ctx, const TensorMapShape *t, TensorMap *map) {
+  struct Device *d = gpu_enter(ctx);
+  if (!d) return TILE_ERROR_UNSUPPORTED;
+  if (!d->cuda.cuTensorMapEncodeTiled_fn)
+    return context_fail(ctx, TILE_ERROR_UNSUPPORTED,
+                        "the CUDA driver has no cuTensorMapEncodeTiled (it is older than CUDA 12.0), which a kernel "
+                        "that loads through the tensor memory accelerator needs");
+  const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
+  CUresult r = d->cuda.cuTensorMapEncodeTiled_fn(
+      (CUtensorMap *)map, (CUtensorMapDataType)device_tensor_map_dtype(t->dtype), (cuuint32_t)t->rank, t->address,
+      t->dims, t->strides, t->box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle_modes[t->swizzle / 32],
+      CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return gpu_status(ctx, d, r, "cuTensorMapEncodeTiled");
 }
 
 /* ---- the public calls ------------------------------------------------------------------- */

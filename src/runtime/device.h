@@ -6,6 +6,8 @@
 
 #include "../driver/context.h"
 
+#include <stdint.h>
+
 /* Opens the context's device unless it is open.  TILE_OK, or
  * TILE_ERROR_UNSUPPORTED with why ("no CUDA driver: ...") in ctx; a failure
  * is remembered until tile_device_open tries again. */
@@ -33,6 +35,33 @@ void device_unload(tile_context *ctx, void *module);
 /* cuLaunchKernel with a 1-D block of `block` threads. */
 tile_status device_launch(tile_context *ctx, void *function, const unsigned grid[3], int block, int shared,
                           tile_stream stream, void **params);
+
+/* One tensor map as cuTensorMapEncodeTiled takes it, the fixed fields aside
+ * (element strides 1, no interleave, L2 promotion of 128 bytes, zeros out
+ * of bounds). */
+typedef struct TensorMapShape {
+  int dtype;              /* DType of the elements */
+  int rank;               /* 1..5 */
+  void *address;          /* the tensor's global address, 16-byte aligned */
+  uint64_t dims[5];       /* elements, innermost first */
+  uint64_t strides[4];    /* bytes, of dims 1..rank-1 */
+  uint32_t box[5];        /* elements, innermost first */
+  int swizzle;            /* bytes: 0, 32, 64 or 128 */
+} TensorMapShape;
+
+/* Storage for one encoded map: cuda.h's CUtensorMap (128 bytes, 64-byte
+ * aligned as the driver and the kernel's .param .align 64 need). */
+typedef struct TensorMap {
+  _Alignas(64) unsigned char bytes[128];
+} TensorMap;
+
+/* The CUtensorMapDataType for elements of DType `dt` (fp16, bf16, fp32,
+ * fp64, i8, u8, i32, u32, i64, u64); -1 for the others. */
+int device_tensor_map_dtype(int dt);
+/* Encodes `shape` into *map with cuTensorMapEncodeTiled.  TILE_OK, or a
+ * status with the message in ctx: the driver's error, or a driver without
+ * cuTensorMapEncodeTiled (TILE_ERROR_UNSUPPORTED). */
+tile_status device_encode_tensor_map(tile_context *ctx, const TensorMapShape *shape, TensorMap *map);
 
 /* Copies `bytes` from one block of device memory to another (memory.c;
  * memcpy on the interpreter); both ranges must lie in tracked blocks. */

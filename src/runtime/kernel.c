@@ -140,6 +140,7 @@ tile_status kernel_key(tile_kernel *k, const tile_arg *args, int n, uint16_t *ke
 static Spec **find_spec(tile_kernel *k, const uint16_t *key, int key_len, Variant v) {
   for (Spec **link = &k->specs, *s; (s = *link); link = &s->next)
     if (s->on_cpu == k->ctx->on_cpu && s->variant.config == v.config && s->variant.refill == v.refill &&
+        s->variant.tma == v.tma &&
         s->key_len == key_len &&
         (key_len <= 0 || !memcmp(s->key, key, sizeof *key * (size_t)key_len)))
       return link;
@@ -238,6 +239,24 @@ static tile_status launch_cpu(tile_kernel *k, Spec *s, const unsigned grid[3], c
   return k->compiler->run_cpu(k, s, grid, args, n, bytes);
 }
 
+/* Encodes m's tensor maps from the launch's arguments into maps[] and
+ * points params[] past the ABI parameters at them, in order. */
+static tile_status encode_tensor_maps(tile_context *ctx, const KernelMetadata *m, const tile_arg *args, TensorMap *maps,
+                                      void **params) {
+  char err[512];
+  for (int i = 0; i < m->num_tensor_maps; i++) {
+    const MetaTensorMap *t = &m->tensor_maps[i];
+    TensorMapShape shape;
+    if (args_tensor_map(t, args, &shape, err, sizeof err)) return context_fail(ctx, TILE_ERROR_ARGUMENT, err);
+    tile_status st = device_encode_tensor_map(ctx, &shape, &maps[i]);
+    if (st != TILE_OK) /* the driver's message, said of what it failed for */
+      return context_failf(ctx, st, "kernel '%s', the tensor map of argument %d ('%s'): %s", m->name,
+                           t->base->position, t->base->name, ctx->error);
+    params[m->num_params + i] = &maps[i];
+  }
+  return TILE_OK;
+}
+
 tile_status kernel_launch_spec(tile_kernel *k, Spec *s, const unsigned *given, tile_grid_fn grid_fn, void *user,
                                tile_stream stream, const tile_arg *args, int n) {
   tile_context *ctx = k->ctx;
@@ -257,6 +276,8 @@ tile_status kernel_launch_spec(tile_kernel *k, Spec *s, const unsigned *given, t
   if (!grid[0] || !grid[1] || !grid[2]) return TILE_OK;
   if (s->on_cpu) return launch_cpu(k, s, grid, args, n);
   if (!s->function && (st = load(k, s)) != TILE_OK) return st;
+  TensorMap maps[MAX_TENSOR_MAPS]; /* live until cuLaunchKernel has read them */
+  if (s->meta.num_tensor_maps && (st = encode_tensor_maps(ctx, &s->meta, args, maps, params)) != TILE_OK) return st;
   if (s->meta.checks && s->meta.checks[0]) /* named if a later call finds the launch faulted */
     snprintf(ctx->trapping_checks, sizeof ctx->trapping_checks, "'%s': %s", s->meta.name, s->meta.checks);
   return device_launch(ctx, s->function, grid, 32 * s->meta.num_warps, s->meta.shared, stream, params);

@@ -15,14 +15,15 @@
 typedef struct Spec Spec;
 
 /* What a specialisation is compiled with besides its arguments' types: an
- * @triton.autotune config (-1: the kernel's options) and a refill schedule
- * (TILE_REFILL_AUTO: the options'), which the autotuner also varies. */
+ * @triton.autotune config (-1: the kernel's options), a refill schedule
+ * (TILE_REFILL_AUTO: the options') and whether TMA may bring the loads,
+ * which the autotuner also varies. */
 typedef struct Variant {
-  int config, refill;
+  int config, refill, tma;   /* tma: tile_options.tma (TILE_TMA_AUTO: the options') */
 } Variant;
 
 /* The kernel's options as they are. */
-static const Variant AS_GIVEN = {-1, TILE_REFILL_AUTO};
+static const Variant AS_GIVEN = {-1, TILE_REFILL_AUTO, TILE_TMA_AUTO};
 
 typedef struct KernelCompiler {
   /* Compiles specialisation s (s->signature; NULL: the source's annotations)
@@ -65,6 +66,7 @@ typedef struct KernelTuning {
   const char *const *restore_names;
   double warmup_ms, rep_ms;   /* time spent warming up and measuring each config (Triton's do_bench) */
   int tune_refill;            /* the options leave refill to the compiler: each config's other schedule is timed too */
+  int tune_tma;               /* the options leave tma to the compiler: each variant with TMA copies is timed without */
 } KernelTuning;
 
 typedef struct TuneChoice TuneChoice;

@@ -2,9 +2,11 @@
  * launch relies on is checked here, once, so a launch can trust the tables:
  * argument positions cover 0..num_args-1 exactly once, in order. */
 #include "metadata.h"
+#include "device.h"
 #include "../frontend/types.h"
 #include "tile/tile.h"
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -149,6 +151,148 @@ static int read_fields(MetaReader *r, KernelMetadata *m) {
   return 0;
 }
 
+/* ---- tensor maps ---------------------------------------------------------------------- */
+
+/* What reading one of "tensor_maps" needs besides the reader. */
+typedef struct MapReader {
+  MetaReader *r;
+  const KernelMetadata *m;
+  int index;              /* the map's place in "tensor_maps", for messages */
+  size_t elem;            /* bytes of one element */
+} MapReader;
+
+static int bad_map(MapReader *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int bad_map(MapReader *t, const char *fmt, ...) {
+  char what[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  snprintf(t->r->err, t->r->errsize, "metadata: tensor map %d: %s", t->index, what);
+  return -1;
+}
+
+/* The argument at `position`: an ABI parameter or a ':1' one; NULL if none. */
+static const MetaParam *param_at(const KernelMetadata *m, int position) {
+  for (int i = 0; i < m->num_params; i++)
+    if (m->params[i].position == position) return &m->params[i];
+  for (int i = 0; i < m->num_fixed; i++)
+    if (m->fixed[i].position == position) return &m->fixed[i];
+  return NULL;
+}
+
+/* The argument a map's field names by position ("base": 0). */
+static const MetaParam *map_arg(MapReader *t, const Json *v, const char *field) {
+  if (!v || v->kind != JSON_NUMBER || !v->is_int || v->i < 0 || v->i >= t->m->num_args) {
+    bad_map(t, "%s is not an argument position (0 to %d)", field, t->m->num_args - 1);
+    return NULL;
+  }
+  return param_at(t->m, (int)v->i);
+}
+
+/* The array `key` of `obj`, of `len` items, `rule` saying why. */
+static const Json *map_array(MapReader *t, const Json *obj, const char *key, int len, const char *rule) {
+  const Json *v = json_get(obj, key);
+  if (v && v->kind == JSON_ARRAY && v->len == len) return v;
+  bad_map(t, "%s is not an array with %s (%d)", key, rule, len);
+  return NULL;
+}
+
+/* extent: {"arg": position of an integer argument} | {"value": lo..hi} */
+static int read_extent(MapReader *t, const Json *v, const char *field, long long lo, long long hi, MetaExtent *out) {
+  const Json *arg = v && v->kind == JSON_OBJECT ? json_get(v, "arg") : NULL;
+  *out = (MetaExtent){NULL, 0};
+  if (arg) {
+    if (!(out->arg = map_arg(t, arg, field))) return -1;
+    if (!out->arg->is_int)
+      return bad_map(t, "%s names argument %d ('%s'), which is not an integer", field, out->arg->position,
+                     out->arg->name);
+    return 0;
+  }
+  const Json *value = v && v->kind == JSON_OBJECT ? json_get(v, "value") : NULL;
+  if (!value) return bad_map(t, "%s is neither {\"arg\": position} nor {\"value\": N}", field);
+  if (value->kind != JSON_NUMBER || !value->is_int || value->i < lo || value->i > hi)
+    return bad_map(t, "%s: value is not an integer from %lld to %lld", field, lo, hi);
+  out->value = value->i;
+  return 0;
+}
+
+/* dims: extents of 1 to 2^32 elements; strides: of whole 16-byte steps below 2^40 bytes. */
+static int read_extents(MapReader *t, const Json *obj, MetaTensorMap *out) {
+  const Json *dims = json_get(obj, "dims");
+  if (!dims || dims->kind != JSON_ARRAY || dims->len < 1 || dims->len > MAX_TENSOR_MAP_RANK)
+    return bad_map(t, "dims is not an array of 1 to %d entries", MAX_TENSOR_MAP_RANK);
+  out->rank = dims->len;
+  const Json *strides = map_array(t, obj, "strides", out->rank - 1, "one entry fewer than dims");
+  if (!strides) return -1;
+  char field[32];
+  for (int i = 0; i < out->rank; i++) {
+    snprintf(field, sizeof field, "dims[%d]", i);
+    if (read_extent(t, dims->items[i], field, 1, MAX_TENSOR_MAP_DIM, &out->dims[i])) return -1;
+  }
+  for (int i = 0; i < out->rank - 1; i++) {
+    snprintf(field, sizeof field, "strides[%d]", i);
+    if (read_extent(t, strides->items[i], field, 0, MAX_TENSOR_MAP_STRIDE_BYTES / (long long)t->elem, &out->strides[i]))
+      return -1;
+    if (!out->strides[i].arg && out->strides[i].value * (long long)t->elem % 16)
+      return bad_map(t, "%s: %lld elements are %lld bytes, not a multiple of 16", field, out->strides[i].value,
+                     out->strides[i].value * (long long)t->elem);
+  }
+  return 0;
+}
+
+/* box: rank extents of 1..256 elements, the inner one a whole number of 16-byte steps within the swizzle span. */
+static int read_box(MapReader *t, const Json *obj, MetaTensorMap *out) {
+  const Json *box = map_array(t, obj, "box", out->rank, "as many entries as dims"), *swizzle = json_get(obj, "swizzle");
+  if (!box) return -1;
+  if (!swizzle || swizzle->kind != JSON_NUMBER || !swizzle->is_int ||
+      (swizzle->i != 0 && swizzle->i != 32 && swizzle->i != 64 && swizzle->i != 128))
+    return bad_map(t, "swizzle is not 0, 32, 64 or 128 (bytes)");
+  out->swizzle = (int)swizzle->i;
+  for (int i = 0; i < out->rank; i++) {
+    const Json *v = box->items[i];
+    if (v->kind != JSON_NUMBER || !v->is_int || v->i < 1 || v->i > MAX_TENSOR_MAP_BOX)
+      return bad_map(t, "box[%d] is not an integer from 1 to %d", i, MAX_TENSOR_MAP_BOX);
+    out->box[i] = (int)v->i;
+  }
+  long long inner = out->box[0] * (long long)t->elem;
+  if (inner % 16) return bad_map(t, "box[0] spans %lld bytes, not a multiple of 16", inner);
+  if (out->swizzle && inner > out->swizzle)
+    return bad_map(t, "box[0] spans %lld bytes, more than the swizzle's %d", inner, out->swizzle);
+  return 0;
+}
+
+static int read_tensor_map(MapReader *t, const Json *obj, MetaTensorMap *out) {
+  if (!obj || obj->kind != JSON_OBJECT) return bad_map(t, "not an object");
+  if (!(out->base = map_arg(t, json_get(obj, "base"), "base"))) return -1;
+  if (!out->base->is_ptr)
+    return bad_map(t, "base names argument %d ('%s'), which is not a pointer", out->base->position, out->base->name);
+  const Json *d = json_get(obj, "dtype");
+  const char *dtype = d && d->kind == JSON_STRING ? d->s : "";
+  out->dtype = dtype_lookup(dtype);
+  if (out->dtype < 0 || device_tensor_map_dtype(out->dtype) < 0)
+    return bad_map(t, "dtype '%s' is not one a tensor map holds (fp16, bf16, fp32, fp64, i8, u8, i32, u32, i64, u64)",
+                   dtype);
+  t->elem = (size_t)dtype_bits((DType)out->dtype) / 8;
+  return read_extents(t, obj, out) || read_box(t, obj, out);
+}
+
+static int read_tensor_maps(MetaReader *r, KernelMetadata *m) {
+  const Json *list = json_get(r->root, "tensor_maps");
+  if (!list) return 0;
+  char most[32];
+  snprintf(most, sizeof most, "%d maps", MAX_TENSOR_MAPS);
+  if (list->kind != JSON_ARRAY || list->len > MAX_TENSOR_MAPS) return bad(r, "'tensor_maps' is not an array of at most ", most);
+  if (m->num_params + list->len > MAX_KERNEL_ARGS) return bad(r, "more parameters and tensor maps than a launch passes", NULL);
+  m->tensor_maps = arena_alloc(r->arena, sizeof *m->tensor_maps * (size_t)(list->len + 1));
+  for (int i = 0; i < list->len; i++) {
+    MapReader t = {r, m, i, 1};
+    if (read_tensor_map(&t, list->items[i], &m->tensor_maps[i])) return -1;
+  }
+  m->num_tensor_maps = list->len;
+  return 0;
+}
+
 int meta_parse(Arena *a, const char *json, size_t len, KernelMetadata *m, char *err, size_t errsize) {
   memset(m, 0, sizeof *m);
   char why[256];
@@ -157,7 +301,7 @@ int meta_parse(Arena *a, const char *json, size_t len, KernelMetadata *m, char *
   if (r.root->kind != JSON_OBJECT) return bad(&r, "not a JSON object", NULL);
   if (read_fields(&r, m) || read_param_list(&r, "params", m->num_args, &m->params, &m->num_params) ||
       read_param_list(&r, "specialized", m->num_args, &m->fixed, &m->num_fixed) || check_positions(&r, m) ||
-      read_constexprs(&r, m))
+      read_constexprs(&r, m) || read_tensor_maps(&r, m))
     return -1;
   return 0;
 }

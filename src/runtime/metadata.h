@@ -8,6 +8,11 @@
 #include "json.h"
 
 enum { META_FORMAT = 1, MAX_KERNEL_ARGS = 256, MAX_SIGNATURE = MAX_KERNEL_ARGS * 10 };
+/* Tensor maps: how many a kernel takes, their rank and box extents (the
+ * driver's limits), the largest extent and stride in bytes (the same). */
+enum { MAX_TENSOR_MAPS = 8, MAX_TENSOR_MAP_RANK = 5, MAX_TENSOR_MAP_BOX = 256 };
+#define MAX_TENSOR_MAP_DIM (1LL << 32)
+#define MAX_TENSOR_MAP_STRIDE_BYTES ((1LL << 40) - 1)
 
 typedef struct MetaParam {
   const char *name;
@@ -18,6 +23,25 @@ typedef struct MetaParam {
   int is_int;             /* a scalar integer (bool included) */
   long long min, max;     /* the values an integer parameter holds */
 } MetaParam;
+
+/* A tensor map's extent or stride: an integer launch argument's value (a
+ * ':1' one's is 1), or a constant. */
+typedef struct MetaExtent {
+  const MetaParam *arg;   /* the argument, in the metadata's params or specialized; NULL: `value` */
+  long long value;
+} MetaExtent;
+
+/* A CUtensorMap the kernel takes as a hidden parameter after its ABI ones,
+ * encoded at each launch from the arguments (docs/abi.md, section 2). */
+typedef struct MetaTensorMap {
+  const MetaParam *base;  /* the pointer argument: the tensor's address */
+  int dtype;              /* the elements' DType (one device_tensor_map_dtype takes) */
+  int rank;               /* 1..MAX_TENSOR_MAP_RANK */
+  MetaExtent dims[MAX_TENSOR_MAP_RANK];        /* elements, innermost (contiguous) first */
+  MetaExtent strides[MAX_TENSOR_MAP_RANK - 1]; /* elements, of dims 1..rank-1 */
+  int box[MAX_TENSOR_MAP_RANK];                /* the block one copy moves, elements, innermost first */
+  int swizzle;            /* the shared-memory swizzle span: 0, 32, 64 or 128 bytes */
+} MetaTensorMap;
 
 typedef struct MetaConstexpr {
   const char *name;
@@ -48,6 +72,8 @@ typedef struct KernelMetadata {
   int shared;             /* dynamic shared memory, bytes */
   int registers, spills;  /* from ptxas; -1 when unknown */
   const char *checks;     /* compiler-made checks that trap on the GPU ("file:line: message; ..."); "" if none */
+  MetaTensorMap *tensor_maps; /* hidden parameters after params, in order */
+  int num_tensor_maps;
 } KernelMetadata;
 
 /* Reads and checks metadata JSON; strings and tables live in `a`.  Returns

@@ -57,6 +57,24 @@ typedef struct Propagation {
 /* Chooses the layouts of f, which it does not change. */
 void tgir_propagate(TirFunc *f, Propagation *out);
 
+/* tma.c: how the tensor memory accelerator brings a pipelined load of
+ * `loop` into a buffer of layout `buffer`: the tensor map it adds to
+ * f->tensor_maps, and iteration iv's box origin, innermost coordinate
+ * first: origin[i] (a scalar value id, -1: 0), plus iv * per_iv along
+ * coordinate `moving`; extent[i]: the parameter giving the tensor's
+ * extent along coordinate i (-1: a constant >= 1).  0 (nothing added) if
+ * it cannot. */
+typedef struct TmaLoad {
+  int map;
+  int origin[2];
+  int moving;
+  int64_t per_iv;
+  int extent[2];
+  int bytes;             /* the tile's */
+} TmaLoad;
+int tma_plan_load(TirFunc *f, const AxisInfo *axis, const TirOp *loop, const TirOp *load, const Layout *buffer,
+                  TmaLoad *out);
+
 /* The steps --passes can name (passes.def), in order. */
 void tgir_remove_converts(TirFunc *f, const TgirOptions *o);
 void tgir_accelerate_matmul(TirFunc *f, const TgirOptions *o);

@@ -66,6 +66,8 @@ typedef struct Pipe {
   const TgirOptions *o;
   TirOp *async_dot;          /* a wgmma dot left in flight across iterations (dot_wait pending=1), or NULL */
   int late_refill;           /* the copies are issued after the iteration's reads (an async dot's wait) and a barrier */
+  int tma;                   /* the loads come by TMA copies (tma_loads), completing on mbarriers */
+  TmaLoad tma_loads[64];
 } Pipe;
 
 static Type *T(Pipe *P, int v) { return tir_type(P->f, v); }
@@ -512,12 +514,13 @@ static TirBlock *emit_body(Pipe *P, int *bufs, const char *recompute, int64_t st
   return nb;
 }
 
-/* The carried accumulator of the in-flight wgmma, ready after the loop. */
-static void finish_async_dot(Pipe *P) {
+/* The carried accumulator of the in-flight wgmma, ready after the loop;
+ * results: the loop's results as the old body's yield orders them. */
+static void finish_async_dot(Pipe *P, const int *results) {
   const TirOp *yield = terminator(P->body);
-  for (int k = 0; k < P->loop->results.len; k++) {
+  for (int k = 0; k < yield->operands.len; k++) {
     if (yield->operands.data[k] != P->async_dot->results.data[0]) continue;
-    int r = P->loop->results.data[k];
+    int r = results[k];
     int w = emit_value(P, TIR_DOT_WAIT, T(P, r), tir_layout(P->f, r), &r, 1, P->loop->loc);
     TirOp *wait = P->out.data[P->out.len - 1];
     wait->ival = 0;
@@ -544,7 +547,169 @@ static void rewrite_loop(Pipe *P, const char *ahead, const char *recompute, int6
   tir_add_result(P->f, loop, type_scalar(P->f->arena, DT_I32));
   tir_add_result(P->f, loop, type_scalar(P->f->arena, DT_I32));
   vec_push(P->f->arena, &P->out, loop);
-  if (P->async_dot) finish_async_dot(P);
+  if (P->async_dot) finish_async_dot(P, loop->results.data);
+}
+
+/* ---- TMA copies ----
+ *
+ * With every pipelined load a TMA box (tma.c), the copies need no
+ * pointers: one thread issues each (with its barrier's expected bytes)
+ * from the box origin, and the loop waits on the slot's mbarrier instead
+ * of cp.async groups.  Stage 0 is then only the origins, computed from the
+ * iteration ahead; the carried pointers that ran ahead are dropped.
+ *
+ *     bars = mbarrier_alloc : i64[S]               (one arrival per load)
+ *     tma_copy bufs[j], bars, j, (j exists), origin(j)      j < D
+ *     for iv ... iter(..., ins, ext, phase):
+ *       mbarrier_wait bars, ext, phase             (iteration iv's boxes are in)
+ *       [barrier; tma_copy ... for iv + D*step into ins]    early refill
+ *       the rest
+ *       [barrier; tma_copy ...]                    late refill
+ *       yield ..., ins + 1, ext + 1, phase ^ (ext + 1 wrapped)
+ *     mbarrier_inval bars */
+
+static int as_i32(Pipe *P, int v, Loc loc) {
+  if (T(P, v)->elem == DT_I32) return v;
+  return emit_value(P, TIR_CAST, type_scalar(P->f->arena, DT_I32), NULL, &v, 1, loc);
+}
+
+/* Load k's box origin, innermost first, for iteration iv.  Where the
+ * tensor's extent is below 1 the launch encodes 1 (a map cannot be
+ * empty), and the mask drops every element: the origin moves a whole box
+ * below 0, where TMA reads zeros and no memory. */
+static void tma_origin(Pipe *P, int k, int iv, int *coord) {
+  const TmaLoad *t = &P->tma_loads[k];
+  const TirTensorMap *map = &P->f->tensor_maps.data[t->map];
+  Loc loc = P->loop->loc;
+  for (int i = 0; i < 2; i++) {
+    int c = t->origin[i] >= 0 ? as_i32(P, t->origin[i], loc) : constant(P, DT_I32, 0, loc);
+    if (i == t->moving) {
+      int along = binary(P, TIR_MUL, 0, as_i32(P, iv, loc), constant(P, DT_I32, t->per_iv, loc), loc);
+      c = t->origin[i] >= 0 ? binary(P, TIR_ADD, 0, c, along, loc) : along;
+    }
+    if (t->extent[i] >= 0) {
+      int some = binary(P, TIR_CMP, CMP_GE, as_i32(P, t->extent[i], loc), constant(P, DT_I32, 1, loc), loc);
+      int sel[3] = {some, c, constant(P, DT_I32, -(int64_t)map->box[i], loc)};
+      c = emit_value(P, TIR_SELECT, type_scalar(P->f->arena, DT_I32), NULL, sel, 3, loc);
+    }
+    coord[i] = c;
+  }
+}
+
+static void emit_tma_copies(Pipe *P, const Ahead *a, int slot, const int *bufs, int bars) {
+  for (int k = 0; k < P->loads.len; k++) {
+    const TirOp *load = P->loads.data[k];
+    int coord[2];
+    tma_origin(P, k, a->iv, coord);
+    int ops[6] = {slot_view(P, load, bufs[k], slot), bars, slot, a->valid, coord[0], coord[1]};
+    emit_plain(P, TIR_TMA_COPY, P->tma_loads[k].map, ops, 6, load->loc);
+  }
+}
+
+static TirBlock *emit_body_tma(Pipe *P, const char *ahead, const char *recompute, int64_t step, const int *bufs,
+                               int bars, int *slot_args) {
+  TirBlock *nb = tir_block_new(P->f);
+  const TirBlock *old = P->body;
+  Loc loc = P->loop->loc;
+  int iv = tir_value_new(P->f, T(P, old->args.data[0]), NULL);
+  vec_push(P->f->arena, &nb->args, iv);
+  for (int c = 1; c < old->args.len; c++) {
+    if (ahead[c - 1]) continue;
+    int a = tir_value_new(P->f, T(P, old->args.data[c]), NULL);
+    tir_set_layout(P->f, a, tir_layout(P->f, old->args.data[c]));
+    vec_push(P->f->arena, &nb->args, a);
+    P->map[old->args.data[c]] = a;
+  }
+  for (int i = 0; i < 3; i++) { /* ins, ext, phase */
+    slot_args[i] = tir_value_new(P->f, type_scalar(P->f->arena, DT_I32), NULL);
+    vec_push(P->f->arena, &nb->args, slot_args[i]);
+  }
+  int ins = slot_args[0], ext = slot_args[1], phase = slot_args[2];
+  int wait[3] = {bars, ext, phase};
+  emit_plain(P, TIR_MBAR_WAIT, 0, wait, 3, loc);
+  Ahead a = ahead_of(P, iv, P->distance * step);
+  if (!P->late_refill) {
+    emit_plain(P, TIR_BARRIER, 0, NULL, 0, loc); /* every warp is past the wgmma that read slot ins */
+    emit_tma_copies(P, &a, ins, bufs, bars);
+  }
+  P->map[old->args.data[0]] = iv;
+  emit_rest(P, recompute, bufs, ext);
+  if (P->late_refill) {
+    emit_plain(P, TIR_BARRIER, 0, NULL, 0, loc);
+    emit_tma_copies(P, &a, ins, bufs, bars);
+  }
+  const TirOp *yield = terminator(old);
+  int next_ins = next_slot(P, ins), next_ext = next_slot(P, ext);
+  int wrapped = binary(P, TIR_CMP, CMP_EQ, next_ext, constant(P, DT_I32, 0, loc), loc);
+  int flipped = binary(P, TIR_SUB, 0, constant(P, DT_I32, 1, loc), phase, loc);
+  int sel[3] = {wrapped, flipped, phase};
+  int next_phase = emit_value(P, TIR_SELECT, T(P, phase), NULL, sel, 3, loc);
+  TirOp *y = tir_op_new(P->f, TIR_YIELD, yield->loc);
+  for (int k = 0; k < yield->operands.len; k++)
+    if (!ahead[k]) tir_add_operand(P->f, y, mapped(P, yield->operands.data[k]));
+  tir_add_operand(P->f, y, next_ins);
+  tir_add_operand(P->f, y, next_ext);
+  tir_add_operand(P->f, y, next_phase);
+  vec_push(P->f->arena, &P->out, y);
+  return nb;
+}
+
+static void rewrite_loop_tma(Pipe *P, const char *ahead, const char *recompute, int64_t step) {
+  TirOp *loop = P->loop;
+  Loc loc = loop->loc;
+  int bufs[64], n_slots = 1;
+  while (n_slots < P->stages) n_slots *= 2; /* tile shapes are powers of two: a spare barrier or so */
+  int64_t shape[2] = {n_slots, 1};
+  int order[2] = {1, 0};
+  const char *why;
+  const Layout *plain = layout_shared(P->f->layout_table, 2, 1, 1, 1, order, &why);
+  for (int k = 0; k < P->loads.len; k++) bufs[k] = emit_buffers(P, k);
+  /* after the buffers, which take 1024-byte aligned offsets from 0: no bytes lost to alignment */
+  int bars = emit_value(P, TIR_MBAR_ALLOC, type_tile(P->f->arena, type_scalar(P->f->arena, DT_I64), 2, shape), plain,
+                        NULL, 0, loc);
+  P->out.data[P->out.len - 1]->ival = P->loads.len;
+  for (int j = 0; j < P->distance; j++) {
+    Ahead a = ahead_of(P, loop->operands.data[0], j * step);
+    emit_tma_copies(P, &a, constant(P, DT_I32, j, loc), bufs, bars);
+  }
+  int kept = 3; /* lb, ub, step, then the carried values that do not run ahead */
+  for (int c = 0; c < loop->results.len; c++)
+    if (!ahead[c]) loop->operands.data[kept++] = loop->operands.data[3 + c];
+  loop->operands.len = kept;
+  tir_add_operand(P->f, loop, constant(P, DT_I32, P->distance % P->stages, loc));
+  tir_add_operand(P->f, loop, constant(P, DT_I32, 0, loc));
+  tir_add_operand(P->f, loop, constant(P, DT_I32, 0, loc));
+  Vec(TirOp *) outer = {P->out.data, P->out.len, P->out.cap};
+  memset(&P->out, 0, sizeof P->out);
+  int slot_args[3];
+  TirBlock *nb = emit_body_tma(P, ahead, recompute, step, bufs, bars, slot_args);
+  nb->ops.data = P->out.data, nb->ops.len = P->out.len, nb->ops.cap = P->out.cap;
+  P->out.data = outer.data, P->out.len = outer.len, P->out.cap = outer.cap;
+  loop->regions[0] = nb;
+  int results = 0, *old_results = arena_alloc(P->f->arena, sizeof(int) * (size_t)(loop->results.len + 1));
+  memcpy(old_results, loop->results.data, sizeof(int) * (size_t)loop->results.len);
+  for (int c = 0; c < loop->results.len; c++)
+    if (!ahead[c]) loop->results.data[results++] = loop->results.data[c];
+  loop->results.len = results;
+  for (int i = 0; i < 3; i++) tir_add_result(P->f, loop, type_scalar(P->f->arena, DT_I32));
+  vec_push(P->f->arena, &P->out, loop);
+  emit_plain(P, TIR_MBAR_INVAL, 0, &bars, 1, loc);
+  if (P->async_dot) finish_async_dot(P, old_results);
+}
+
+/* Whether every pipelined load can come by TMA (P->tma_loads then set). */
+static int plan_tma(Pipe *P) {
+  if (!P->o->tma || !P->async_dot || has_register_copies(P)) return 0;
+  int maps = P->f->tensor_maps.len;
+  for (int k = 0; k < P->loads.len; k++) {
+    const TirOp *alloc = staging_of(P, P->loads.data[k]);
+    if (!tma_plan_load(P->f, P->axis, P->loop, P->loads.data[k], tir_layout(P->f, alloc->results.data[0]),
+                       &P->tma_loads[k])) {
+      P->f->tensor_maps.len = maps;
+      return 0;
+    }
+  }
+  return 1;
 }
 
 /* ---- which loops ---- */
@@ -557,7 +722,7 @@ static int64_t constant_step(Pipe *P, const TirOp *loop) {
 static int simple_body(const TirBlock *b) {
   for (int i = 0; i < b->ops.len; i++) {
     const TirOp *op = b->ops.data[i];
-    if (op->regions[0] || op->code == TIR_ASYNC_COPY || op->code == TIR_ASYNC_WAIT) return 0;
+    if (op->regions[0] || op->code == TIR_ASYNC_COPY || op->code == TIR_ASYNC_WAIT || op->code == TIR_TMA_COPY) return 0;
   }
   return 1;
 }
@@ -711,6 +876,7 @@ static int plan_loop(Pipe *P, TirOp *loop, char **ahead, char **recompute) {
   *recompute = arena_alloc(P->f->arena, n);
   if (!stage0(P, *ahead) || !stage0_is_private(P, *ahead, *recompute)) return 0;
   plan_buffers(P);
+  P->tma = P->distance >= 1 && plan_tma(P);
   return P->distance >= 1;
 }
 
@@ -722,7 +888,8 @@ static void pipeline_block(Pipe *P, TirBlock *b) {
     for (int r = 0; r < 2; r++)
       if (op->regions[r]) pipeline_block(P, op->regions[r]);
     char *ahead, *recompute;
-    if (op->code == TIR_FOR && plan_loop(P, op, &ahead, &recompute)) rewrite_loop(P, ahead, recompute, constant_step(P, op));
+    if (op->code == TIR_FOR && plan_loop(P, op, &ahead, &recompute))
+      (P->tma ? rewrite_loop_tma : rewrite_loop)(P, ahead, recompute, constant_step(P, op));
     else vec_push(P->f->arena, &P->out, op);
   }
   b->ops.data = P->out.data, b->ops.len = P->out.len, b->ops.cap = P->out.cap;

@@ -114,6 +114,7 @@ static const Layout *anchor(Prop *P, const TirOp *op) {
   case TIR_DOT:
   case TIR_STORE:
   case TIR_LOCAL_ALLOC:
+  case TIR_MBAR_ALLOC:
   case TIR_MEMDESC_INDEX:
   case TIR_LOCAL_LOAD:
   case TIR_ASYNC_COPY:

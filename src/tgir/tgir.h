@@ -19,6 +19,7 @@ typedef struct TgirOptions {
   int wgmma;              /* sm_90a: wgmma may be used (compute_capability 90) */
   const char *passes;     /* optional steps (--passes): "remove-converts", "all", "none"; NULL: all */
   int refill;             /* tile_refill: when a pipelined loop refills its buffers (pipeline.c, plan_buffers) */
+  int tma;                /* the GPU (not the simulator) takes TMA copies: pipelined wgmma operands may use them */
 } TgirOptions;
 
 /* Tile IR to GPU-layout IR, in place, in steps (src/tgir/passes.h):

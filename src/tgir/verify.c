@@ -96,11 +96,11 @@ static void check_results(Verifier *V, const TirOp *op) {
     problem(V, op, "converts a tile to a tile of the same type");
 }
 
-/* Buffers (values in a shared layout) are made by local_alloc and
- * memdesc_index only and read by the shared-memory ops and wgmma dots. */
+/* Buffers (values in a shared layout) are made by local_alloc,
+ * memdesc_index and mbarrier_alloc only and read by the shared-memory ops and wgmma dots. */
 static void check_buffers(Verifier *V, const TirOp *op) {
   const TirFunc *f = V->f;
-  int makes = op->code == TIR_LOCAL_ALLOC || op->code == TIR_MEMDESC_INDEX;
+  int makes = op->code == TIR_LOCAL_ALLOC || op->code == TIR_MEMDESC_INDEX || op->code == TIR_MBAR_ALLOC;
   for (int k = 0; k < op->results.len; k++)
     if (makes != layout_is_shared(tir_layout(f, op->results.data[k])))
       problem(V, op, makes ? "a buffer needs a shared layout" : "only local_alloc and memdesc_index make buffers");
@@ -113,6 +113,9 @@ static void check_buffers(Verifier *V, const TirOp *op) {
     case TIR_ASYNC_WAIT: want = 1; break;
     case TIR_LOCAL_STORE:
     case TIR_ASYNC_COPY: want = k == 1; break;
+    case TIR_MBAR_WAIT:
+    case TIR_MBAR_INVAL: want = k == 0; break;
+    case TIR_TMA_COPY: want = k < 2; break;
     case TIR_DOT: {
       const Layout *acc = tir_layout(f, op->results.data[0]);
       int wgmma = acc && acc->kind == LAYOUT_MMA && acc->version == 3;

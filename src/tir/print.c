@@ -38,9 +38,30 @@ static void print_float(Buf *out, double v) {
   else buf_printf(out, "%.17g", v);
 }
 
+static void print_map_field(const TirFunc *f, const TirMapField *x, Buf *out) {
+  if (x->param >= 0) buf_printf(out, "%%%d", f->params.data[x->param].value);
+  else buf_printf(out, "%lld", (long long)x->value);
+}
+
+/* " map(base=%0 dims=[%5, %3] stride=%6 box=[64, 128] swizzle=128)": the tensor map a tma_copy reads. */
+static void print_tensor_map(const TirFunc *f, const TirTensorMap *m, Buf *out) {
+  buf_printf(out, " map(base=%%%d dims=[", f->params.data[m->base].value);
+  for (int d = 0; d < m->rank; d++) {
+    if (d) buf_puts(out, ", ");
+    print_map_field(f, &m->dims[d], out);
+  }
+  buf_puts(out, "] stride=");
+  print_map_field(f, &m->stride, out);
+  buf_printf(out, " box=[%d, %d] swizzle=%d)", m->box[0], m->box[1], m->swizzle);
+}
+
 /* The attributes after the operands, per op. */
 static void print_attributes(const TirFunc *f, const TirOp *op, Buf *out) {
   switch (op->code) {
+  case TIR_MBAR_ALLOC: buf_printf(out, " count=%lld", (long long)op->ival); break;
+  case TIR_TMA_COPY:
+    if (op->ival >= 0 && op->ival < f->tensor_maps.len) print_tensor_map(f, &f->tensor_maps.data[op->ival], out);
+    break;
   case TIR_CONSTANT:
     buf_puts(out, " ");
     if (dtype_is_float(tir_type(f, op->results.data[0])->elem)) print_float(out, op->fval);

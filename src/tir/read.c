@@ -388,12 +388,55 @@ static int named(Reader *R, int (*lookup)(const char *, size_t), const char *wha
   return i;
 }
 
+/* A parameter's value (%N) as a map field, or a constant. */
+static TirMapField map_field(Reader *R) {
+  skip(R);
+  if (!at(R, "%")) return (TirMapField){-1, integer(R)};
+  Loc loc = here(R);
+  int v = value_id(R);
+  for (int i = 0; i < R->f->params.len; i++)
+    if (R->f->params.data[i].value == v) return (TirMapField){i, 0};
+  diag_error(R->diags, loc, "tile IR: %%%d is not a parameter of the function", v);
+  longjmp(R->fail, 1);
+}
+
+/* "map(base=%0 dims=[%5, %3] stride=%6 box=[64, 128] swizzle=128)" after tma_copy: the map's index,
+ * a map written the same way before sharing it. */
+static int64_t read_tensor_map(Reader *R) {
+  TirTensorMap m = {0, 2, {{0}}, {0}, {0}, 0};
+  expect(R, "base=");
+  TirMapField base = map_field(R);
+  if (base.param < 0 || !tir_type(R->f, R->f->params.data[base.param].value)->is_ptr) fail(R, "a pointer parameter");
+  m.base = base.param;
+  expect(R, "dims=[");
+  m.dims[0] = map_field(R);
+  expect(R, ",");
+  m.dims[1] = map_field(R);
+  expect(R, "]");
+  expect(R, "stride=");
+  m.stride = map_field(R);
+  expect(R, "box=[");
+  m.box[0] = (int)integer(R);
+  expect(R, ",");
+  m.box[1] = (int)integer(R);
+  expect(R, "]");
+  expect(R, "swizzle=");
+  m.swizzle = (int)integer(R);
+  expect(R, ")");
+  for (int i = 0; i < R->f->tensor_maps.len; i++)
+    if (!memcmp(&R->f->tensor_maps.data[i], &m, sizeof m)) return i;
+  vec_push(R->f->arena, &R->f->tensor_maps, m);
+  return R->f->tensor_maps.len - 1;
+}
+
 /* The attributes between the operands and the ':' of the result types. */
 static void read_attributes(Reader *R, TirOp *op, int result_is_float_constant) {
   for (;;) {
     skip(R);
     if (at(R, ":") || at(R, "loc(")) return;
     if (accept(R, "axis=")) op->axis = (int)integer(R);
+    else if (op->code == TIR_MBAR_ALLOC && accept(R, "count=")) op->ival = integer(R);
+    else if (op->code == TIR_TMA_COPY && accept(R, "map(")) op->ival = read_tensor_map(R);
     else if (accept(R, "rounds=") || accept(R, "pending=")) op->ival = integer(R);
     else if (accept(R, "cache=")) {
       size_t n;

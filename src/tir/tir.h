@@ -88,6 +88,22 @@ typedef struct TirParam {
   int arg_index;         /* position among the kernel's run-time parameters (the launch's arguments) */
 } TirParam;
 
+/* A tensor map (CUtensorMap) the launch encodes from the kernel's arguments
+ * (docs/abi.md, "tensor_maps"): a param or a constant for each field. */
+typedef struct TirMapField {
+  int param;             /* index in TirFunc.params, or -1: the constant */
+  int64_t value;
+} TirMapField;
+
+typedef struct TirTensorMap {
+  int base;              /* the pointer param (index in TirFunc.params) */
+  int rank;              /* 2 */
+  TirMapField dims[2];   /* innermost first, elements */
+  TirMapField stride;    /* of dimension 1, elements */
+  int box[2];            /* innermost first */
+  int swizzle;           /* bytes: 128 */
+} TirTensorMap;
+
 typedef struct TirFunc {
   Arena *arena;
   const char *name;
@@ -96,6 +112,7 @@ typedef struct TirFunc {
   Vec(TirParam) params;  /* run-time parameters, in order */
   TirBlock *body;
   int num_warps, num_stages;
+  Vec(TirTensorMap) tensor_maps; /* set by the pipeliner: the tensor maps its TMA copies read, passed after params */
   int refills;           /* set by the pipeliner: the set of tile_refill schedules its loops with a dot got,
                             TILE_REFILL_EARLY | TILE_REFILL_LATE (1 and 2 used as bits; runtime/metadata.h) */
   /* GPU-layout IR (src/tgir): set by layout assignment */

@@ -152,7 +152,7 @@ run_configs() {
   echo "=== benchmarks: fp16 matmul config by config"
   gpu_test bench.matmul_configs -1 560 -- python3 bench/matmul_configs.py "$bundle/build/tilec" \
     1024x1024x1024 2048x2048x2048 3072x3072x3072 4096x4096x4096 6144x6144x6144 8192x8192x8192 \
-    --rounds "${CONFIG_ROUNDS:-3}" --refill --csv "$out/matmul_configs.csv"
+    --rounds "${CONFIG_ROUNDS:-3}" --refill --tma --csv "$out/matmul_configs.csv"
   cat "$out/logs/bench.matmul_configs.log"
   run_report
 }

@@ -513,6 +513,7 @@ typedef struct Run {
   char sim_error[4096];
   SimText sim_printed;
   int sim_failed;
+  int tma;                 /* on the GPU: the kernel's loads came by TMA (its metadata lists tensor maps) */
 } Run;
 
 static int fail(Run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -828,6 +829,8 @@ static int run_gpu(Run *r, tile_context *ctx, const char *signature) {
   tile_args_of(&r->spec, args);
   int rc = upload(r, ctx, dev, args);
   if (rc == PASS) launch_captured(r, ctx, k, args);
+  const char *meta = tile_kernel_metadata(k);
+  r->tma = meta && strstr(meta, "\"tensor_maps\"");
   if (rc == PASS && !r->sim_failed) rc = download(r, ctx, dev);
   for (int i = 0; i < r->spec.n; i++) tile_free(ctx, dev[i]);
   tile_kernel_destroy(k);
@@ -1021,8 +1024,8 @@ static int run_warps(Run *r, tile_context *ctx, const char *signature) {
   int rc = r->flags->gpu ? run_on_gpu(r, ctx, signature, &elements, &worst)
                          : run_on_simulator(r, ctx, signature, &elements, &worst);
   if (rc == PASS)
-    printf("ok   %s (num_warps %d%s%s): %s\n", r->c->name, r->warps, r->flags->gpu ? ", " : "",
-           r->flags->gpu ? (gpu_arch_of(r) ? gpu_arch_of(r) : "the GPU's target") : "",
+    printf("ok   %s (num_warps %d%s%s%s): %s\n", r->c->name, r->warps, r->flags->gpu ? ", " : "",
+           r->flags->gpu ? (gpu_arch_of(r) ? gpu_arch_of(r) : "the GPU's target") : "", r->tma ? ", TMA" : "",
            r->expect_error[0] ? "both runs failed in the same program"
            : r->flags->gpu    ? "every buffer matches"
                               : "every buffer matches, under both schedules");

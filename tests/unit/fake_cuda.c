@@ -33,6 +33,7 @@ EXPORT CUresult CUDAAPI cuGetErrorName(CUresult error, const char **s) {
   *s = error == CUDA_ERROR_INVALID_PTX ? "CUDA_ERROR_INVALID_PTX"
        : error == CUDA_ERROR_NOT_FOUND ? "CUDA_ERROR_NOT_FOUND"
        : error == CUDA_ERROR_OUT_OF_MEMORY ? "CUDA_ERROR_OUT_OF_MEMORY"
+       : error == CUDA_ERROR_INVALID_VALUE ? "CUDA_ERROR_INVALID_VALUE"
        : error == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES ? "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES" : "CUDA_ERROR_UNKNOWN";
   return CUDA_SUCCESS;
 }
@@ -129,6 +130,10 @@ EXPORT CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, u
   state.shared = shared;
   state.stream = stream;
   for (int i = 0; i < state.params_to_copy && i < 16; i++) memcpy(&state.params[i], params[i], 8);
+  for (int i = 0; i < state.maps_to_copy && i < 8; i++) {
+    memcpy(&state.maps[i], params[state.params_to_copy + i], sizeof state.maps[i]);
+    state.map_addresses[i] = (uintptr_t)params[state.params_to_copy + i];
+  }
   if (state.on_launch) state.clock_ms += state.on_launch(&state, params);
   return CUDA_SUCCESS;
 }
@@ -201,3 +206,30 @@ EXPORT CUresult CUDAAPI cuEventDestroy(CUevent e) {
   state.live_events--;
   return CUDA_SUCCESS;
 }
+
+#ifndef FAKE_CUDA_NO_TENSOR_MAP
+/* Records the call and writes a FakeTensorMap; fails as the driver does for a misaligned map. */
+EXPORT CUresult CUDAAPI cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank, void *address,
+                                              const cuuint64_t *dims, const cuuint64_t *strides, const cuuint32_t *box,
+                                              const cuuint32_t *element_strides, CUtensorMapInterleave interleave,
+                                              CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
+                                              CUtensorMapFloatOOBfill oob) {
+  FakeEncode *e = &state.encoded[state.encodes++ % 8];
+  *e = (FakeEncode){map, type, (int)rank, (uint64_t)(uintptr_t)address, {0}, {0}, {0}, {0}, interleave, swizzle, l2, oob};
+  for (cuuint32_t i = 0; i < rank && i < 5; i++) {
+    e->dims[i] = dims[i], e->box[i] = box[i], e->element_strides[i] = element_strides[i];
+    if (i) e->strides[i - 1] = strides[i - 1];
+  }
+  if (state.fail_next_encode || (uintptr_t)map % 64 || rank < 1 || rank > 5) {
+    state.fail_next_encode = 0;
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  FakeTensorMap written = {FAKE_TENSOR_MAP_MAGIC, e->address, {0}, {0}, {0}, (uint32_t)state.encodes};
+  memcpy(written.dims, e->dims, sizeof written.dims);
+  memcpy(written.strides, e->strides, sizeof written.strides);
+  memcpy(written.box, e->box, sizeof written.box);
+  memset(map, 0, sizeof *map);
+  memcpy(map, &written, sizeof written);
+  return CUDA_SUCCESS;
+}
+#endif

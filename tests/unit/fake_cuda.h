@@ -9,6 +9,28 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The arguments of one cuTensorMapEncodeTiled call. */
+typedef struct FakeEncode {
+  void *map;
+  int data_type, rank;
+  uint64_t address;
+  uint64_t dims[5], strides[4];
+  uint32_t box[5], element_strides[5];
+  int interleave, swizzle, l2_promotion, oob_fill;
+} FakeEncode;
+
+/* What the fake's cuTensorMapEncodeTiled writes into a CUtensorMap (the
+ * real one is opaque), so a test can tell which map a launch passed. */
+typedef struct FakeTensorMap {
+  uint64_t magic;               /* FAKE_TENSOR_MAP_MAGIC */
+  uint64_t address;
+  uint64_t dims[5], strides[4];
+  uint32_t box[5];
+  uint32_t call;                /* which encode call wrote it (FakeCuda.encodes then, from 1) */
+} FakeTensorMap;
+
+#define FAKE_TENSOR_MAP_MAGIC 0x50414d524f534e54ull /* "TNSORMAP" */
+
 typedef struct FakeCuda {
   int cc_major, cc_minor;       /* what the device reports (set before the runtime opens it) */
   int max_shared_optin;
@@ -33,6 +55,13 @@ typedef struct FakeCuda {
    * so elapsed times are the test's choice. */
   double (*on_launch)(struct FakeCuda *state, void **params);
   double clock_ms;              /* the virtual clock */
+  /* tensor maps (a fake built with FAKE_CUDA_NO_TENSOR_MAP has no cuTensorMapEncodeTiled, as drivers before 12.0) */
+  int encodes;                  /* cuTensorMapEncodeTiled calls so far */
+  int fail_next_encode;         /* the next one fails with CUDA_ERROR_INVALID_VALUE */
+  FakeEncode encoded[8];        /* the arguments of call i (from 1) in encoded[(i - 1) % 8] */
+  int maps_to_copy;             /* the last launch's kernelParams[params_to_copy + i], i < this (at most 8), are maps: */
+  FakeTensorMap maps[8];        /* the first bytes behind each */
+  uintptr_t map_addresses[8];   /* and where they were */
 } FakeCuda;
 
 typedef FakeCuda *(*FakeCudaStateFn)(void);

@@ -351,14 +351,24 @@ static tile_status launch_dot(tile_kernel *k, void *a, void *b, void *c, int K) 
   return tile_launch_grid(k, grid_dot, NULL, NULL, args, 4);
 }
 
-static tile_kernel *dot_kernel(tile_context *ctx, int refill) {
+/* A (64 x 512), B (512 x 256) and C (64 x 256) of fp16 for the dot kernels below. */
+static void dot_buffers(tile_context *ctx, void **a, void **b, void **c) {
+  CHECK(tile_malloc(ctx, a, 64 * 512 * 2) == TILE_OK && tile_malloc(ctx, b, 512 * 256 * 2) == TILE_OK &&
+        tile_malloc(ctx, c, 64 * 256 * 2) == TILE_OK);
+}
+
+/* A tuned kernel of `source` with these refill and tma options. */
+static tile_kernel *tuned(tile_context *ctx, const char *name, const char *source, int refill, int tma) {
   tile_options o;
   tile_options_init(&o);
   o.refill = refill;
+  o.tma = tma;
   tile_kernel *k = NULL;
-  CHECK(tile_kernel_create(ctx, "dot.tl", dot_source, strlen(dot_source), &o, &k) == TILE_OK);
+  CHECK(tile_kernel_create(ctx, name, source, strlen(source), &o, &k) == TILE_OK);
   return k;
 }
+
+static tile_kernel *dot_kernel(tile_context *ctx, int refill) { return tuned(ctx, "dot.tl", dot_source, refill, TILE_TMA_AUTO); }
 
 /* Each config's other refill schedule is timed too, and may be the choice: on disk with it. */
 static void test_refill(void) {
@@ -366,8 +376,7 @@ static void test_refill(void) {
   tile_context *ctx = context(0);
   tile_kernel *k = dot_kernel(ctx, TILE_REFILL_AUTO);
   void *a = NULL, *b = NULL, *c = NULL;
-  CHECK(tile_malloc(ctx, &a, 64 * 512 * 2) == TILE_OK && tile_malloc(ctx, &b, 512 * 256 * 2) == TILE_OK &&
-        tile_malloc(ctx, &c, 64 * 256 * 2) == TILE_OK);
+  dot_buffers(ctx, &a, &b, &c);
   CHECK(launch_dot(k, a, b, c, 512) == TILE_OK);
   const char *notes = tile_diagnostics(ctx);
   CHECK_CONTAINS(notes, "config 0: 1.0");
@@ -385,8 +394,7 @@ static void test_refill(void) {
   /* another context: the variant from disk, nothing timed */
   ctx = context(0);
   k = dot_kernel(ctx, TILE_REFILL_AUTO);
-  CHECK(tile_malloc(ctx, &a, 64 * 512 * 2) == TILE_OK && tile_malloc(ctx, &b, 512 * 256 * 2) == TILE_OK &&
-        tile_malloc(ctx, &c, 64 * 256 * 2) == TILE_OK);
+  dot_buffers(ctx, &a, &b, &c);
   int launches = fake->launches;
   CHECK(launch_dot(k, a, b, c, 512) == TILE_OK && fake->launches == launches + 1 && fake->shared == shared);
   CHECK_CONTAINS(tile_diagnostics(ctx), "config 0, refill late, tuned by an earlier run (disk cache)");
@@ -405,6 +413,82 @@ static void test_refill(void) {
   o.refill = 3;
   CHECK(tile_kernel_create(ctx, "dot.tl", dot_source, strlen(dot_source), &o, &k) == TILE_ERROR_ARGUMENT);
   CHECK_CONTAINS(tile_error(ctx), "refill must be 0 (TILE_REFILL_AUTO), 1 (TILE_REFILL_EARLY) or 2 (TILE_REFILL_LATE), not 3");
+  tile_context_destroy(ctx);
+  fake->on_launch = on_launch;
+}
+
+/* A masked dot loop whose operands TMA can bring (sm_90a): with the least shared memory fastest,
+ * each variant with TMA copies (32 bytes of mbarriers more) loses to itself without. */
+static const char tma_source[] =
+    "import triton\n"
+    "import triton.language as tl\n"
+    "@triton.autotune(configs=[triton.Config({'BN': 64}, num_warps=4, num_stages=3),\n"
+    "                          triton.Config({'BN': 128}, num_warps=4, num_stages=3)], key=['K'])\n"
+    "@triton.jit\n"
+    "def dot_masked(a_ptr, b_ptr, c_ptr, M, N, K, BN: tl.constexpr):\n"
+    "    rm = tl.arange(0, 64)\n"
+    "    rn = tl.program_id(0) * BN + tl.arange(0, BN)\n"
+    "    rk = tl.arange(0, 64)\n"
+    "    a_ptrs = a_ptr + rm[:, None] * K + rk[None, :]\n"
+    "    b_ptrs = b_ptr + rk[:, None] * N + rn[None, :]\n"
+    "    acc = tl.zeros((64, BN), dtype=tl.float32)\n"
+    "    for k in range(0, K, 64):\n"
+    "        a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (rk[None, :] < K - k), other=0.0)\n"
+    "        b = tl.load(b_ptrs, mask=(rk[:, None] < K - k) & (rn[None, :] < N), other=0.0)\n"
+    "        acc += tl.dot(a, b)\n"
+    "        a_ptrs += 64\n"
+    "        b_ptrs += 64 * N\n"
+    "    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16), mask=(rm[:, None] < M) & (rn[None, :] < N))\n";
+
+static tile_kernel *tma_kernel(tile_context *ctx, int tma) { return tuned(ctx, "tma.tl", tma_source, TILE_REFILL_AUTO, tma); }
+
+static tile_status launch_tma(tile_kernel *k, void *a, void *b, void *c) {
+  tile_arg args[] = {tile_buffer(a, "fp16", 0), tile_buffer(b, "fp16", 0), tile_buffer(c, "fp16", 0), tile_int(64),
+                     tile_int(256), tile_int(512)};
+  return tile_launch_grid(k, grid_dot, NULL, NULL, args, 6);
+}
+
+static void test_tma(void) {
+  fake->on_launch = by_shared;
+  tile_context *ctx = context(0);
+  tile_kernel *k = tma_kernel(ctx, TILE_TMA_AUTO);
+  void *a = NULL, *b = NULL, *c = NULL;
+  dot_buffers(ctx, &a, &b, &c);
+  CHECK(launch_tma(k, a, b, c) == TILE_OK);
+  const char *notes = tile_diagnostics(ctx);
+  CHECK_CONTAINS(notes, "config 0: 1.0");
+  CHECK_CONTAINS(notes, "config 0, no TMA: 1.0");
+  CHECK_CONTAINS(notes, "config 1, refill early, no TMA: 1.0");
+  CHECK_CONTAINS(notes, "chose config 0, no TMA");
+  CHECK(tile_kernel_config(k) == 0);
+  CHECK(!strstr(tile_kernel_metadata(k), "tensor_maps"));
+  tile_context_destroy(ctx);
+  /* another context: the variant from disk, nothing timed */
+  ctx = context(0);
+  k = tma_kernel(ctx, TILE_TMA_AUTO);
+  dot_buffers(ctx, &a, &b, &c);
+  int launches = fake->launches;
+  CHECK(launch_tma(k, a, b, c) == TILE_OK && fake->launches == launches + 1);
+  CHECK_CONTAINS(tile_diagnostics(ctx), "config 0, no TMA, tuned by an earlier run (disk cache)");
+  CHECK(!strstr(tile_kernel_metadata(k), "tensor_maps"));
+  /* TMA off by the options: no variant has it, none is timed twice for it */
+  k = tma_kernel(ctx, TILE_TMA_OFF);
+  CHECK(launch_tma(k, a, b, c) == TILE_OK);
+  notes = tile_diagnostics(ctx);
+  CHECK_CONTAINS(notes, "config 1: 1.0");
+  CHECK(!strstr(notes, "no TMA"));
+  /* with TMA, the launch passes the maps: one a load */
+  tile_options o;
+  tile_options_init(&o);
+  o.config = 1;
+  CHECK(tile_kernel_create(ctx, "tma.tl", tma_source, strlen(tma_source), &o, &k) == TILE_OK);
+  CHECK(launch_tma(k, a, b, c) == TILE_OK);
+  CHECK_CONTAINS(tile_kernel_metadata(k), "\"tensor_maps\"");
+  /* a value out of range */
+  o.config = -1;
+  o.tma = 2;
+  CHECK(tile_kernel_create(ctx, "tma.tl", tma_source, strlen(tma_source), &o, &k) == TILE_ERROR_ARGUMENT);
+  CHECK_CONTAINS(tile_error(ctx), "tma must be TILE_TMA_AUTO (0) or TILE_TMA_OFF (1), not 2");
   tile_context_destroy(ctx);
   fake->on_launch = on_launch;
 }
@@ -535,6 +619,7 @@ int main(void) {
   test_cpu();
   test_threads();
   test_refill();
+  test_tma();
   fake->on_launch = NULL;
   remove_dir(cache_dir);
   dlclose(library);

@@ -83,7 +83,7 @@ static TirFunc *compile(Compilation *c, const Kernel *k, int gpu) {
   if (!ck) return NULL;
   TirFunc *f = tir_lower(ck, &c->arena, &c->diags);
   if (c->diags.errors || tir_verify(f, &c->diags) || tir_run_passes(f, NULL, &c->diags, NULL)) return NULL;
-  TgirOptions o = {k->num_warps, 90, 1, NULL, 0};
+  TgirOptions o = {k->num_warps, 90, 1, NULL, 0, 0};
   return !gpu || !tgir_convert(f, &o, &c->diags, NULL) ? f : NULL;
 }
 

@@ -55,6 +55,9 @@ static const char usage[] =
     "                        early (one buffer more where it fits), late (after the\n"
     "                        iteration's reads and a barrier), auto (default: the\n"
     "                        compiler's choice)\n"
+    "  --tma=auto|off        sm_90a: a pipelined loop's wgmma operands by the tensor\n"
+    "                        memory accelerator where it can (auto, default), or\n"
+    "                        always by cp.async (off)\n"
     "  --passes=LIST         passes to run: tile IR fold,combine,cse,widen,licm,dce and\n"
     "                        GPU-layout IR remove-converts, accelerate-matmul,\n"
     "                        stage-operands, pipeline (default all; none)\n"
@@ -150,6 +153,9 @@ static int parse_args(int argc, char **argv, Args *a) {
       for (int w = 0; w < 3; w++)
         if (!strcmp(v, when[w])) a->opts.refill = w;
       if (a->opts.refill < 0) return usage_error("--refill needs auto, early or late, got '%s'", v);
+    } else if ((v = option_value(argc, argv, &i, "--tma"))) {
+      if (strcmp(v, "auto") && strcmp(v, "off")) return usage_error("--tma needs auto or off, got '%s'", v);
+      a->opts.tma = strcmp(v, "off") ? TILE_TMA_AUTO : TILE_TMA_OFF;
     } else if ((v = option_value(argc, argv, &i, "-o"))) {
       a->output = strcmp(v, "-") ? v : NULL; /* `-o -` is stdout, not a file named "-" */
     } else if ((v = option_value(argc, argv, &i, "--metadata"))) {
