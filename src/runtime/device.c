@@ -156,7 +156,7 @@ tile_status device_launch(tile_context *ctx, void *function, const unsigned grid
 
 /* ---- tensor maps ------------------------------------------------------------------------ */
 
-_Static_assert(sizeof(TensorMap) == sizeof(CUtensorMap) && _Alignof(TensorMap) >= 64,
+_Static_assert(sizeof(TensorMap) == sizeof(CUtensorMap) && _Alignof(TensorMap) >= _Alignof(CUtensorMap),
                "TensorMap is storage for a CUtensorMap");
 
 int device_tensor_map_dtype(int dt) {

@@ -49,10 +49,11 @@ typedef struct TensorMapShape {
   int swizzle;            /* bytes: 0, 32, 64 or 128 */
 } TensorMapShape;
 
-/* Storage for one encoded map: cuda.h's CUtensorMap (128 bytes, 64-byte
- * aligned as the driver and the kernel's .param .align 64 need). */
+/* Storage for one encoded map: cuda.h's CUtensorMap (128 bytes; the driver
+ * needs 64-byte alignment, the C type declares 128, which a pointer to it
+ * must then have). */
 typedef struct TensorMap {
-  _Alignas(64) unsigned char bytes[128];
+  _Alignas(128) unsigned char bytes[128];
 } TensorMap;
 
 /* The CUtensorMapDataType for elements of DType `dt` (fp16, bf16, fp32,
