@@ -75,6 +75,10 @@ class Shape:
                                            kernel="matmul_kernel", num_stages=cfg.num_stages, refill=refill, tma=tma)
         return self.kernels[key]
 
+    def tile_meta(self, index, refill=None):
+        """The metadata of tilec's code for this config (and refill schedule) at this shape."""
+        return self.tile_kernel(index, list(matmul_call(self.a, self.b, self.out["cublas"])[1]), refill).meta
+
     def poison(self):
         for c in self.out.values():
             c.fill_(float("nan"))
@@ -107,17 +111,15 @@ def output_name(side, index, refill=None, tma=None):
 def other_refill(shape, index):
     """The refill schedule tilec did not pick for this config; None where its loops have no choice or
     the other schedule comes out the same (the extra buffer does not fit), as tile's autotuner skips it."""
-    args = list(matmul_call(shape.a, shape.b, shape.out["cublas"])[1])
-    own = shape.tile_kernel(index, args).meta.get("refill")
+    own = shape.tile_meta(index).get("refill")
     other = {"early": "late", "late": "early"}.get(own)
-    return other if other and shape.tile_kernel(index, args, other).meta.get("refill") != own else None
+    return other if other and shape.tile_meta(index, other).get("refill") != own else None
 
 
 def uses_tma(shape, index):
     """Whether tilec's code for this config brings its loads by TMA (its metadata lists tensor maps): then
     tile's autotuner also times it without, and so does --tma here."""
-    args = list(matmul_call(shape.a, shape.b, shape.out["cublas"])[1])
-    return "tensor_maps" in shape.tile_kernel(index, args).meta
+    return "tensor_maps" in shape.tile_meta(index)
 
 
 def fastest(found, count):

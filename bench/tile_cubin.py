@@ -46,7 +46,7 @@ def signature(args):
     return ",".join(_spec(a) for a in args)
 
 
-_TMA_DTYPES = {"fp16": 6, "bf16": 9, "fp32": 7}  # CUtensorMapDataType
+_TMA_DTYPES = {"fp16": (6, 2), "bf16": (9, 2), "fp32": (7, 4)}  # (CUtensorMapDataType, bytes)
 _TMA_SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}          # CUtensorMapSwizzle
 
 
@@ -56,7 +56,7 @@ def _field(spec, args):
 
 def _tensor_map(m, args):
     """The CUtensorMap metadata entry m describes, encoded for these arguments (docs/abi.md, "tensor_maps")."""
-    base, elem = args[m["base"]], {"fp16": 2, "bf16": 2, "fp32": 4}[m["dtype"]]
+    base, (dtype, elem) = args[m["base"]], _TMA_DTYPES[m["dtype"]]
     rank = len(m["dims"])
     aligned = ctypes.create_string_buffer(128 + 64)  # the driver wants the map 64-byte aligned
     at = (ctypes.addressof(aligned) + 63) // 64 * 64
@@ -64,7 +64,7 @@ def _tensor_map(m, args):
     strides = (ctypes.c_uint64 * (rank - 1))(*[_field(s, args) * elem for s in m["strides"]])
     box = (ctypes.c_uint32 * rank)(*m["box"])
     ones = (ctypes.c_uint32 * rank)(*[1] * rank)
-    _check(_driver().cuTensorMapEncodeTiled(ctypes.c_void_p(at), _TMA_DTYPES[m["dtype"]], rank,
+    _check(_driver().cuTensorMapEncodeTiled(ctypes.c_void_p(at), dtype, rank,
                                             ctypes.c_void_p(base.data_ptr()), dims, strides, box, ones, 0,
                                             _TMA_SWIZZLE[m["swizzle"]], 2, 0), "cuTensorMapEncodeTiled")
     return aligned, at

@@ -153,7 +153,7 @@ static void put_tensor_maps(Buf *b, const TirFunc *f) {
     const TirParam *base = &f->params.data[m->base];
     buf_printf(b, "%s\n    {\"base\": %d, \"dtype\": \"%s\", \"dims\": [", i ? "," : "", base->arg_index,
                dtype_name(tir_type(f, base->value)->elem));
-    for (int d = 0; d < m->rank; d++) {
+    for (int d = 0; d < 2; d++) {
       if (d) buf_puts(b, ", ");
       put_map_field(b, f, &m->dims[d]);
     }

@@ -28,6 +28,8 @@ typedef enum {
 
 /* tile_options.refill's values, for messages. */
 #define REFILL_VALUES "0 (TILE_REFILL_AUTO), 1 (TILE_REFILL_EARLY) or 2 (TILE_REFILL_LATE)"
+/* tile_options.tma's. */
+#define TMA_VALUES "TILE_TMA_AUTO (0) or TILE_TMA_OFF (1)"
 
 /* Everything one compilation owns; released whole when it ends. */
 typedef struct Compilation {

@@ -492,7 +492,7 @@ static tile_status check_options(tile_context *ctx, const tile_options *o) {
   if (o->refill < TILE_REFILL_AUTO || o->refill > TILE_REFILL_LATE)
     return context_failf(ctx, TILE_ERROR_ARGUMENT, "refill must be %s, not %d", REFILL_VALUES, o->refill);
   if (o->tma != TILE_TMA_AUTO && o->tma != TILE_TMA_OFF)
-    return context_failf(ctx, TILE_ERROR_ARGUMENT, "tma must be TILE_TMA_AUTO (0) or TILE_TMA_OFF (1), not %d", o->tma);
+    return context_failf(ctx, TILE_ERROR_ARGUMENT, "tma must be " TMA_VALUES ", not %d", o->tma);
   if (o->num_defines < 0 || (o->num_defines && !o->defines))
     return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_kernel_create: num_defines without defines");
   for (int i = 0; i < o->num_defines; i++)

@@ -185,7 +185,7 @@ static tile_status gpu_stages(Compilation *c, const tile_options *opts, tile_sta
     return TILE_ERROR_COMPILE;
   }
   if (opts->tma != TILE_TMA_AUTO && opts->tma != TILE_TMA_OFF) {
-    diag_error(&c->diags, (Loc){0}, "tma must be TILE_TMA_AUTO (0) or TILE_TMA_OFF (1), not %d", opts->tma);
+    diag_error(&c->diags, (Loc){0}, "tma must be " TMA_VALUES ", not %d", opts->tma);
     return TILE_ERROR_COMPILE;
   }
   if (opts->refill < TILE_REFILL_AUTO || opts->refill > TILE_REFILL_LATE) {

@@ -329,12 +329,16 @@ static void add_attribute(Lower *L, LLVMValueRef fn, unsigned index, const char 
   LLVMAddAttributeAtIndex(fn, index, LLVMCreateEnumAttribute(L->ctx, kind, value));
 }
 
-/* !nvvm.annotations = !{!{ptr @K, !"maxntidx", i32 N}} */
-static void annotate(Lower *L, const char *key, int value) {
-  LLVMMetadataRef ops[3] = {LLVMValueAsMetadata(L->fn), LLVMMDStringInContext2(L->ctx, key, strlen(key)),
-                            LLVMValueAsMetadata(lower_i32(L, value))};
+/* !nvvm.annotations = !{!{ptr @K, !"key", value}} */
+static void annotate_node(Lower *L, const char *key, LLVMMetadataRef value) {
+  LLVMMetadataRef ops[3] = {LLVMValueAsMetadata(L->fn), LLVMMDStringInContext2(L->ctx, key, strlen(key)), value};
   LLVMAddNamedMetadataOperand(L->module, "nvvm.annotations",
                               LLVMMetadataAsValue(L->ctx, LLVMMDNodeInContext2(L->ctx, ops, 3)));
+}
+
+/* !{ptr @K, !"maxntidx", i32 N} */
+static void annotate(Lower *L, const char *key, int value) {
+  annotate_node(L, key, LLVMValueAsMetadata(lower_i32(L, value)));
 }
 
 /* The tensor maps after the parameters: each a 128-byte CUtensorMap passed
@@ -352,10 +356,7 @@ static void declare_tensor_maps(Lower *L, int first) {
     LLVMSetValueName2(LLVMGetParam(L->fn, (unsigned)(first + i)), "tensor_map", 10);
     indices[i] = LLVMValueAsMetadata(lower_i32(L, first + i + 1));
   }
-  LLVMMetadataRef ops[3] = {LLVMValueAsMetadata(L->fn), LLVMMDStringInContext2(L->ctx, "grid_constant", 13),
-                            LLVMMDNodeInContext2(L->ctx, indices, (size_t)n)};
-  LLVMAddNamedMetadataOperand(L->module, "nvvm.annotations",
-                              LLVMMetadataAsValue(L->ctx, LLVMMDNodeInContext2(L->ctx, ops, 3)));
+  annotate_node(L, "grid_constant", LLVMMDNodeInContext2(L->ctx, indices, (size_t)n));
 }
 
 static void declare_kernel(Lower *L, int sim) {

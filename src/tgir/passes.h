@@ -61,7 +61,8 @@ void tgir_propagate(TirFunc *f, Propagation *out);
  * `loop` into a buffer of layout `buffer`: the tensor map it adds to
  * f->tensor_maps, and iteration iv's box origin, innermost coordinate
  * first: origin[i] (a scalar value id, -1: 0), plus iv * per_iv along
- * coordinate `moving`; extent[i]: the parameter giving the tensor's
+ * coordinate `moving` (`load` is one the pipeliner copies by cp.async, so
+ * its `other` is 0 if any); extent[i]: the parameter giving the tensor's
  * extent along coordinate i (-1: a constant >= 1).  0 (nothing added) if
  * it cannot. */
 typedef struct TmaLoad {

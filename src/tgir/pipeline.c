@@ -49,6 +49,8 @@
 
 #include <string.h>
 
+typedef Vec(TirOp *) OpList;
+
 typedef struct Pipe {
   TirFunc *f;
   const AxisInfo *axis;
@@ -61,7 +63,7 @@ typedef struct Pipe {
   TirBlock *body;
   Vec(TirOp *) loads;        /* the pipelined loads */
   char through_registers[64]; /* per pipelined load: copied by ld.global and st.shared, not cp.async */
-  Vec(TirOp *) out;          /* ops being emitted */
+  OpList out;                /* ops being emitted */
   int stages, distance;      /* buffers per load; iterations a copy runs ahead */
   const TgirOptions *o;
   TirOp *async_dot;          /* a wgmma dot left in flight across iterations (dot_wait pending=1), or NULL */
@@ -108,6 +110,19 @@ static void emit_plain(Pipe *P, TirCode code, int64_t ival, const int *operands,
 }
 
 static int mapped(Pipe *P, int v) { return v < P->n && P->map[v] >= 0 ? P->map[v] : v; }
+
+/* Emission goes to a new list; the one it went to comes back. */
+static OpList begin_list(Pipe *P) {
+  OpList outer = P->out;
+  memset(&P->out, 0, sizeof P->out);
+  return outer;
+}
+
+/* The ops emitted since begin_list become b's; emission goes back to `outer`. */
+static void end_list(Pipe *P, TirBlock *b, OpList outer) {
+  b->ops.data = P->out.data, b->ops.len = P->out.len, b->ops.cap = P->out.cap;
+  P->out = outer;
+}
 
 /* A copy of op with its operands mapped; its results map to the copy's. */
 static TirOp *clone(Pipe *P, const TirOp *op) {
@@ -479,21 +494,44 @@ static void emit_prologue(Pipe *P, const int *bufs, const char *ahead, int64_t s
  * for) and a barrier: no thread refills a slot another warp may still be
  * reading.  There stage 0 stays after the barrier too, unless loads
  * through registers are to start at the top. */
-static TirBlock *emit_body(Pipe *P, int *bufs, const char *recompute, int64_t step, int *ins, int *ext) {
+/* The new body's arguments: the induction variable (*iv), the carried
+ * values but those `dropped` marks (NULL: none), to which the old ones map,
+ * then n_slots i32 values (slots). */
+static TirBlock *new_body(Pipe *P, const char *dropped, int n_slots, int *iv, int *slots) {
   TirBlock *nb = tir_block_new(P->f);
   const TirBlock *old = P->body;
-  int iv = tir_value_new(P->f, T(P, old->args.data[0]), NULL);
-  vec_push(P->f->arena, &nb->args, iv);
+  *iv = tir_value_new(P->f, T(P, old->args.data[0]), NULL);
+  vec_push(P->f->arena, &nb->args, *iv);
   for (int c = 1; c < old->args.len; c++) {
+    if (dropped && dropped[c - 1]) continue;
     int a = tir_value_new(P->f, T(P, old->args.data[c]), NULL);
     tir_set_layout(P->f, a, tir_layout(P->f, old->args.data[c]));
     vec_push(P->f->arena, &nb->args, a);
     P->map[old->args.data[c]] = a;
   }
-  *ins = tir_value_new(P->f, type_scalar(P->f->arena, DT_I32), NULL);
-  *ext = tir_value_new(P->f, type_scalar(P->f->arena, DT_I32), NULL);
-  vec_push(P->f->arena, &nb->args, *ins);
-  vec_push(P->f->arena, &nb->args, *ext);
+  for (int i = 0; i < n_slots; i++) {
+    slots[i] = tir_value_new(P->f, type_scalar(P->f->arena, DT_I32), NULL);
+    vec_push(P->f->arena, &nb->args, slots[i]);
+  }
+  return nb;
+}
+
+/* The new body's yield: the old one's operands (mapped; `dropped` ones
+ * left out), then the slots' next values. */
+static void emit_yield(Pipe *P, const char *dropped, const int *next, int n_slots) {
+  const TirOp *yield = terminator(P->body);
+  TirOp *y = tir_op_new(P->f, TIR_YIELD, yield->loc);
+  for (int k = 0; k < yield->operands.len; k++)
+    if (!dropped || !dropped[k]) tir_add_operand(P->f, y, mapped(P, yield->operands.data[k]));
+  for (int i = 0; i < n_slots; i++) tir_add_operand(P->f, y, next[i]);
+  vec_push(P->f->arena, &P->out, y);
+}
+
+static TirBlock *emit_body(Pipe *P, int *bufs, const char *recompute, int64_t step, int *ins, int *ext) {
+  const TirBlock *old = P->body;
+  int iv, slots[2];
+  TirBlock *nb = new_body(P, NULL, 2, &iv, slots);
+  *ins = slots[0], *ext = slots[1];
   emit_plain(P, TIR_ASYNC_WAIT, P->distance - 1, bufs, P->loads.len, P->loop->loc);
   Ahead a = ahead_of(P, iv, P->distance * step);
   Issued is;
@@ -504,13 +542,8 @@ static TirBlock *emit_body(Pipe *P, int *bufs, const char *recompute, int64_t st
   if (P->late_refill) emit_plain(P, TIR_BARRIER, 0, NULL, 0, P->loop->loc);
   if (early) emit_copies(P, &is, bufs, P->late_refill, 1);
   else emit_stage0(P, &a, *ins, bufs, &is, COPIES_NOW);
-  const TirOp *yield = terminator(old);
-  int next_ins = next_slot(P, *ins), next_ext = next_slot(P, *ext);
-  TirOp *y = tir_op_new(P->f, TIR_YIELD, yield->loc);
-  for (int k = 0; k < yield->operands.len; k++) tir_add_operand(P->f, y, mapped(P, yield->operands.data[k]));
-  tir_add_operand(P->f, y, next_ins);
-  tir_add_operand(P->f, y, next_ext);
-  vec_push(P->f->arena, &P->out, y);
+  int next[2] = {next_slot(P, *ins), next_slot(P, *ext)};
+  emit_yield(P, NULL, next, 2);
   return nb;
 }
 
@@ -537,12 +570,10 @@ static void rewrite_loop(Pipe *P, const char *ahead, const char *recompute, int6
     if (ahead[c]) loop->operands.data[3 + c] = P->map[P->body->args.data[1 + c]];
   tir_add_operand(P->f, loop, constant(P, DT_I32, P->distance % P->stages, loop->loc));
   tir_add_operand(P->f, loop, constant(P, DT_I32, 0, loop->loc));
-  Vec(TirOp *) outer = {P->out.data, P->out.len, P->out.cap};
-  memset(&P->out, 0, sizeof P->out);
+  OpList outer = begin_list(P);
   int ins, ext;
   TirBlock *nb = emit_body(P, bufs, recompute, step, &ins, &ext);
-  nb->ops.data = P->out.data, nb->ops.len = P->out.len, nb->ops.cap = P->out.cap;
-  P->out.data = outer.data, P->out.len = outer.len, P->out.cap = outer.cap;
+  end_list(P, nb, outer);
   loop->regions[0] = nb;
   tir_add_result(P->f, loop, type_scalar(P->f->arena, DT_I32));
   tir_add_result(P->f, loop, type_scalar(P->f->arena, DT_I32));
@@ -607,24 +638,12 @@ static void emit_tma_copies(Pipe *P, const Ahead *a, int slot, const int *bufs, 
 }
 
 static TirBlock *emit_body_tma(Pipe *P, const char *ahead, const char *recompute, int64_t step, const int *bufs,
-                               int bars, int *slot_args) {
-  TirBlock *nb = tir_block_new(P->f);
+                               int bars) {
   const TirBlock *old = P->body;
   Loc loc = P->loop->loc;
-  int iv = tir_value_new(P->f, T(P, old->args.data[0]), NULL);
-  vec_push(P->f->arena, &nb->args, iv);
-  for (int c = 1; c < old->args.len; c++) {
-    if (ahead[c - 1]) continue;
-    int a = tir_value_new(P->f, T(P, old->args.data[c]), NULL);
-    tir_set_layout(P->f, a, tir_layout(P->f, old->args.data[c]));
-    vec_push(P->f->arena, &nb->args, a);
-    P->map[old->args.data[c]] = a;
-  }
-  for (int i = 0; i < 3; i++) { /* ins, ext, phase */
-    slot_args[i] = tir_value_new(P->f, type_scalar(P->f->arena, DT_I32), NULL);
-    vec_push(P->f->arena, &nb->args, slot_args[i]);
-  }
-  int ins = slot_args[0], ext = slot_args[1], phase = slot_args[2];
+  int iv, slots[3];
+  TirBlock *nb = new_body(P, ahead, 3, &iv, slots);
+  int ins = slots[0], ext = slots[1], phase = slots[2];
   int wait[3] = {bars, ext, phase};
   emit_plain(P, TIR_MBAR_WAIT, 0, wait, 3, loc);
   Ahead a = ahead_of(P, iv, P->distance * step);
@@ -638,19 +657,12 @@ static TirBlock *emit_body_tma(Pipe *P, const char *ahead, const char *recompute
     emit_plain(P, TIR_BARRIER, 0, NULL, 0, loc);
     emit_tma_copies(P, &a, ins, bufs, bars);
   }
-  const TirOp *yield = terminator(old);
-  int next_ins = next_slot(P, ins), next_ext = next_slot(P, ext);
-  int wrapped = binary(P, TIR_CMP, CMP_EQ, next_ext, constant(P, DT_I32, 0, loc), loc);
+  int next[3] = {next_slot(P, ins), next_slot(P, ext), -1};
+  int wrapped = binary(P, TIR_CMP, CMP_EQ, next[1], constant(P, DT_I32, 0, loc), loc);
   int flipped = binary(P, TIR_SUB, 0, constant(P, DT_I32, 1, loc), phase, loc);
   int sel[3] = {wrapped, flipped, phase};
-  int next_phase = emit_value(P, TIR_SELECT, T(P, phase), NULL, sel, 3, loc);
-  TirOp *y = tir_op_new(P->f, TIR_YIELD, yield->loc);
-  for (int k = 0; k < yield->operands.len; k++)
-    if (!ahead[k]) tir_add_operand(P->f, y, mapped(P, yield->operands.data[k]));
-  tir_add_operand(P->f, y, next_ins);
-  tir_add_operand(P->f, y, next_ext);
-  tir_add_operand(P->f, y, next_phase);
-  vec_push(P->f->arena, &P->out, y);
+  next[2] = emit_value(P, TIR_SELECT, T(P, phase), NULL, sel, 3, loc);
+  emit_yield(P, ahead, next, 3);
   return nb;
 }
 
@@ -679,12 +691,9 @@ static void rewrite_loop_tma(Pipe *P, const char *ahead, const char *recompute, 
   tir_add_operand(P->f, loop, constant(P, DT_I32, P->distance % P->stages, loc));
   tir_add_operand(P->f, loop, constant(P, DT_I32, 0, loc));
   tir_add_operand(P->f, loop, constant(P, DT_I32, 0, loc));
-  Vec(TirOp *) outer = {P->out.data, P->out.len, P->out.cap};
-  memset(&P->out, 0, sizeof P->out);
-  int slot_args[3];
-  TirBlock *nb = emit_body_tma(P, ahead, recompute, step, bufs, bars, slot_args);
-  nb->ops.data = P->out.data, nb->ops.len = P->out.len, nb->ops.cap = P->out.cap;
-  P->out.data = outer.data, P->out.len = outer.len, P->out.cap = outer.cap;
+  OpList outer = begin_list(P);
+  TirBlock *nb = emit_body_tma(P, ahead, recompute, step, bufs, bars);
+  end_list(P, nb, outer);
   loop->regions[0] = nb;
   int results = 0, *old_results = arena_alloc(P->f->arena, sizeof(int) * (size_t)(loop->results.len + 1));
   memcpy(old_results, loop->results.data, sizeof(int) * (size_t)loop->results.len);
@@ -881,8 +890,7 @@ static int plan_loop(Pipe *P, TirOp *loop, char **ahead, char **recompute) {
 }
 
 static void pipeline_block(Pipe *P, TirBlock *b) {
-  Vec(TirOp *) saved = {P->out.data, P->out.len, P->out.cap};
-  memset(&P->out, 0, sizeof P->out);
+  OpList saved = begin_list(P);
   for (int i = 0; i < b->ops.len; i++) {
     TirOp *op = b->ops.data[i];
     for (int r = 0; r < 2; r++)
@@ -892,8 +900,7 @@ static void pipeline_block(Pipe *P, TirBlock *b) {
       (P->tma ? rewrite_loop_tma : rewrite_loop)(P, ahead, recompute, constant_step(P, op));
     else vec_push(P->f->arena, &P->out, op);
   }
-  b->ops.data = P->out.data, b->ops.len = P->out.len, b->ops.cap = P->out.cap;
-  P->out.data = saved.data, P->out.len = saved.len, P->out.cap = saved.cap;
+  end_list(P, b, saved);
 }
 
 void tgir_pipeline(TirFunc *f, const TgirOptions *o) {

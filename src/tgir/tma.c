@@ -119,6 +119,22 @@ static int index1(Match *m, int v, Index1 *out) {
   return 0;
 }
 
+/* into += from, where they index different dimensions; 0 where both index one. */
+static int merge(Offset2 *into, const Offset2 *from) {
+  for (int k = 0; k < 2; k++) {
+    if (into->has[k] && from->has[k]) return 0;
+    if (from->has[k]) into->has[k] = 1, into->index[k] = from->index[k], into->coef[k] = from->coef[k],
+                      into->coef_c[k] = from->coef_c[k];
+  }
+  return 1;
+}
+
+/* Whether dimension k is indexed with coefficient 1. */
+static int unit(const Offset2 *o, int k) { return o->has[k] && o->coef[k] < 0 && o->coef_c[k] == 1; }
+
+/* The one dimension o indexes, with coefficient 1; -1 if not so. */
+static int unit_only(const Offset2 *o) { return o->has[0] == o->has[1] ? -1 : unit(o, o->has[1]) ? o->has[1] : -1; }
+
 static int offset2(Match *m, int v, Offset2 *o) {
   const TirOp *d = def(m, uncast(m, v));
   if (!d) return 0;
@@ -134,22 +150,15 @@ static int offset2(Match *m, int v, Offset2 *o) {
       int64_t c;
       int s = splatted(m, d->operands.data[k]);
       if ((s < 0 && !uniform_constant(m, d->operands.data[k], &c)) || !offset2(m, d->operands.data[1 - k], o)) continue;
-      if (o->has[0] == o->has[1]) return 0;
-      int dim = o->has[1];
-      if (o->coef[dim] >= 0 || o->coef_c[dim] != 1) return 0;
+      int dim = unit_only(o);
+      if (dim < 0) return 0;
       if (s >= 0 && !constant_of(m, s, &c)) o->coef[dim] = uncast(m, s);
       else o->coef_c[dim] = c;
       return 1;
     }
   if (d->code == TIR_ADD) {
-    Offset2 x, y;
-    if (!offset2(m, d->operands.data[0], &x) || !offset2(m, d->operands.data[1], &y)) return 0;
-    for (int k = 0; k < 2; k++) {
-      if (x.has[k] && y.has[k]) return 0;
-      if (y.has[k]) x.has[k] = 1, x.index[k] = y.index[k], x.coef[k] = y.coef[k], x.coef_c[k] = y.coef_c[k];
-    }
-    *o = x;
-    return 1;
+    Offset2 y;
+    return offset2(m, d->operands.data[0], o) && offset2(m, d->operands.data[1], &y) && merge(o, &y);
   }
   return 0;
 }
@@ -165,17 +174,20 @@ static int pointer(Match *m, int v, int *base, Offset2 *o) {
     return 1;
   }
   Offset2 x;
-  if (d->code != TIR_ADDPTR || !pointer(m, d->operands.data[0], base, o) || !offset2(m, d->operands.data[1], &x)) return 0;
-  for (int k = 0; k < 2; k++) {
-    if (o->has[k] && x.has[k]) return 0;
-    if (x.has[k]) o->has[k] = 1, o->index[k] = x.index[k], o->coef[k] = x.coef[k], o->coef_c[k] = x.coef_c[k];
-  }
-  return 1;
+  return d->code == TIR_ADDPTR && pointer(m, d->operands.data[0], base, o) && offset2(m, d->operands.data[1], &x) &&
+         merge(o, &x);
+}
+
+/* The index in f->params of the parameter whose value v is; -1 if none. */
+static int param_of(const TirFunc *f, int v) {
+  for (int i = 0; i < f->params.len; i++)
+    if (f->params.data[i].value == v) return i;
+  return -1;
 }
 
 /* A function parameter (through casts) as a map field, or a constant.  An
- * extent's box coordinates are i32: its parameter may not be wider (nor a
- * u32, whose values pass 2^31). */
+ * extent's box coordinates are i32: its parameter may hold no more (not an
+ * i64, nor a u32). */
 static int map_field(Match *m, int v, int extent, TirMapField *out) {
   int64_t c;
   if (constant_of(m, v, &c)) {
@@ -184,13 +196,9 @@ static int map_field(Match *m, int v, int extent, TirMapField *out) {
   }
   v = uncast(m, v);
   const Type *t = tir_type(m->f, v);
-  for (int i = 0; i < m->f->params.len; i++)
-    if (m->f->params.data[i].value == v) {
-      *out = (TirMapField){i, 0};
-      return !t->is_ptr && (!extent || (dtype_bits(t->elem) <= 32 && dtype_kind(t->elem) != DK_UINT) ||
-                            dtype_bits(t->elem) < 32);
-    }
-  return 0;
+  int bits = dtype_bits(t->elem), fits_i32 = bits < 32 || (bits == 32 && dtype_kind(t->elem) != DK_UINT);
+  *out = (TirMapField){param_of(m->f, v), 0};
+  return out->param >= 0 && !t->is_ptr && (!extent || fits_i32);
 }
 
 /* One conjunct `index < bound` of a mask: the tile dimension and both sides. */
@@ -200,18 +208,28 @@ typedef struct Bound {
   int bound;
 } Bound;
 
-static int bounds(Match *m, int v, Bound *out, int *n) {
-  const TirOp *d = def(m, v);
-  while (d && d->code == TIR_BROADCAST) d = def(m, d->operands.data[0]);
-  if (!d) return 0;
-  if (d->code == TIR_AND) return bounds(m, d->operands.data[0], out, n) && bounds(m, d->operands.data[1], out, n);
-  if (d->code != TIR_CMP || d->kind != CMP_LT || *n == 2) return 0;
+/* A mask's op, through broadcasts and layout conversions. */
+static const TirOp *mask_op(Match *m, int v) {
+  const TirOp *d = def(m, uncast(m, v));
+  while (d && d->code == TIR_BROADCAST) d = def(m, uncast(m, d->operands.data[0]));
+  return d;
+}
+
+/* d as `index < splat(bound)`, the index along one dimension with coefficient 1. */
+static int bound_of(Match *m, const TirOp *d, Bound *out) {
   Offset2 o;
-  int s = splatted(m, d->operands.data[1]);
-  if (s < 0 || !offset2(m, d->operands.data[0], &o) || o.has[0] == o.has[1]) return 0;
-  int dim = o.has[1];
-  if (o.coef[dim] >= 0 || o.coef_c[dim] != 1) return 0;
-  out[(*n)++] = (Bound){dim, o.index[dim], s};
+  int s = d->code == TIR_CMP && d->kind == CMP_LT ? splatted(m, d->operands.data[1]) : -1;
+  int dim = s >= 0 && offset2(m, d->operands.data[0], &o) ? unit_only(&o) : -1;
+  if (dim >= 0) *out = (Bound){dim, o.index[dim], s};
+  return dim >= 0;
+}
+
+/* The mask's conjuncts, at most two, each a bound. */
+static int bounds(Match *m, int v, Bound *out, int *n) {
+  const TirOp *d = mask_op(m, v);
+  if (d && d->code == TIR_AND) return bounds(m, d->operands.data[0], out, n) && bounds(m, d->operands.data[1], out, n);
+  if (!d || *n == 2 || !bound_of(m, d, &out[*n])) return 0;
+  ++*n;
   return 1;
 }
 
@@ -231,10 +249,10 @@ static int moving_bound(Match *m, int bound, int iv, int *dim_value, int64_t *c)
   return 0;
 }
 
-static int base_param(Match *m, int v) {
-  for (int i = 0; i < m->f->params.len; i++)
-    if (m->f->params.data[i].value == v) return m->f->params.data[i].divisibility >= 16 ? i : -1;
-  return -1;
+/* The :16 pointer parameter whose value v is, as an index in f->params; -1 if none. */
+static int base_param(const TirFunc *f, int v) {
+  int p = param_of(f, v);
+  return p >= 0 && f->params.data[p].divisibility >= 16 ? p : -1;
 }
 
 /* The loop's advance of carried pointer `arg`: how far along which dimension per iteration. */
@@ -245,7 +263,7 @@ static int advance(Match *m, const TirOp *loop, int carried, const Offset2 *o, i
   if (!d || d->operands.data[0] != body->args.data[1 + carried]) return 0;
   int by = d->operands.data[1], s = splatted(m, by);
   for (int k = 0; k < 2; k++) /* along the unit-coefficient dimension: a constant */
-    if (o->coef[k] < 0 && o->coef_c[k] == 1 && uniform_constant(m, by, inc)) return *dim = k, 1;
+    if (unit(o, k) && uniform_constant(m, by, inc)) return *dim = k, 1;
   const TirOp *mul = s >= 0 ? def_is(m, uncast(m, s), TIR_MUL) : NULL;
   for (int k = 0; mul && k < 2; k++) /* along the strided one: c * stride */
     for (int j = 0; j < 2; j++)
@@ -262,16 +280,11 @@ typedef struct Wrap {
 
 /* Whether mask has a conjunct `(start + arange) < D` along tile dimension dim. */
 static int drops(Match *m, int mask, int dim, const Wrap *w) {
-  const TirOp *d = def(m, uncast(m, mask));
-  while (d && d->code == TIR_BROADCAST) d = def(m, uncast(m, d->operands.data[0]));
-  if (!d) return 0;
-  if (d->code == TIR_AND) return drops(m, d->operands.data[0], dim, w) || drops(m, d->operands.data[1], dim, w);
-  Offset2 o;
-  int s = d->code == TIR_CMP && d->kind == CMP_LT ? splatted(m, d->operands.data[1]) : -1;
-  if (s < 0 || !offset2(m, d->operands.data[0], &o) || !o.has[dim] || o.has[1 - dim]) return 0;
-  const Index1 *x = &o.index[dim];
-  return o.coef[dim] < 0 && o.coef_c[dim] == 1 && x->wrap < 0 && x->start >= 0 && uncast(m, x->start) == w->start &&
-         uncast(m, s) == w->bound;
+  const TirOp *d = mask_op(m, mask);
+  Bound b;
+  if (d && d->code == TIR_AND) return drops(m, d->operands.data[0], dim, w) || drops(m, d->operands.data[1], dim, w);
+  return d && bound_of(m, d, &b) && b.dim == dim && b.index.wrap < 0 && b.index.start >= 0 &&
+         uncast(m, b.index.start) == w->start && uncast(m, b.bound) == w->bound;
 }
 
 typedef struct Taint {
@@ -361,23 +374,19 @@ int tma_plan_load(TirFunc *f, const AxisInfo *axis, const TirOp *loop, const Tir
   index_defs(&m, f->body);
   const TirBlock *body = loop->regions[0];
   const Type *t = tir_type(f, load->results.data[0]);
-  int64_t lb, step, other;
+  int64_t lb, step;
   if (t->rank != 2 || !buffer || buffer->kind != LAYOUT_NVMMA) return 0;
   if (!constant_of(&m, loop->operands.data[0], &lb) || lb != 0 || !constant_of(&m, loop->operands.data[2], &step))
     return 0;
-  if ((load->flags & LOAD_OTHER) && (!constant_of(&m, load->operands.data[2], &other) || other != 0)) {
-    const TirOp *o = def(&m, load->operands.data[2]);
-    if (!o || o->code != TIR_CONSTANT || o->fval != 0.0 || o->ival != 0) return 0;
-  }
   int carried = -1, ptr = load->operands.data[0];
   for (int k = 1; k < body->args.len; k++)
     if (body->args.data[k] == ptr) carried = k - 1;
   if (carried < 0) return 0;
   int base;
   Offset2 o;
-  if (!pointer(&m, loop->operands.data[3 + carried], &base, &o) || (base = base_param(&m, base)) < 0 || !o.has[0] || !o.has[1])
+  if (!pointer(&m, loop->operands.data[3 + carried], &base, &o) || (base = base_param(f, base)) < 0 || !o.has[0] || !o.has[1])
     return 0;
-  int inner = o.coef[1] < 0 && o.coef_c[1] == 1 ? 1 : o.coef[0] < 0 && o.coef_c[0] == 1 ? 0 : -1;
+  int inner = unit(&o, 1) ? 1 : unit(&o, 0) ? 0 : -1;
   if (inner < 0 || buffer->order[0] != inner) return 0;
   int outer = 1 - inner, moving;
   int64_t inc, per_iv;
@@ -405,7 +414,7 @@ int tma_plan_load(TirFunc *f, const AxisInfo *axis, const TirOp *loop, const Tir
   }
   /* one box per block of the NVMMA layout: the hardware swizzles a box's rows as the layout does */
   int elem = dtype_bits(t->elem) / 8, width = buffer->swizzle_bytes / elem;
-  TirTensorMap map = {base, 2, {{0}}, {0}, {width, (int)t->shape[outer]}, buffer->swizzle_bytes};
+  TirTensorMap map = {base, {{0}}, {0}, {width, (int)t->shape[outer]}, buffer->swizzle_bytes};
   if (!map_field(&m, dim_value[inner], 1, &map.dims[0]) || !map_field(&m, dim_value[outer], 1, &map.dims[1]) ||
       o.coef[outer] < 0 || !map_field(&m, o.coef[outer], 0, &map.stride))
     return 0;

@@ -46,7 +46,7 @@ static void print_map_field(const TirFunc *f, const TirMapField *x, Buf *out) {
 /* " map(base=%0 dims=[%5, %3] stride=%6 box=[64, 128] swizzle=128)": the tensor map a tma_copy reads. */
 static void print_tensor_map(const TirFunc *f, const TirTensorMap *m, Buf *out) {
   buf_printf(out, " map(base=%%%d dims=[", f->params.data[m->base].value);
-  for (int d = 0; d < m->rank; d++) {
+  for (int d = 0; d < 2; d++) {
     if (d) buf_puts(out, ", ");
     print_map_field(f, &m->dims[d], out);
   }

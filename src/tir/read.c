@@ -403,7 +403,7 @@ static TirMapField map_field(Reader *R) {
 /* "map(base=%0 dims=[%5, %3] stride=%6 box=[64, 128] swizzle=128)" after tma_copy: the map's index,
  * a map written the same way before sharing it. */
 static int64_t read_tensor_map(Reader *R) {
-  TirTensorMap m = {0, 2, {{0}}, {0}, {0}, 0};
+  TirTensorMap m = {0, {{0}}, {0}, {0}, 0};
   expect(R, "base=");
   TirMapField base = map_field(R);
   if (base.param < 0 || !tir_type(R->f, R->f->params.data[base.param].value)->is_ptr) fail(R, "a pointer parameter");

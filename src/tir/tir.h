@@ -95,9 +95,8 @@ typedef struct TirMapField {
   int64_t value;
 } TirMapField;
 
-typedef struct TirTensorMap {
+typedef struct TirTensorMap { /* of a 2-D tensor */
   int base;              /* the pointer param (index in TirFunc.params) */
-  int rank;              /* 2 */
   TirMapField dims[2];   /* innermost first, elements */
   TirMapField stride;    /* of dimension 1, elements */
   int box[2];            /* innermost first */
