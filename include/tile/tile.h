@@ -33,9 +33,14 @@ extern "C" {
 #define TILE_API
 #endif
 
+/* The one place the version is written: CMakeLists.txt reads these three lines
+ * (the package's version, libtile.so's file name), tile_version() returns the string. */
 #define TILE_VERSION_MAJOR 0
 #define TILE_VERSION_MINOR 1
 #define TILE_VERSION_PATCH 0
+#define TILE_VERSION_TEXT_(a, b, c) #a "." #b "." #c
+#define TILE_VERSION_TEXT(a, b, c) TILE_VERSION_TEXT_(a, b, c)
+#define TILE_VERSION_STRING TILE_VERSION_TEXT(TILE_VERSION_MAJOR, TILE_VERSION_MINOR, TILE_VERSION_PATCH)
 
 typedef enum tile_status {
   TILE_OK = 0,
@@ -103,7 +108,7 @@ typedef struct tile_options {
 
 typedef struct tile_context tile_context;
 
-TILE_API const char *tile_version(void);               /* "0.1.0" */
+TILE_API const char *tile_version(void);               /* TILE_VERSION_STRING, e.g. "0.1.0" */
 TILE_API const char *tile_build_info(void);            /* versions of LLVM and targets linked in */
 TILE_API const char *tile_status_string(tile_status s);
 

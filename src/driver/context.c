@@ -16,7 +16,7 @@
 
 enum { DEFAULT_MEMORY_CAP = 1u << 30 };
 
-const char *tile_version(void) { return "0.1.0"; }
+const char *tile_version(void) { return TILE_VERSION_STRING; }
 
 const char *tile_status_string(tile_status s) {
   switch (s) {

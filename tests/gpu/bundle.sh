@@ -62,10 +62,12 @@ open(os.path.join(bundle, "gpu_tests.sh"), "w").write("\n".join(lines) + "\n")
 open(os.path.join(bundle, "files.txt"), "w").write("".join(f[len(build) + 1:] + "\n" for f in sorted(files)))
 EOF
 
-# the test programs, plus what run.sh runs itself: libtile, the examples, the benchmark
+# the test programs, plus what run.sh runs itself: libtile (by its SONAME, libtile.so.0: the programs'
+# name for it; one copy, not its links), the examples, the benchmark
 {
   cat "$bundle/files.txt"
-  (cd "$build" && ls libtile*.so* tilec examples/vector_add examples/softmax examples/matmul bench/bench 2>/dev/null)
+  (cd "$build" && ls libtile.so.[0-9] libtile_rt.so.[0-9] tilec examples/vector_add examples/softmax examples/matmul \
+    bench/bench 2>/dev/null)
 } | sort -u >"$bundle/files.all"
 while read -r file; do
   mkdir -p "$bundle/build/$(dirname "$file")"
