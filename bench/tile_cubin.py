@@ -34,10 +34,13 @@ def torch_capability():
 
 
 def _spec(value):
-    """The signature entry tile's JIT would give this argument (torch tensor or int)."""
+    """The signature entry tile's JIT would give this argument (torch tensor, float or int)."""
     if hasattr(value, "data_ptr"):
-        dtype = {"torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16"}[str(value.dtype)]
+        dtype = {"torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16",
+                 "torch.int32": "i32"}[str(value.dtype)]
         return "*%s%s" % (dtype, ":16" if value.data_ptr() % 16 == 0 else "")
+    if isinstance(value, float):
+        return "fp32"
     return "i32:1" if value == 1 else "i32:16" if value % 16 == 0 else "i32"
 
 
@@ -103,7 +106,8 @@ class TileKernel:
         for position, a in enumerate(args):
             if position in self.fixed:
                 continue
-            values.append(ctypes.c_uint64(a.data_ptr()) if hasattr(a, "data_ptr") else ctypes.c_int32(a))
+            values.append(ctypes.c_uint64(a.data_ptr()) if hasattr(a, "data_ptr")
+                          else ctypes.c_float(a) if isinstance(a, float) else ctypes.c_int32(a))
         pointers = [ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values]
         maps = [_tensor_map(m, args) for m in self.meta.get("tensor_maps", [])]  # kept alive to the launch
         pointers += [ctypes.c_void_p(at) for _, at in maps]

@@ -3,8 +3,9 @@
  * reduce: within each thread over the registers whose bases lie along the
  * axis, then shfl.sync.bfly over the lane bits along the axis (every lane
  * ends with the same value: the combines are symmetric), then across the
- * warps along the axis through shared memory, each thread combining the
- * warps' partial results in warp order.  The result is in the slice of the
+ * warps along the axis through shared memory: each warp's partial goes to
+ * a lane whose result is a copy (shuffled together, as the lanes were) or,
+ * when there are too few such lanes, to a register (combined in warp order).  The result is in the slice of the
  * operand's layout (converted if the IR gave it another); a reduction to a
  * scalar leaves the value in every thread.  max and min ignore NaN; argmax
  * and argmin keep the smallest index among equal values.
@@ -166,45 +167,79 @@ static void reduce_lanes(Lower *L, ReduceState *S) {
   }
 }
 
-/* Scratch holds [output element][warp along the axis]: every thread reads
- * the partials of its output elements from all those warps. */
-static Regs gather_warps(Lower *L, ReduceState *S, Regs partial, int warp_bits, LLVMTypeRef elem) {
+/* The lanes whose result is a copy of another lane's (their base in the
+ * result's layout is 0), as a mask: after the exchange they can each hold
+ * a different warp's partial, combined by shuffles instead of registers. */
+static uint32_t free_lanes(const Side *out) {
+  uint32_t m = 0;
+  for (int i = 0; i < LANE_BITS; i++) m |= (uint32_t)!out->thread[i] << i;
+  return m;
+}
+
+/* Scratch holds [output element][warp along the axis].  Every thread reads
+ * back the partials of its output elements: the first `lane_bits` warp bits
+ * on the free lanes (one partial each, shuffled together after), the rest
+ * in registers.  Without that, a thread of a 32-warp reduction held 32
+ * partials per output element at once, beside the operand, and spilled. */
+static Regs gather_warps(Lower *L, ReduceState *S, Regs partial, int warp_bits, int lane_bits, LLVMTypeRef elem) {
   Exchange x;
   memset(&x, 0, sizeof x);
   Side out;
   lower_side(&S->out, NULL, &out);
+  uint32_t lanes = free_lanes(&out);
+  int reg_bits = warp_bits - lane_bits;
   for (int i = 0; i < S->out.n_reg; i++) x.from.reg[i] = out.reg[i] << warp_bits;
   x.from.n_reg = S->out.n_reg;
-  for (int i = 0; i < warp_bits; i++) x.to.reg[i] = 1u << i;
-  for (int i = 0; i < S->out.n_reg; i++) x.to.reg[warp_bits + i] = out.reg[i] << warp_bits;
-  x.to.n_reg = warp_bits + S->out.n_reg;
-  for (int i = 0, w = 0; i < TID_BITS; i++) {
+  for (int i = 0; i < reg_bits; i++) x.to.reg[i] = 1u << (lane_bits + i);
+  for (int i = 0; i < S->out.n_reg; i++) x.to.reg[reg_bits + i] = out.reg[i] << warp_bits;
+  x.to.n_reg = reg_bits + S->out.n_reg;
+  for (int i = 0, w = 0, l = 0; i < TID_BITS; i++) {
     int is_warp_axis = i >= LANE_BITS && i - LANE_BITS < S->in.n_warp && along(&S->axis, S->in.warp[i - LANE_BITS]);
+    int takes_warp = i < LANE_BITS && l < lane_bits && (lanes >> i & 1);
     x.from.thread[i] = is_warp_axis ? 1u << w++ : out.thread[i] << warp_bits;
-    x.to.thread[i] = is_warp_axis ? 0 : out.thread[i] << warp_bits;
+    x.to.thread[i] = takes_warp ? 1u << l++ : is_warp_axis ? 0 : out.thread[i] << warp_bits;
   }
   x.space_bits = log2_of(shape_numel(S->out.rank, S->out.shape)) + warp_bits;
   x.elem = elem;
   return lower_exchange(L, &x, partial);
 }
 
+/* Combines each output's partials: its registers in warp order, then the
+ * free lanes that gather_warps gave the other warps' partials. */
+static void combine_warps(Lower *L, ReduceState *S, Regs values, Regs indexes, int reg_bits, int lane_bits) {
+  Side out;
+  lower_side(&S->out, NULL, &out);
+  uint32_t lanes = free_lanes(&out);
+  for (int g = 0; g < ll_registers(&S->out); g++) {
+    Partial acc = {values.v[g << reg_bits], S->R.arg ? indexes.v[g << reg_bits] : NULL};
+    for (int w = 1; w < 1 << reg_bits; w++) {
+      Partial p = {values.v[(g << reg_bits) | w], S->R.arg ? indexes.v[(g << reg_bits) | w] : NULL};
+      acc = combine(L, &S->R, acc, p);
+    }
+    for (int i = 0, l = 0; i < LANE_BITS && l < lane_bits; i++) {
+      if (!(lanes >> i & 1)) continue;
+      Partial theirs = {shuffle(L, acc.value, 1 << i), acc.index ? shuffle(L, acc.index, 1 << i) : NULL};
+      acc = combine(L, &S->R, acc, theirs);
+      l++;
+    }
+    S->groups[g] = acc;
+  }
+}
+
 static void reduce_warps(Lower *L, ReduceState *S) {
   int warp_bits = 0;
   for (int i = 0; i < S->in.n_warp; i++) warp_bits += along(&S->axis, S->in.warp[i]);
   if (!warp_bits) return;
+  Side out;
+  lower_side(&S->out, NULL, &out);
+  int lane_bits = __builtin_popcount(free_lanes(&out));
+  lane_bits = lane_bits < warp_bits ? lane_bits : warp_bits;
   int n = ll_registers(&S->out);
   Regs values = lower_regs(L, n), indexes = lower_regs(L, n);
   for (int g = 0; g < n; g++) values.v[g] = S->groups[g].value, indexes.v[g] = S->groups[g].index;
-  values = gather_warps(L, S, values, warp_bits, LLVMTypeOf(values.v[0]));
-  if (S->R.arg) indexes = gather_warps(L, S, indexes, warp_bits, L->i32);
-  for (int g = 0; g < n; g++) {
-    Partial acc = {values.v[g << warp_bits], S->R.arg ? indexes.v[g << warp_bits] : NULL};
-    for (int w = 1; w < 1 << warp_bits; w++) {
-      Partial p = {values.v[(g << warp_bits) | w], S->R.arg ? indexes.v[(g << warp_bits) | w] : NULL};
-      acc = combine(L, &S->R, acc, p);
-    }
-    S->groups[g] = acc;
-  }
+  values = gather_warps(L, S, values, warp_bits, lane_bits, LLVMTypeOf(values.v[0]));
+  if (S->R.arg) indexes = gather_warps(L, S, indexes, warp_bits, lane_bits, L->i32);
+  combine_warps(L, S, values, indexes, warp_bits - lane_bits, lane_bits);
 }
 
 void lower_reduce(Lower *L, const TirOp *op) {
