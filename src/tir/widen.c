@@ -400,12 +400,31 @@ static void visit_op(Widen *W, const TirOp *op) {
   W->range[v] = leaves && !W->wide[v] ? tr : r;
 }
 
-/* for i in range(lb, ub, step): between lb and ub, on the step's side. */
+/* How far from lb the steps of `step` (> 0) get without passing `bound`,
+ * `bound`'s own distance when the arithmetic would overflow: a loop over
+ * blocks with a constant start stops a whole block short of ub's largest
+ * value, so `i + tl.arange(0, BLOCK)` stays in i32 when ub is one. */
+static int64_t steps_within(int64_t lb, int64_t step, int64_t bound) {
+  int64_t span;
+  if (__builtin_sub_overflow(bound, lb, &span) || span == INT64_MIN) return -1;
+  int64_t distance = span < 0 ? -span : span;
+  return distance / step * step;
+}
+
+/* for i in range(lb, ub, step): between lb and ub, on the step's side;
+ * with a constant start and step, on the steps themselves. */
 static Range induction_range(const Widen *W, const TirOp *op) {
   Range lb = seen(W, op->operands.data[0], 0), ub = seen(W, op->operands.data[1], 0);
   Range step = seen(W, op->operands.data[2], 0);
-  if (step.lo > 0 && ub.hi > INT64_MIN) return make(lb.lo, max64(lb.lo, ub.hi - 1));
-  if (step.hi < 0 && ub.lo < INT64_MAX) return make(min64(lb.hi, ub.lo + 1), lb.hi);
+  int exact = lb.lo == lb.hi && step.lo == step.hi && step.lo != INT64_MIN;
+  if (step.lo > 0 && ub.hi > INT64_MIN) {
+    int64_t last = max64(lb.lo, ub.hi - 1), within = exact ? steps_within(lb.lo, step.lo, last) : -1;
+    return make(lb.lo, within >= 0 ? lb.lo + within : last);
+  }
+  if (step.hi < 0 && ub.lo < INT64_MAX) {
+    int64_t first = min64(lb.hi, ub.lo + 1), within = exact ? steps_within(lb.lo, -step.lo, first) : -1;
+    return make(within >= 0 ? lb.lo - within : first, lb.hi);
+  }
   return hull(lb, ub);
 }
 
