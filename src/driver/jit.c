@@ -337,7 +337,8 @@ static tile_status run_cpu(tile_kernel *k, Spec *s, const unsigned grid[3], cons
   volatile tile_status status = TILE_ERROR_MEMORY; /* set between setjmp and a possible longjmp */
   Buf printed;
   buf_init(&printed, &printed_arena);
-  if (setjmp(guard->jump) == 0) status = launch_interpreted(p->f, grid, args, n, bytes, &printed, err, sizeof err);
+  if (setjmp(guard->jump) == 0) status = launch_interpreted(p->f, grid, args, n, bytes, k->ctx->interp_time_limit, &printed, err,
+                                                                sizeof err);
   else snprintf(err, sizeof err, "%s", guard->message);
   if (printed.len) { /* device_print writes to stdout, as the GPU's printf does */
     fwrite(printed.data, 1, printed.len, stdout);
@@ -483,23 +484,6 @@ static JitSource *copy_source(const char *name, const char *text, size_t len, co
   return NULL;
 }
 
-static tile_status check_options(tile_context *ctx, const tile_options *o) {
-  if (o->num_warps && (o->num_warps < 0 || o->num_warps > 32 || (o->num_warps & (o->num_warps - 1))))
-    return context_failf(ctx, TILE_ERROR_ARGUMENT, "num_warps must be 0 (the default) or a power of two from 1 to 32, not %d",
-                         o->num_warps);
-  if (o->num_stages < 0 || o->num_stages > 16)
-    return context_failf(ctx, TILE_ERROR_ARGUMENT, "num_stages must be from 0 (the default) to 16, not %d", o->num_stages);
-  if (o->refill < TILE_REFILL_AUTO || o->refill > TILE_REFILL_LATE)
-    return context_failf(ctx, TILE_ERROR_ARGUMENT, "refill must be %s, not %d", REFILL_VALUES, o->refill);
-  if (o->tma != TILE_TMA_AUTO && o->tma != TILE_TMA_OFF)
-    return context_failf(ctx, TILE_ERROR_ARGUMENT, "tma must be " TMA_VALUES ", not %d", o->tma);
-  if (o->num_defines < 0 || (o->num_defines && !o->defines))
-    return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_kernel_create: num_defines without defines");
-  for (int i = 0; i < o->num_defines; i++)
-    if (!o->defines[i]) return context_failf(ctx, TILE_ERROR_ARGUMENT, "tile_kernel_create: defines[%d] is NULL", i);
-  return TILE_OK;
-}
-
 /* Parses the source, so syntax errors show at creation rather than at the first launch. */
 static tile_status check_syntax(tile_context *ctx, const char *name, const char *text, size_t len) {
   Compilation *c = compilation_begin(ctx, name, text, len);
@@ -601,14 +585,14 @@ static tile_status declare_tuning(tile_context *ctx, JitSource *src, const Kerne
 
 tile_status tile_kernel_create(tile_context *ctx, const char *name, const char *source, size_t len,
                                const tile_options *opts, tile_kernel **out) {
-  if (!ctx) return TILE_ERROR_ARGUMENT;
+  if (!context_valid(ctx)) return TILE_ERROR_ARGUMENT;
   context_begin(ctx);
   if (!out || !source) return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_kernel_create: NULL source or out");
   *out = NULL;
   tile_options defaults;
   tile_options_init(&defaults);
   if (!opts) opts = &defaults;
-  tile_status s = check_options(ctx, opts);
+  tile_status s = context_check_options(ctx, opts, "tile_kernel_create");
   if (s != TILE_OK) return s;
   JitSource *src = copy_source(name, source, len, opts);
   if (!src) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
@@ -627,7 +611,7 @@ tile_status tile_kernel_create(tile_context *ctx, const char *name, const char *
 }
 
 tile_status tile_kernel_create_file(tile_context *ctx, const char *path, const tile_options *opts, tile_kernel **out) {
-  if (!ctx) return TILE_ERROR_ARGUMENT;
+  if (!context_valid(ctx)) return TILE_ERROR_ARGUMENT;
   context_begin(ctx);
   if (out) *out = NULL;
   if (!path || !out) return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_kernel_create_file: NULL path or out");

@@ -1,5 +1,6 @@
 /* The disk cache's files (see cache.h for the format and guarantees). */
 #include "cache.h"
+#include "../support/file.h"
 #include "../support/sha256.h"
 
 #include <errno.h>
@@ -90,8 +91,9 @@ int cache_read(const char *dir, const char *key, CacheEntry *e, char *why, size_
   char path[4096];
   memset(e, 0, sizeof *e);
   if (!dir || cache_path(dir, key, path, sizeof path)) return 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno == ENOENT ? 0 : corrupt(why, whysize, strerror(errno));
+  char cause[128];
+  int fd = file_open_regular(path, cause, sizeof cause);
+  if (fd < 0) return errno == ENOENT ? 0 : corrupt(why, whysize, cause);
   struct stat st;
   int status = -1;
   unsigned char *data = NULL;
