@@ -184,11 +184,31 @@ static void keep_image(Spec *s, const void *image, size_t size, int is_ptx) {
   s->image_is_ptx = is_ptx;
 }
 
-/* The entry for `key` if the cache has a sound one; a note if it had a bad one. */
+/* An entry whose checksum holds but whose metadata does not read, or names
+ * another kind of image, was written wrong: -1 with why, to be rebuilt
+ * rather than fail every launch after it. */
+static int check_entry(const CacheEntry *e, char *why, size_t whysize) {
+  Arena a;
+  Guard guard;
+  KernelMetadata m;
+  volatile int status = -1; /* set between setjmp and a possible longjmp */
+  arena_init(&a, 1 << 24);
+  a.guard = &guard;
+  snprintf(why, whysize, "out of memory reading its metadata");
+  if (setjmp(guard.jump) == 0 && !meta_parse(&a, e->metadata, e->metadata_len, &m, why, whysize)) {
+    status = !strcmp(m.target, e->image_is_ptx ? "ptx" : "cubin") ? 1 : -1;
+    if (status < 0) snprintf(why, whysize, "its metadata says %s, its header the other", m.target);
+  }
+  arena_free(&a);
+  return status;
+}
+
+/* The entry for `key` if the cache has a sound one; a note naming it if it had a bad one. */
 static int from_cache(tile_kernel *k, Spec *s, const char *key, char *note, size_t notesize) {
   CacheEntry e;
   char why[256];
   int found = cache_read(k->ctx->cache_dir, key, &e, why, sizeof why);
+  if (found > 0 && (found = check_entry(&e, why, sizeof why)) < 0) cache_entry_free(&e);
   if (found < 0) snprintf(note, notesize, "cache: ignored the entry %s/%s.tile (%s) and compiled again", k->ctx->cache_dir, key, why);
   if (found <= 0) return 0;
   Guard guard;
