@@ -130,25 +130,28 @@ void tile_options_init(tile_options *opts) {
 static int power_of_two(int n) { return n > 0 && !(n & (n - 1)); }
 
 tile_status context_check_options(tile_context *ctx, const tile_options *o, const char *call) {
+  const char *sep = *call ? ": " : "";
   if (!o) return TILE_OK;
 #define CHECK_RANGE(field, lo, hi, rule)                                                                  \
   if (o->field < (lo) || o->field > (hi) || (!strcmp(#field, "num_warps") && o->field && !power_of_two(o->field))) \
-    return context_failf(ctx, TILE_ERROR_ARGUMENT, "%s: options: " #field " must be %s, not %d", call, rule, o->field);
+    return context_failf(ctx, TILE_ERROR_ARGUMENT, "%s%soptions: " #field " must be %s, not %d", call, sep, rule, o->field);
   OPTION_RANGES(CHECK_RANGE)
 #undef CHECK_RANGE
   if (o->num_defines < 0)
-    return context_failf(ctx, TILE_ERROR_ARGUMENT, "%s: options: num_defines must be 0 or more, not %d", call, o->num_defines);
+    return context_failf(ctx, TILE_ERROR_ARGUMENT, "%s%soptions: num_defines must be 0 or more, not %d", call, sep,
+                         o->num_defines);
   if (o->num_defines && !o->defines)
-    return context_failf(ctx, TILE_ERROR_ARGUMENT, "%s: options: num_defines is %d but defines is NULL", call, o->num_defines);
+    return context_failf(ctx, TILE_ERROR_ARGUMENT, "%s%soptions: num_defines is %d but defines is NULL", call, sep,
+                         o->num_defines);
   for (int i = 0; i < o->num_defines; i++)
-    if (!o->defines[i]) return context_failf(ctx, TILE_ERROR_ARGUMENT, "%s: options: defines[%d] is NULL", call, i);
+    if (!o->defines[i]) return context_failf(ctx, TILE_ERROR_ARGUMENT, "%s%soptions: defines[%d] is NULL", call, sep, i);
   return TILE_OK;
 }
 
 tile_status tile_options_check(tile_context *ctx, const tile_options *opts) {
   if (!context_valid(ctx)) return TILE_ERROR_ARGUMENT;
   context_begin(ctx);
-  return context_check_options(ctx, opts, "tile_options_check");
+  return context_check_options(ctx, opts, ""); /* the message is the caller's to place (tilec's "--num-stages") */
 }
 
 void context_begin(tile_context *ctx) {

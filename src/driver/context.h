@@ -68,7 +68,7 @@ static inline int context_valid(const tile_context *ctx) { return ctx && ctx->ma
 /* The one check of tile_options (NULL: the defaults) that every call taking
  * them makes first, and tile_options_check: the ranges above, num_defines
  * and the defines.  TILE_OK, or TILE_ERROR_ARGUMENT with "CALL: options:
- * num_stages must be ...". */
+ * num_stages must be ..." (call "": no prefix). */
 tile_status context_check_options(tile_context *ctx, const tile_options *o, const char *call);
 
 /* Starts an API call: clears the last call's message (cheap when there is none). */
