@@ -89,8 +89,8 @@ static void test_foreign_handles(void) {
   tile_context *ctx = cpu_context();
   long long not_a_handle[8] = {0};
   tile_stream foreign_stream = (tile_stream)(void *)not_a_handle;
-  tile_event foreign_event = (tile_event)(void *)not_a_handle, e1, e2;
-  tile_stream s;
+  tile_event foreign_event = (tile_event)(void *)not_a_handle, e1 = NULL, e2 = NULL;
+  tile_stream s = NULL;
   float ms;
   CHECK(tile_event_create(ctx, &e1) == TILE_OK && tile_event_create(ctx, &e2) == TILE_OK);
   CHECK(tile_stream_create(ctx, &s) == TILE_OK);
