@@ -17,7 +17,20 @@
  * Two libraries: libtile (the compiler and the runtime) and libtile_rt (the
  * runtime alone, without LLVM: contexts, device memory, streams, events,
  * AOT kernels, launches).  In libtile_rt the calls that compile return
- * TILE_ERROR_UNSUPPORTED. */
+ * TILE_ERROR_UNSUPPORTED.
+ *
+ * What is checked and what is the caller's (as lua.h says of its API):
+ * every call checks its pointers for NULL, its options (tile_options_check),
+ * enum values, counts, sizes (overflow included) and the handles it is given:
+ * a context or kernel that is not one (its first word is a tag; a handle
+ * destroyed and not yet reused reads as not one) and a stream or event that
+ * the context did not make, or that was destroyed (a search of the
+ * context's own list, which never reads through the handle), are refused
+ * with TILE_ERROR_ARGUMENT.  The caller's contract: pointers point to what
+ * their type says (a buffer's `count` elements readable and writable,
+ * strings NUL-terminated); a handle is used only with the context that made
+ * it, and not after it is destroyed (the tag catches that only while the
+ * memory is not reused); one context is used by one thread at a time. */
 #ifndef TILE_TILE_H
 #define TILE_TILE_H
 
@@ -123,6 +136,16 @@ TILE_API const char *tile_error(const tile_context *ctx);
 TILE_API const char *tile_diagnostics(const tile_context *ctx);
 
 TILE_API void tile_options_init(tile_options *opts);
+/* The check every call that takes options makes first (tilec makes it too):
+ * num_warps 0 or a power of two to 32, num_stages 0..16, config -1..2^20-1,
+ * refill and tma one of their values, num_defines >= 0 with that many
+ * non-NULL defines.  TILE_OK, or TILE_ERROR_ARGUMENT with tile_error naming
+ * the field ("tile_emit: options: num_stages must be from 0 (the default)
+ * to 16, not -3").  NULL opts: the defaults, which pass.  What it cannot
+ * check is the caller's: strings NUL-terminated, defines[] readable for
+ * num_defines entries; arch, passes and signature are checked as the
+ * compilation reads them (errors then are TILE_ERROR_COMPILE). */
+TILE_API tile_status tile_options_check(tile_context *ctx, const tile_options *opts);
 
 /* Runs the pipeline on `source` (`len` bytes, NULs allowed; `name` is used
  * in diagnostics) up to `stage` and returns that stage's text in *text. */
@@ -166,8 +189,13 @@ TILE_API tile_arg tile_float(double value);     /* fp32 */
  * interpreter over grid[0] x grid[1] x grid[2] programs, reading and
  * writing the buffers in place.  An explicit opts->signature overrides the
  * types taken from the arguments.  Text from device_print goes to *printed
- * (may be NULL).  A run that fails returns TILE_ERROR_RUNTIME; the buffers
- * may then be partly written. */
+ * (may be NULL).  The arguments are checked as tile_launch checks them
+ * (count, kinds, dtypes, NULL buffers, ':16' and ':1' promises, integers
+ * that fit their type; a buffer's count * element size must fit the
+ * interpreter's 2^43-byte address space) before anything runs.  A run that
+ * fails returns TILE_ERROR_RUNTIME; the buffers may then be partly written.
+ * A run stops with TILE_ERROR_RUNTIME, naming the loop it was in, after the
+ * interpreter's time limit (TILE_INTERPRET_TIMEOUT, below). */
 TILE_API tile_status tile_run_cpu(tile_context *ctx, const char *name, const char *source, size_t len,
                                   const tile_options *opts, const unsigned grid[3], const tile_arg *args,
                                   int num_args, const char **printed);
@@ -187,6 +215,9 @@ TILE_API tile_status tile_run_cpu(tile_context *ctx, const char *name, const cha
  * stdout as the GPU's printf does; so the same host program runs anywhere.
  *
  * Environment, read once by tile_context_create: TILE_INTERPRET=1,
+ * TILE_INTERPRET_TIMEOUT (seconds an interpreted launch or tile_run_cpu may
+ * run before it stops with an error naming the loop it is in; default 20,
+ * 0: no limit),
  * TILE_CACHE_DIR (default ~/.cache/tile), TILE_PTXAS_PATH,
  * TILE_CUDA_LIBRARY (default libcuda.so.1), TILE_LIBDEVICE_PATH (default
  * $CUDA_HOME/nvvm/libdevice/libdevice.10.bc, CUDA_HOME default /usr/local/cuda). */
@@ -200,6 +231,10 @@ TILE_API tile_status tile_context_use_cpu(tile_context *ctx);
 /* Nonzero if the context runs kernels on the CPU interpreter. */
 TILE_API int tile_context_on_cpu(const tile_context *ctx);
 
+/* Streams and events come from tile_stream_create and tile_event_create of
+ * the same context (on the GPU they are its CUstream and CUevent); any
+ * other handle, or a destroyed one, is refused with TILE_ERROR_ARGUMENT
+ * (destroying one is then a no-op). */
 typedef struct tile_stream_s *tile_stream;   /* a CUstream; NULL is the default stream */
 typedef struct tile_event_s *tile_event;     /* a CUevent */
 

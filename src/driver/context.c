@@ -6,6 +6,7 @@
 #include "context.h"
 #include "../runtime/device.h"
 #include "../runtime/kernel.h"
+#include "../support/file.h"
 #include "../support/parallel.h"
 
 #include <errno.h>
@@ -14,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { DEFAULT_MEMORY_CAP = 1u << 30 };
+/* An interpreted launch stops after 20 s (an endless loop; a trivial
+ * iteration takes ~0.1 us, so 2^30 of them took 101 s). */
+enum { DEFAULT_MEMORY_CAP = 1u << 30, DEFAULT_INTERPRET_SECONDS = 20 };
 
 const char *tile_version(void) { return TILE_VERSION_STRING; }
 
@@ -64,6 +67,14 @@ static int compile_threads(void) {
   return n >= 1 && n <= PARALLEL_MAX_THREADS && !*end ? (int)n : 0;
 }
 
+/* TILE_INTERPRET_TIMEOUT: seconds (0: no limit); unset or not a number: the default. */
+static double interp_time_limit(void) {
+  const char *v = getenv("TILE_INTERPRET_TIMEOUT");
+  char *end = "";
+  double s = v && *v ? strtod(v, &end) : -1;
+  return s >= 0 && s <= 1e9 && !*end ? s : DEFAULT_INTERPRET_SECONDS;
+}
+
 /* The documented TILE_* variables (and HOME, PATH, CUDA_HOME for their defaults). */
 static void read_environment(tile_context *ctx) {
   const char *interpret = getenv("TILE_INTERPRET");
@@ -75,6 +86,7 @@ static void read_environment(tile_context *ctx) {
   ctx->search_path = copy_env("PATH");
   ctx->libdevice_path = libdevice_path();
   ctx->compile_threads = compile_threads();
+  ctx->interp_time_limit = interp_time_limit();
 }
 
 tile_status tile_context_create(tile_context **out) {
@@ -82,6 +94,7 @@ tile_status tile_context_create(tile_context **out) {
   tile_context *ctx = calloc(1, sizeof *ctx);
   *out = ctx;
   if (!ctx) return TILE_ERROR_MEMORY;
+  ctx->magic = CONTEXT_MAGIC;
   arena_init(&ctx->results, 0);
   ctx->error = ctx->diagnostics = "";
   ctx->memory_cap = DEFAULT_MEMORY_CAP;
@@ -90,7 +103,7 @@ tile_status tile_context_create(tile_context **out) {
 }
 
 void tile_context_destroy(tile_context *ctx) {
-  if (!ctx) return;
+  if (!context_valid(ctx)) return;
   kernel_destroy_all(ctx);
   free_allocations(ctx);
   free_host_tokens(ctx);
@@ -101,16 +114,44 @@ void tile_context_destroy(tile_context *ctx) {
   free(ctx->cuda_library);
   free(ctx->search_path);
   free(ctx->libdevice_path);
+  ctx->magic = 0;
   free(ctx);
 }
 
-const char *tile_error(const tile_context *ctx) { return ctx ? ctx->error : "no context"; }
-const char *tile_diagnostics(const tile_context *ctx) { return ctx ? ctx->diagnostics : ""; }
+const char *tile_error(const tile_context *ctx) { return context_valid(ctx) ? ctx->error : "no context"; }
+const char *tile_diagnostics(const tile_context *ctx) { return context_valid(ctx) ? ctx->diagnostics : ""; }
 
 void tile_options_init(tile_options *opts) {
   if (!opts) return;
   memset(opts, 0, sizeof *opts);
   opts->config = -1;
+}
+
+static int power_of_two(int n) { return n > 0 && !(n & (n - 1)); }
+
+tile_status context_check_options(tile_context *ctx, const tile_options *o, const char *call) {
+  const char *sep = *call ? ": " : "";
+  if (!o) return TILE_OK;
+#define CHECK_RANGE(field, lo, hi, rule)                                                                  \
+  if (o->field < (lo) || o->field > (hi) || (!strcmp(#field, "num_warps") && o->field && !power_of_two(o->field))) \
+    return context_failf(ctx, TILE_ERROR_ARGUMENT, "%s%soptions: " #field " must be %s, not %d", call, sep, rule, o->field);
+  OPTION_RANGES(CHECK_RANGE)
+#undef CHECK_RANGE
+  if (o->num_defines < 0)
+    return context_failf(ctx, TILE_ERROR_ARGUMENT, "%s%soptions: num_defines must be 0 or more, not %d", call, sep,
+                         o->num_defines);
+  if (o->num_defines && !o->defines)
+    return context_failf(ctx, TILE_ERROR_ARGUMENT, "%s%soptions: num_defines is %d but defines is NULL", call, sep,
+                         o->num_defines);
+  for (int i = 0; i < o->num_defines; i++)
+    if (!o->defines[i]) return context_failf(ctx, TILE_ERROR_ARGUMENT, "%s%soptions: defines[%d] is NULL", call, sep, i);
+  return TILE_OK;
+}
+
+tile_status tile_options_check(tile_context *ctx, const tile_options *opts) {
+  if (!context_valid(ctx)) return TILE_ERROR_ARGUMENT;
+  context_begin(ctx);
+  return context_check_options(ctx, opts, ""); /* the message is the caller's to place (tilec's "--num-stages") */
 }
 
 void context_begin(tile_context *ctx) {
@@ -161,7 +202,7 @@ void context_note(tile_context *ctx, const char *fmt, ...) {
 }
 
 tile_status tile_context_use_cpu(tile_context *ctx) {
-  if (!ctx) return TILE_ERROR_ARGUMENT;
+  if (!context_valid(ctx)) return TILE_ERROR_ARGUMENT;
   context_begin(ctx);
   if (ctx->on_cpu) return TILE_OK;
   if (ctx->num_allocations || ctx->live_streams || ctx->live_events)
@@ -172,13 +213,14 @@ tile_status tile_context_use_cpu(tile_context *ctx) {
   return TILE_OK;
 }
 
-int tile_context_on_cpu(const tile_context *ctx) { return ctx && ctx->on_cpu; }
+int tile_context_on_cpu(const tile_context *ctx) { return context_valid(ctx) && ctx->on_cpu; }
 
 tile_status context_read_file(tile_context *ctx, const char *path, size_t max_bytes, char **text, size_t *len) {
-  FILE *f = fopen(path, "rb");
+  char why[128];
+  FILE *f = file_fopen_regular(path, why, sizeof why);
   *text = NULL;
   *len = 0;
-  if (!f) return context_failf(ctx, TILE_ERROR_IO, "cannot open '%s': %s", path, strerror(errno));
+  if (!f) return context_failf(ctx, TILE_ERROR_IO, "cannot open '%s': %s", path, why);
   size_t cap = 1 << 16, n = 0;
   char *buf = malloc(cap);
   while (buf) {

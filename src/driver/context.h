@@ -15,7 +15,13 @@ typedef struct Allocation {
   size_t bytes;
 } Allocation;
 
+/* The first word of every context and kernel while it lives: a pointer that
+ * is not one (a foreign handle, or one destroyed and not yet reused) is
+ * refused where the check is a load (docs/abi.md: the caller's contract). */
+enum { CONTEXT_MAGIC = 0x54494c43, KERNEL_MAGIC = 0x54494c4b };
+
 struct tile_context {
+  unsigned magic;         /* CONTEXT_MAGIC; 0 once destroyed */
   Arena results;          /* text handed to the caller; reset at each call; no guard: NULL when out of memory */
   const char *error;      /* borrowed by tile_error() */
   const char *diagnostics;
@@ -30,6 +36,7 @@ struct tile_context {
   char *search_path;      /* PATH, the last place ptxas is looked for */
   char *libdevice_path;   /* TILE_LIBDEVICE_PATH, else $CUDA_HOME (else /usr/local/cuda)/nvvm/libdevice/libdevice.10.bc */
   int compile_threads;    /* TILE_COMPILE_THREADS: 1 to PARALLEL_MAX_THREADS; 0: one per core (kernel.c) */
+  double interp_time_limit; /* TILE_INTERPRET_TIMEOUT: seconds an interpreted launch may run; 0: no limit */
   /* the GPU side (src/runtime) */
   struct Device *device;  /* opened on the first call that needs it; NULL before */
   char device_error[600]; /* why opening failed ("": not tried since the last tile_device_open) */
@@ -38,9 +45,31 @@ struct tile_context {
   Allocation *allocations;/* live tile_malloc blocks, by address */
   int num_allocations, cap_allocations;
   int live_streams, live_events;
-  struct HostToken *host_tokens; /* the interpreter's streams and events (memory.c), freed with the context */
+  struct HostToken *host_tokens; /* the streams and events it made (memory.c), forgotten with the context */
   struct tile_kernel *kernels; /* owned: destroyed with the context */
 };
+
+static inline int context_valid(const tile_context *ctx) { return ctx && ctx->magic == CONTEXT_MAGIC; }
+
+/* tile_options.refill's values, for messages. */
+#define REFILL_VALUES "0 (TILE_REFILL_AUTO), 1 (TILE_REFILL_EARLY) or 2 (TILE_REFILL_LATE)"
+/* tile_options.tma's. */
+#define TMA_VALUES "TILE_TMA_AUTO (0) or TILE_TMA_OFF (1)"
+
+/* tile_options' integer fields that have a range: field, lowest, highest
+ * and the rule as messages say it (num_warps must also be a power of two). */
+#define OPTION_RANGES(X)                                                               \
+  X(num_warps, 0, 32, "0 (the default) or a power of two from 1 to 32")                \
+  X(num_stages, 0, 16, "from 0 (the default) to 16")                                   \
+  X(config, -1, (1 << 20) - 1, "-1 (none) or an index from 0 to 1048575")              \
+  X(refill, TILE_REFILL_AUTO, TILE_REFILL_LATE, REFILL_VALUES)                         \
+  X(tma, TILE_TMA_AUTO, TILE_TMA_OFF, TMA_VALUES)
+
+/* The one check of tile_options (NULL: the defaults) that every call taking
+ * them makes first, and tile_options_check: the ranges above, num_defines
+ * and the defines.  TILE_OK, or TILE_ERROR_ARGUMENT with "CALL: options:
+ * num_stages must be ..." (call "": no prefix). */
+tile_status context_check_options(tile_context *ctx, const tile_options *o, const char *call);
 
 /* Starts an API call: clears the last call's message (cheap when there is none). */
 void context_begin(tile_context *ctx);

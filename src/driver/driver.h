@@ -26,11 +26,6 @@ typedef enum {
   TIME_COUNT
 } StageTime;
 
-/* tile_options.refill's values, for messages. */
-#define REFILL_VALUES "0 (TILE_REFILL_AUTO), 1 (TILE_REFILL_EARLY) or 2 (TILE_REFILL_LATE)"
-/* tile_options.tma's. */
-#define TMA_VALUES "TILE_TMA_AUTO (0) or TILE_TMA_OFF (1)"
-
 /* Everything one compilation owns; released whole when it ends. */
 typedef struct Compilation {
   tile_context *ctx;
@@ -97,10 +92,11 @@ void keep_diagnostics(tile_context *ctx, Compilation *c, tile_status s);
  * In c's arena (describe.c). */
 const char *describe_kernel(Compilation *c, const struct TirFunc *f, const GpuArtifacts *g, int image_is_ptx);
 /* Runs f on the interpreter over the host buffers of args (bytes[i]: the
- * size of argument i's buffer); device_print text goes to `printed`.
+ * size of argument i's buffer) for at most time_limit_s seconds (0: no
+ * limit); device_print text goes to `printed`.
  * TILE_OK, or TILE_ERROR_ARGUMENT / TILE_ERROR_RUNTIME with err (launch.c). */
 tile_status launch_interpreted(const struct TirFunc *f, const unsigned grid[3], const tile_arg *args, int n,
-                               const size_t *bytes, Buf *printed, char *err, size_t errsize);
+                               const size_t *bytes, double time_limit_s, Buf *printed, char *err, size_t errsize);
 extern const unsigned char tile_stdlib_source[];
 extern const size_t tile_stdlib_size;
 

@@ -83,22 +83,26 @@ static tile_status run_protected(Compilation *c, const tile_options *opts, tile_
 
 tile_status tile_emit(tile_context *ctx, const char *name, const char *source, size_t len,
                       const tile_options *opts, tile_stage stage, const char **text) {
-  if (!ctx) return TILE_ERROR_ARGUMENT;
+  if (!context_valid(ctx)) return TILE_ERROR_ARGUMENT;
   if (text) *text = NULL;
   context_begin(ctx);
   if (!text || (!source && len)) return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_emit: NULL source or text");
+  if ((unsigned)stage > TILE_STAGE_METADATA)
+    return context_failf(ctx, TILE_ERROR_ARGUMENT, "tile_emit: stage %d is not a tile_stage", (int)stage);
+  tile_status s = context_check_options(ctx, opts, "tile_emit");
+  if (s != TILE_OK) return s;
   tile_options defaults;
   tile_options_init(&defaults);
   Compilation *c = compilation_begin(ctx, name, source, len);
   if (!c) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
-  tile_status s = run_protected(c, opts ? opts : &defaults, stage, text);
+  s = run_protected(c, opts ? opts : &defaults, stage, text);
   compilation_end(c);
   return s;
 }
 
 tile_status tile_emit_file(tile_context *ctx, const char *path, const tile_options *opts, tile_stage stage,
                            const char **text) {
-  if (!ctx) return TILE_ERROR_ARGUMENT;
+  if (!context_valid(ctx)) return TILE_ERROR_ARGUMENT;
   if (text) *text = NULL;
   context_begin(ctx);
   if (!path) return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_emit_file: NULL path");
@@ -136,18 +140,20 @@ static tile_status compile_image(Compilation *c, const tile_options *opts, int w
 
 tile_status tile_compile(tile_context *ctx, const char *name, const char *source, size_t len,
                          const tile_options *opts, int ptx, const void **image, size_t *size, const char **metadata) {
-  if (!ctx) return TILE_ERROR_ARGUMENT;
+  if (!context_valid(ctx)) return TILE_ERROR_ARGUMENT;
   context_begin(ctx);
   if (!source || !image || !size || !metadata)
     return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_compile: NULL source, image, size or metadata");
   *image = NULL;
   *size = 0;
   *metadata = NULL;
+  tile_status s = context_check_options(ctx, opts, "tile_compile");
+  if (s != TILE_OK) return s;
   tile_options defaults;
   tile_options_init(&defaults);
   Compilation *c = compilation_begin(ctx, name, source, len);
   if (!c) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
-  tile_status s = TILE_ERROR_MEMORY;
+  s = TILE_ERROR_MEMORY;
   const void *bytes = NULL;
   const char *json = NULL;
   if (setjmp(c->guard.jump) == 0) s = compile_image(c, opts ? opts : &defaults, ptx, &bytes, size, &json);

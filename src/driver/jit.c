@@ -184,11 +184,31 @@ static void keep_image(Spec *s, const void *image, size_t size, int is_ptx) {
   s->image_is_ptx = is_ptx;
 }
 
-/* The entry for `key` if the cache has a sound one; a note if it had a bad one. */
+/* An entry whose checksum holds but whose metadata does not read, or names
+ * another kind of image, was written wrong: -1 with why, to be rebuilt
+ * rather than fail every launch after it. */
+static int check_entry(const CacheEntry *e, char *why, size_t whysize) {
+  Arena a;
+  Guard guard;
+  KernelMetadata m;
+  volatile int status = -1; /* set between setjmp and a possible longjmp */
+  arena_init(&a, 1 << 24);
+  a.guard = &guard;
+  snprintf(why, whysize, "out of memory reading its metadata");
+  if (setjmp(guard.jump) == 0 && !meta_parse(&a, e->metadata, e->metadata_len, &m, why, whysize)) {
+    status = !strcmp(m.target, e->image_is_ptx ? "ptx" : "cubin") ? 1 : -1;
+    if (status < 0) snprintf(why, whysize, "its metadata says %s, its header the other", m.target);
+  }
+  arena_free(&a);
+  return status;
+}
+
+/* The entry for `key` if the cache has a sound one; a note naming it if it had a bad one. */
 static int from_cache(tile_kernel *k, Spec *s, const char *key, char *note, size_t notesize) {
   CacheEntry e;
   char why[256];
   int found = cache_read(k->ctx->cache_dir, key, &e, why, sizeof why);
+  if (found > 0 && (found = check_entry(&e, why, sizeof why)) < 0) cache_entry_free(&e);
   if (found < 0) snprintf(note, notesize, "cache: ignored the entry %s/%s.tile (%s) and compiled again", k->ctx->cache_dir, key, why);
   if (found <= 0) return 0;
   Guard guard;
@@ -337,7 +357,8 @@ static tile_status run_cpu(tile_kernel *k, Spec *s, const unsigned grid[3], cons
   volatile tile_status status = TILE_ERROR_MEMORY; /* set between setjmp and a possible longjmp */
   Buf printed;
   buf_init(&printed, &printed_arena);
-  if (setjmp(guard->jump) == 0) status = launch_interpreted(p->f, grid, args, n, bytes, &printed, err, sizeof err);
+  if (setjmp(guard->jump) == 0) status = launch_interpreted(p->f, grid, args, n, bytes, k->ctx->interp_time_limit, &printed, err,
+                                                                sizeof err);
   else snprintf(err, sizeof err, "%s", guard->message);
   if (printed.len) { /* device_print writes to stdout, as the GPU's printf does */
     fwrite(printed.data, 1, printed.len, stdout);
@@ -483,23 +504,6 @@ static JitSource *copy_source(const char *name, const char *text, size_t len, co
   return NULL;
 }
 
-static tile_status check_options(tile_context *ctx, const tile_options *o) {
-  if (o->num_warps && (o->num_warps < 0 || o->num_warps > 32 || (o->num_warps & (o->num_warps - 1))))
-    return context_failf(ctx, TILE_ERROR_ARGUMENT, "num_warps must be 0 (the default) or a power of two from 1 to 32, not %d",
-                         o->num_warps);
-  if (o->num_stages < 0 || o->num_stages > 16)
-    return context_failf(ctx, TILE_ERROR_ARGUMENT, "num_stages must be from 0 (the default) to 16, not %d", o->num_stages);
-  if (o->refill < TILE_REFILL_AUTO || o->refill > TILE_REFILL_LATE)
-    return context_failf(ctx, TILE_ERROR_ARGUMENT, "refill must be %s, not %d", REFILL_VALUES, o->refill);
-  if (o->tma != TILE_TMA_AUTO && o->tma != TILE_TMA_OFF)
-    return context_failf(ctx, TILE_ERROR_ARGUMENT, "tma must be " TMA_VALUES ", not %d", o->tma);
-  if (o->num_defines < 0 || (o->num_defines && !o->defines))
-    return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_kernel_create: num_defines without defines");
-  for (int i = 0; i < o->num_defines; i++)
-    if (!o->defines[i]) return context_failf(ctx, TILE_ERROR_ARGUMENT, "tile_kernel_create: defines[%d] is NULL", i);
-  return TILE_OK;
-}
-
 /* Parses the source, so syntax errors show at creation rather than at the first launch. */
 static tile_status check_syntax(tile_context *ctx, const char *name, const char *text, size_t len) {
   Compilation *c = compilation_begin(ctx, name, text, len);
@@ -601,14 +605,14 @@ static tile_status declare_tuning(tile_context *ctx, JitSource *src, const Kerne
 
 tile_status tile_kernel_create(tile_context *ctx, const char *name, const char *source, size_t len,
                                const tile_options *opts, tile_kernel **out) {
-  if (!ctx) return TILE_ERROR_ARGUMENT;
+  if (!context_valid(ctx)) return TILE_ERROR_ARGUMENT;
   context_begin(ctx);
   if (!out || !source) return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_kernel_create: NULL source or out");
   *out = NULL;
   tile_options defaults;
   tile_options_init(&defaults);
   if (!opts) opts = &defaults;
-  tile_status s = check_options(ctx, opts);
+  tile_status s = context_check_options(ctx, opts, "tile_kernel_create");
   if (s != TILE_OK) return s;
   JitSource *src = copy_source(name, source, len, opts);
   if (!src) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
@@ -627,7 +631,7 @@ tile_status tile_kernel_create(tile_context *ctx, const char *name, const char *
 }
 
 tile_status tile_kernel_create_file(tile_context *ctx, const char *path, const tile_options *opts, tile_kernel **out) {
-  if (!ctx) return TILE_ERROR_ARGUMENT;
+  if (!context_valid(ctx)) return TILE_ERROR_ARGUMENT;
   context_begin(ctx);
   if (out) *out = NULL;
   if (!path || !out) return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_kernel_create_file: NULL path or out");

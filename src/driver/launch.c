@@ -6,6 +6,7 @@
 #include "driver.h"
 #include "../interp/interp.h"
 #include "../runtime/args.h"
+#include "../runtime/metadata.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -48,7 +49,7 @@ static int bind_arguments(const TirFunc *f, const tile_arg *args, int n, const s
 }
 
 tile_status launch_interpreted(const TirFunc *f, const unsigned grid[3], const tile_arg *args, int n,
-                               const size_t *bytes, Buf *printed, char *err, size_t errsize) {
+                               const size_t *bytes, double time_limit_s, Buf *printed, char *err, size_t errsize) {
   InterpLaunch L = {0};
   InterpBuffer buffers[MAX_KERNEL_ARGS];
   InterpArg iargs[MAX_KERNEL_ARGS]; /* params that take arguments: at most n <= MAX_KERNEL_ARGS */
@@ -60,6 +61,7 @@ tile_status launch_interpreted(const TirFunc *f, const unsigned grid[3], const t
   if (!bind_arguments(f, args, n, bytes, &L, buffers, iargs, err, errsize)) return TILE_ERROR_ARGUMENT;
   L.f = f;
   L.output = printed;
+  L.time_limit_s = time_limit_s;
   for (int i = 0; i < 3; i++) L.grid[i] = (int)grid[i];
   if (interp_run(&L) == 0) return TILE_OK;
   snprintf(err, errsize, "%s", L.error);
@@ -72,6 +74,34 @@ static TirFunc *compile_protected(Compilation *c, const tile_options *opts) {
   return pipeline_tir(c, opts, NULL);
 }
 
+/* Each buffer's bytes from its count: at most what the interpreter can address. */
+static int buffer_bytes(const KernelMetadata *m, const tile_arg *args, size_t *bytes, char *err, size_t errsize) {
+  for (int i = 0; i < m->num_params; i++) {
+    const MetaParam *p = &m->params[i];
+    size_t elem = dtype_size(p->dtype), count = args[p->position].count;
+    if (!p->is_ptr) continue;
+    if (count > INTERP_MAX_BUFFER_BYTES / elem) {
+      snprintf(err, errsize, "argument %d ('%s'): %zu elements of %s are more than the interpreter can address (2^43 bytes)",
+               p->position, p->name, count, dtype_name((DType)p->dtype));
+      return -1;
+    }
+    bytes[p->position] = count * elem;
+  }
+  return 0;
+}
+
+/* The arguments checked against the kernel's metadata, as tile_launch checks
+ * them (src/runtime/args.c), and each buffer's bytes; under c's guard. */
+static tile_status check_arguments(Compilation *c, const TirFunc *f, const tile_arg *args, int n, size_t *bytes,
+                                   char *err, size_t errsize) {
+  KernelMetadata m;
+  const char *json = describe_kernel(c, f, NULL, 0);
+  if (meta_parse(&c->arena, json, strlen(json), &m, err, errsize)) return TILE_ERROR_COMPILE;
+  if (args_check(&m, args, n, NULL, NULL, err, errsize) || buffer_bytes(&m, args, bytes, err, errsize))
+    return TILE_ERROR_ARGUMENT;
+  return TILE_OK;
+}
+
 static tile_status run(Compilation *c, const tile_options *opts, const unsigned grid[3], const tile_arg *args, int n,
                        const char **printed) {
   tile_context *ctx = c->ctx;
@@ -79,16 +109,16 @@ static tile_status run(Compilation *c, const tile_options *opts, const unsigned 
   TirFunc *f = compile_protected(c, opts);
   keep_diagnostics(ctx, c, f ? TILE_OK : TILE_ERROR_COMPILE);
   if (!f) return c->diags.errors ? TILE_ERROR_COMPILE : context_fail(ctx, TILE_ERROR_MEMORY, c->guard.message);
-  size_t bytes[MAX_KERNEL_ARGS];
-  for (int i = 0; i < n; i++) {
-    int dt = args[i].kind == TILE_ARG_BUFFER && args[i].dtype ? dtype_lookup(args[i].dtype) : -1;
-    bytes[i] = dt >= 0 ? args[i].count * dtype_size(dt) : 0;
-  }
+  size_t bytes[MAX_KERNEL_ARGS] = {0};
   Buf out;
   buf_init(&out, &c->arena);
   volatile tile_status s = TILE_ERROR_MEMORY; /* set between setjmp and a possible longjmp */
-  if (setjmp(c->guard.jump) == 0) s = launch_interpreted(f, grid, args, n, bytes, &out, err, sizeof err);
-  else snprintf(err, sizeof err, "%s", c->guard.message); /* device_print's text over the cap */
+  if (setjmp(c->guard.jump) == 0) {
+    s = check_arguments(c, f, args, n, bytes, err, sizeof err);
+    if (s == TILE_OK) s = launch_interpreted(f, grid, args, n, bytes, ctx->interp_time_limit, &out, err, sizeof err);
+  } else {
+    snprintf(err, sizeof err, "%s", c->guard.message); /* device_print's text over the cap */
+  }
   if (s != TILE_OK) return context_fail(ctx, s, err);
   if (printed && !(*printed = arena_strndup(&ctx->results, buf_cstr(&out), out.len)))
     return context_failf(ctx, TILE_ERROR_MEMORY, "out of memory for the %zu bytes device_print wrote", out.len);
@@ -97,11 +127,13 @@ static tile_status run(Compilation *c, const tile_options *opts, const unsigned 
 
 tile_status tile_run_cpu(tile_context *ctx, const char *name, const char *source, size_t len, const tile_options *opts,
                          const unsigned grid[3], const tile_arg *args, int num_args, const char **printed) {
-  if (!ctx) return TILE_ERROR_ARGUMENT;
+  if (!context_valid(ctx)) return TILE_ERROR_ARGUMENT;
   if (printed) *printed = NULL;
+  context_begin(ctx);
+  tile_status s = context_check_options(ctx, opts, "tile_run_cpu");
+  if (s != TILE_OK) return s;
   Compilation *c = compilation_begin(ctx, name, source, len);
   if (!c) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
-  tile_status s = TILE_OK;
   char err[512] = "", signature[MAX_SIGNATURE];
   uint16_t key[MAX_KERNEL_ARGS];
   tile_options o;

@@ -12,8 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum { ADDRESS_SHIFT = 44 };  /* a pointer is (buffer + 1) << 44, plus a signed byte offset */
+_Static_assert(INTERP_MAX_BUFFER_BYTES == (size_t)1 << (ADDRESS_SHIFT - 1), "a buffer's offsets fit below the shift");
+/* Loop iterations and programs between two looks at the clock: a look costs
+ * about a fifth of a trivial iteration; 64 heavy ones (a 128^3 dot each) take
+ * well under a second. */
+enum { TICKS_PER_CLOCK = 64 };
 
 typedef struct Slot {
   int64_t n, cap;
@@ -29,6 +35,8 @@ typedef struct Interp {
   Slot *slots;
   Slot *views;    /* per buffer value (GPU-layout IR's shared memory): its elements, inside a local_alloc's slot */
   int pid[3];
+  double deadline;  /* CLOCK_MONOTONIC seconds when the run must stop; 0: never */
+  unsigned ticks;   /* iterations and programs since the run began */
   jmp_buf fail;
 } Interp;
 
@@ -40,9 +48,10 @@ _Noreturn static void fail(Interp *I, const TirOp *op, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  const char *file = op && op->loc.src ? op->loc.src->name : "?";
-  snprintf(I->launch->error, sizeof I->launch->error, "kernel '%s', %s:%d (program %d, %d, %d): %s", I->f->name, file,
-           op ? op->loc.line : 0, I->pid[0], I->pid[1], I->pid[2], msg);
+  char place[300] = "";
+  if (op && op->loc.src) snprintf(place, sizeof place, "%s:%d ", op->loc.src->name, op->loc.line);
+  snprintf(I->launch->error, sizeof I->launch->error, "kernel '%s', %s(program %d, %d, %d): %s", I->f->name, place,
+           I->pid[0], I->pid[1], I->pid[2], msg);
   longjmp(I->fail, 1);
 }
 
@@ -53,6 +62,7 @@ static Type *type_of_value(Interp *I, int v) { return tir_type(I->f, v); }
 static Slot *slot_for(Interp *I, const TirOp *op, int v) {
   Slot *s = &I->slots[v];
   int64_t n = type_numel(type_of_value(I, v));
+  if (n < 0 || n > MAX_TILE_ELEMENTS) fail(I, op, "a tile of %lld elements", (long long)n);
   if (n > s->cap) {
     void *p = realloc(s->i, (size_t)n * sizeof(int64_t));
     if (!p) fail(I, op, "out of memory for a tile of %lld elements", (long long)n);
@@ -136,9 +146,9 @@ static void *resolve(Interp *I, const TirOp *op, int64_t addr, int64_t lane, siz
   int64_t offset = addr - buffer_base(buffer);
   InterpBuffer *b = &L->buffers[buffer];
   if (offset < 0 || (uint64_t)offset + size > b->bytes || offset % (int64_t)size)
-    fail(I, op, "out-of-bounds %s: element %lld of '%s', which has %lld elements (lane %lld)", what,
+    fail(I, op, "out-of-bounds %s: element %lld of '%s', which has %lld element%s (lane %lld)", what,
          (long long)(offset >= 0 ? offset / (int64_t)size : -((-offset + (int64_t)size - 1) / (int64_t)size)), b->name,
-         (long long)(b->bytes / size), (long long)lane);
+         (long long)(b->bytes / size), b->bytes / size == 1 ? "" : "s", (long long)lane);
   return (char *)b->data + offset;
 }
 
@@ -686,6 +696,21 @@ enum { MAX_ITERATIONS = 1 << 30 };
 
 static int64_t iteration_limit(Interp *I) { return I->launch->max_iterations ? I->launch->max_iterations : MAX_ITERATIONS; }
 
+static double clock_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* One more iteration of `op`'s loop (NULL: one more program); fails once
+ * the run is past its time limit.  A wall-clock limit, not a count: what an
+ * iteration costs ranges over six orders of magnitude. */
+static void tick(Interp *I, const TirOp *op, const char *what) {
+  if (++I->ticks % TICKS_PER_CLOCK || !I->deadline || clock_s() < I->deadline) return;
+  fail(I, op, "%s ran past the interpreter's time limit of %g s (TILE_INTERPRET_TIMEOUT)", what,
+       I->launch->time_limit_s);
+}
+
 static const TirOp *run_block(Interp *I, const TirBlock *b);
 
 static void set_results(Interp *I, const TirOp *op, const TirOp *term, int skip) {
@@ -702,6 +727,7 @@ static void exec_for(Interp *I, const TirOp *op) {
   int64_t n = 0;
   for (int64_t iv = lb; step > 0 ? iv < ub : iv > ub;) {
     if (++n > iteration_limit(I)) fail(I, op, "the loop ran more than %lld iterations", (long long)iteration_limit(I));
+    tick(I, op, "the loop");
     slot_for(I, op, body->args.data[0])->i[0] = iv;
     for (int i = 0; i < op->results.len; i++) copy_slot(I, op, body->args.data[1 + i], op->results.data[i]);
     set_results(I, op, run_block(I, body), 0);
@@ -719,6 +745,7 @@ static void exec_while(Interp *I, const TirOp *op) {
   for (int i = 0; i < op->operands.len; i++) copy_slot(I, op, before->args.data[i], op->operands.data[i]);
   for (int64_t n = 0;; n++) {
     if (n > iteration_limit(I)) fail(I, op, "the while loop ran more than %lld iterations", (long long)iteration_limit(I));
+    tick(I, op, "the while loop");
     const TirOp *cond = run_block(I, before);
     if (!I->slots[cond->operands.data[0]].i[0]) {
       set_results(I, op, cond, 1);
@@ -789,13 +816,26 @@ static void bind_params(Interp *I) {
   }
 }
 
+/* A buffer larger than a pointer can span; 0 if none. */
+static int check_buffers(InterpLaunch *L) {
+  for (int i = 0; i < L->n_buffers; i++)
+    if (L->buffers[i].bytes > INTERP_MAX_BUFFER_BYTES) {
+      snprintf(L->error, sizeof L->error, "buffer '%s' has %zu bytes, more than the interpreter can address (2^43)",
+               L->buffers[i].name, L->buffers[i].bytes);
+      return -1;
+    }
+  return 0;
+}
+
 int interp_run(InterpLaunch *launch) {
   Interp I = {0};
   I.launch = launch;
   I.f = launch->f;
+  launch->error[0] = 0;
+  if (check_buffers(launch)) return -1;
+  if (launch->time_limit_s > 0) I.deadline = clock_s() + launch->time_limit_s;
   I.slots = calloc((size_t)I.f->types.len + 1, sizeof(Slot));
   I.views = calloc((size_t)I.f->types.len + 1, sizeof(Slot));
-  launch->error[0] = 0;
   if (!I.slots || !I.views) {
     free(I.slots);
     free(I.views);
@@ -807,7 +847,10 @@ int interp_run(InterpLaunch *launch) {
     bind_params(&I);
     for (I.pid[2] = 0; I.pid[2] < launch->grid[2]; I.pid[2]++)
       for (I.pid[1] = 0; I.pid[1] < launch->grid[1]; I.pid[1]++)
-        for (I.pid[0] = 0; I.pid[0] < launch->grid[0]; I.pid[0]++) run_block(&I, I.f->body);
+        for (I.pid[0] = 0; I.pid[0] < launch->grid[0]; I.pid[0]++) {
+          tick(&I, NULL, "the launch");
+          run_block(&I, I.f->body);
+        }
   } else {
     status = -1;
   }

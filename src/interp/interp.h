@@ -20,6 +20,10 @@ typedef struct InterpArg {
   double f;              /* float parameter */
 } InterpArg;
 
+/* The largest buffer a run can address: a pointer is the buffer's number
+ * above a signed 44-bit byte offset (interp.c). */
+#define INTERP_MAX_BUFFER_BYTES ((size_t)1 << 43)
+
 typedef struct InterpLaunch {
   const TirFunc *f;
   int grid[3];
@@ -28,10 +32,12 @@ typedef struct InterpLaunch {
   const InterpArg *args; /* one per f->params */
   Buf *output;           /* device_print text goes here; NULL: dropped */
   int64_t max_iterations;/* per loop; 0: 2^30 (a bound so a runaway loop ends) */
+  double time_limit_s;   /* the run stops with an error, naming the loop it is in, after this long; 0: none */
   char error[512];       /* set when the run fails */
 } InterpLaunch;
 
-/* Returns 0, or -1 with launch->error set. */
+/* Returns 0, or -1 with launch->error set (also for a buffer of more than
+ * INTERP_MAX_BUFFER_BYTES). */
 int interp_run(InterpLaunch *launch);
 
 #endif

@@ -12,6 +12,7 @@
 #include <llvm-c/Linker.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char *first_libdevice_call(LLVMModuleRef m) {
   for (LLVMValueRef fn = LLVMGetFirstFunction(m); fn; fn = LLVMGetNextFunction(fn)) {
@@ -32,6 +33,11 @@ static void internalize(LLVMModuleRef m) {
 static LLVMModuleRef read_libdevice(LLVMModuleRef module, const char *path, const char *needed, char *err, size_t size) {
   LLVMMemoryBufferRef buffer;
   char *message = NULL;
+  struct stat st; /* LLVM's read of a FIFO would block: only a regular file */
+  if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+    snprintf(err, size, "the kernel calls %s, which needs libdevice, but %s is not a regular file", needed, path);
+    return NULL;
+  }
   if (LLVMCreateMemoryBufferWithContentsOfFile(path, &buffer, &message)) {
     snprintf(err, size, "the kernel calls %s, which needs libdevice, but %s cannot be read (%s); set TILE_LIBDEVICE_PATH or CUDA_HOME", needed,
              path, message ? message : "no such file");

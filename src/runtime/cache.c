@@ -1,5 +1,6 @@
 /* The disk cache's files (see cache.h for the format and guarantees). */
 #include "cache.h"
+#include "../support/file.h"
 #include "../support/sha256.h"
 
 #include <errno.h>
@@ -24,10 +25,13 @@ static uint64_t get_le(const unsigned char *p, int bytes) {
   return v;
 }
 
-static void payload_digest(const unsigned char *image, size_t image_size, const char *metadata, size_t metadata_len,
-                           unsigned char digest[32]) {
+/* Of the whole entry: the header before the digest (the kind and where the
+ * image ends are as much the entry as its bytes), the image, the metadata. */
+static void entry_digest(const unsigned char header[CACHE_DIGEST_AT], const unsigned char *image, size_t image_size,
+                         const char *metadata, size_t metadata_len, unsigned char digest[32]) {
   Sha256 h;
   sha256_init(&h);
+  sha256_update(&h, header, CACHE_DIGEST_AT);
   sha256_update(&h, image, image_size);
   sha256_update(&h, metadata, metadata_len);
   sha256_final(&h, digest);
@@ -59,8 +63,8 @@ static int decode(const unsigned char *data, size_t size, CacheEntry *e, char *w
   const unsigned char *image = data + CACHE_HEADER_SIZE;
   const char *metadata = (const char *)image + image_size;
   unsigned char digest[32];
-  payload_digest(image, image_size, metadata, metadata_len, digest);
-  if (memcmp(digest, data + 32, 32)) return corrupt(why, whysize, "checksum mismatch");
+  entry_digest(data, image, image_size, metadata, metadata_len, digest);
+  if (memcmp(digest, data + CACHE_DIGEST_AT, 32)) return corrupt(why, whysize, "checksum mismatch");
   e->image = malloc(image_size ? image_size : 1);
   e->metadata = malloc(metadata_len + 1);
   if (!e->image || !e->metadata) {
@@ -90,8 +94,9 @@ int cache_read(const char *dir, const char *key, CacheEntry *e, char *why, size_
   char path[4096];
   memset(e, 0, sizeof *e);
   if (!dir || cache_path(dir, key, path, sizeof path)) return 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno == ENOENT ? 0 : corrupt(why, whysize, strerror(errno));
+  char cause[128];
+  int fd = file_open_regular(path, cause, sizeof cause);
+  if (fd < 0) return errno == ENOENT ? 0 : corrupt(why, whysize, cause);
   struct stat st;
   int status = -1;
   unsigned char *data = NULL;
@@ -143,7 +148,7 @@ static void encode_header(const CacheEntry *e, unsigned char header[CACHE_HEADER
   put_le(header + 12, e->image_is_ptx ? 1 : 0, 4);
   put_le(header + 16, e->image_size, 8);
   put_le(header + 24, e->metadata_len, 8);
-  payload_digest(e->image, e->image_size, e->metadata, e->metadata_len, header + 32);
+  entry_digest(header, e->image, e->image_size, e->metadata, e->metadata_len, header + CACHE_DIGEST_AT);
 }
 
 int cache_write(const char *dir, const char *key, const CacheEntry *e, char *why, size_t whysize) {

@@ -1,8 +1,8 @@
 /* The on-disk cache of compiled kernels: one file per key (the SHA-256 of
  * everything that determines the code, computed by the JIT) in the cache
- * directory.  A file is a header (magic, format version, lengths, the
- * SHA-256 of the payload), then the image (cubin or PTX), then the metadata
- * JSON.  Writers go through a temporary file in the same directory and a
+ * directory.  A file is a header (magic, format version, image kind,
+ * lengths, then at byte 32 the SHA-256 of the whole entry but the digest
+ * itself), then the image (cubin or PTX), then the metadata JSON.  Writers go through a temporary file in the same directory and a
  * rename, so readers see a whole entry or none, and any number of processes
  * may fill the cache at once.  Entries that fail their checks are reported
  * as corrupt for the caller to rebuild. */
@@ -11,7 +11,9 @@
 
 #include <stddef.h>
 
-enum { CACHE_FORMAT = 1, CACHE_HEADER_SIZE = 64 };
+/* Format 2: the digest covers the header too (format 1's covered the image
+ * and metadata only, so a flipped kind or a moved boundary passed). */
+enum { CACHE_FORMAT = 2, CACHE_HEADER_SIZE = 64, CACHE_DIGEST_AT = 32 };
 
 typedef struct CacheEntry {
   unsigned char *image;   /* malloc'd by cache_read */

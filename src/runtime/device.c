@@ -196,7 +196,7 @@ tile_status device_encode_tensor_map(tile_context *ctx, const TensorMapShape *t,
 /* ---- the public calls ------------------------------------------------------------------- */
 
 tile_status tile_device_open(tile_context *ctx, int ordinal) {
-  if (!ctx) return TILE_ERROR_ARGUMENT;
+  if (!context_valid(ctx)) return TILE_ERROR_ARGUMENT;
   context_begin(ctx);
   if (ordinal < 0) return context_failf(ctx, TILE_ERROR_ARGUMENT, "tile_device_open: no device %d", ordinal);
   if (ctx->on_cpu) return TILE_OK;
@@ -212,6 +212,6 @@ tile_status tile_device_open(tile_context *ctx, int ordinal) {
 }
 
 const char *tile_device_name(tile_context *ctx) {
-  if (!ctx || ctx->on_cpu || open_quietly(ctx)) return "";
+  if (!context_valid(ctx) || ctx->on_cpu || open_quietly(ctx)) return "";
   return ctx->device->name;
 }

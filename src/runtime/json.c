@@ -139,9 +139,9 @@ static Json *parse_number(Reader *r) {
   }
   char *text = arena_strndup(r->arena, r->text + start, r->pos - start);
   Json *v = new_value(r, JSON_NUMBER);
-  v->f = strtod(text, NULL);
+  v->f = strtod(text, NULL); /* +-HUGE_VAL past double's range */
   errno = 0;
-  v->i = integral ? strtoll(text, NULL, 10) : (long long)v->f;
+  v->i = integral ? strtoll(text, NULL, 10) : 0; /* never (long long)f: 1e400 has no integer */
   v->is_int = integral && errno == 0;
   return v;
 }

@@ -12,7 +12,7 @@ typedef struct Json Json;
 struct Json {
   JsonKind kind;
   int is_int;            /* a number written without fraction or exponent that fits in 64 bits */
-  long long i;           /* JSON_NUMBER when is_int, JSON_BOOL */
+  long long i;           /* JSON_NUMBER when is_int (else 0), JSON_BOOL; readers range-check it */
   double f;              /* JSON_NUMBER */
   const char *s;         /* JSON_STRING, NUL-terminated (an embedded \u0000 ends it early) */
   Json **items;          /* JSON_ARRAY elements, JSON_OBJECT values */

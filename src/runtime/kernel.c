@@ -23,6 +23,7 @@ enum { MAX_GRID_X = 0x7fffffff, MAX_GRID_YZ = 65535, MAX_IMAGE_BYTES = 1 << 30, 
 tile_kernel *kernel_new(tile_context *ctx, const KernelCompiler *compiler, void *source) {
   tile_kernel *k = calloc(1, sizeof *k);
   if (!k) return NULL;
+  k->magic = KERNEL_MAGIC;
   k->ctx = ctx;
   k->compiler = compiler;
   k->source = source;
@@ -41,7 +42,8 @@ static void spec_free(tile_kernel *k, Spec *s) {
 }
 
 void tile_kernel_destroy(tile_kernel *k) {
-  if (!k) return;
+  if (!kernel_valid(k)) return;
+  k->magic = 0;
   if (k->prev) k->prev->next = k->next;
   else k->ctx->kernels = k->next;
   if (k->next) k->next->prev = k->prev;
@@ -204,7 +206,7 @@ static tile_status begin_call(tile_kernel *k, const tile_arg *args, int n, const
 }
 
 tile_status tile_kernel_compile(tile_kernel *k, const tile_arg *args, int num_args) {
-  if (!k) return TILE_ERROR_ARGUMENT;
+  if (!kernel_valid(k)) return TILE_ERROR_ARGUMENT;
   Spec *s;
   uint16_t key[MAX_KERNEL_ARGS];
   int key_len;
@@ -289,6 +291,9 @@ static tile_status launch(tile_kernel *k, const unsigned *given, tile_grid_fn gr
   uint16_t key[MAX_KERNEL_ARGS];
   int key_len;
   tile_status st = begin_call(k, args, n, "tile_launch", key, &key_len);
+  if (st == TILE_OK && !context_has_stream(k->ctx, stream))
+    st = context_fail(k->ctx, TILE_ERROR_ARGUMENT,
+                      "tile_launch: the stream is not one tile_stream_create made in this context (or it was destroyed)");
   if (st == TILE_OK)
     st = k->tuning ? autotune_select(k, key, key_len, args, n, given, grid_fn, user, stream, &s)
                    : kernel_specialize(k, key, key_len, AS_GIVEN, &s);
@@ -296,14 +301,14 @@ static tile_status launch(tile_kernel *k, const unsigned *given, tile_grid_fn gr
 }
 
 tile_status tile_launch(tile_kernel *k, const unsigned grid[3], tile_stream stream, const tile_arg *args, int num_args) {
-  if (!k) return TILE_ERROR_ARGUMENT;
+  if (!kernel_valid(k)) return TILE_ERROR_ARGUMENT;
   if (!grid) return context_fail(k->ctx, TILE_ERROR_ARGUMENT, "tile_launch: NULL grid");
   return launch(k, grid, NULL, NULL, stream, args, num_args);
 }
 
 tile_status tile_launch_grid(tile_kernel *k, tile_grid_fn grid, void *user, tile_stream stream, const tile_arg *args,
                              int num_args) {
-  if (!k) return TILE_ERROR_ARGUMENT;
+  if (!kernel_valid(k)) return TILE_ERROR_ARGUMENT;
   if (!grid) return context_fail(k->ctx, TILE_ERROR_ARGUMENT, "tile_launch_grid: NULL grid function");
   return launch(k, NULL, grid, user, stream, args, num_args);
 }
@@ -315,12 +320,12 @@ static tile_status need_current(const tile_kernel *k, const char *call) {
   return context_failf(k->ctx, TILE_ERROR_ARGUMENT, "%s: the kernel has no specialisation yet (compile or launch it first)", call);
 }
 
-const char *tile_kernel_metadata(tile_kernel *k) { return k && k->current ? k->current->metadata : NULL; }
+const char *tile_kernel_metadata(tile_kernel *k) { return kernel_valid(k) && k->current ? k->current->metadata : NULL; }
 
-int tile_kernel_config(const tile_kernel *k) { return k && k->current ? k->current->meta.config : -1; }
+int tile_kernel_config(const tile_kernel *k) { return kernel_valid(k) && k->current ? k->current->meta.config : -1; }
 
 tile_status tile_kernel_image(tile_kernel *k, const void **data, size_t *size) {
-  if (!k || !data || !size) return TILE_ERROR_ARGUMENT;
+  if (!kernel_valid(k) || !data || !size) return TILE_ERROR_ARGUMENT;
   context_begin(k->ctx);
   *data = NULL;
   *size = 0;
@@ -334,14 +339,14 @@ tile_status tile_kernel_image(tile_kernel *k, const void **data, size_t *size) {
 }
 
 const char *tile_kernel_text(tile_kernel *k, tile_stage stage) {
-  if (!k || !k->current || (int)stage < 0 || stage > TILE_STAGE_METADATA) return NULL;
+  if (!kernel_valid(k) || !k->current || (int)stage < 0 || stage > TILE_STAGE_METADATA) return NULL;
   if (stage == TILE_STAGE_METADATA) return k->current->metadata;
   if (stage == TILE_STAGE_PTX && !k->current->text[stage] && k->current->image_is_ptx) return (const char *)k->current->image;
   return k->current->text[stage];
 }
 
 tile_status tile_kernel_constexpr(const tile_kernel *k, const char *name, long long *value) {
-  if (!k || !name || !value) return TILE_ERROR_ARGUMENT;
+  if (!kernel_valid(k) || !name || !value) return TILE_ERROR_ARGUMENT;
   tile_status st = need_current(k, "tile_kernel_constexpr");
   if (st != TILE_OK) return st;
   const KernelMetadata *m = &k->current->meta;
@@ -398,7 +403,7 @@ static tile_status keep_aot(tile_context *ctx, Spec *s, const void *image, size_
 }
 
 tile_status tile_kernel_load(tile_context *ctx, const void *image, size_t size, const char *metadata, tile_kernel **out) {
-  if (!ctx) return TILE_ERROR_ARGUMENT;
+  if (!context_valid(ctx)) return TILE_ERROR_ARGUMENT;
   context_begin(ctx);
   if (!out || !image || !size || !metadata)
     return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_kernel_load: NULL or empty image, NULL metadata or out");
@@ -434,7 +439,7 @@ static char *metadata_beside(const char *image_path) {
 }
 
 tile_status tile_kernel_load_file(tile_context *ctx, const char *image_path, const char *metadata_path, tile_kernel **out) {
-  if (!ctx) return TILE_ERROR_ARGUMENT;
+  if (!context_valid(ctx)) return TILE_ERROR_ARGUMENT;
   context_begin(ctx);
   if (out) *out = NULL;
   if (!image_path || !out) return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_kernel_load_file: NULL path or out");

@@ -90,6 +90,7 @@ struct Spec {
 };
 
 struct tile_kernel {
+  unsigned magic;             /* KERNEL_MAGIC (context.h); 0 once destroyed */
   tile_context *ctx;
   tile_kernel *prev, *next;   /* the context's kernels */
   const KernelCompiler *compiler; /* NULL: loaded ahead of time */
@@ -102,6 +103,8 @@ struct tile_kernel {
 };
 
 enum { NO_KEY = -1 };
+
+static inline int kernel_valid(const tile_kernel *k) { return k && k->magic == KERNEL_MAGIC; }
 
 /* A new kernel owned by ctx; NULL when out of memory. */
 tile_kernel *kernel_new(tile_context *ctx, const KernelCompiler *compiler, void *source);

@@ -3,9 +3,9 @@
  * launch knows each buffer's size), memcpy, no-op streams and host-clock
  * events.  Every block from tile_malloc is tracked by address in both modes:
  * tile_free rejects what it did not give, copies into a tracked block are
- * bounds-checked, and the context frees what is left (also the
- * interpreter's streams and events, kept in a list on the context; on the
- * GPU they die with the device's context). */
+ * bounds-checked, and the context frees what is left.  Streams and events
+ * are recorded on the context too, so a handle it did not make is refused
+ * (on the GPU they die with the device's context). */
 #include "gpu.h"
 
 #include <stdint.h>
@@ -100,7 +100,7 @@ static tile_status host_malloc(tile_context *ctx, void **out, size_t bytes) {
 }
 
 tile_status tile_malloc(tile_context *ctx, void **device_ptr, size_t bytes) {
-  if (!ctx) return TILE_ERROR_ARGUMENT;
+  if (!context_valid(ctx)) return TILE_ERROR_ARGUMENT;
   context_begin(ctx);
   if (!device_ptr) return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_malloc: NULL device_ptr");
   *device_ptr = NULL;
@@ -119,7 +119,7 @@ tile_status tile_malloc(tile_context *ctx, void **device_ptr, size_t bytes) {
 }
 
 tile_status tile_free(tile_context *ctx, void *device_ptr) {
-  if (!ctx) return TILE_ERROR_ARGUMENT;
+  if (!context_valid(ctx)) return TILE_ERROR_ARGUMENT;
   context_begin(ctx);
   if (!device_ptr) return TILE_OK;
   if (untrack(ctx, (uintptr_t)device_ptr))
@@ -147,7 +147,7 @@ static tile_status begin_copy(tile_context *ctx, const char *call, const void *d
 }
 
 tile_status tile_memcpy_to_device(tile_context *ctx, void *device_dst, const void *host_src, size_t bytes) {
-  if (!ctx) return TILE_ERROR_ARGUMENT;
+  if (!context_valid(ctx)) return TILE_ERROR_ARGUMENT;
   struct Device *d;
   tile_status s = begin_copy(ctx, "tile_memcpy_to_device", device_dst, host_src, bytes, &d);
   if (s != TILE_OK || !bytes) return s;
@@ -159,7 +159,7 @@ tile_status tile_memcpy_to_device(tile_context *ctx, void *device_dst, const voi
 }
 
 tile_status tile_memcpy_to_host(tile_context *ctx, void *host_dst, const void *device_src, size_t bytes) {
-  if (!ctx) return TILE_ERROR_ARGUMENT;
+  if (!context_valid(ctx)) return TILE_ERROR_ARGUMENT;
   struct Device *d;
   tile_status s = begin_copy(ctx, "tile_memcpy_to_host", device_src, host_dst, bytes, &d);
   if (s != TILE_OK || !bytes) return s;
@@ -185,7 +185,7 @@ tile_status device_copy(tile_context *ctx, void *dst, const void *src, size_t by
 }
 
 tile_status tile_memset(tile_context *ctx, void *device_ptr, int byte, size_t bytes) {
-  if (!ctx) return TILE_ERROR_ARGUMENT;
+  if (!context_valid(ctx)) return TILE_ERROR_ARGUMENT;
   struct Device *d;
   tile_status s = begin_copy(ctx, "tile_memset", device_ptr, "", bytes, &d);
   if (s != TILE_OK || !bytes) return s;
@@ -198,7 +198,7 @@ tile_status tile_memset(tile_context *ctx, void *device_ptr, int byte, size_t by
 }
 
 tile_status tile_synchronize(tile_context *ctx) {
-  if (!ctx) return TILE_ERROR_ARGUMENT;
+  if (!context_valid(ctx)) return TILE_ERROR_ARGUMENT;
   context_begin(ctx);
   if (ctx->on_cpu) return TILE_OK;
   struct Device *d = gpu_enter(ctx);
@@ -206,18 +206,28 @@ tile_status tile_synchronize(tile_context *ctx) {
   return gpu_status(ctx, d, d->cuda.cuCtxSynchronize_fn(), "cuCtxSynchronize");
 }
 
-/* ---- the interpreter's streams and events ----------------------------------------- */
+/* ---- the streams and events a context made ------------------------------------------
+ * Each is recorded in a list on the context, so a handle that the context did
+ * not make, or that was destroyed, is refused by a search that never reads
+ * through it (a foreign pointer may point anywhere).  On the interpreter the
+ * record is the handle (a stream does nothing; an event holds the host time);
+ * on the GPU the handle is the CUstream or CUevent the record names. */
 
-/* A stream (only a handle: the interpreter runs each launch to completion) or an event. */
+enum { TOKEN_STREAM, TOKEN_EVENT };
+
 typedef struct HostToken {
   struct HostToken *prev, *next; /* the context's list */
-  double ms;                     /* an event: host time when recorded, from CLOCK_MONOTONIC */
+  void *handle;                  /* what the caller holds: this record, or the CUstream / CUevent */
+  int kind;                      /* TOKEN_STREAM or TOKEN_EVENT */
+  double ms;                     /* an interpreter's event: host time when recorded, from CLOCK_MONOTONIC */
   int recorded;
 } HostToken;
 
-static HostToken *host_token_new(tile_context *ctx) {
+static HostToken *host_token_new(tile_context *ctx, int kind) {
   HostToken *t = calloc(1, sizeof *t);
   if (!t) return NULL;
+  t->kind = kind;
+  t->handle = t;
   t->next = ctx->host_tokens;
   if (t->next) t->next->prev = t;
   ctx->host_tokens = t;
@@ -235,80 +245,107 @@ void free_host_tokens(tile_context *ctx) {
   while (ctx->host_tokens) host_token_free(ctx, ctx->host_tokens);
 }
 
+/* The record of `handle` as a `kind`; NULL if the context made no such live handle. */
+static HostToken *find_token(const tile_context *ctx, const void *handle, int kind) {
+  for (HostToken *t = ctx->host_tokens; t; t = t->next)
+    if (t->handle == handle && t->kind == kind) return t;
+  return NULL;
+}
+
+int context_has_stream(const tile_context *ctx, tile_stream s) { return !s || find_token(ctx, s, TOKEN_STREAM); }
+
+static tile_status bad_handle(tile_context *ctx, const char *call, const char *what) {
+  return context_failf(ctx, TILE_ERROR_ARGUMENT, "%s: the %s is not one tile_%s_create made in this context (or it was destroyed)",
+                       call, what, what);
+}
+
+/* A stream argument (NULL: the default stream) of `call`. */
+static tile_status check_stream(tile_context *ctx, const char *call, tile_stream s) {
+  return context_has_stream(ctx, s) ? TILE_OK : bad_handle(ctx, call, "stream");
+}
+
+/* Records a new handle; on the GPU, `made` is the driver's, destroyed again if out of memory. */
+static tile_status keep_token(tile_context *ctx, int kind, void *made, void **out) {
+  HostToken *t = host_token_new(ctx, kind);
+  if (!t) {
+    if (made && kind == TOKEN_STREAM) ctx->device->cuda.cuStreamDestroy_fn((CUstream)made);
+    else if (made) ctx->device->cuda.cuEventDestroy_fn((CUevent)made);
+    return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
+  }
+  if (made) t->handle = made;
+  *out = t->handle;
+  if (kind == TOKEN_STREAM) ctx->live_streams++;
+  else ctx->live_events++;
+  return TILE_OK;
+}
+
+/* Forgets a handle the context made; 0 if it made no such live one. */
+static int drop_token(tile_context *ctx, void *handle, int kind) {
+  HostToken *t = find_token(ctx, handle, kind);
+  if (!t) return 0;
+  host_token_free(ctx, t);
+  if (kind == TOKEN_STREAM) ctx->live_streams--;
+  else ctx->live_events--;
+  return 1;
+}
+
 /* ---- streams ------------------------------------------------------------------------ */
 
 tile_status tile_stream_create(tile_context *ctx, tile_stream *out) {
-  if (!ctx) return TILE_ERROR_ARGUMENT;
+  if (!context_valid(ctx)) return TILE_ERROR_ARGUMENT;
   context_begin(ctx);
   if (!out) return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_stream_create: NULL out");
   *out = NULL;
-  if (ctx->on_cpu) {
-    *out = (tile_stream)host_token_new(ctx);
-    if (!*out) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
-    ctx->live_streams++;
-    return TILE_OK;
-  }
+  if (ctx->on_cpu) return keep_token(ctx, TOKEN_STREAM, NULL, (void **)out);
   struct Device *d = gpu_enter(ctx);
   if (!d) return TILE_ERROR_UNSUPPORTED;
   CUstream s;
   tile_status st = gpu_status(ctx, d, d->cuda.cuStreamCreate_fn(&s, CU_STREAM_DEFAULT), "cuStreamCreate");
-  if (st == TILE_OK) {
-    *out = (tile_stream)s;
-    ctx->live_streams++;
-  }
-  return st;
+  return st == TILE_OK ? keep_token(ctx, TOKEN_STREAM, s, (void **)out) : st;
 }
 
 tile_status tile_stream_synchronize(tile_context *ctx, tile_stream s) {
-  if (!ctx) return TILE_ERROR_ARGUMENT;
+  if (!context_valid(ctx)) return TILE_ERROR_ARGUMENT;
   context_begin(ctx);
-  if (ctx->on_cpu) return TILE_OK;
+  tile_status st = check_stream(ctx, "tile_stream_synchronize", s);
+  if (st != TILE_OK || ctx->on_cpu) return st;
   struct Device *d = gpu_enter(ctx);
   if (!d) return TILE_ERROR_UNSUPPORTED;
   return gpu_status(ctx, d, d->cuda.cuStreamSynchronize_fn((CUstream)s), "cuStreamSynchronize");
 }
 
 void tile_stream_destroy(tile_context *ctx, tile_stream s) {
-  if (!ctx || !s) return;
-  ctx->live_streams--;
-  if (ctx->on_cpu) host_token_free(ctx, (HostToken *)s);
-  else if (gpu_enter(ctx)) ctx->device->cuda.cuStreamDestroy_fn((CUstream)s);
+  if (!context_valid(ctx) || !s || !drop_token(ctx, s, TOKEN_STREAM)) return;
+  if (!ctx->on_cpu && gpu_enter(ctx)) ctx->device->cuda.cuStreamDestroy_fn((CUstream)s);
 }
 
 /* ---- events ------------------------------------------------------------------------- */
 
 tile_status tile_event_create(tile_context *ctx, tile_event *out) {
-  if (!ctx) return TILE_ERROR_ARGUMENT;
+  if (!context_valid(ctx)) return TILE_ERROR_ARGUMENT;
   context_begin(ctx);
   if (!out) return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_event_create: NULL out");
   *out = NULL;
-  if (ctx->on_cpu) {
-    HostToken *e = host_token_new(ctx);
-    if (!e) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
-    *out = (tile_event)e;
-    ctx->live_events++;
-    return TILE_OK;
-  }
+  if (ctx->on_cpu) return keep_token(ctx, TOKEN_EVENT, NULL, (void **)out);
   struct Device *d = gpu_enter(ctx);
   if (!d) return TILE_ERROR_UNSUPPORTED;
   CUevent e;
   tile_status s = gpu_status(ctx, d, d->cuda.cuEventCreate_fn(&e, CU_EVENT_DEFAULT), "cuEventCreate");
-  if (s == TILE_OK) {
-    *out = (tile_event)e;
-    ctx->live_events++;
-  }
-  return s;
+  return s == TILE_OK ? keep_token(ctx, TOKEN_EVENT, e, (void **)out) : s;
 }
 
 tile_status tile_event_record(tile_context *ctx, tile_event e, tile_stream s) {
-  if (!ctx) return TILE_ERROR_ARGUMENT;
+  if (!context_valid(ctx)) return TILE_ERROR_ARGUMENT;
   context_begin(ctx);
-  if (!e) return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_event_record: NULL event");
+  HostToken *t = find_token(ctx, e, TOKEN_EVENT);
+  if (!t) return bad_handle(ctx, "tile_event_record", "event");
+  tile_status st = check_stream(ctx, "tile_event_record", s);
+  if (st != TILE_OK) return st;
   if (ctx->on_cpu) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    ((HostToken *)e)->ms = (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-    ((HostToken *)e)->recorded = 1;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    t->ms = (double)now.tv_sec * 1e3 + (double)now.tv_nsec / 1e6;
+    t->recorded = 1;
     return TILE_OK;
   }
   struct Device *d = gpu_enter(ctx);
@@ -317,11 +354,12 @@ tile_status tile_event_record(tile_context *ctx, tile_event e, tile_stream s) {
 }
 
 tile_status tile_event_elapsed(tile_context *ctx, tile_event start, tile_event end, float *ms) {
-  if (!ctx) return TILE_ERROR_ARGUMENT;
+  if (!context_valid(ctx)) return TILE_ERROR_ARGUMENT;
   context_begin(ctx);
-  if (!start || !end || !ms) return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_event_elapsed: NULL event or ms");
+  if (!ms) return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_event_elapsed: NULL ms");
+  const HostToken *a = find_token(ctx, start, TOKEN_EVENT), *b = find_token(ctx, end, TOKEN_EVENT);
+  if (!a || !b) return bad_handle(ctx, "tile_event_elapsed", "event");
   if (ctx->on_cpu) {
-    const HostToken *a = (const HostToken *)start, *b = (const HostToken *)end;
     if (!a->recorded || !b->recorded) return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_event_elapsed: an event was never recorded");
     *ms = (float)(b->ms - a->ms);
     return TILE_OK;
@@ -333,8 +371,6 @@ tile_status tile_event_elapsed(tile_context *ctx, tile_event start, tile_event e
 }
 
 void tile_event_destroy(tile_context *ctx, tile_event e) {
-  if (!ctx || !e) return;
-  ctx->live_events--;
-  if (ctx->on_cpu) host_token_free(ctx, (HostToken *)e);
-  else if (gpu_enter(ctx)) ctx->device->cuda.cuEventDestroy_fn((CUevent)e);
+  if (!context_valid(ctx) || !e || !drop_token(ctx, e, TOKEN_EVENT)) return;
+  if (!ctx->on_cpu && gpu_enter(ctx)) ctx->device->cuda.cuEventDestroy_fn((CUevent)e);
 }

@@ -6,7 +6,7 @@
 static const char no_compiler[] = "libtile_rt has no compiler: link libtile";
 
 static tile_status unsupported(tile_context *ctx) {
-  if (!ctx) return TILE_ERROR_ARGUMENT;
+  if (!context_valid(ctx)) return TILE_ERROR_ARGUMENT;
   context_begin(ctx);
   return context_fail(ctx, TILE_ERROR_UNSUPPORTED, no_compiler);
 }

@@ -10,6 +10,7 @@
 #define _POSIX_C_SOURCE 200809L /* fileno, fstat */
 #endif
 #include "npy.h"
+#include "../support/file.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -471,8 +472,9 @@ int npy_read(const char *path, NpyArray *out, char *err, size_t errsz) {
   size_t len = 0, at = 0;
   NpyArray a = {0};
   *out = (NpyArray){0};
-  FILE *f = fopen(path, "rb");
-  if (!f) return fail(&r, "cannot open: %s", strerror(errno));
+  char why[128];
+  FILE *f = file_fopen_regular(path, why, sizeof why);
+  if (!f) return fail(&r, "cannot open: %s", why);
   int rc = read_stream(f, &r, &buf, &len);
   fclose(f);
   if (rc || decode(buf, len, &r, &a, &at)) {

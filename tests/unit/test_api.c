@@ -64,13 +64,13 @@ static void test_bad_arguments(void) {
   CHECK(tile_emit_file(ctx, "/nonexistent/k.tl", NULL, TILE_STAGE_AST, &text) == TILE_ERROR_IO);
   CHECK_CONTAINS(tile_error(ctx), "cannot open '/nonexistent/k.tl'");
   CHECK(tile_emit_file(ctx, "/", NULL, TILE_STAGE_AST, &text) != TILE_OK);
-  /* a refill schedule out of range: no GPU stage runs */
+  /* a refill schedule out of range: refused at the API's edge */
   tile_options o;
   tile_options_init(&o);
   const char *block[] = {"BLOCK=64"};
   o.signature = "*fp32,i32", o.defines = block, o.num_defines = 1, o.refill = TILE_REFILL_LATE + 1;
-  CHECK(tile_emit(ctx, "scale.tl", kernel, sizeof kernel - 1, &o, TILE_STAGE_TGIR, &text) == TILE_ERROR_COMPILE);
-  CHECK_CONTAINS(tile_error(ctx), "refill must be 0 (TILE_REFILL_AUTO), 1 (TILE_REFILL_EARLY) or 2 (TILE_REFILL_LATE), not 3");
+  CHECK(tile_emit(ctx, "scale.tl", kernel, sizeof kernel - 1, &o, TILE_STAGE_TGIR, &text) == TILE_ERROR_ARGUMENT);
+  CHECK_CONTAINS(tile_error(ctx), "tile_emit: options: refill must be 0 (TILE_REFILL_AUTO), 1 (TILE_REFILL_EARLY) or 2 (TILE_REFILL_LATE), not 3");
   o.refill = TILE_REFILL_LATE;
   CHECK(tile_emit(ctx, "scale.tl", kernel, sizeof kernel - 1, &o, TILE_STAGE_TGIR, &text) == TILE_OK);
   tile_context_destroy(ctx);

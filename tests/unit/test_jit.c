@@ -12,6 +12,7 @@
 #include "fake_cuda.h"
 #include "driver/driver.h"
 #include "llvm/generate.h"
+#include "runtime/cache.h"
 #include "tir/tir.h"
 
 #include <dirent.h>
@@ -139,6 +140,25 @@ static void corrupt_entries(const char *dir) {
   if (d) closedir(d);
 }
 
+/* Rewrites each entry through cache_write (so its checksum holds) with its
+ * metadata's "cubin" said to be "ptx", or its metadata cut in half. */
+static void miswrite_entries(const char *dir, int cut) {
+  DIR *d = opendir(dir);
+  for (struct dirent *ent; d && (ent = readdir(d));) {
+    char key[256], why[256];
+    CacheEntry e;
+    if (!strstr(ent->d_name, ".tile") || strstr(ent->d_name, ".tmp-")) continue;
+    snprintf(key, sizeof key, "%.*s", (int)(strlen(ent->d_name) - 5), ent->d_name);
+    if (cache_read(dir, key, &e, why, sizeof why) != 1) continue;
+    char *target = strstr(e.metadata, "\"cubin\"");
+    if (cut) e.metadata_len /= 2;
+    else if (target) memcpy(target, "\"ptx\"  ", 7);
+    CHECK(cache_write(dir, key, &e, why, sizeof why) == 0);
+    cache_entry_free(&e);
+  }
+  if (d) closedir(d);
+}
+
 /* ---- tests --------------------------------------------------------------------------------- */
 
 static void test_compile_and_cache(void) {
@@ -180,6 +200,18 @@ static void test_compile_and_cache(void) {
   CHECK(k && launch_add(ctx, k, 5000, 0) && tile_kernel_text(k, TILE_STAGE_TIR) == NULL);
   CHECK(same(notes, ""));
   tile_context_destroy(ctx);
+  /* entries whose checksum holds but whose contents are wrong: named, and rebuilt (once: a
+   * compile error at every launch) */
+  for (int cut = 0; cut < 2; cut++) {
+    miswrite_entries(cache_dir, cut);
+    ctx = context(cache_dir, NULL);
+    k = vector_add(ctx);
+    CHECK(k && launch_add(ctx, k, 5000, 0) && tile_kernel_text(k, TILE_STAGE_TIR) != NULL);
+    CHECK_CONTAINS(notes, "cache: ignored the entry ");
+    CHECK_CONTAINS(notes, cache_dir);
+    CHECK_CONTAINS(notes, cut ? "(metadata: not JSON: " : "(its metadata says ptx, its header the other) and compiled again");
+    tile_context_destroy(ctx);
+  }
 }
 
 static void test_unwritable_cache(void) {

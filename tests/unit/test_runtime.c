@@ -362,12 +362,39 @@ static void test_cache_basics(void) {
   rewrite(key, 0, NULL, 0, 10); /* truncated inside the header */
   CHECK(read_back(key, "", "", why, sizeof why) == -1 && !strcmp(why, "bad magic"));
   CHECK(cache_write(cache_dir, key, &e, why, sizeof why) == 0);
-  rewrite(key, 8, "\x02", 1, -1); /* another format version */
+  rewrite(key, 8, "\x01", 1, -1); /* another format version */
   CHECK(read_back(key, "", "", why, sizeof why) == -1 && !strcmp(why, "another format version"));
+  /* the header is the entry too: once, a flipped kind gave cubin bytes as PTX text, and a
+   * boundary moved by one gave metadata that never parsed, a compile error never rebuilt */
+  CHECK(cache_write(cache_dir, key, &e, why, sizeof why) == 0);
+  rewrite(key, 12, "\x01", 1, -1); /* the kind: PTX */
+  CHECK(read_back(key, "", "", why, sizeof why) == -1 && !strcmp(why, "checksum mismatch"));
+  CHECK(cache_write(cache_dir, key, &e, why, sizeof why) == 0);
+  unsigned char sizes[16] = {0};
+  size_t image_size = strlen((const char *)e.image) + 1, metadata_len = e.metadata_len - 1;
+  for (int i = 0; i < 8; i++) sizes[i] = (unsigned char)(image_size >> 8 * i), sizes[8 + i] = (unsigned char)(metadata_len >> 8 * i);
+  rewrite(key, 16, (const char *)sizes, sizeof sizes, -1); /* the image one byte longer, the metadata one shorter */
+  CHECK(read_back(key, "", "", why, sizeof why) == -1 && !strcmp(why, "checksum mismatch"));
   CacheEntry ptx = entry_of(".version 8.0\n", "{}", 1), back;
   CHECK(cache_write(cache_dir, "abcd", &ptx, why, sizeof why) == 0);
   CHECK(cache_read(cache_dir, "abcd", &back, why, sizeof why) == 1 && back.image_is_ptx);
   cache_entry_free(&back);
+}
+
+/* Once: open() of a FIFO at an entry's path waited for a writer forever. */
+static void test_cache_not_regular(void) {
+  char path[512], why[256] = "";
+  CacheEntry e;
+  cache_path(cache_dir, "f1f0", path, sizeof path);
+  CHECK(mkfifo(path, 0600) == 0);
+  alarm(20);
+  CHECK(cache_read(cache_dir, "f1f0", &e, why, sizeof why) == -1 && !strcmp(why, "not a regular file"));
+  alarm(0);
+  unlink(path);
+  cache_path(cache_dir, "d1d0", path, sizeof path);
+  CHECK(mkdir(path, 0700) == 0);
+  CHECK(cache_read(cache_dir, "d1d0", &e, why, sizeof why) == -1 && !strcmp(why, "not a regular file"));
+  rmdir(path);
 }
 
 static void test_cache_unwritable(void) {
@@ -437,6 +464,7 @@ int main(void) {
   if (!mkdtemp(cache_dir)) return 1;
   strcat(cache_dir, "/new/dirs"); /* made by the first write */
   test_cache_basics();
+  test_cache_not_regular();
   test_cache_unwritable();
   test_cache_concurrent();
   cache_dir[strlen(cache_dir) - strlen("/new/dirs")] = 0;

@@ -3,6 +3,8 @@
 #include "tile/tile.h"
 #include "run.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +99,16 @@ static const char *option_value(int argc, char **argv, int *i, const char *name)
   return argv[++*i];
 }
 
+/* A whole decimal int; its range is tile_options_check's to judge. */
+static int integer(const char *v, int *out) {
+  char *end;
+  errno = 0;
+  long n = strtol(v, &end, 10);
+  if (!*v || *end || errno || n < INT_MIN || n > INT_MAX) return 0;
+  *out = (int)n;
+  return 1;
+}
+
 static int parse_args(int argc, char **argv, Args *a) {
   tile_options_init(&a->opts);
   a->opts.defines = a->defines;
@@ -129,24 +141,15 @@ static int parse_args(int argc, char **argv, Args *a) {
     } else if ((v = option_value(argc, argv, &i, "--signature"))) {
       a->opts.signature = v;
     } else if ((v = option_value(argc, argv, &i, "--config"))) {
-      char *end;
-      long n = strtol(v, &end, 10);
-      if (*end || !*v || n < 0 || n > 100000) return usage_error("--config needs a config index, got '%s'", v);
-      a->opts.config = (int)n;
+      if (!integer(v, &a->opts.config)) return usage_error("--config needs a config index, got '%s'", v);
     } else if ((v = option_value(argc, argv, &i, "--arch"))) {
       a->opts.arch = v;
     } else if ((v = option_value(argc, argv, &i, "--libdevice"))) {
       a->opts.libdevice = v;
     } else if ((v = option_value(argc, argv, &i, "--num-warps"))) {
-      char *end;
-      long n = strtol(v, &end, 10);
-      if (*end || n < 1 || n > 32 || (n & (n - 1))) return usage_error("--num-warps needs a power of two from 1 to 32, got '%s'", v);
-      a->opts.num_warps = (int)n;
+      if (!integer(v, &a->opts.num_warps)) return usage_error("--num-warps needs a power of two from 1 to 32, got '%s'", v);
     } else if ((v = option_value(argc, argv, &i, "--num-stages"))) {
-      char *end;
-      long n = strtol(v, &end, 10);
-      if (*end || n < 1 || n > 16) return usage_error("--num-stages needs a number from 1 to 16, got '%s'", v);
-      a->opts.num_stages = (int)n;
+      if (!integer(v, &a->opts.num_stages)) return usage_error("--num-stages needs a number from 1 to 16, got '%s'", v);
     } else if ((v = option_value(argc, argv, &i, "--refill"))) {
       const char *when[] = {"auto", "early", "late"};
       a->opts.refill = -1;
@@ -274,7 +277,10 @@ int main(int argc, char **argv) {
     return 1;
   }
   int rc;
-  if (kind) {
+  if (tile_options_check(ctx, &a.opts) != TILE_OK) { /* the ranges the library takes, as every API call checks */
+    fprintf(stderr, "tilec: error: %s\n", tile_error(ctx));
+    rc = 1;
+  } else if (kind) {
     rc = compile_image(ctx, &a, kind);
   } else {
     const char *text = NULL;
