@@ -216,7 +216,7 @@ TILE_API tile_status tile_run_cpu(tile_context *ctx, const char *name, const cha
  *
  * Environment, read once by tile_context_create: TILE_INTERPRET=1,
  * TILE_INTERPRET_TIMEOUT (seconds an interpreted launch or tile_run_cpu may
- * run before it stops with an error naming the loop it is in; default 20,
+ * run before it stops with an error naming the loop it is in; default 60,
  * 0: no limit),
  * TILE_CACHE_DIR (default ~/.cache/tile), TILE_PTXAS_PATH,
  * TILE_CUDA_LIBRARY (default libcuda.so.1), TILE_LIBDEVICE_PATH (default
