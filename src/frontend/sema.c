@@ -465,7 +465,29 @@ static Node *literal(Sema *S, Node *n) {
   }
 }
 
+/* Each helper's tree is within AST_MAX_DEPTH, but inlining nests one in
+ * another: the checker's own recursion (and so the typed tree) is bounded
+ * here, through all the helpers. */
+static int enter(Sema *S, Loc loc) {
+  if (S->nesting < AST_MAX_DEPTH) {
+    S->nesting++;
+    return 1;
+  }
+  if (!S->too_deep) ast_too_deep(S->diags, loc);
+  S->too_deep = 1;
+  return 0;
+}
+
+static Node *check_node(Sema *S, Node *n);
+
 Node *check_expr(Sema *S, Node *n) {
+  if (!enter(S, n->loc)) return poison(S, n->loc);
+  Node *r = check_node(S, n);
+  S->nesting--;
+  return r;
+}
+
+static Node *check_node(Sema *S, Node *n) {
   switch (n->kind) {
   case ND_INT:
   case ND_FLOAT:
@@ -967,6 +989,7 @@ static int is_early_exit(Sema *S, Node *s) {
 }
 
 static void check_block(Sema *S, NodeVec *body, NodeVec *out) {
+  if (!enter(S, body->len ? body->data[0]->loc : (Loc){0})) return;
   NodeVec *saved = S->out;
   S->out = out;
   S->block_depth++;
@@ -985,6 +1008,7 @@ static void check_block(Sema *S, NodeVec *body, NodeVec *out) {
   }
   S->block_depth--;
   S->out = saved;
+  S->nesting--;
 }
 
 /* ---- helper functions ---------------------------------------------------- */

@@ -25,6 +25,8 @@ typedef struct Sema {
   int returned;             /* a return was reached on this path */
   int in_helper;
   int depth;                /* helper call depth */
+  int nesting;              /* check_expr/check_block recursion, through inlined helpers */
+  int too_deep;             /* AST_MAX_DEPTH was reported: the rest is poison, silently */
   int unrolled;             /* static_range iterations so far */
   int in_for_iter;          /* checking the iterable of a for: range() is allowed */
   int n_temps;              /* temporaries made so far, for unique names */

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Hostile inputs for the frontend (issue #22): sources too deep or too large
+for a recursive compiler, written here at test time (nothing large is checked
+in).  tilec must give the exact located error and exit 1: no crash (a signal),
+no hang (ctest's TIMEOUT), no silent success.
+
+usage: frontend.py TILEC OUTDIR [CASE...]   (no CASE: all of them)"""
+import os
+import subprocess
+import sys
+
+HEAD = "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x_ptr, n):\n"  # the body is line 6
+DEEP = "nested too deeply (limit 1000 levels of expressions and blocks)"
+INDENT = "too many levels of indentation (the limit is 100)"  # the lexer's, as Python's
+N = 40000
+
+
+def kernel(body):
+    return HEAD + body + "    tl.store(x_ptr, x)\n"
+
+
+def chain(sep):
+    return kernel("    x = " + sep.join(["n"] * N) + "\n")
+
+
+def prefix(op, core="n"):
+    return kernel("    x = " + op * N + core + "\n")
+
+
+def nested_blocks(header):
+    lines = [" " * (4 + i) + header + "\n" for i in range(1500)]
+    return kernel("    x = n\n" + "".join(lines) + " " * 1504 + "x = 1\n")
+
+
+def helpers():
+    """60 helpers, each 900 levels deep around the call of the next: each is
+    within the limit, but inlined they would nest 54,000 deep."""
+    src = "import triton\nimport triton.language as tl\n\n"
+    for i in range(60):
+        inner = "h%d(x)" % (i + 1) if i < 59 else "x"
+        src += "@triton.jit\ndef h%d(x):\n    return %s%s\n\n" % (i, "-" * 900, inner)
+    return src + "@triton.jit\ndef k(x_ptr, n):\n    x = h0(n)\n    tl.store(x_ptr, x)\n"
+
+
+# name: (source, expected 'line:col: error: message' after the file name)
+CASES = {
+    "pow": (chain("**"), "6:3006: error: " + DEEP),
+    "and": (chain(" and "), "6:234011: error: " + DEEP),
+    "or": (chain(" or "), "6:195011: error: " + DEEP),
+    "compare": (chain(" < "), "6:156011: error: " + DEEP),
+    "plus": (chain(" + "), "6:156011: error: " + DEEP),
+    "bitor": (chain(" | "), "6:156011: error: " + DEEP),
+    "minus": (prefix("-"), "6:1008: error: " + DEEP),
+    "not": (prefix("not "), "6:4005: error: " + DEEP),
+    "invert": (prefix("~"), "6:1008: error: " + DEEP),
+    "parens": (kernel("    x = " + "(" * N + "n" + ")" * N + "\n"), "6:1008: error: " + DEEP),
+    "lists": (kernel("    x = " + "[" * N + "n" + "]" * N + "\n"), "6:1008: error: " + DEEP),
+    "calls": (kernel("    x = " + "abs(" * N + "n" + ")" * N + "\n"), "6:4005: error: " + DEEP),
+    "ifexp": (kernel("    x = " + "n if n else " * N + "n\n"), "6:11997: error: " + DEEP),
+    "attributes": (kernel("    x = n" + ".a" * N + "\n"), "6:78013: error: " + DEEP),
+    "subscripts": (kernel("    x = n" + "[0]" * N + "\n"), "6:9: error: " + DEEP),
+    "call_chain": (kernel("    x = n" + "()" * N + "\n"), "6:9: error: " + DEEP),
+    "elif": (kernel("    x = 0\n    if n == 0:\n        x = 1\n" +
+                    "".join("    elif n == %d:\n        x = %d\n" % (i, i) for i in range(1, 10000))),
+             "2004:9: error: " + DEEP),
+    "if_blocks": (nested_blocks("if n > 0:"), "106:104: error: " + INDENT),
+    "for_blocks": (nested_blocks("for i in range(n):"), "106:104: error: " + INDENT),
+    "lambda_module": ("f = " + "lambda: " * 150000 + "1\n" + HEAD + "    tl.store(x_ptr, n)\n",
+                      "1:8005: error: " + DEEP),
+    "helpers": (helpers(), "10:107: error: " + DEEP),
+}
+
+
+def run(tilec, outdir, name):
+    source, expected = CASES[name]
+    path = os.path.join(outdir, name + ".tl")
+    with open(path, "w") as f:
+        f.write(source)
+    argv = [tilec, path, "--signature", "*i32,i32", "--emit=llir", "-o", os.devnull]
+    p = subprocess.run(argv, capture_output=True, text=True)
+    want = "%s:%s" % (path, expected)
+    lines = p.stderr.splitlines()
+    if p.returncode == 1 and lines and lines[0] == want:
+        return True
+    print("FAIL %s: exit %d (want 1); first line of stderr:\n  %s\nwant:\n  %s"
+          % (name, p.returncode, lines[0][:300] if lines else "(none)", want))
+    return False
+
+
+def main():
+    tilec, outdir, names = sys.argv[1], sys.argv[2], sys.argv[3:] or list(CASES)
+    os.makedirs(outdir, exist_ok=True)
+    failed = [n for n in names if not run(tilec, outdir, n)]
+    print("%d of %d hostile frontend inputs handled" % (len(names) - len(failed), len(names)))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
