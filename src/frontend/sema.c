@@ -419,6 +419,13 @@ static Node *check_boolop(Sema *S, Node *n) {
   return binary(S, n->loc, n->op == TK_KW_AND ? TK_AMP : TK_PIPE, to_bool(S, x), to_bool(S, y));
 }
 
+/* Left operand first: C leaves the order of a call's arguments open, and
+ * the errors must come in source order on every compiler. */
+static Node *check_binop(Sema *S, Node *n) {
+  Node *x = check_expr(S, n->a);
+  return binary(S, n->loc, n->op, x, check_expr(S, n->b));
+}
+
 static Node *check_compare(Sema *S, Node *n) {
   Node *x = check_expr(S, n->a), *y = check_expr(S, n->b);
   if (n->op == TK_KW_IN) {
@@ -500,7 +507,7 @@ static Node *check_node(Sema *S, Node *n) {
   case ND_SUBSCRIPT: return check_subscript(S, n);
   case ND_TUPLE:
   case ND_LIST: return check_sequence(S, n);
-  case ND_BINOP: return binary(S, n->loc, n->op, check_expr(S, n->a), check_expr(S, n->b));
+  case ND_BINOP: return check_binop(S, n);
   case ND_UNARY: return unary(S, n->loc, n->op, check_expr(S, n->a));
   case ND_COMPARE: return check_compare(S, n);
   case ND_BOOLOP: return check_boolop(S, n);
@@ -858,7 +865,8 @@ static void check_static_for(Sema *S, Node *n, RangeArgs *r) {
     diag_error(S->diags, n->b->loc, "tl.static_range needs integer bounds and a non-zero step");
     return;
   }
-  for (int64_t i = s->i; st->i > 0 ? i < e->i : i > e->i; i += st->i) {
+  int64_t i = s->i;
+  for (int more = 1; more && (st->i > 0 ? i < e->i : i > e->i); more = !__builtin_add_overflow(i, st->i, &i)) {
     if (++S->unrolled > MAX_UNROLL) {
       diag_error(S->diags, n->loc, "tl.static_range unrolls more than %d iterations in all", MAX_UNROLL);
       return;
