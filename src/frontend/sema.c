@@ -116,16 +116,60 @@ static Node *find_function(const Module *m, const char *name) {
   return NULL;
 }
 
-/* The last assignment to `name` among the module's first `limit` statements. */
-static int find_constant(const Module *m, const char *name, int limit) {
-  for (int i = limit - 1; i >= 0; i--) {
-    Node *s = m->root->body.data[i];
-    if (s->kind == ND_ASSIGN && s->args.len == 1 && s->args.data[0]->kind == ND_NAME &&
-        !strcmp(s->args.data[0]->name, name))
-      return i;
-    if (s->kind == ND_ANNASSIGN && s->b && !strcmp(s->a->name, name)) return i;
+/* The name a module statement defines as a function or constant, or NULL. */
+static const char *defined_name(const Node *s, int *is_function) {
+  *is_function = s->kind == ND_FUNCDEF;
+  if (*is_function) return s->name;
+  if (s->kind == ND_ASSIGN && s->args.len == 1 && s->args.data[0]->kind == ND_NAME) return s->args.data[0]->name;
+  if (s->kind == ND_ANNASSIGN && s->b) return s->a->name;
+  return NULL;
+}
+
+static int symbol_order(const void *x, const void *y) {
+  const Symbol *a = x, *b = y;
+  int c = strcmp(a->name, b->name);
+  return c ? c : a->index - b->index;
+}
+
+void symbols_build(Sema *S) {
+  const NodeVec *body = &S->mod->root->body;
+  for (int i = 0; i < body->len; i++) {
+    Symbol sym = {0};
+    sym.name = defined_name(body->data[i], &sym.is_function);
+    sym.index = i;
+    if (sym.name) vec_push(S->arena, &S->symbols, sym);
   }
-  return -1;
+  if (S->symbols.len) qsort(S->symbols.data, (size_t)S->symbols.len, sizeof(Symbol), symbol_order);
+}
+
+Symbol *symbols_find(Sema *S, const char *name, int *count) {
+  int lo = 0, hi = S->symbols.len; /* the first entry not before name */
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (strcmp(S->symbols.data[mid].name, name) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  int end = lo;
+  while (end < S->symbols.len && !strcmp(S->symbols.data[end].name, name)) end++;
+  *count = end - lo;
+  return *count ? &S->symbols.data[lo] : NULL;
+}
+
+static Node *module_function(Sema *S, const char *name) {
+  int n;
+  Symbol *sym = symbols_find(S, name, &n);
+  for (int i = 0; i < n; i++)
+    if (sym[i].is_function) return S->mod->root->body.data[sym[i].index];
+  return NULL;
+}
+
+/* The last assignment to `name` among the module's first `limit` statements. */
+static Symbol *find_constant(Sema *S, const char *name, int limit) {
+  int n;
+  Symbol *sym = symbols_find(S, name, &n);
+  for (int i = n - 1; i >= 0; i--)
+    if (!sym[i].is_function && sym[i].index < limit) return &sym[i];
+  return NULL;
 }
 
 /* Module constants are evaluated when first used, in an empty scope, so
@@ -133,11 +177,10 @@ static int find_constant(const Module *m, const char *name, int limit) {
  * Python runs the module: `A = A + 1` reads the A assigned above it. */
 static Node *module_constant(Sema *S, Loc use, const char *name) {
   int limit = S->module_limit ? S->module_limit : S->mod->root->body.len;
-  int at = find_constant(S->mod, name, limit);
-  if (at < 0) return NULL;
-  const char *key = arena_printf(S->arena, "%s@%d", name, at);
-  for (int i = 0; i < S->constants.len; i++)
-    if (!strcmp(S->constants.data[i].name, key)) return S->constants.data[i].value;
+  Symbol *sym = find_constant(S, name, limit);
+  if (!sym) return NULL;
+  if (sym->value) return sym->value;
+  int at = sym->index;
   Node *stmt = S->mod->root->body.data[at];
   Scope saved = S->scope;
   int saved_limit = S->module_limit;
@@ -153,8 +196,7 @@ static Node *module_constant(Sema *S, Loc use, const char *name) {
     diag_error(S->diags, stmt->b->loc, "module-level '%s' must be a constexpr", name);
     v = poison(S, use);
   }
-  Binding b = {key, v};
-  vec_push(S->arena, &S->constants, b);
+  sym->value = v;
   return v;
 }
 
@@ -184,7 +226,7 @@ static Node *namespace_member(Sema *S, Loc loc, const char *name) {
 static Node *lookup_name(Sema *S, Loc loc, const char *name) {
   Node *v = scope_get(&S->scope, name);
   if (v) return v;
-  Node *fn = find_function(S->mod, name);
+  Node *fn = module_function(S, name);
   if (fn) {
     Value *fv = value_new(S, V_FUNC);
     fv->func = fn;
