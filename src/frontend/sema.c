@@ -705,6 +705,33 @@ static int assigns_name(Node *s, const char *name) {
   }
 }
 
+static Node *find_target(Node *t, const char *name) {
+  if (t->kind == ND_NAME) return strcmp(t->name, name) ? NULL : t;
+  for (int i = 0; i < t->args.len; i++) {
+    Node *found = find_target(t->args.data[i], name);
+    if (found) return found;
+  }
+  return NULL;
+}
+
+/* The name in the last statement of `body` (or of its blocks) that assigns
+ * it: where a loop-carried variable's type changes, for the message. */
+static Node *last_assignment(NodeVec *body, const char *name) {
+  for (int i = body->len - 1; i >= 0; i--) {
+    Node *s = body->data[i], *found = NULL;
+    if (!assigns_name(s, name)) continue;
+    if (s->kind == ND_IF || s->kind == ND_WHILE || s->kind == ND_FOR) {
+      found = last_assignment(&s->orelse, name);
+      if (!found) found = last_assignment(&s->body, name);
+      return found ? found : find_target(s->a, name); /* a for's own target */
+    }
+    if (s->kind == ND_ASSIGN)
+      for (int k = s->args.len - 1; k >= 0 && !found; k--) found = find_target(s->args.data[k], name);
+    return found ? found : find_target(s->a, name);
+  }
+  return NULL;
+}
+
 /* Makes `var` hold `value` at the end of a branch that did not assign it. */
 static void assign_at_end(Sema *S, NodeVec *body, Loc loc, const char *var, Node *value, Type *t) {
   if (value->kind == ND_NAME && !strcmp(value->name, var)) return;
@@ -841,11 +868,13 @@ static void check_carried_types(Sema *S, Node *loop, Scope *carried, NodeVec *bo
       scope_set(S, &S->scope, before.name, before.value);
       continue;
     }
-    diag_error(S->diags, loop->loc,
+    Node *at = last_assignment(&loop->body, before.name);
+    diag_error(S->diags, at ? at->loc : loop->loc,
                "loop-carried variable '%s' has type %s before the loop but %s after an iteration",
                before.name, type_str(S->arena, want),
                describe(S, after));
-    diag_note(S->diags, loop->loc, "give it its final type before the loop, e.g. with tl.zeros(..., dtype=...)");
+    diag_note(S->diags, loop->loc, "in this loop; give '%s' its final type before it, e.g. with tl.zeros(..., dtype=...)",
+              before.name);
     scope_set(S, &S->scope, before.name, poison(S, loop->loc));
   }
 }
