@@ -4,7 +4,8 @@ for a recursive compiler, written here at test time (nothing large is checked
 in).  tilec must give the exact located error and exit 1: no crash (a signal),
 no hang (ctest's TIMEOUT), no silent success.
 
-usage: frontend.py TILEC OUTDIR [CASE...]   (no CASE: all of them)"""
+usage: frontend.py TILEC OUTDIR [CASE...]   (no CASE: all of them)
+       frontend.py --seeds OUTDIR            (small deep inputs for the fuzzer's corpus)"""
 import os
 import subprocess
 import sys
@@ -113,7 +114,30 @@ def run(tilec, outdir, name):
     return False
 
 
+SEED_PATTERNS = {"pow": "n**", "and": "n and ", "compare": "n < ", "plus": "n + ", "minus": "-",
+                 "not": "not ", "parens": "(", "calls": "abs(", "ifexp": "n if n else ",
+                 "attributes": ".a", "subscripts": "[0]", "lambda": "lambda: "}
+
+
+def write_seeds(outdir):
+    """One kernel per pattern, repeated to fill the fuzzer's 4096-byte inputs:
+    deep enough to reach the nesting limit where the pattern is one byte."""
+    os.makedirs(outdir, exist_ok=True)
+    for name, piece in SEED_PATTERNS.items():
+        n = (3900 - len(HEAD)) // len(piece)
+        expr = piece * n + "n"
+        if piece in ("(", "abs("):
+            expr += ")" * n
+        elif piece == ".a" or piece == "[0]":
+            expr = "n" + piece * n
+        with open(os.path.join(outdir, "deep_%s.tl" % name), "w") as f:
+            f.write(kernel("    x = " + expr + "\n"))
+    return 0
+
+
 def main():
+    if sys.argv[1] == "--seeds":
+        return write_seeds(sys.argv[2])
     tilec, outdir, names = sys.argv[1], sys.argv[2], sys.argv[3:] or list(CASES)
     os.makedirs(outdir, exist_ok=True)
     failed = [n for n in names if not run(tilec, outdir, n)]
