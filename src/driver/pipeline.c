@@ -100,6 +100,7 @@ TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump) {
     }
     if (!f || tir_verify(f, &c->diags) || tir_run_passes(f, opts->passes, &c->diags, dump)) return NULL;
     launch_shape(f, NULL, opts);
+    if (tir_check_limits(f, &c->diags)) return NULL;
     lap(c, TIME_TIR, &clock);
     return f;
   }
@@ -118,6 +119,7 @@ TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump) {
   if (c->diags.errors || tir_verify(f, &c->diags)) return NULL;
   if (tir_run_passes(f, opts->passes, &c->diags, dump)) return NULL;
   launch_shape(f, k, opts);
+  if (tir_check_limits(f, &c->diags)) return NULL; /* here, where num_warps is known */
   lap(c, TIME_TIR, &clock);
   return f;
 }

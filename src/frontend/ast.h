@@ -50,6 +50,16 @@ typedef struct Module {
 const char *node_kind_name(NodeKind k);
 Node *node_new(Arena *a, NodeKind kind, Loc loc);
 
+/* How deeply expressions and blocks may nest: parentheses, operator chains
+ * (a left-associative chain a + b + c is a tree as deep as it is long),
+ * unary operators, elifs, lambdas, indented blocks.  The parser checks its
+ * own recursion and the finished tree's depth against it, and the checker
+ * its recursion through inlined helpers, so every later recursive walk of
+ * a tree has a bounded stack. */
+enum { AST_MAX_DEPTH = 1000 };
+void ast_too_deep(Diags *d, Loc loc);
+/* Reports the first node (in source order) deeper than AST_MAX_DEPTH; 1 if there was one. */
+int ast_check_depth(const Node *root, Diags *d);
 /* Parses a whole file.  Returns NULL only if the guard fires; syntax errors
  * are reported to `d` and the tree holds what could be recovered. */
 Module *parse_module(const Source *src, const TokenVec *toks, Diags *d);

@@ -19,6 +19,42 @@ Node *node_new(Arena *a, NodeKind kind, Loc loc) {
   return n;
 }
 
+void ast_too_deep(Diags *d, Loc loc) {
+  diag_error(d, loc, "nested too deeply (limit %d levels of expressions and blocks)", AST_MAX_DEPTH);
+}
+
+typedef struct Visit {
+  const Node *n;
+  int depth;
+} Visit;
+typedef Vec(Visit) VisitVec;
+
+static void push_child(Arena *a, VisitVec *stack, const Node *n, int depth) {
+  if (n) vec_push(a, stack, ((Visit){n, depth}));
+}
+
+/* Depth first with an explicit stack: the tree may be deeper than the C
+ * stack allows (a chain of 40,000 'and's is 40,000 deep).  Children are
+ * pushed last first, so statements are visited in source order. */
+int ast_check_depth(const Node *root, Diags *d) {
+  VisitVec stack = {0};
+  push_child(d->arena, &stack, root, 0);
+  while (stack.len) {
+    Visit v = stack.data[--stack.len];
+    if (v.depth > AST_MAX_DEPTH) {
+      ast_too_deep(d, v.n->loc);
+      return 1;
+    }
+    const NodeVec *lists[] = {&v.n->orelse, &v.n->body, &v.n->kwargs, &v.n->args};
+    for (int l = 0; l < 4; l++)
+      for (int i = lists[l]->len - 1; i >= 0; i--) push_child(d->arena, &stack, lists[l]->data[i], v.depth + 1);
+    push_child(d->arena, &stack, v.n->c, v.depth + 1);
+    push_child(d->arena, &stack, v.n->b, v.depth + 1);
+    push_child(d->arena, &stack, v.n->a, v.depth + 1);
+  }
+  return 0;
+}
+
 static void print_string(Buf *out, const char *s, size_t n) {
   buf_puts(out, "\"");
   for (size_t i = 0; i < n && i < 200; i++) {

@@ -291,11 +291,12 @@ static Node *check_program_id(Call *c) {
 static Node *check_arange(Call *c) {
   int64_t start, end;
   if (!const_int_arg(c, 0, "start", &start) || !const_int_arg(c, 1, "end", &end)) return poison(c->S, c->node->loc);
-  int64_t n = end - start;
+  int64_t n;
+  if (__builtin_sub_overflow(end, start, &n)) n = INT64_MAX; /* and so too many */
   if (n <= 0 || (n & (n - 1)) || n > MAX_TILE_ELEMENTS) {
-    char d[96];
-    snprintf(d, sizeof d, "the range [%lld, %lld) has %lld elements, which is not a power of two up to 2^20",
-             (long long)start, (long long)end, (long long)n);
+    char d[160];
+    snprintf(d, sizeof d, "the range [%lld, %lld) has %s%lld elements, which is not a power of two up to 2^20",
+             (long long)start, (long long)end, n == INT64_MAX ? "more than " : "", (long long)n);
     return fail(c, c->node, "%s", d);
   }
   if (start < INT32_MIN || end > INT32_MAX) return fail(c, c->node, "%s", "the range must fit in int32");

@@ -2,6 +2,7 @@
  * arithmetic rules, with constexpr operands folded. */
 #include "sema_impl.h"
 
+#include <math.h>
 #include <string.h>
 
 Node *typed_node(Sema *S, NodeKind kind, Loc loc, Type *t) {
@@ -34,9 +35,23 @@ Node *runtime(Sema *S, Node *n) {
   return r;
 }
 
+/* A float constexpr that takes an integer type truncates, as C's cast does;
+ * out of the type's range (or NaN) C has no value for it, so it is an error
+ * (Triton's, too: its builder refuses the value). */
+static int float_fits(double f, DType t) {
+  if (t == DT_I1) return 1; /* to bool is != 0 */
+  int bits = dtype_bits(t), sign = dtype_is_signed(t);
+  double x = trunc(f), lo = sign ? -ldexp(1, bits - 1) : 0, hi = ldexp(1, sign ? bits - 1 : bits);
+  return x >= lo && x < hi;
+}
+
 Node *cast(Sema *S, Node *n, DType elem, int is_ptr) {
   Type *t = n->type;
   if (t->elem == elem && t->is_ptr == is_ptr) return n;
+  if (is_const(n) && n->cval->kind == V_FLOAT && dtype_is_int(elem) && !is_ptr && !float_fits(n->cval->f, elem)) {
+    diag_error(S->diags, n->loc, "the constexpr %s does not fit in %s", value_str(S->arena, n->cval), dtype_name(elem));
+    return poison(S, n->loc);
+  }
   if (is_const(n) && t->rank == 0 && !is_ptr) { /* a literal just takes the type */
     Node *r = mk_const(S, n->loc, n->cval);
     r->type = type_scalar(S->arena, elem);
@@ -106,7 +121,21 @@ static Node *make_binop(Sema *S, Loc loc, TokenKind op, Node *x, Node *y, Type *
   return n;
 }
 
+/* Pointers compare only with pointers to the same type: an integer or a
+ * float has no address to compare with. */
+static Node *pointer_compare(Sema *S, Loc loc, TokenKind op, Node *x, Node *y) {
+  if (!x->type->is_ptr || !y->type->is_ptr || x->type->elem != y->type->elem) {
+    diag_error(S->diags, loc, "invalid pointer comparison: %s %s %s", type_str(S->arena, x->type),
+               op_spelling(op), type_str(S->arena, y->type));
+    diag_note(S->diags, loc, "a pointer compares only with a pointer of the same type");
+    return poison(S, loc);
+  }
+  if (!broadcast_pair(S, loc, "a comparison", &x, &y)) return poison(S, loc);
+  return make_binop(S, loc, op, x, y, type_with_elem(S->arena, x->type, DT_I1, 0));
+}
+
 static Node *pointer_arith(Sema *S, Loc loc, TokenKind op, Node *x, Node *y) {
+  if (is_comparison(op)) return pointer_compare(S, loc, op, x, y);
   if (op == TK_PLUS && !x->type->is_ptr) { /* offset + pointer */
     Node *t = x;
     x = y;
@@ -114,10 +143,6 @@ static Node *pointer_arith(Sema *S, Loc loc, TokenKind op, Node *x, Node *y) {
   }
   if (y->type->is_ptr || (op != TK_PLUS && op != TK_MINUS) || !dtype_is_int(y->type->elem) ||
       y->type->elem == DT_I1) {
-    if (is_comparison(op) && y->type->is_ptr) {
-      if (!broadcast_pair(S, loc, "a comparison", &x, &y)) return poison(S, loc);
-      return make_binop(S, loc, op, x, y, type_with_elem(S->arena, x->type, DT_I1, 0));
-    }
     diag_error(S->diags, loc, "invalid pointer arithmetic: %s %s %s", type_str(S->arena, x->type),
                op_spelling(op), type_str(S->arena, y->type));
     if (!y->type->is_ptr && dtype_is_float(y->type->elem))
@@ -201,9 +226,11 @@ Node *to_bool(Sema *S, Node *n) {
 Node *unary(Sema *S, Loc loc, TokenKind op, Node *x) {
   if (is_poison(x)) return x;
   if (is_const(x) && !x->type) {
+    int errors = S->diags->errors;
     Value *v = fold_unary(S, loc, op, x->cval);
     if (v) return mk_const(S, loc, v);
-    diag_error(S->diags, loc, "bad operand for unary '%s': %s", op_spelling(op), describe(S, x));
+    if (S->diags->errors == errors) /* not an overflow, already reported */
+      diag_error(S->diags, loc, "bad operand for unary '%s': %s", op_spelling(op), describe(S, x));
     return poison(S, loc);
   }
   if (!x->type) {

@@ -26,6 +26,7 @@ typedef struct Lexer {
   int depth;             /* open brackets: newlines inside are joined */
   int indent_reported;   /* the indentation limit is reported once */
   int indents[MAX_INDENT_DEPTH];
+  int alt_indents[MAX_INDENT_DEPTH]; /* the same widths with a tab as 1 column (Python's TabError check) */
   int n_indents;
   TokenVec toks;
 } Lexer;
@@ -232,15 +233,17 @@ static int lex_punct(Lexer *L) {
   return 0;
 }
 
-/* Measures the indentation of the line at L->pos; returns -1 for a line
- * that holds nothing but white space or a comment. */
-static int measure_indent(Lexer *L) {
+/* Measures the indentation of the line at L->pos, with tabs to multiples of
+ * TAB_WIDTH and, in *alt, as one column each; returns -1 for a line that
+ * holds nothing but white space or a comment. */
+static int measure_indent(Lexer *L, int *alt) {
   int width = 0;
+  *alt = 0;
   for (;;) {
     int c = peek(L, 0);
-    if (c == ' ') width++;
-    else if (c == '\t') width = (width / TAB_WIDTH + 1) * TAB_WIDTH;
-    else if (c == '\f') width = 0;
+    if (c == ' ') width++, ++*alt;
+    else if (c == '\t') width = (width / TAB_WIDTH + 1) * TAB_WIDTH, ++*alt;
+    else if (c == '\f') width = *alt = 0;
     else break;
     L->pos++;
   }
@@ -249,8 +252,14 @@ static int measure_indent(Lexer *L) {
   return width;
 }
 
-static void indent_to(Lexer *L, int width) {
-  int top = L->indents[L->n_indents - 1];
+/* Python's rule: the nesting must come out the same whatever a tab's width,
+ * so the widths with a tab as 8 and as 1 column must order alike. */
+static void check_tabs(Lexer *L, int consistent) {
+  if (!consistent) diag_error(L->diags, loc_at(L, L->pos), "inconsistent use of tabs and spaces in indentation");
+}
+
+static void indent_to(Lexer *L, int width, int alt) {
+  int top = L->indents[L->n_indents - 1], alt_top = L->alt_indents[L->n_indents - 1];
   if (width > top) {
     if (L->n_indents == MAX_INDENT_DEPTH) {
       if (!L->indent_reported++)
@@ -258,6 +267,8 @@ static void indent_to(Lexer *L, int width) {
                    MAX_INDENT_DEPTH);
       return;
     }
+    check_tabs(L, alt > alt_top);
+    L->alt_indents[L->n_indents] = alt;
     L->indents[L->n_indents++] = width;
     push(L, TK_INDENT, L->pos);
     return;
@@ -268,13 +279,15 @@ static void indent_to(Lexer *L, int width) {
   }
   if (width != L->indents[L->n_indents - 1])
     diag_error(L->diags, loc_at(L, L->pos), "unindent does not match any outer indentation level");
+  else
+    check_tabs(L, alt == L->alt_indents[L->n_indents - 1]);
 }
 
 static int last_is(Lexer *L, TokenKind k) { return L->toks.len && L->toks.data[L->toks.len - 1].kind == k; }
 
 static void lex_line_start(Lexer *L) {
-  int width = measure_indent(L);
-  if (width >= 0) indent_to(L, width);
+  int alt, width = measure_indent(L, &alt);
+  if (width >= 0) indent_to(L, width, alt);
 }
 
 /* A character outside ASCII (an en dash or smart quote pasted from a web

@@ -7,15 +7,13 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { MAX_NESTING = 200, MAX_CHAIN = 1000 };
-
 typedef struct Parser {
   const Source *src;
   const TokenVec *toks;
   Diags *diags;
   Arena *arena;
   int pos;
-  int nesting;          /* expression/block depth, against stack exhaustion */
+  int nesting;          /* recursion depth, against stack exhaustion (AST_MAX_DEPTH) */
   int in_function;
   int stmt_start;       /* token index where the current statement began */
   jmp_buf *recover;     /* the innermost statement's recovery point */
@@ -101,11 +99,14 @@ static void expect_close(Parser *P, TokenKind k, const char *what, const Token *
 
 static Node *new_node(Parser *P, NodeKind kind, Loc loc) { return node_new(P->arena, kind, loc); }
 
+/* Every cycle in the grammar passes through enter(): parse_test (what
+ * brackets, calls, lambdas and conditional expressions hold), the unary
+ * and '**' operands, 'not', elif and blocks. */
 static void enter(Parser *P) {
-  if (++P->nesting > MAX_NESTING) {
-    P->nesting = 0;
-    fail_at(P, tok(P), "%s", "nesting is too deep (the limit is 200 levels)");
-  }
+  if (++P->nesting <= AST_MAX_DEPTH) return;
+  P->nesting = 0;
+  if (!lexer_error_in_statement(P)) ast_too_deep(P->diags, tok(P)->loc);
+  longjmp(*P->recover, 1);
 }
 static void leave(Parser *P) { P->nesting--; }
 
@@ -114,6 +115,7 @@ static Node *parse_expr(Parser *P);
 static Node *parse_factor(Parser *P);
 static void parse_block(Parser *P, NodeVec *body);
 static Node *parse_bool(Parser *P, TokenKind op);
+static Node *parse_conditional(Parser *P);
 static Node *parse_testlist(Parser *P, Node *(*item)(Parser *));
 static void check_target(Parser *P, Node *t);
 
@@ -144,19 +146,16 @@ static void parse_elements(Parser *P, NodeVec *out, TokenKind close, int *saw_co
 
 static Node *parse_paren(Parser *P) {
   Token *open = advance(P);
-  enter(P);
   Node *n = new_node(P, ND_TUPLE, open->loc);
   int comma = 0;
   parse_elements(P, &n->args, TK_RPAREN, &comma);
   expect_close(P, TK_RPAREN, "')'", open);
-  leave(P);
   if (n->args.len == 1 && !comma) return n->args.data[0];
   return n;
 }
 
 static Node *parse_dict(Parser *P) {
   Token *open = advance(P);
-  enter(P);
   Node *n = new_node(P, ND_DICT, open->loc);
   while (!at(P, TK_RBRACE)) {
     vec_push(P->arena, &n->args, parse_test(P));
@@ -165,7 +164,6 @@ static Node *parse_dict(Parser *P) {
     if (!accept(P, TK_COMMA)) break;
   }
   expect_close(P, TK_RBRACE, "'}'", open);
-  leave(P);
   return n;
 }
 
@@ -187,15 +185,10 @@ static Node *parse_comprehension(Parser *P, const Token *open, Node *element) {
 /* list: '[' [test ((',' test)* [','] | comprehension)] ']' */
 static Node *parse_list(Parser *P) {
   Token *open = advance(P);
-  enter(P);
   Node *n = new_node(P, ND_LIST, open->loc);
   if (!at(P, TK_RBRACKET)) {
     Node *first = parse_test(P);
-    if (at(P, TK_KW_FOR)) {
-      n = parse_comprehension(P, open, first);
-      leave(P);
-      return n;
-    }
+    if (at(P, TK_KW_FOR)) return parse_comprehension(P, open, first);
     vec_push(P->arena, &n->args, first);
     if (accept(P, TK_COMMA)) {
       int comma = 0;
@@ -203,7 +196,6 @@ static Node *parse_list(Parser *P) {
     }
   }
   expect_close(P, TK_RBRACKET, "']'", open);
-  leave(P);
   return n;
 }
 
@@ -240,7 +232,6 @@ static Node *parse_atom(Parser *P) {
 
 /* arglist: (test | NAME '=' test) (',' ...)* [','] */
 static void parse_call_args(Parser *P, Node *call, const Token *open) {
-  enter(P);
   while (!at(P, TK_RPAREN)) {
     if (at(P, TK_STAR) || at(P, TK_POW))
       fail_at(P, tok(P), "%s", "'*args' and '**kwargs' are not supported in kernels");
@@ -259,7 +250,6 @@ static void parse_call_args(Parser *P, Node *call, const Token *open) {
     if (!accept(P, TK_COMMA)) break;
   }
   expect_close(P, TK_RPAREN, "')' to close the call", open);
-  leave(P);
 }
 
 /* subscript: test | [test] ':' [test] [':' [test]] */
@@ -278,9 +268,8 @@ static Node *parse_subscript_item(Parser *P) {
 }
 
 static Node *parse_trailers(Parser *P, Node *n) {
-  for (int chain = 0;; chain++) {
+  for (;;) { /* a long chain makes a deep tree: ast_check_depth bounds it */
     Token *open = tok(P);
-    if (chain > MAX_CHAIN) fail_at(P, open, "%s", "expression is too long (more than 1000 calls, indexes or attributes in a row)");
     if (accept(P, TK_LPAREN)) {
       Node *call = new_node(P, ND_CALL, n->loc);
       call->a = n;
@@ -290,13 +279,11 @@ static Node *parse_trailers(Parser *P, Node *n) {
       Node *sub = new_node(P, ND_SUBSCRIPT, n->loc);
       sub->a = n;
       if (at(P, TK_RBRACKET)) fail_expected(P, "an index");
-      enter(P);
       while (!at(P, TK_RBRACKET)) {
         vec_push(P->arena, &sub->args, parse_subscript_item(P));
         if (!accept(P, TK_COMMA)) break;
       }
       expect_close(P, TK_RBRACKET, "']'", open);
-      leave(P);
       n = sub;
     } else if (accept(P, TK_DOT)) {
       Token *name = expect(P, TK_NAME, "an attribute name after '.'");
@@ -317,7 +304,9 @@ static Node *parse_power(Parser *P) {
     Node *b = new_node(P, ND_BINOP, advance(P)->loc);
     b->op = TK_POW;
     b->a = n;
+    enter(P);
     b->b = parse_factor(P);
+    leave(P);
     return b;
   }
   return n;
@@ -357,10 +346,7 @@ static int in_level(int level, TokenKind k) {
 static Node *parse_binary(Parser *P, int level) {
   if (level == N_LEVELS) return parse_factor(P);
   Node *n = parse_binary(P, level + 1);
-  int chain = 0;
-  while (in_level(level, tok(P)->kind)) {
-    if (++chain > MAX_CHAIN) /* the tree's depth: later stages walk it recursively */
-      fail_at(P, tok(P), "%s", "expression is too long (more than 1000 operators in a row)");
+  while (in_level(level, tok(P)->kind)) { /* a long chain makes a deep tree: ast_check_depth bounds it */
     Token *t = advance(P);
     Node *b = new_node(P, ND_BINOP, t->loc);
     b->op = t->kind;
@@ -468,16 +454,20 @@ static Node *parse_lambda(Parser *P) {
 
 /* test: or_test ['if' or_test 'else' test] | lambda */
 static Node *parse_test(Parser *P) {
-  if (at(P, TK_KW_LAMBDA)) return parse_lambda(P);
+  enter(P);
+  Node *n = at(P, TK_KW_LAMBDA) ? parse_lambda(P) : parse_conditional(P);
+  leave(P);
+  return n;
+}
+
+static Node *parse_conditional(Parser *P) {
   Node *n = parse_bool(P, TK_KW_OR);
   if (at(P, TK_KW_IF)) {
     Node *ife = new_node(P, ND_IFEXP, advance(P)->loc);
     ife->b = n;
     ife->a = parse_bool(P, TK_KW_OR);
     expect(P, TK_KW_ELSE, "'else' in conditional expression");
-    enter(P);
     ife->c = parse_test(P);
-    leave(P);
     n = ife;
   }
   return n;
@@ -622,7 +612,9 @@ static Node *parse_if(Parser *P) {
   n->a = parse_test(P);
   parse_block(P, &n->body);
   if (at(P, TK_KW_ELIF)) {
+    enter(P); /* an elif is an if nested in the else branch */
     vec_push(P->arena, &n->orelse, parse_if(P));
+    leave(P);
   } else if (accept(P, TK_KW_ELSE)) {
     parse_block(P, &n->orelse);
   }
@@ -792,6 +784,7 @@ Module *parse_module(const Source *src, const TokenVec *toks, Diags *d) {
     }
     parse_statement(&P, &m->root->body);
   }
+  ast_check_depth(m->root, d);
   return m;
 }
 
@@ -803,5 +796,5 @@ Node *parse_expression(const Source *src, const TokenVec *toks, Diags *d) {
   Node *n = parse_testlist(&P, parse_test);
   accept(&P, TK_NEWLINE);
   if (!at(&P, TK_EOF)) fail_expected(&P, "end of expression");
-  return n;
+  return ast_check_depth(n, d) ? NULL : n;
 }

@@ -116,16 +116,60 @@ static Node *find_function(const Module *m, const char *name) {
   return NULL;
 }
 
-/* The last assignment to `name` among the module's first `limit` statements. */
-static int find_constant(const Module *m, const char *name, int limit) {
-  for (int i = limit - 1; i >= 0; i--) {
-    Node *s = m->root->body.data[i];
-    if (s->kind == ND_ASSIGN && s->args.len == 1 && s->args.data[0]->kind == ND_NAME &&
-        !strcmp(s->args.data[0]->name, name))
-      return i;
-    if (s->kind == ND_ANNASSIGN && s->b && !strcmp(s->a->name, name)) return i;
+/* The name a module statement defines as a function or constant, or NULL. */
+static const char *defined_name(const Node *s, int *is_function) {
+  *is_function = s->kind == ND_FUNCDEF;
+  if (*is_function) return s->name;
+  if (s->kind == ND_ASSIGN && s->args.len == 1 && s->args.data[0]->kind == ND_NAME) return s->args.data[0]->name;
+  if (s->kind == ND_ANNASSIGN && s->b) return s->a->name;
+  return NULL;
+}
+
+static int symbol_order(const void *x, const void *y) {
+  const Symbol *a = x, *b = y;
+  int c = strcmp(a->name, b->name);
+  return c ? c : a->index - b->index;
+}
+
+void symbols_build(Sema *S) {
+  const NodeVec *body = &S->mod->root->body;
+  for (int i = 0; i < body->len; i++) {
+    Symbol sym = {0};
+    sym.name = defined_name(body->data[i], &sym.is_function);
+    sym.index = i;
+    if (sym.name) vec_push(S->arena, &S->symbols, sym);
   }
-  return -1;
+  if (S->symbols.len) qsort(S->symbols.data, (size_t)S->symbols.len, sizeof(Symbol), symbol_order);
+}
+
+Symbol *symbols_find(Sema *S, const char *name, int *count) {
+  int lo = 0, hi = S->symbols.len; /* the first entry not before name */
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (strcmp(S->symbols.data[mid].name, name) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  int end = lo;
+  while (end < S->symbols.len && !strcmp(S->symbols.data[end].name, name)) end++;
+  *count = end - lo;
+  return *count ? &S->symbols.data[lo] : NULL;
+}
+
+static Node *module_function(Sema *S, const char *name) {
+  int n;
+  Symbol *sym = symbols_find(S, name, &n);
+  for (int i = 0; i < n; i++)
+    if (sym[i].is_function) return S->mod->root->body.data[sym[i].index];
+  return NULL;
+}
+
+/* The last assignment to `name` among the module's first `limit` statements. */
+static Symbol *find_constant(Sema *S, const char *name, int limit) {
+  int n;
+  Symbol *sym = symbols_find(S, name, &n);
+  for (int i = n - 1; i >= 0; i--)
+    if (!sym[i].is_function && sym[i].index < limit) return &sym[i];
+  return NULL;
 }
 
 /* Module constants are evaluated when first used, in an empty scope, so
@@ -133,11 +177,10 @@ static int find_constant(const Module *m, const char *name, int limit) {
  * Python runs the module: `A = A + 1` reads the A assigned above it. */
 static Node *module_constant(Sema *S, Loc use, const char *name) {
   int limit = S->module_limit ? S->module_limit : S->mod->root->body.len;
-  int at = find_constant(S->mod, name, limit);
-  if (at < 0) return NULL;
-  const char *key = arena_printf(S->arena, "%s@%d", name, at);
-  for (int i = 0; i < S->constants.len; i++)
-    if (!strcmp(S->constants.data[i].name, key)) return S->constants.data[i].value;
+  Symbol *sym = find_constant(S, name, limit);
+  if (!sym) return NULL;
+  if (sym->value) return sym->value;
+  int at = sym->index;
   Node *stmt = S->mod->root->body.data[at];
   Scope saved = S->scope;
   int saved_limit = S->module_limit;
@@ -153,8 +196,7 @@ static Node *module_constant(Sema *S, Loc use, const char *name) {
     diag_error(S->diags, stmt->b->loc, "module-level '%s' must be a constexpr", name);
     v = poison(S, use);
   }
-  Binding b = {key, v};
-  vec_push(S->arena, &S->constants, b);
+  sym->value = v;
   return v;
 }
 
@@ -184,7 +226,7 @@ static Node *namespace_member(Sema *S, Loc loc, const char *name) {
 static Node *lookup_name(Sema *S, Loc loc, const char *name) {
   Node *v = scope_get(&S->scope, name);
   if (v) return v;
-  Node *fn = find_function(S->mod, name);
+  Node *fn = module_function(S, name);
   if (fn) {
     Value *fv = value_new(S, V_FUNC);
     fv->func = fn;
@@ -419,6 +461,13 @@ static Node *check_boolop(Sema *S, Node *n) {
   return binary(S, n->loc, n->op == TK_KW_AND ? TK_AMP : TK_PIPE, to_bool(S, x), to_bool(S, y));
 }
 
+/* Left operand first: C leaves the order of a call's arguments open, and
+ * the errors must come in source order on every compiler. */
+static Node *check_binop(Sema *S, Node *n) {
+  Node *x = check_expr(S, n->a);
+  return binary(S, n->loc, n->op, x, check_expr(S, n->b));
+}
+
 static Node *check_compare(Sema *S, Node *n) {
   Node *x = check_expr(S, n->a), *y = check_expr(S, n->b);
   if (n->op == TK_KW_IN) {
@@ -465,7 +514,29 @@ static Node *literal(Sema *S, Node *n) {
   }
 }
 
+/* Each helper's tree is within AST_MAX_DEPTH, but inlining nests one in
+ * another: the checker's own recursion (and so the typed tree) is bounded
+ * here, through all the helpers. */
+static int enter(Sema *S, Loc loc) {
+  if (S->nesting < AST_MAX_DEPTH) {
+    S->nesting++;
+    return 1;
+  }
+  if (!S->too_deep) ast_too_deep(S->diags, loc);
+  S->too_deep = 1;
+  return 0;
+}
+
+static Node *check_node(Sema *S, Node *n);
+
 Node *check_expr(Sema *S, Node *n) {
+  if (!enter(S, n->loc)) return poison(S, n->loc);
+  Node *r = check_node(S, n);
+  S->nesting--;
+  return r;
+}
+
+static Node *check_node(Sema *S, Node *n) {
   switch (n->kind) {
   case ND_INT:
   case ND_FLOAT:
@@ -478,7 +549,7 @@ Node *check_expr(Sema *S, Node *n) {
   case ND_SUBSCRIPT: return check_subscript(S, n);
   case ND_TUPLE:
   case ND_LIST: return check_sequence(S, n);
-  case ND_BINOP: return binary(S, n->loc, n->op, check_expr(S, n->a), check_expr(S, n->b));
+  case ND_BINOP: return check_binop(S, n);
   case ND_UNARY: return unary(S, n->loc, n->op, check_expr(S, n->a));
   case ND_COMPARE: return check_compare(S, n);
   case ND_BOOLOP: return check_boolop(S, n);
@@ -634,6 +705,33 @@ static int assigns_name(Node *s, const char *name) {
   }
 }
 
+static Node *find_target(Node *t, const char *name) {
+  if (t->kind == ND_NAME) return strcmp(t->name, name) ? NULL : t;
+  for (int i = 0; i < t->args.len; i++) {
+    Node *found = find_target(t->args.data[i], name);
+    if (found) return found;
+  }
+  return NULL;
+}
+
+/* The name in the last statement of `body` (or of its blocks) that assigns
+ * it: where a loop-carried variable's type changes, for the message. */
+static Node *last_assignment(NodeVec *body, const char *name) {
+  for (int i = body->len - 1; i >= 0; i--) {
+    Node *s = body->data[i], *found = NULL;
+    if (!assigns_name(s, name)) continue;
+    if (s->kind == ND_IF || s->kind == ND_WHILE || s->kind == ND_FOR) {
+      found = last_assignment(&s->orelse, name);
+      if (!found) found = last_assignment(&s->body, name);
+      return found ? found : find_target(s->a, name); /* a for's own target */
+    }
+    if (s->kind == ND_ASSIGN)
+      for (int k = s->args.len - 1; k >= 0 && !found; k--) found = find_target(s->args.data[k], name);
+    return found ? found : find_target(s->a, name);
+  }
+  return NULL;
+}
+
 /* Makes `var` hold `value` at the end of a branch that did not assign it. */
 static void assign_at_end(Sema *S, NodeVec *body, Loc loc, const char *var, Node *value, Type *t) {
   if (value->kind == ND_NAME && !strcmp(value->name, var)) return;
@@ -770,11 +868,13 @@ static void check_carried_types(Sema *S, Node *loop, Scope *carried, NodeVec *bo
       scope_set(S, &S->scope, before.name, before.value);
       continue;
     }
-    diag_error(S->diags, loop->loc,
+    Node *at = last_assignment(&loop->body, before.name);
+    diag_error(S->diags, at ? at->loc : loop->loc,
                "loop-carried variable '%s' has type %s before the loop but %s after an iteration",
                before.name, type_str(S->arena, want),
                describe(S, after));
-    diag_note(S->diags, loop->loc, "give it its final type before the loop, e.g. with tl.zeros(..., dtype=...)");
+    diag_note(S->diags, loop->loc, "in this loop; give '%s' its final type before it, e.g. with tl.zeros(..., dtype=...)",
+              before.name);
     scope_set(S, &S->scope, before.name, poison(S, loop->loc));
   }
 }
@@ -836,7 +936,8 @@ static void check_static_for(Sema *S, Node *n, RangeArgs *r) {
     diag_error(S->diags, n->b->loc, "tl.static_range needs integer bounds and a non-zero step");
     return;
   }
-  for (int64_t i = s->i; st->i > 0 ? i < e->i : i > e->i; i += st->i) {
+  int64_t i = s->i;
+  for (int more = 1; more && (st->i > 0 ? i < e->i : i > e->i); more = !__builtin_add_overflow(i, st->i, &i)) {
     if (++S->unrolled > MAX_UNROLL) {
       diag_error(S->diags, n->loc, "tl.static_range unrolls more than %d iterations in all", MAX_UNROLL);
       return;
@@ -967,6 +1068,7 @@ static int is_early_exit(Sema *S, Node *s) {
 }
 
 static void check_block(Sema *S, NodeVec *body, NodeVec *out) {
+  if (!enter(S, body->len ? body->data[0]->loc : (Loc){0})) return;
   NodeVec *saved = S->out;
   S->out = out;
   S->block_depth++;
@@ -985,6 +1087,7 @@ static void check_block(Sema *S, NodeVec *body, NodeVec *out) {
   }
   S->block_depth--;
   S->out = saved;
+  S->nesting--;
 }
 
 /* ---- helper functions ---------------------------------------------------- */

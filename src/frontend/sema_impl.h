@@ -15,6 +15,18 @@ typedef struct Binding {
 
 typedef Vec(Binding) Scope;
 
+/* A module-level function or constant, in the index sorted by name then
+ * statement, so a name costs log n (a file may define 20,000 kernels). */
+typedef struct Symbol {
+  const char *name;
+  int index;                /* the statement in the module's body */
+  int is_function;
+  int called;               /* a call by bare name from another function */
+  Node *value;              /* a constant's value, once evaluated */
+} Symbol;
+
+typedef Vec(Symbol) SymbolVec;
+
 typedef struct Sema {
   Arena *arena;
   Diags *diags;
@@ -25,6 +37,8 @@ typedef struct Sema {
   int returned;             /* a return was reached on this path */
   int in_helper;
   int depth;                /* helper call depth */
+  int nesting;              /* check_expr/check_block recursion, through inlined helpers */
+  int too_deep;             /* AST_MAX_DEPTH was reported: the rest is poison, silently */
   int unrolled;             /* static_range iterations so far */
   int in_for_iter;          /* checking the iterable of a for: range() is allowed */
   int n_temps;              /* temporaries made so far, for unique names */
@@ -35,9 +49,13 @@ typedef struct Sema {
   Loc return_loc;           /* the last return reached */
   int module_limit;         /* evaluating a module constant: statements before this one */
   CheckedKernel *kernel;
-  Vec(Binding) constants;   /* module constants already evaluated */
+  SymbolVec symbols;        /* the module's functions and constants (symbols_build) */
   Vec(Binding) dropped;     /* names bound on one path of a run-time if: value = the if */
 } Sema;
+
+/* sema.c: the module's symbols */
+void symbols_build(Sema *S);
+Symbol *symbols_find(Sema *S, const char *name, int *count);  /* the first of `count` entries, or NULL */
 
 /* value.c */
 Value *value_new(Sema *S, ValueKind kind);

@@ -436,22 +436,28 @@ static void check_decorators(Sema *S, Node *def) {
 
 /* ---- the kernel ---------------------------------------------------------- */
 
-static int calls_name(Node *n, const char *name) {
-  if (!n) return 0;
-  if (n->kind == ND_CALL && n->a->kind == ND_NAME && !strcmp(n->a->name, name)) return 1;
-  if (calls_name(n->a, name) || calls_name(n->b, name) || calls_name(n->c, name)) return 1;
-  NodeVec *lists[] = {&n->args, &n->kwargs, &n->body, &n->orelse};
+/* Marks the module functions that `n` calls by bare name, except `caller` itself. */
+static void mark_calls(Sema *S, const Node *n, const char *caller) {
+  if (!n) return;
+  if (n->kind == ND_CALL && n->a->kind == ND_NAME && strcmp(n->a->name, caller)) {
+    int count;
+    Symbol *sym = symbols_find(S, n->a->name, &count);
+    for (int i = 0; i < count; i++) sym[i].called = 1;
+  }
+  mark_calls(S, n->a, caller);
+  mark_calls(S, n->b, caller);
+  mark_calls(S, n->c, caller);
+  const NodeVec *lists[] = {&n->args, &n->kwargs, &n->body, &n->orelse};
   for (int l = 0; l < 4; l++)
-    for (int i = 0; i < lists[l]->len; i++)
-      if (calls_name(lists[l]->data[i], name)) return 1;
-  return 0;
+    for (int i = 0; i < lists[l]->len; i++) mark_calls(S, lists[l]->data[i], caller);
 }
 
-static int called_by_others(const Module *m, Node *fn) {
-  for (int i = 0; i < m->root->body.len; i++) {
-    Node *other = m->root->body.data[i];
-    if (other != fn && other->kind == ND_FUNCDEF && calls_name(other, fn->name)) return 1;
-  }
+/* One walk over every function, not one per candidate (quadratic in a file of 10,000 kernels). */
+static int called_by_others(Sema *S, Node *fn) {
+  int count;
+  Symbol *sym = symbols_find(S, fn->name, &count);
+  for (int i = 0; i < count; i++)
+    if (sym[i].called) return 1;
   return 0;
 }
 
@@ -477,11 +483,13 @@ static Node *select_kernel(Sema *S, const char *name) {
   int n_roots = 0, jit_only = any_jit(m);
   Buf names;
   buf_init(&names, S->arena);
+  for (int i = 0; i < m->root->body.len && !name; i++)
+    if (m->root->body.data[i]->kind == ND_FUNCDEF) mark_calls(S, m->root->body.data[i], m->root->body.data[i]->name);
   for (int i = 0; i < m->root->body.len; i++) {
     Node *fn = m->root->body.data[i];
     if (fn->kind != ND_FUNCDEF) continue;
     if (name && !strcmp(fn->name, name)) return fn;
-    if (!name && (!jit_only || is_jit(fn)) && !called_by_others(m, fn)) {
+    if (!name && (!jit_only || is_jit(fn)) && !called_by_others(S, fn)) {
       found = fn;
       buf_printf(&names, "%s%s", n_roots++ ? ", " : "", fn->name);
     }
@@ -580,6 +588,7 @@ static int declare(Sema *S, const Module *m, const Module *stdlib, const SemaOpt
   S->diags = d;
   S->mod = m;
   S->stdlib = stdlib;
+  symbols_build(S);
   S->kernel = arena_alloc(d->arena, sizeof *S->kernel);
   Node *def = select_kernel(S, opts->kernel);
   if (!def) return 0;

@@ -175,20 +175,24 @@ static Value *fold_int(Sema *S, Loc loc, TokenKind op, int64_t a, int64_t b) {
       diag_error(S->diags, loc, "integer division by zero in a constexpr");
       return NULL;
     }
-    if (a == INT64_MIN && b == -1) return int_result(S, loc, 1, 0);
+    if (b == -1) /* INT64_MIN / -1 overflows in C: x // -1 is -x, x % -1 is 0 */
+      return op == TK_FLOORDIV ? fold_int(S, loc, TK_MINUS, 0, a) : value_int(S, 0);
     return value_int(S, op == TK_FLOORDIV ? floor_div(a, b) : floor_mod(a, b));
   case TK_AMP: return value_int(S, a & b);
   case TK_PIPE: return value_int(S, a | b);
   case TK_CARET: return value_int(S, a ^ b);
   case TK_SHL:
-    if (b < 0 || b > 63 || (a != 0 && (b >= 63 || (a << b) >> b != a))) return int_result(S, loc, 1, 0);
-    return value_int(S, a << b);
   case TK_SHR:
     if (b < 0) {
       diag_error(S->diags, loc, "negative shift count in a constexpr");
       return NULL;
     }
-    return value_int(S, b > 63 ? (a < 0 ? -1 : 0) : a >> b);
+    if (op == TK_SHR) return value_int(S, b > 63 ? (a < 0 ? -1 : 0) : a >> b);
+    if (a == 0) return value_int(S, 0);
+    /* Python's a << b, when it fits: shifted as unsigned (a negative a << b
+     * is undefined in C), and it fits when shifting back gives a again. */
+    r = b > 63 ? 0 : (int64_t)((uint64_t)a << b);
+    return int_result(S, loc, b > 63 || r >> b != a, r);
   case TK_POW: {
     if (b < 0) return value_float(S, pow((double)a, (double)b));
     if (a == 0 || a == 1) return value_int(S, b == 0 ? 1 : a);
@@ -292,7 +296,7 @@ Value *fold_unary(Sema *S, Loc loc, TokenKind op, const Value *x) {
     return NULL;
   }
   if (x->kind != V_INT && x->kind != V_BOOL) return NULL;
-  if (op == TK_MINUS) return int_result(S, loc, x->i == INT64_MIN, -x->i);
+  if (op == TK_MINUS) return fold_int(S, loc, TK_MINUS, 0, x->i); /* -INT64_MIN overflows: checked there */
   if (op == TK_PLUS) return value_int(S, x->i);
   return value_int(S, ~x->i);
 }

@@ -175,5 +175,7 @@ TirFunc *tir_read(const Source *text, Arena *a, Diags *d);
 /* Checks types, shapes and dominance; reports to `d` and returns the number
  * of problems (verify.c). */
 int tir_verify(const TirFunc *f, Diags *d);
+/* limits.c: every tile within 2^20 elements and the per-thread limit for f->num_warps; 1 after an error */
+int tir_check_limits(const TirFunc *f, Diags *d);
 
 #endif

@@ -187,7 +187,7 @@ static void test_loop_carried_and_if_merge(void) {
                "        acc += tl.load(p + i)\n",
                NULL, NULL, 0);
   CHECK(c.k == NULL);
-  CHECK_CONTAINS(c.errors, "s.tl:3:5: error: loop-carried variable 'acc' has type i32 before the loop but fp32 after an iteration");
+  CHECK_CONTAINS(c.errors, "s.tl:4:9: error: loop-carried variable 'acc' has type i32 before the loop but fp32 after an iteration");
   arena_free(&c.arena);
 }
 
