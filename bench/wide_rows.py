@@ -68,6 +68,15 @@ def row_max_argmax(rows):
                 what="row max and argmax, fp32 rows of 1000, BLOCK 1024, 4 warps")
 
 
+def softmax_online(rows):
+    n = 32768
+    x = torch.randn(rows, n, device="cuda")
+    y = torch.empty_like(x)
+    return dict(kernel="softmax_online", args=[y, x, n, n], out=[y], want=[torch.softmax(x.double(), 1)],
+                grid=(rows,), meta={"BLOCK": 4096}, warps=8, bytes=2 * rows * n * 4, tol=1e-4,
+                what="two-pass online softmax, fp32 rows of 32768, BLOCK 4096, 8 warps")
+
+
 def close(got, want, tol):
     if not tol:
         return torch.equal(got.to(want.dtype), want)
@@ -85,7 +94,7 @@ def main():
     gpu = torch.cuda.get_device_name()
     rows_out = []
     print("%s; tile and Triton from %s, timed in turns" % (gpu, os.path.relpath(SOURCE)))
-    for make in (softmax_bwd, layer_norm_fwd, row_max_argmax):
+    for make in (softmax_bwd, layer_norm_fwd, row_max_argmax, softmax_online):
         c = make(opts.rows)
         fn = getattr(module, c["kernel"])
         compiled = fn[c["grid"]](*c["args"], **c["meta"], num_warps=c["warps"])
