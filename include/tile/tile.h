@@ -183,6 +183,7 @@ TILE_API tile_status tile_run_cpu(tile_context *ctx, const char *name, const cha
  *
  * Environment, read once by tile_context_create: TILE_INTERPRET=1,
  * TILE_CACHE_DIR (default ~/.cache/tile), TILE_PTXAS_PATH,
+ * TILE_PTXAS_TIMEOUT (seconds, default 300), TILE_PTXAS_MEMORY (MiB, default 8192),
  * TILE_CUDA_LIBRARY (default libcuda.so.1), TILE_LIBDEVICE_PATH (default
  * $CUDA_HOME/nvvm/libdevice/libdevice.10.bc, CUDA_HOME default /usr/local/cuda). */
 

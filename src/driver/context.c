@@ -64,6 +64,20 @@ static int compile_threads(void) {
   return n >= 1 && n <= PARALLEL_MAX_THREADS && !*end ? (int)n : 0;
 }
 
+/* A ptxas limit from the environment: a whole number from 0 to `max`,
+ * `fallback` when unset; anything else leaves why in ctx. */
+static long ptxas_limit(tile_context *ctx, const char *name, const char *unit, long fallback, long max) {
+  const char *v = getenv(name);
+  if (!v || !*v) return fallback;
+  char *end;
+  errno = 0;
+  long n = strtol(v, &end, 10);
+  if (!*end && !errno && n >= 0 && n <= max) return n;
+  snprintf(ctx->ptxas_limits_error, sizeof ctx->ptxas_limits_error,
+           "%s is '%.40s': expected a whole number of %s from 0 (no limit) to %ld", name, v, unit, max);
+  return fallback;
+}
+
 /* The documented TILE_* variables (and HOME, PATH, CUDA_HOME for their defaults). */
 static void read_environment(tile_context *ctx) {
   const char *interpret = getenv("TILE_INTERPRET");
@@ -71,6 +85,10 @@ static void read_environment(tile_context *ctx) {
   ctx->cache_dir = copy_env("TILE_CACHE_DIR");
   if (!ctx->cache_dir) ctx->cache_dir = default_cache_dir();
   ctx->ptxas_path = copy_env("TILE_PTXAS_PATH");
+  ctx->ptxas_limits.timeout_s =
+      (int)ptxas_limit(ctx, "TILE_PTXAS_TIMEOUT", "seconds", PTXAS_DEFAULT_TIMEOUT_S, PTXAS_MAX_TIMEOUT_S);
+  ctx->ptxas_limits.memory_mib =
+      (size_t)ptxas_limit(ctx, "TILE_PTXAS_MEMORY", "MiB", PTXAS_DEFAULT_MEMORY_MIB, PTXAS_MAX_MEMORY_MIB);
   ctx->cuda_library = copy_env("TILE_CUDA_LIBRARY");
   ctx->search_path = copy_env("PATH");
   ctx->libdevice_path = libdevice_path();

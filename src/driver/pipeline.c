@@ -6,6 +6,7 @@
 #include "../tgir/tgir.h"
 #include "../tir/passes.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -132,8 +133,12 @@ static tile_status assemble(Compilation *c, const char *ptxas, GpuArtifacts *out
     diag_error(&c->diags, (Loc){0}, "internal error: no ptxas to make a cubin with");
     return TILE_ERROR_COMPILE;
   }
+  if (c->ctx->ptxas_limits_error[0]) {
+    diag_error(&c->diags, (Loc){0}, "%s", c->ctx->ptxas_limits_error);
+    return TILE_ERROR_COMPILE;
+  }
   double clock = pipeline_clock_ms();
-  int failed = ptxas_assemble(ptxas, out->ptx, out->ptx_len, out->arch, &cubin, &size, &log, err, sizeof err);
+  int failed = ptxas_assemble(ptxas, &c->ctx->ptxas_limits, out->ptx, out->ptx_len, out->arch, &cubin, &size, &log, err, sizeof err);
   lap(c, TIME_PTXAS, &clock);
   if (failed) {
     diag_error(&c->diags, (Loc){0}, "%s", err);
