@@ -215,13 +215,13 @@ tile_status context_read_file(tile_context *ctx, const char *path, size_t max_by
     n += got;
     if (got == 0) break;
   }
-  int read_error = ferror(f);
+  int read_error = ferror(f) ? errno : 0;
   fclose(f);
   if (!buf) return context_failf(ctx, TILE_ERROR_MEMORY, "out of memory reading '%s'", path);
   if (n == cap || read_error) {
     free(buf);
     return n == cap ? context_failf(ctx, TILE_ERROR_IO, "'%s' is larger than the %zu MiB allowed", path, max_bytes >> 20)
-                    : context_failf(ctx, TILE_ERROR_IO, "error reading '%s'", path);
+                    : context_failf(ctx, TILE_ERROR_IO, "cannot read '%s': %s", path, strerror(read_error));
   }
   buf[n] = 0;
   *text = buf;

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 enum { MAX_ARGS = 64 };
 
@@ -33,6 +34,7 @@ typedef struct RunArgs {
   tile_arg args[MAX_ARGS];
   NpyArray arrays[MAX_ARGS];     /* inputs and outputs, freed at the end */
   const char *out_paths[MAX_ARGS];
+  const char *in_paths[MAX_ARGS]; /* the .npy inputs, borrowed from argv */
   void *buffers[MAX_ARGS];       /* each buffer's device copy */
   int n_args;
 } RunArgs;
@@ -137,7 +139,24 @@ static int parse_kernel_arg(RunArgs *r, const char *arg) {
   char err[512];
   NpyArray *a = &r->arrays[r->n_args];
   if (npy_read(arg, a, err, sizeof err)) return run_error("%s", err);
+  r->in_paths[r->n_args] = arg;
   r->args[r->n_args++] = tile_buffer(a->data, npy_dtype_name(a->dtype), a->count);
+  return 0;
+}
+
+/* An output written over the kernel's source, an input or another output
+ * would destroy it (compared by identity: tilec_same_file). */
+static int clobbers(const RunArgs *r) {
+  for (int i = 0; i < r->n_args; i++) {
+    const char *out = r->out_paths[i];
+    if (!out) continue;
+    if (tilec_same_file(out, r->input)) return run_error("cannot write '%s': it is the kernel's source", out);
+    for (int j = 0; j < r->n_args; j++) {
+      const char *other = r->in_paths[j] ? r->in_paths[j] : j < i ? r->out_paths[j] : NULL;
+      if (other && tilec_same_file(out, other))
+        return run_error("cannot write '%s': it is also another argument's file", out);
+    }
+  }
   return 0;
 }
 
@@ -168,26 +187,53 @@ static int parse_run_args(int argc, char **argv, RunArgs *r) {
   if (strcmp(r->device, "cpu") && strcmp(r->device, "gpu")) return run_error("unknown --device '%s' (cpu or gpu)", r->device);
   for (i++; i < argc; i++)
     if (parse_kernel_arg(r, argv[i])) return 1;
-  return 0;
+  return clobbers(r);
 }
 
 char *tilec_read_file(const char *path, size_t *len) {
+  enum { MAX_BYTES = 64u << 20 };
   FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
   size_t cap = 1 << 16;
-  char *s = malloc(cap);
+  char *s = f ? malloc(cap) : NULL;
   *len = 0;
   for (size_t got; s && (got = fread(s + *len, 1, cap - 1 - *len, f)) > 0;) {
     *len += got;
     if (*len == cap - 1) {
-      char *bigger = cap < (64u << 20) ? realloc(s, cap *= 2) : NULL;
+      char *bigger = cap < MAX_BYTES ? realloc(s, cap *= 2) : NULL;
       if (!bigger) free(s);
       s = bigger;
     }
   }
-  if (s) s[*len] = 0;
-  fclose(f);
-  return s;
+  int saved = errno, read_error = f && ferror(f);
+  if (f) fclose(f);
+  if (f && s && !read_error) {
+    s[*len] = 0;
+    return s;
+  }
+  free(s);
+  if (f && !read_error && cap >= MAX_BYTES)
+    fprintf(stderr, "tilec: error: cannot read '%s': it is larger than %u MiB\n", path, MAX_BYTES >> 20);
+  else fprintf(stderr, "tilec: error: cannot read '%s': %s\n", path, strerror(saved));
+  return NULL;
+}
+
+/* A path's identity: the file's (st_dev, st_ino) and *name NULL, or, for a
+ * file not made yet, its folder's and *name its last component. */
+static int identity(const char *path, struct stat *st, const char **name) {
+  *name = NULL;
+  if (stat(path, st) == 0) return 0;
+  const char *slash = strrchr(path, '/');
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path + 1) : 1, slash ? path : ".");
+  *name = slash ? slash + 1 : path;
+  return stat(dir, st);
+}
+
+int tilec_same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  const char *na, *nb;
+  if (identity(a, &sa, &na) || identity(b, &sb, &nb)) return !strcmp(a, b);
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino && (na == nb || (na && nb && !strcmp(na, nb)));
 }
 
 static int fail(tile_context *ctx, tile_status s) {

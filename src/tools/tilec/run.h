@@ -5,7 +5,11 @@
 #include "tile/tile.h"
 
 int tilec_run(int argc, char **argv);
-/* A whole file, malloc'd and NUL-terminated; NULL if it cannot be read. */
+/* A whole file (at most 64 MiB), malloc'd and NUL-terminated; NULL, with
+ * "cannot read 'PATH': why" on stderr, if it cannot be read. */
 char *tilec_read_file(const char *path, size_t *len);
+/* Whether two paths name one file: by (st_dev, st_ino), or for a file not
+ * made yet by its folder's and its name. */
+int tilec_same_file(const char *a, const char *b);
 
 #endif
