@@ -104,8 +104,12 @@ static const char *option_value(int argc, char **argv, int *i, const char *name)
 static int parse_args(int argc, char **argv, Args *a) {
   tile_options_init(&a->opts);
   a->opts.defines = a->defines;
+  static const char *const valued[] = {"--passes",    "--emit",      "--kernel",   "--signature", "--config",
+                                       "--arch",      "--libdevice", "--num-warps", "--num-stages", "--refill",
+                                       "--tma",       "-o",          "--metadata", "-D",          NULL};
   for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i], *v;
+    const char *arg = argv[i], *v, *missing = tilec_missing_value(argc, argv, i, valued);
+    if (missing) return usage_error("%s needs a value", missing);
     if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
       fputs(usage, stdout);
       return 2;

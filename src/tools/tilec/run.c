@@ -52,7 +52,7 @@ static int parse_grid(const char *s, unsigned grid[3]) {
     char *end;
     errno = 0;
     unsigned long v = strtoul(s, &end, 10);
-    if (end == s || errno || v > 0x7fffffffUL || *s == '-') return 0;
+    if (end == s || errno || v < 1 || v > 0x7fffffffUL || *s == '-') return 0;
     grid[i] = (unsigned)v;
     if (*end == 0) return 1;
     if (*end != ',') return 0;
@@ -113,27 +113,36 @@ static int parse_output(RunArgs *r, const char *arg) {
   return 0;
 }
 
-static int is_number(const char *s, int *is_int) {
+/* A scalar argument: an integer (decimal, or hex after 0x) that fits 64
+ * bits, else a number strtod reads whole (1.5, 1e-3, inf).  1: *out is it;
+ * 0: not a number; -1: a number that does not fit its type (said on stderr,
+ * never rounded to the nearest value or to infinity without a word). */
+static int parse_scalar(const char *s, int index, tile_arg *out) {
+  const char *digits = s + (*s == '-' || *s == '+');
+  int base = digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X') ? 16 : 10;
   char *end;
   errno = 0;
-  strtoll(s, &end, 0);
-  if (*s && !*end && !errno) {
-    *is_int = 1;
+  long long i = strtoll(s, &end, base);
+  if (*s && end != s && !*end) {
+    if (errno == ERANGE)
+      return fprintf(stderr, "tilec run: error: argument %d ('%s') does not fit a 64-bit integer\n", index, s), -1;
+    *out = tile_int(i);
     return 1;
   }
-  strtod(s, &end);
-  *is_int = 0;
-  return *s && !*end;
+  errno = 0;
+  double f = strtod(s, &end);
+  if (!*s || end == s || *end) return 0;
+  if (errno == ERANGE && (isinf(f) || f == 0)) /* subnormals are kept */
+    return fprintf(stderr, "tilec run: error: argument %d ('%s') is out of the range of a 64-bit float\n", index, s), -1;
+  *out = tile_float(f);
+  return 1;
 }
 
 static int parse_kernel_arg(RunArgs *r, const char *arg) {
   if (r->n_args == MAX_ARGS) return run_error("%s", "too many arguments (the limit is 64)");
-  int is_int;
   if (!strncmp(arg, "out:", 4)) return parse_output(r, arg);
-  if (is_number(arg, &is_int)) {
-    r->args[r->n_args++] = is_int ? tile_int(strtoll(arg, NULL, 0)) : tile_float(strtod(arg, NULL));
-    return 0;
-  }
+  int scalar = parse_scalar(arg, r->n_args + 1, &r->args[r->n_args]);
+  if (scalar) return scalar < 0 ? 1 : (r->n_args++, 0);
   size_t n = strlen(arg);
   if (n < 4 || strcmp(arg + n - 4, ".npy")) return run_error("argument '%s' is not a number, a .npy file or out:...", arg);
   char err[512];
@@ -164,13 +173,15 @@ static int parse_run_args(int argc, char **argv, RunArgs *r) {
   tile_options_init(&r->opts);
   r->opts.defines = r->defines;
   r->device = "cpu";
+  static const char *const valued[] = {"--kernel", "--grid", "--device", "--signature", "--passes", "-D", NULL};
   int i = 2;
   for (; i < argc && strcmp(argv[i], "--"); i++) {
-    const char *a = argv[i];
+    const char *a = argv[i], *missing = tilec_missing_value(argc, argv, i, valued);
+    if (missing) return run_error("%s needs a value", missing);
     const char *next = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--kernel") && next) r->opts.kernel = argv[++i];
     else if (!strcmp(a, "--grid") && next) {
-      if (!parse_grid(argv[++i], r->grid)) return run_error("bad --grid '%s' (expected G0[,G1[,G2]])", argv[i]);
+      if (!parse_grid(argv[++i], r->grid)) return run_error("bad --grid '%s' (expected G0[,G1[,G2]]: one to three counts from 1 to 2^31-1)", argv[i]);
       r->have_grid = 1;
     } else if (!strcmp(a, "--device") && next) r->device = argv[++i];
     else if (!strcmp(a, "--signature") && next) r->opts.signature = argv[++i];
@@ -227,6 +238,16 @@ static int identity(const char *path, struct stat *st, const char **name) {
   snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path + 1) : 1, slash ? path : ".");
   *name = slash ? slash + 1 : path;
   return stat(dir, st);
+}
+
+const char *tilec_missing_value(int argc, char **argv, int i, const char *const *options) {
+  for (; *options; options++) {
+    size_t n = strlen(*options);
+    if (strncmp(argv[i], *options, n)) continue;
+    const char *rest = argv[i] + n, *next = i + 1 < argc ? argv[i + 1] : NULL;
+    if ((*rest == '=' && !rest[1]) || (!*rest && (!next || !*next || !strcmp(next, "--")))) return *options;
+  }
+  return NULL;
 }
 
 int tilec_same_file(const char *a, const char *b) {

@@ -11,5 +11,9 @@ char *tilec_read_file(const char *path, size_t *len);
 /* Whether two paths name one file: by (st_dev, st_ino), or for a file not
  * made yet by its folder's and its name. */
 int tilec_same_file(const char *a, const char *b);
+/* The option argv[i] is, from the NULL-terminated `options` that take a
+ * value, when its value is missing or empty ("--kernel" last, "--kernel=",
+ * "-D --"); NULL otherwise.  An empty value is a mistake, not a setting. */
+const char *tilec_missing_value(int argc, char **argv, int i, const char *const *options);
 
 #endif
