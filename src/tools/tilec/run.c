@@ -20,24 +20,19 @@
 
 enum { MAX_ARGS = 64 };
 
-typedef struct Output {
-  const char *path;
-  NpyArray array;
-} Output;
-
-typedef struct RunArgs {
+struct RunArgs {
   const char *input, *device;
   unsigned grid[3];
   int have_grid;
   tile_options opts;
   const char *defines[256];
   tile_arg args[MAX_ARGS];
-  NpyArray arrays[MAX_ARGS];     /* inputs and outputs, freed at the end */
-  const char *out_paths[MAX_ARGS];
+  NpyArray arrays[MAX_ARGS];     /* inputs and outputs (an output's dtype and shape once parsed), freed at the end */
+  const char *out_paths[MAX_ARGS]; /* malloc'd */
   const char *in_paths[MAX_ARGS]; /* the .npy inputs, borrowed from argv */
   void *buffers[MAX_ARGS];       /* each buffer's device copy */
   int n_args;
-} RunArgs;
+};
 
 static int run_error(const char *fmt, const char *arg) {
   fprintf(stderr, "tilec run: error: ");
@@ -100,16 +95,11 @@ static int parse_output(RunArgs *r, const char *arg) {
     p = *end == 'x' ? end + 1 : end;
     if (*end && *end != 'x') return run_error("bad shape '%s' (expected e.g. 1823x781)", dims);
   }
-  char err[512];
   NpyArray *a = &r->arrays[r->n_args];
-  if (npy_alloc(a, t, rank, shape, err, sizeof err)) return run_error("%s", err);
-  poison(a);
-  r->out_paths[r->n_args] = strdup(buf);
-  if (!r->out_paths[r->n_args]) {
-    npy_free(a);
-    return run_error("%s", "out of memory");
-  }
-  r->args[r->n_args++] = tile_buffer(a->data, npy_dtype_name(t), a->count);
+  a->dtype = t;
+  a->rank = rank;
+  memcpy(a->shape, shape, sizeof shape);
+  if (!(r->out_paths[r->n_args++] = strdup(buf))) return run_error("%s", "out of memory");
   return 0;
 }
 
@@ -145,11 +135,22 @@ static int parse_kernel_arg(RunArgs *r, const char *arg) {
   if (scalar) return scalar < 0 ? 1 : (r->n_args++, 0);
   size_t n = strlen(arg);
   if (n < 4 || strcmp(arg + n - 4, ".npy")) return run_error("argument '%s' is not a number, a .npy file or out:...", arg);
-  char err[512];
-  NpyArray *a = &r->arrays[r->n_args];
-  if (npy_read(arg, a, err, sizeof err)) return run_error("%s", err);
-  r->in_paths[r->n_args] = arg;
-  r->args[r->n_args++] = tile_buffer(a->data, npy_dtype_name(a->dtype), a->count);
+  r->in_paths[r->n_args++] = arg;
+  return 0;
+}
+
+/* Reads the inputs and makes the outputs, poisoned: the files parsing only named. */
+static int load_buffers(RunArgs *r) {
+  for (int i = 0; i < r->n_args; i++) {
+    NpyArray *a = &r->arrays[i], spec = *a; /* npy_alloc clears *a before reading the shape */
+    char err[512];
+    if (!r->in_paths[i] && !r->out_paths[i]) continue;
+    if (r->in_paths[i] ? npy_read(r->in_paths[i], a, err, sizeof err)
+                       : npy_alloc(a, spec.dtype, spec.rank, spec.shape, err, sizeof err))
+      return run_error("%s", err);
+    if (r->out_paths[i]) poison(a);
+    r->args[i] = tile_buffer(a->data, npy_dtype_name(a->dtype), a->count);
+  }
   return 0;
 }
 
@@ -310,14 +311,29 @@ static int execute(RunArgs *r) {
   return rc;
 }
 
-int tilec_run(int argc, char **argv) {
+RunArgs *tilec_run_parse(int argc, char **argv) {
   RunArgs *r = calloc(1, sizeof *r);
-  if (!r) return run_error("%s", "out of memory");
-  int rc = parse_run_args(argc, argv, r) || execute(r);
+  if (!r) {
+    run_error("%s", "out of memory");
+    return NULL;
+  }
+  if (!parse_run_args(argc, argv, r)) return r;
+  tilec_run_free(r);
+  return NULL;
+}
+
+void tilec_run_free(RunArgs *r) {
+  if (!r) return;
   for (int i = 0; i < MAX_ARGS; i++) {
     npy_free(&r->arrays[i]);
     free((char *)r->out_paths[i]);
   }
   free(r);
+}
+
+int tilec_run(int argc, char **argv) {
+  RunArgs *r = tilec_run_parse(argc, argv);
+  int rc = !r || load_buffers(r) || execute(r);
+  tilec_run_free(r);
   return rc;
 }

@@ -5,6 +5,12 @@
 #include "tile/tile.h"
 
 int tilec_run(int argc, char **argv);
+typedef struct RunArgs RunArgs;
+/* tilec run's command line (argv[1] is "run"), parsed without reading or
+ * writing a file (tests/fuzz/fuzz_run_args.c); NULL, with the message on
+ * stderr, when it is wrong. */
+RunArgs *tilec_run_parse(int argc, char **argv);
+void tilec_run_free(RunArgs *r);
 /* A whole file (at most 64 MiB), malloc'd and NUL-terminated; NULL, with
  * "cannot read 'PATH': why" on stderr, if it cannot be read. */
 char *tilec_read_file(const char *path, size_t *len);
