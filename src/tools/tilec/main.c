@@ -172,6 +172,8 @@ static int parse_args(int argc, char **argv, Args *a) {
       v = arg[2] ? arg + 2 : (i + 1 < argc ? argv[++i] : "");
       if (a->opts.num_defines == MAX_DEFINES) return usage_error("%s", "too many -D options");
       a->defines[a->opts.num_defines++] = v;
+    } else if (!strcmp(arg, "--grid") || !strcmp(arg, "--device")) {
+      return usage_error("%s is an option of tilec run (tilec run FILE.tl --grid G0[,G1[,G2]] ... -- ARG...)", arg);
     } else if (arg[0] == '-' && arg[1]) {
       return usage_error("unknown option '%s'", arg);
     } else if (a->input) {
