@@ -19,6 +19,8 @@ not_tool = lit_config.params.get("not", "not")
 config.substitutions.append(("%tilec", tilec))
 config.substitutions.append(("FileCheck", filecheck))
 config.substitutions.append(("not ", not_tool + " "))
+# llvm-as (beside `not`, in LLVM's bin folder) makes bitcode files at test time
+config.substitutions.append(("%llvm-as", os.path.join(os.path.dirname(not_tool), "llvm-as")))
 config.substitutions.append(("%python", sys.executable))
 # ptxas checks the PTX the backend emits; tests that need it say "REQUIRES: ptxas"
 ptxas = lit_config.params.get("ptxas", "")

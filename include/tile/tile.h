@@ -219,6 +219,7 @@ TILE_API tile_status tile_run_cpu(tile_context *ctx, const char *name, const cha
  * run before it stops with an error naming the loop it is in; default 60,
  * 0: no limit),
  * TILE_CACHE_DIR (default ~/.cache/tile), TILE_PTXAS_PATH,
+ * TILE_PTXAS_TIMEOUT (seconds, default 300), TILE_PTXAS_MEMORY (MiB, default 8192),
  * TILE_CUDA_LIBRARY (default libcuda.so.1), TILE_LIBDEVICE_PATH (default
  * $CUDA_HOME/nvvm/libdevice/libdevice.10.bc, CUDA_HOME default /usr/local/cuda). */
 

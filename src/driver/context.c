@@ -75,6 +75,20 @@ static double interp_time_limit(void) {
   return s >= 0 && s <= 1e9 && !*end ? s : DEFAULT_INTERPRET_SECONDS;
 }
 
+/* A ptxas limit from the environment: a whole number from 0 to `max`,
+ * `fallback` when unset; anything else leaves why in ctx. */
+static long ptxas_limit(tile_context *ctx, const char *name, const char *unit, long fallback, long max) {
+  const char *v = getenv(name);
+  if (!v || !*v) return fallback;
+  char *end;
+  errno = 0;
+  long n = strtol(v, &end, 10);
+  if (!*end && !errno && n >= 0 && n <= max) return n;
+  snprintf(ctx->ptxas_limits_error, sizeof ctx->ptxas_limits_error,
+           "%s is '%.40s': expected a whole number of %s from 0 (no limit) to %ld", name, v, unit, max);
+  return fallback;
+}
+
 /* The documented TILE_* variables (and HOME, PATH, CUDA_HOME for their defaults). */
 static void read_environment(tile_context *ctx) {
   const char *interpret = getenv("TILE_INTERPRET");
@@ -82,6 +96,10 @@ static void read_environment(tile_context *ctx) {
   ctx->cache_dir = copy_env("TILE_CACHE_DIR");
   if (!ctx->cache_dir) ctx->cache_dir = default_cache_dir();
   ctx->ptxas_path = copy_env("TILE_PTXAS_PATH");
+  ctx->ptxas_limits.timeout_s =
+      (int)ptxas_limit(ctx, "TILE_PTXAS_TIMEOUT", "seconds", PTXAS_DEFAULT_TIMEOUT_S, PTXAS_MAX_TIMEOUT_S);
+  ctx->ptxas_limits.memory_mib =
+      (size_t)ptxas_limit(ctx, "TILE_PTXAS_MEMORY", "MiB", PTXAS_DEFAULT_MEMORY_MIB, PTXAS_MAX_MEMORY_MIB);
   ctx->cuda_library = copy_env("TILE_CUDA_LIBRARY");
   ctx->search_path = copy_env("PATH");
   ctx->libdevice_path = libdevice_path();
@@ -220,7 +238,7 @@ tile_status context_read_file(tile_context *ctx, const char *path, size_t max_by
   FILE *f = file_fopen_regular(path, why, sizeof why);
   *text = NULL;
   *len = 0;
-  if (!f) return context_failf(ctx, TILE_ERROR_IO, "cannot open '%s': %s", path, why);
+  if (!f) return context_failf(ctx, TILE_ERROR_IO, "cannot read '%s': %s", path, why);
   size_t cap = 1 << 16, n = 0;
   char *buf = malloc(cap);
   while (buf) {
@@ -239,13 +257,13 @@ tile_status context_read_file(tile_context *ctx, const char *path, size_t max_by
     n += got;
     if (got == 0) break;
   }
-  int read_error = ferror(f);
+  int read_error = ferror(f) ? errno : 0;
   fclose(f);
   if (!buf) return context_failf(ctx, TILE_ERROR_MEMORY, "out of memory reading '%s'", path);
   if (n == cap || read_error) {
     free(buf);
     return n == cap ? context_failf(ctx, TILE_ERROR_IO, "'%s' is larger than the %zu MiB allowed", path, max_bytes >> 20)
-                    : context_failf(ctx, TILE_ERROR_IO, "error reading '%s'", path);
+                    : context_failf(ctx, TILE_ERROR_IO, "cannot read '%s': %s", path, strerror(read_error));
   }
   buf[n] = 0;
   *text = buf;

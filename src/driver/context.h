@@ -4,6 +4,7 @@
 #ifndef TILE_CONTEXT_H
 #define TILE_CONTEXT_H
 
+#include "../backend/ptxas.h"
 #include "../support/arena.h"
 #include "tile/tile.h"
 
@@ -32,6 +33,8 @@ struct tile_context {
   int on_cpu;             /* kernels run on the CPU interpreter (TILE_INTERPRET=1, tile_context_use_cpu) */
   char *cache_dir;        /* TILE_CACHE_DIR, else $HOME/.cache/tile; NULL: no disk cache */
   char *ptxas_path;       /* TILE_PTXAS_PATH */
+  PtxasLimits ptxas_limits; /* TILE_PTXAS_TIMEOUT, TILE_PTXAS_MEMORY */
+  char ptxas_limits_error[160]; /* why one of them is unusable, reported when ptxas would run ("": none) */
   char *cuda_library;     /* TILE_CUDA_LIBRARY */
   char *search_path;      /* PATH, the last place ptxas is looked for */
   char *libdevice_path;   /* TILE_LIBDEVICE_PATH, else $CUDA_HOME (else /usr/local/cuda)/nvvm/libdevice/libdevice.10.bc */

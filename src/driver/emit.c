@@ -47,6 +47,7 @@ Compilation *compilation_new(tile_context *ctx, const char *name, const char *so
   c->config = -1;
   arena_init(&c->arena, ctx->memory_cap);
   c->arena.guard = &c->guard;
+  c->arena.stage = "frontend"; /* then each stage's, as the pipeline reaches it (lap) */
   diags_init(&c->diags, &c->arena, &c->guard);
   c->source = (Source){name ? name : "<input>", source ? source : "", len};
   c->diags.origin = c->source.name;

@@ -6,6 +6,7 @@
 #include "../tgir/tgir.h"
 #include "../tir/passes.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -16,26 +17,29 @@ double pipeline_clock_ms(void) {
   return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
-/* Adds the time since *since to stage `stage` and restarts the clock. */
+static const char *const stage_names[] = {
+#define STAGE_TIME_NAME(id, name) name,
+    STAGE_TIMES(STAGE_TIME_NAME)
+#undef STAGE_TIME_NAME
+};
+
+/* Adds the time since *since to stage `stage` and restarts the clock; the
+ * next stage is the one a memory cap message names. */
 static void lap(Compilation *c, StageTime stage, double *since) {
   double t = pipeline_clock_ms();
   c->ms[stage] += t - *since;
   *since = t;
+  if (stage + 1 < TIME_COUNT) c->arena.stage = stage_names[stage + 1];
 }
 
 void pipeline_note_times(Compilation *c, const tile_options *opts) {
-  static const char *const names[] = {
-#define STAGE_TIME_NAME(id, name) name,
-      STAGE_TIMES(STAGE_TIME_NAME)
-#undef STAGE_TIME_NAME
-  };
   if (!opts->time_stages) return;
   Buf b;
   buf_init(&b, &c->arena);
   double total = 0;
   for (int i = 0; i < TIME_COUNT; i++) {
     if (c->ms[i] <= 0) continue;
-    buf_printf(&b, "%s%s %.2f ms", b.len ? ", " : "", names[i], c->ms[i]);
+    buf_printf(&b, "%s%s %.2f ms", b.len ? ", " : "", stage_names[i], c->ms[i]);
     total += c->ms[i];
   }
   diag_note(&c->diags, (Loc){0}, "time: %s; total %.2f ms", b.len ? buf_cstr(&b) : "nothing compiled", total);
@@ -134,8 +138,12 @@ static tile_status assemble(Compilation *c, const char *ptxas, GpuArtifacts *out
     diag_error(&c->diags, (Loc){0}, "internal error: no ptxas to make a cubin with");
     return TILE_ERROR_COMPILE;
   }
+  if (c->ctx->ptxas_limits_error[0]) {
+    diag_error(&c->diags, (Loc){0}, "%s", c->ctx->ptxas_limits_error);
+    return TILE_ERROR_COMPILE;
+  }
   double clock = pipeline_clock_ms();
-  int failed = ptxas_assemble(ptxas, out->ptx, out->ptx_len, out->arch, &cubin, &size, &log, err, sizeof err);
+  int failed = ptxas_assemble(ptxas, &c->ctx->ptxas_limits, out->ptx, out->ptx_len, out->arch, &cubin, &size, &log, err, sizeof err);
   lap(c, TIME_PTXAS, &clock);
   if (failed) {
     diag_error(&c->diags, (Loc){0}, "%s", err);

@@ -52,8 +52,13 @@ static int parse_sig_entry(Sema *S, const char *t, Loc base, size_t start, size_
   if (colon < end) {
     const char *hint = t + colon + 1;
     size_t hn = end - colon - 1;
-    if (hn == 2 && !memcmp(hint, "16", 2)) p->divisibility = 16;
-    else if (hn == 1 && hint[0] == '1' && !is_ptr && dtype_is_int((DType)dt)) {
+    int sixteen = hn == 2 && !memcmp(hint, "16", 2);
+    if (sixteen && (is_ptr || dtype_is_int((DType)dt))) p->divisibility = 16;
+    else if (sixteen) { /* a divisibility hint on a float: the loader would refuse it */
+      diag_error(S->diags, loc_at(base, colon, end - colon),
+                 "the hint ':16' (divisible by 16) is for pointers and integers, not %s", name);
+      return 0;
+    } else if (hn == 1 && hint[0] == '1' && !is_ptr && dtype_is_int((DType)dt)) {
       p->is_constexpr = p->specialized = 1;
       p->value = value_int(S, 1);
     } else {

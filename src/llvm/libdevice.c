@@ -53,6 +53,30 @@ static LLVMModuleRef read_libdevice(LLVMModuleRef module, const char *path, cons
   return lib;
 }
 
+/* Declarations the PTX may keep: LLVM's and NVVM's intrinsics, what NVVMReflect
+ * resolves, and what the CUDA driver supplies (device_print, device_assert). */
+static int may_stay_external(const char *name) {
+  return !strncmp(name, "llvm.", 5) || !strcmp(name, "__nvvm_reflect") || !strcmp(name, "vprintf") ||
+         !strcmp(name, "__assertfail");
+}
+
+/* After linking, a function still called but defined nowhere means `path` is
+ * not libdevice (or not all of it): ptxas would take the PTX's extern
+ * declarations and the cubin would not load.  -1 with the names in err. */
+static int check_resolved(LLVMModuleRef m, const char *path, char *err, size_t size) {
+  int missing = 0, used = 0;
+  for (LLVMValueRef fn = LLVMGetFirstFunction(m); fn; fn = LLVMGetNextFunction(fn)) {
+    const char *name = LLVMGetValueName2(fn, &(size_t){0});
+    if (!LLVMIsDeclaration(fn) || !LLVMGetFirstUse(fn) || may_stay_external(name)) continue;
+    if (!missing++) used = snprintf(err, size, "%s does not define %s", path, name);
+    else if (used > 0 && (size_t)used < size) used += snprintf(err + used, size - (size_t)used, ", %s", name);
+  }
+  if (missing && used > 0 && (size_t)used < size)
+    snprintf(err + used, size - (size_t)used, ", which the kernel calls: is it libdevice.10.bc? (--libdevice, "
+             "TILE_LIBDEVICE_PATH)");
+  return missing ? -1 : 0;
+}
+
 int lower_link_libdevice(LLVMModuleRef module, const char *path, char *err, size_t size) {
   const char *needed = first_libdevice_call(module);
   if (!needed) return 0;
@@ -69,6 +93,7 @@ int lower_link_libdevice(LLVMModuleRef module, const char *path, char *err, size
     snprintf(err, size, "linking %s failed", path);
     return -1;
   }
+  if (check_resolved(module, path, err, size)) return -1;
   internalize(module);
   return 0;
 }

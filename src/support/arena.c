@@ -35,8 +35,12 @@ void arena_free(Arena *a) {
 /* Unwinds to the arena's guard; returns (the allocation then gives NULL) if it has none. */
 static void out_of_memory(Arena *a, size_t size) {
   if (!a->guard) return;
-  if (a->cap)
-    guard_fail(a->guard, "out of memory: compilation needs more than %zu bytes (asked for %zu more)", a->cap, size);
+  if (a->cap && a->stage)
+    guard_fail(a->guard,
+               "out of memory: the compilation reached its limit of %zu MiB in the %s stage (asking for %zu more "
+               "bytes); very large tiles take much memory: give smaller block sizes",
+               a->cap >> 20, a->stage, size);
+  if (a->cap) guard_fail(a->guard, "out of memory: more than the %zu bytes allowed (asked for %zu more)", a->cap, size);
   guard_fail(a->guard, "out of memory (asked for %zu more bytes)", size);
 }
 

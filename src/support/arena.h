@@ -16,6 +16,7 @@ typedef struct Arena {
   size_t total;       /* bytes reserved so far, for the size cap */
   size_t cap;         /* hard limit: exceeding it is an error, not an abort */
   Guard *guard;       /* where to unwind on exhaustion; NULL: allocations return NULL */
+  const char *stage;  /* the compilation's stage, for the message when the cap is reached; NULL: not a compilation */
 } Arena;
 
 void arena_init(Arena *a, size_t cap);

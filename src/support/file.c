@@ -16,9 +16,10 @@ int file_open_regular(const char *path, char *why, size_t whysize) {
     return -1;
   }
   if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-    snprintf(why, whysize, "not a regular file");
+    int is_dir = !fstat(fd, &st) && S_ISDIR(st.st_mode);
+    snprintf(why, whysize, "%s", is_dir ? strerror(EISDIR) : "not a regular file");
     close(fd);
-    errno = EINVAL; /* not ENOENT: something is there */
+    errno = is_dir ? EISDIR : EINVAL; /* not ENOENT: something is there */
     return -1;
   }
   int flags = fcntl(fd, F_GETFL);

@@ -80,13 +80,14 @@ int main(void) {
   if (ptx && ptxas_locate(NULL, getenv("PATH"), ptxas, sizeof ptxas, err, sizeof err) == 0) {
     char *cubin = NULL, *log = NULL;
     size_t cubin_len = 0;
-    CHECK(ptxas_assemble(ptxas, ptx, len, "sm_90", &cubin, &cubin_len, &log, err, sizeof err) == 0);
+    PtxasLimits limits = {PTXAS_DEFAULT_TIMEOUT_S, PTXAS_DEFAULT_MEMORY_MIB};
+    CHECK(ptxas_assemble(ptxas, &limits, ptx, len, "sm_90", &cubin, &cubin_len, &log, err, sizeof err) == 0);
     CHECK(cubin && cubin_len > 4 && !memcmp(cubin, "\x7f" "ELF", 4));
     CHECK_CONTAINS(log, "Used");
     /* bad PTX: ptxas's own message comes back */
     char *bad = NULL, *bad_log = NULL;
     size_t bad_len;
-    CHECK(ptxas_assemble(ptxas, ".version 8.0\n.target sm_90\nnonsense\n", 36, "sm_90", &bad, &bad_len, &bad_log, err,
+    CHECK(ptxas_assemble(ptxas, &limits, ".version 8.0\n.target sm_90\nnonsense\n", 36, "sm_90", &bad, &bad_len, &bad_log, err,
                          sizeof err) == -1);
     CHECK_CONTAINS(err, "ptxas failed (exit");
     free(bad_log);

@@ -393,7 +393,7 @@ static void test_cache_not_regular(void) {
   unlink(path);
   cache_path(cache_dir, "d1d0", path, sizeof path);
   CHECK(mkdir(path, 0700) == 0);
-  CHECK(cache_read(cache_dir, "d1d0", &e, why, sizeof why) == -1 && !strcmp(why, "not a regular file"));
+  CHECK(cache_read(cache_dir, "d1d0", &e, why, sizeof why) == -1 && !strcmp(why, "Is a directory"));
   rmdir(path);
 }
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 enum { MAX_DEFINES = 256 };
 
@@ -32,7 +33,8 @@ static const char usage[] =
     "  -o FILE               write the output to FILE instead of stdout (- is\n"
     "                        stdout, as for a C compiler); without\n"
     "                        --emit, FILE.cubin is a cubin (ptxas) and FILE.ptx PTX,\n"
-    "                        each with its metadata JSON beside it (FILE.json)\n"
+    "                        each with its metadata JSON beside it (FILE.json);\n"
+    "                        no output may be an input file\n"
     "  --emit=STAGE          the stage to write: tokens, ast, tir, axisinfo, tgir,\n"
     "                        llir, ptx, metadata (JSON, docs/abi.md), cubin (needs -o)\n"
     "  --metadata FILE       where the metadata JSON of a cubin or PTX goes\n"
@@ -109,17 +111,22 @@ static int integer(const char *v, int *out) {
   return 1;
 }
 
+/* 0: go on; 1: a usage error; 2: done (--help, --version). */
 static int parse_args(int argc, char **argv, Args *a) {
   tile_options_init(&a->opts);
   a->opts.defines = a->defines;
+  static const char *const valued[] = {"--passes",    "--emit",      "--kernel",   "--signature", "--config",
+                                       "--arch",      "--libdevice", "--num-warps", "--num-stages", "--refill",
+                                       "--tma",       "-o",          "--metadata", "-D",          NULL};
   for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i], *v;
+    const char *arg = argv[i], *v, *missing = tilec_missing_value(argc, argv, i, valued);
+    if (missing) return usage_error("%s needs a value", missing);
     if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
       fputs(usage, stdout);
-      exit(0);
+      return 2;
     } else if (!strcmp(arg, "--version")) {
       printf("tilec %s (%s)\n", tile_version(), tile_build_info());
-      exit(0);
+      return 2;
     } else if (!strcmp(arg, "--check")) {
       a->opts.require_types = 1;
     } else if (!strcmp(arg, "--list-builtins")) {
@@ -167,6 +174,8 @@ static int parse_args(int argc, char **argv, Args *a) {
       v = arg[2] ? arg + 2 : (i + 1 < argc ? argv[++i] : "");
       if (a->opts.num_defines == MAX_DEFINES) return usage_error("%s", "too many -D options");
       a->defines[a->opts.num_defines++] = v;
+    } else if (!strcmp(arg, "--grid") || !strcmp(arg, "--device")) {
+      return usage_error("%s is an option of tilec run (tilec run FILE.tl --grid G0[,G1[,G2]] ... -- ARG...)", arg);
     } else if (arg[0] == '-' && arg[1]) {
       return usage_error("unknown option '%s'", arg);
     } else if (a->input) {
@@ -192,16 +201,44 @@ static int stage_of(const char *emit, tile_stage *stage) {
   return 1;
 }
 
+/* Writes `size` bytes to `path` (NULL: stdout), every step checked, so that
+ * a full disk does not pass for success; a regular file not written whole is
+ * removed (never a device such as /dev/full). */
 static int write_bytes(const char *path, const void *data, size_t size) {
   FILE *f = path ? fopen(path, "wb") : stdout;
-  if (!f) {
-    perror(path);
+  int failed = !f || fwrite(data, 1, size, f) != size || fflush(f) != 0, saved = errno;
+  if (path && f && fclose(f) != 0 && !failed) {
+    failed = 1;
+    saved = errno;
+  }
+  if (!failed) return 0;
+  if (path) fprintf(stderr, "tilec: error: cannot write '%s': %s\n", path, strerror(saved));
+  else fprintf(stderr, "tilec: error: cannot write to stdout: %s\n", strerror(saved));
+  struct stat st;
+  if (path && f && stat(path, &st) == 0 && S_ISREG(st.st_mode)) remove(path);
+  return 1;
+}
+
+/* What is still buffered for stdout (--help, --version, device_print) and
+ * its close can fail too; said once, not again after a failed write. */
+static int close_stdout(int rc) {
+  if (fflush(stdout) == 0 && !ferror(stdout) && fclose(stdout) == 0) return rc;
+  if (!rc) fprintf(stderr, "tilec: error: cannot write to stdout: %s\n", strerror(errno));
+  return 1;
+}
+
+/* An output that is an input would destroy it: `-o k.tl`, or the metadata
+ * beside a cubin named as the source.  Files are compared by identity
+ * (st_dev, st_ino), names only when one does not exist yet. */
+static int clobbers(const Args *a, const char *output, const char *other_output) {
+  const char *inputs[] = {a->input, a->opts.libdevice, other_output};
+  for (int i = 0; output && i < 3; i++) {
+    if (!inputs[i] || !tilec_same_file(output, inputs[i])) continue;
+    if (i == 2) fprintf(stderr, "tilec: error: the image and its metadata would both be written to '%s'\n", output);
+    else fprintf(stderr, "tilec: error: cannot write '%s': it is the input '%s'\n", output, inputs[i]);
     return 1;
   }
-  int failed = fwrite(data, 1, size, f) != size;
-  if (path) failed |= fclose(f) != 0;
-  if (failed) perror(path ? path : "stdout");
-  return failed;
+  return 0;
 }
 
 static int write_output(const char *path, const char *text) { return write_bytes(path, text, strlen(text)); }
@@ -240,27 +277,30 @@ static int report(tile_context *ctx, tile_status s) {
 static int compile_image(tile_context *ctx, const Args *a, const char *kind) {
   if (!strcmp(kind, "cubin") && !a->output)
     return usage_error("%s", "--emit=cubin needs -o FILE (a cubin is not written to stdout)");
+  char *json_path = metadata_path(a);
+  if (clobbers(a, a->output, NULL) || clobbers(a, json_path, a->output)) {
+    free(json_path);
+    return 1;
+  }
   size_t len, size;
   char *source = tilec_read_file(a->input, &len);
   if (!source) {
-    fprintf(stderr, "tilec: error: cannot read '%s'\n", a->input);
+    free(json_path);
     return 1;
   }
   const void *image;
   const char *json;
   tile_status s = tile_compile(ctx, a->input, source, len, &a->opts, !strcmp(kind, "ptx"), &image, &size, &json);
   free(source);
-  if (report(ctx, s)) return 1;
-  char *json_path = metadata_path(a);
-  int rc = write_bytes(a->output, image, size) || (json_path && write_output(json_path, json));
+  int rc = report(ctx, s) || write_bytes(a->output, image, size) || (json_path && write_output(json_path, json));
   free(json_path);
   return rc;
 }
 
-int main(int argc, char **argv) {
-  if (argc > 1 && !strcmp(argv[1], "run")) return tilec_run(argc, argv);
+static int compile(int argc, char **argv) {
   Args a = {0};
-  if (parse_args(argc, argv, &a)) return 1;
+  int parsed = parse_args(argc, argv, &a);
+  if (parsed) return parsed == 2 ? 0 : 1;
   tile_stage stage = a.list_builtins == 2 ? TILE_STAGE_OPS : TILE_STAGE_BUILTINS;
   const char *kind = a.list_builtins ? NULL : image_kind(&a);
   if (!a.list_builtins && !kind) {
@@ -282,7 +322,7 @@ int main(int argc, char **argv) {
     rc = 1;
   } else if (kind) {
     rc = compile_image(ctx, &a, kind);
-  } else {
+  } else if (!(rc = clobbers(&a, a.output, NULL))) {
     const char *text = NULL;
     tile_status s = a.list_builtins ? tile_emit(ctx, "<builtins>", "", 0, &a.opts, stage, &text)
                                     : tile_emit_file(ctx, a.input, &a.opts, stage, &text);
@@ -290,4 +330,8 @@ int main(int argc, char **argv) {
   }
   tile_context_destroy(ctx);
   return rc;
+}
+
+int main(int argc, char **argv) {
+  return close_stdout(argc > 1 && !strcmp(argv[1], "run") ? tilec_run(argc, argv) : compile(argc, argv));
 }

@@ -16,26 +16,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 enum { MAX_ARGS = 64 };
 
-typedef struct Output {
-  const char *path;
-  NpyArray array;
-} Output;
-
-typedef struct RunArgs {
+struct RunArgs {
   const char *input, *device;
   unsigned grid[3];
   int have_grid;
   tile_options opts;
   const char *defines[256];
   tile_arg args[MAX_ARGS];
-  NpyArray arrays[MAX_ARGS];     /* inputs and outputs, freed at the end */
-  const char *out_paths[MAX_ARGS];
+  NpyArray arrays[MAX_ARGS];     /* inputs and outputs (an output's dtype and shape once parsed), freed at the end */
+  const char *out_paths[MAX_ARGS]; /* malloc'd */
+  const char *in_paths[MAX_ARGS]; /* the .npy inputs, borrowed from argv */
   void *buffers[MAX_ARGS];       /* each buffer's device copy */
   int n_args;
-} RunArgs;
+};
 
 static int run_error(const char *fmt, const char *arg) {
   fprintf(stderr, "tilec run: error: ");
@@ -50,7 +47,7 @@ static int parse_grid(const char *s, unsigned grid[3]) {
     char *end;
     errno = 0;
     unsigned long v = strtoul(s, &end, 10);
-    if (end == s || errno || v > 0x7fffffffUL || *s == '-') return 0;
+    if (end == s || errno || v < 1 || v > 0x7fffffffUL || *s == '-') return 0;
     grid[i] = (unsigned)v;
     if (*end == 0) return 1;
     if (*end != ',') return 0;
@@ -98,46 +95,78 @@ static int parse_output(RunArgs *r, const char *arg) {
     p = *end == 'x' ? end + 1 : end;
     if (*end && *end != 'x') return run_error("bad shape '%s' (expected e.g. 1823x781)", dims);
   }
-  char err[512];
   NpyArray *a = &r->arrays[r->n_args];
-  if (npy_alloc(a, t, rank, shape, err, sizeof err)) return run_error("%s", err);
-  poison(a);
-  r->out_paths[r->n_args] = strdup(buf);
-  if (!r->out_paths[r->n_args]) {
-    npy_free(a);
-    return run_error("%s", "out of memory");
-  }
-  r->args[r->n_args++] = tile_buffer(a->data, npy_dtype_name(t), a->count);
+  a->dtype = t;
+  a->rank = rank;
+  memcpy(a->shape, shape, sizeof shape);
+  if (!(r->out_paths[r->n_args++] = strdup(buf))) return run_error("%s", "out of memory");
   return 0;
 }
 
-static int is_number(const char *s, int *is_int) {
+/* A scalar argument: an integer (decimal, or hex after 0x) that fits 64
+ * bits, else a number strtod reads whole (1.5, 1e-3, inf).  1: *out is it;
+ * 0: not a number; -1: a number that does not fit its type (said on stderr,
+ * never rounded to the nearest value or to infinity without a word). */
+static int parse_scalar(const char *s, int index, tile_arg *out) {
+  const char *digits = s + (*s == '-' || *s == '+');
+  int base = digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X') ? 16 : 10;
   char *end;
   errno = 0;
-  strtoll(s, &end, 0);
-  if (*s && !*end && !errno) {
-    *is_int = 1;
+  long long i = strtoll(s, &end, base);
+  if (*s && end != s && !*end) {
+    if (errno == ERANGE)
+      return fprintf(stderr, "tilec run: error: argument %d ('%s') does not fit a 64-bit integer\n", index, s), -1;
+    *out = tile_int(i);
     return 1;
   }
-  strtod(s, &end);
-  *is_int = 0;
-  return *s && !*end;
+  errno = 0;
+  double f = strtod(s, &end);
+  if (!*s || end == s || *end) return 0;
+  if (errno == ERANGE && (isinf(f) || f == 0)) /* subnormals are kept */
+    return fprintf(stderr, "tilec run: error: argument %d ('%s') is out of the range of a 64-bit float\n", index, s), -1;
+  *out = tile_float(f);
+  return 1;
 }
 
 static int parse_kernel_arg(RunArgs *r, const char *arg) {
   if (r->n_args == MAX_ARGS) return run_error("%s", "too many arguments (the limit is 64)");
-  int is_int;
   if (!strncmp(arg, "out:", 4)) return parse_output(r, arg);
-  if (is_number(arg, &is_int)) {
-    r->args[r->n_args++] = is_int ? tile_int(strtoll(arg, NULL, 0)) : tile_float(strtod(arg, NULL));
-    return 0;
-  }
+  int scalar = parse_scalar(arg, r->n_args + 1, &r->args[r->n_args]);
+  if (scalar) return scalar < 0 ? 1 : (r->n_args++, 0);
   size_t n = strlen(arg);
   if (n < 4 || strcmp(arg + n - 4, ".npy")) return run_error("argument '%s' is not a number, a .npy file or out:...", arg);
-  char err[512];
-  NpyArray *a = &r->arrays[r->n_args];
-  if (npy_read(arg, a, err, sizeof err)) return run_error("%s", err);
-  r->args[r->n_args++] = tile_buffer(a->data, npy_dtype_name(a->dtype), a->count);
+  r->in_paths[r->n_args++] = arg;
+  return 0;
+}
+
+/* Reads the inputs and makes the outputs, poisoned: the files parsing only named. */
+static int load_buffers(RunArgs *r) {
+  for (int i = 0; i < r->n_args; i++) {
+    NpyArray *a = &r->arrays[i], spec = *a; /* npy_alloc clears *a before reading the shape */
+    char err[512];
+    if (!r->in_paths[i] && !r->out_paths[i]) continue;
+    if (r->in_paths[i] ? npy_read(r->in_paths[i], a, err, sizeof err)
+                       : npy_alloc(a, spec.dtype, spec.rank, spec.shape, err, sizeof err))
+      return run_error("%s", err);
+    if (r->out_paths[i]) poison(a);
+    r->args[i] = tile_buffer(a->data, npy_dtype_name(a->dtype), a->count);
+  }
+  return 0;
+}
+
+/* An output written over the kernel's source, an input or another output
+ * would destroy it (compared by identity: tilec_same_file). */
+static int clobbers(const RunArgs *r) {
+  for (int i = 0; i < r->n_args; i++) {
+    const char *out = r->out_paths[i];
+    if (!out) continue;
+    if (tilec_same_file(out, r->input)) return run_error("cannot write '%s': it is the kernel's source", out);
+    for (int j = 0; j < r->n_args; j++) {
+      const char *other = r->in_paths[j] ? r->in_paths[j] : j < i ? r->out_paths[j] : NULL;
+      if (other && tilec_same_file(out, other))
+        return run_error("cannot write '%s': it is also another argument's file", out);
+    }
+  }
   return 0;
 }
 
@@ -145,13 +174,15 @@ static int parse_run_args(int argc, char **argv, RunArgs *r) {
   tile_options_init(&r->opts);
   r->opts.defines = r->defines;
   r->device = "cpu";
+  static const char *const valued[] = {"--kernel", "--grid", "--device", "--signature", "--passes", "-D", NULL};
   int i = 2;
   for (; i < argc && strcmp(argv[i], "--"); i++) {
-    const char *a = argv[i];
+    const char *a = argv[i], *missing = tilec_missing_value(argc, argv, i, valued);
+    if (missing) return run_error("%s needs a value", missing);
     const char *next = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--kernel") && next) r->opts.kernel = argv[++i];
     else if (!strcmp(a, "--grid") && next) {
-      if (!parse_grid(argv[++i], r->grid)) return run_error("bad --grid '%s' (expected G0[,G1[,G2]])", argv[i]);
+      if (!parse_grid(argv[++i], r->grid)) return run_error("bad --grid '%s' (expected G0[,G1[,G2]]: one to three counts from 1 to 2^31-1)", argv[i]);
       r->have_grid = 1;
     } else if (!strcmp(a, "--device") && next) r->device = argv[++i];
     else if (!strcmp(a, "--signature") && next) r->opts.signature = argv[++i];
@@ -168,26 +199,63 @@ static int parse_run_args(int argc, char **argv, RunArgs *r) {
   if (strcmp(r->device, "cpu") && strcmp(r->device, "gpu")) return run_error("unknown --device '%s' (cpu or gpu)", r->device);
   for (i++; i < argc; i++)
     if (parse_kernel_arg(r, argv[i])) return 1;
-  return 0;
+  return clobbers(r);
 }
 
 char *tilec_read_file(const char *path, size_t *len) {
+  enum { MAX_BYTES = 64u << 20 };
   FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
   size_t cap = 1 << 16;
-  char *s = malloc(cap);
+  char *s = f ? malloc(cap) : NULL;
   *len = 0;
   for (size_t got; s && (got = fread(s + *len, 1, cap - 1 - *len, f)) > 0;) {
     *len += got;
     if (*len == cap - 1) {
-      char *bigger = cap < (64u << 20) ? realloc(s, cap *= 2) : NULL;
+      char *bigger = cap < MAX_BYTES ? realloc(s, cap *= 2) : NULL;
       if (!bigger) free(s);
       s = bigger;
     }
   }
-  if (s) s[*len] = 0;
-  fclose(f);
-  return s;
+  int saved = errno, read_error = f && ferror(f);
+  if (f) fclose(f);
+  if (f && s && !read_error) {
+    s[*len] = 0;
+    return s;
+  }
+  free(s);
+  if (f && !read_error && cap >= MAX_BYTES)
+    fprintf(stderr, "tilec: error: cannot read '%s': it is larger than %u MiB\n", path, MAX_BYTES >> 20);
+  else fprintf(stderr, "tilec: error: cannot read '%s': %s\n", path, strerror(saved));
+  return NULL;
+}
+
+/* A path's identity: the file's (st_dev, st_ino) and *name NULL, or, for a
+ * file not made yet, its folder's and *name its last component. */
+static int identity(const char *path, struct stat *st, const char **name) {
+  *name = NULL;
+  if (stat(path, st) == 0) return 0;
+  const char *slash = strrchr(path, '/');
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path + 1) : 1, slash ? path : ".");
+  *name = slash ? slash + 1 : path;
+  return stat(dir, st);
+}
+
+const char *tilec_missing_value(int argc, char **argv, int i, const char *const *options) {
+  for (; *options; options++) {
+    size_t n = strlen(*options);
+    if (strncmp(argv[i], *options, n)) continue;
+    const char *rest = argv[i] + n, *next = i + 1 < argc ? argv[i + 1] : NULL;
+    if ((*rest == '=' && !rest[1]) || (!*rest && (!next || !*next || !strcmp(next, "--")))) return *options;
+  }
+  return NULL;
+}
+
+int tilec_same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  const char *na, *nb;
+  if (identity(a, &sa, &na) || identity(b, &sb, &nb)) return !strcmp(a, b);
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino && (na == nb || (na && nb && !strcmp(na, nb)));
 }
 
 static int fail(tile_context *ctx, tile_status s) {
@@ -243,14 +311,29 @@ static int execute(RunArgs *r) {
   return rc;
 }
 
-int tilec_run(int argc, char **argv) {
+RunArgs *tilec_run_parse(int argc, char **argv) {
   RunArgs *r = calloc(1, sizeof *r);
-  if (!r) return run_error("%s", "out of memory");
-  int rc = parse_run_args(argc, argv, r) || execute(r);
+  if (!r) {
+    run_error("%s", "out of memory");
+    return NULL;
+  }
+  if (!parse_run_args(argc, argv, r)) return r;
+  tilec_run_free(r);
+  return NULL;
+}
+
+void tilec_run_free(RunArgs *r) {
+  if (!r) return;
   for (int i = 0; i < MAX_ARGS; i++) {
     npy_free(&r->arrays[i]);
     free((char *)r->out_paths[i]);
   }
   free(r);
+}
+
+int tilec_run(int argc, char **argv) {
+  RunArgs *r = tilec_run_parse(argc, argv);
+  int rc = !r || load_buffers(r) || execute(r);
+  tilec_run_free(r);
   return rc;
 }

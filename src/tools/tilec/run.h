@@ -5,7 +5,21 @@
 #include "tile/tile.h"
 
 int tilec_run(int argc, char **argv);
-/* A whole file, malloc'd and NUL-terminated; NULL if it cannot be read. */
+typedef struct RunArgs RunArgs;
+/* tilec run's command line (argv[1] is "run"), parsed without reading or
+ * writing a file (tests/fuzz/fuzz_run_args.c); NULL, with the message on
+ * stderr, when it is wrong. */
+RunArgs *tilec_run_parse(int argc, char **argv);
+void tilec_run_free(RunArgs *r);
+/* A whole file (at most 64 MiB), malloc'd and NUL-terminated; NULL, with
+ * "cannot read 'PATH': why" on stderr, if it cannot be read. */
 char *tilec_read_file(const char *path, size_t *len);
+/* Whether two paths name one file: by (st_dev, st_ino), or for a file not
+ * made yet by its folder's and its name. */
+int tilec_same_file(const char *a, const char *b);
+/* The option argv[i] is, from the NULL-terminated `options` that take a
+ * value, when its value is missing or empty ("--kernel" last, "--kernel=",
+ * "-D --"); NULL otherwise.  An empty value is a mistake, not a setting. */
+const char *tilec_missing_value(int argc, char **argv, int i, const char *const *options);
 
 #endif
