@@ -5,6 +5,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <math.h>
 #include <string.h>
 
 tile_arg tile_buffer(void *data, const char *dtype, size_t count) {
@@ -126,10 +127,27 @@ static int check_int(const MetaParam *p, const tile_arg *a, char *err, size_t er
   return 0;
 }
 
+/* Whether a finite v becomes inf at the parameter's width (rounding to
+ * nearest: fp32 from FLT_MAX + half its last place up); also what keeps
+ * pack()'s conversion to float defined. */
+static int float_overflows(const MetaParam *p, double v) {
+  static const double fp32_inf_from = 0x1.ffffffp127;
+  if (!isfinite(v) || p->dtype == DT_FP64) return 0;
+  if (p->dtype == DT_FP32) return fabs(v) >= fp32_inf_from;
+  uint16_t bits = p->dtype == DT_FP16 ? fp16_from_double(v) : bf16_from_double(v);
+  return (bits & 0x7fff) == (p->dtype == DT_FP16 ? 0x7c00 : 0x7f80);
+}
+
 static int check_float(const MetaParam *p, const tile_arg *a, char *err, size_t errsize) {
-  char type[16];
+  char type[16], what[160];
   if (a->kind == TILE_ARG_BUFFER)
     return bad_param(err, errsize, p, "a buffer for a parameter of type %s", param_type(p, type, sizeof type));
+  double v = a->kind == TILE_ARG_INT ? (double)a->i : a->f;
+  if (float_overflows(p, v)) {
+    snprintf(what, sizeof what, "%g does not fit the parameter's type %s (it would be inf)", v,
+             param_type(p, type, sizeof type));
+    return bad_param(err, errsize, p, "%s", what);
+  }
   return 0;
 }
 

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -157,6 +158,37 @@ static void test_run_cpu_checks_arguments(void) {
   CHECK(x[0] == -99.0f);
   CHECK(run_fill(ctx, "*fp32,i8", 3, x) == TILE_OK); /* in range: runs */
   CHECK(x[0] == 0.0f && x[2] == 2.0f && x[3] == -99.0f);
+  tile_context_destroy(ctx);
+}
+
+static const char store_s[] =
+    "import triton.language as tl\n"
+    "@triton.jit\n"
+    "def put(x_ptr, s, BLOCK: tl.constexpr):\n"
+    "    tl.store(x_ptr + tl.arange(0, BLOCK), s.to(tl.float32) + tl.zeros([BLOCK], tl.float32))\n";
+
+static tile_status run_put(tile_context *ctx, const char *sig, double s, float *x) {
+  tile_options o = with_block();
+  o.signature = sig;
+  unsigned grid[3] = {1, 1, 1};
+  for (int i = 0; i < 8; i++) x[i] = -99.0f;
+  tile_arg args[] = {tile_buffer(x, "fp32", 8), tile_float(s)};
+  return tile_run_cpu(ctx, "put.tl", store_s, sizeof store_s - 1, &o, grid, args, 2, NULL);
+}
+
+/* once: 1e300 for an fp32 parameter became inf without a word (and its conversion was undefined) */
+static void test_float_that_does_not_fit(void) {
+  tile_context *ctx = cpu_context();
+  float x[8];
+  CHECK(run_put(ctx, "*fp32,fp32", 1e300, x) == TILE_ERROR_ARGUMENT);
+  CHECK_CONTAINS(tile_error(ctx), "argument 1 ('s'): 1e+300 does not fit the parameter's type fp32 (it would be inf)");
+  CHECK(run_put(ctx, "*fp32,fp32", -4e38, x) == TILE_ERROR_ARGUMENT);
+  CHECK(run_put(ctx, "*fp32,fp16", 70000.0, x) == TILE_ERROR_ARGUMENT);
+  CHECK_CONTAINS(tile_error(ctx), "70000 does not fit the parameter's type fp16");
+  CHECK(x[0] == -99.0f);
+  CHECK(run_put(ctx, "*fp32,fp32", 3e38, x) == TILE_OK && x[7] == 3e38f); /* the largest ones fit */
+  CHECK(run_put(ctx, "*fp32,fp16", 65504.0, x) == TILE_OK && x[0] == 65504.0f);
+  CHECK(run_put(ctx, "*fp32,fp32", INFINITY, x) == TILE_OK && isinf(x[0])); /* inf itself is a value */
   tile_context_destroy(ctx);
 }
 
@@ -313,7 +345,7 @@ int main(int argc, char **argv) {
     void (*run)(void);
   } tests[] = {
 #define TEST(name) {#name, test_##name},
-      TEST(null_defines) TEST(foreign_handles) TEST(run_cpu_checks_arguments) TEST(huge_count) TEST(endless_loop)
+      TEST(null_defines) TEST(foreign_handles) TEST(run_cpu_checks_arguments) TEST(float_that_does_not_fit) TEST(huge_count) TEST(endless_loop)
       TEST(option_ranges) TEST(constexpr_on_cpu) TEST(metadata_numbers) TEST(fifo_source)
 #undef TEST
   };
