@@ -1,6 +1,7 @@
 /* The fake CUDA driver (see fake_cuda.h).  Each function has cuda.h's
  * prototype, so the versioned names (cuMemAlloc_v2...) come out as the
  * runtime's dlsym expects. */
+#define _GNU_SOURCE /* PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP */
 #include "fake_cuda.h"
 
 #include <cuda.h>
@@ -57,7 +58,8 @@ static FakeContext contexts[FAKE_MAX_DEVICES];
 static _Thread_local CUcontext current;       /* as the real driver's: one per thread */
 static FakeBlock *blocks;                      /* the live allocations, in no order */
 static int num_blocks, cap_blocks;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* over everything above */
+/* over everything above; recursive, since on_launch runs under it and may call device_of */
+static pthread_mutex_t lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 
 static int device_count(void) { return state.devices > 0 && state.devices <= FAKE_MAX_DEVICES ? state.devices : 1; }
 
