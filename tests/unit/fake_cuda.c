@@ -61,7 +61,12 @@ static int num_blocks, cap_blocks;
 /* over everything above; recursive, since on_launch runs under it and may call device_of */
 static pthread_mutex_t lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 
-static int device_count(void) { return state.devices > 0 && state.devices <= FAKE_MAX_DEVICES ? state.devices : 1; }
+/* state.devices, else $FAKE_CUDA_DEVICES (for a program that cannot reach the state), else 1. */
+static int device_count(void) {
+  const char *env = getenv("FAKE_CUDA_DEVICES");
+  int n = state.devices ? state.devices : env ? atoi(env) : 1;
+  return n > 0 && n <= FAKE_MAX_DEVICES ? n : 1;
+}
 
 static void *current_context(void) { return current; }
 static void make_current(void *context) { current = context; }

@@ -46,7 +46,7 @@ typedef struct FakeCuda {
   int l2_bytes;                 /* the L2's size (0: the autotuner does not flush it) */
   int live_allocations, live_modules, live_streams, live_events;
   int launches, set_current_calls, shared_attribute;
-  int devices;                  /* how many devices the driver reports (0: 1; at most FAKE_MAX_DEVICES) */
+  int devices;                  /* how many devices the driver reports (0: $FAKE_CUDA_DEVICES, else 1; at most FAKE_MAX_DEVICES) */
   int launches_on[FAKE_MAX_DEVICES]; /* launches per device */
   int wrong_context;            /* calls refused for the context current on their thread (see above) */
   char wrong_call[64];          /* the first of them */
