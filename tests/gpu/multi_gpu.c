@@ -10,7 +10,7 @@
  * Exits 77 with the reason when there are fewer than two GPUs. */
 #include "tile/tile.h"
 
-#include <dirent.h>
+#include <glob.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -110,11 +110,13 @@ static void *work(void *arg) {
   return NULL;
 }
 
-static int count_files(const char *dir, const char *part) {
-  DIR *d = opendir(dir);
-  int n = 0;
-  for (struct dirent *e; d && (e = readdir(d));) n += strstr(e->d_name, part) != NULL;
-  if (d) closedir(d);
+/* How many files in dir match `pattern` ("*.tile"). */
+static int count_matches(const char *dir, const char *pattern) {
+  char path[256];
+  glob_t g;
+  snprintf(path, sizeof path, "%s/%s", dir, pattern);
+  int n = glob(path, 0, NULL, &g) == 0 ? (int)g.gl_pathc : 0;
+  globfree(&g);
   return n;
 }
 
@@ -160,7 +162,7 @@ int main(int argc, char **argv) {
       printf("GPU %d: %s, %lld elements, %d launches from thread 0 and %d from thread 1, kernel %s\n", d,
              tile_device_name(gpus[d].ctx), gpus[d].n, w[0].launches[d], w[1].launches[d],
              gpus[d].from_cache ? "from the disk cache" : "compiled");
-    int entries = count_files(cache, ".tile"), temps = count_files(cache, ".tmp");
+    int entries = count_matches(cache, "*.tile"), temps = count_matches(cache, "*.tmp*");
     printf("disk cache: %d entries, %d temporary files left\n", entries, temps);
     long bad = w[0].bad + w[1].bad;
     int all = w[0].launches[0] + w[0].launches[1] + w[1].launches[0] + w[1].launches[1];

@@ -37,8 +37,8 @@ typedef struct FakeStream {
 } FakeStream;
 
 typedef struct FakeEvent {
+  int device;                   /* first, as in FakeStream (make_on_device) */
   double ms;                    /* when it was recorded */
-  int device;
 } FakeEvent;
 
 /* A block from cuMemAlloc. */
@@ -116,6 +116,32 @@ static int device_of(const void *p) {
   int d = block_device(p);
   pthread_mutex_unlock(&lock);
   return d;
+}
+
+/* A stream or event (`size` bytes, its device first) in the current context; `live` counts them. */
+static CUresult make_on_device(const char *call, size_t size, void **out, int *live) {
+  pthread_mutex_lock(&lock);
+  CUresult r = on_device(call, -1);
+  int *made = r == CUDA_SUCCESS ? calloc(1, size) : NULL;
+  if (made) {
+    *made = current_device();
+    *out = made;
+    (*live)++;
+  }
+  pthread_mutex_unlock(&lock);
+  return r == CUDA_SUCCESS && !made ? CUDA_ERROR_OUT_OF_MEMORY : r;
+}
+
+/* Frees a module, stream or event of `device` if its context is current. */
+static CUresult free_on_device(const char *call, void *object, int device, int *live) {
+  pthread_mutex_lock(&lock);
+  CUresult r = on_device(call, device);
+  if (r == CUDA_SUCCESS) {
+    free(object);
+    (*live)--;
+  }
+  pthread_mutex_unlock(&lock);
+  return r;
 }
 
 EXPORT FakeCuda *fake_cuda_state(void) { return &state; }
@@ -222,14 +248,7 @@ EXPORT CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image, 
 }
 
 EXPORT CUresult CUDAAPI cuModuleUnload(CUmodule module) {
-  pthread_mutex_lock(&lock);
-  CUresult r = on_device("cuModuleUnload", ((FakeModule *)module)->device);
-  if (r == CUDA_SUCCESS) {
-    free(module);
-    state.live_modules--;
-  }
-  pthread_mutex_unlock(&lock);
-  return r;
+  return free_on_device("cuModuleUnload", module, ((FakeModule *)module)->device, &state.live_modules);
 }
 
 /* Finds `name` among the image's bytes (a cubin's symbol table, PTX's .entry). */
@@ -373,27 +392,11 @@ EXPORT CUresult CUDAAPI cuMemsetD8(CUdeviceptr dst, unsigned char c, size_t n) {
 }
 
 EXPORT CUresult CUDAAPI cuStreamCreate(CUstream *s, unsigned int flags) {
-  pthread_mutex_lock(&lock);
-  CUresult r = on_device("cuStreamCreate", -1);
-  FakeStream *made = r == CUDA_SUCCESS ? malloc(sizeof *made) : NULL;
-  if (made) {
-    made->device = current_device();
-    *s = (CUstream)made;
-    state.live_streams++;
-  }
-  pthread_mutex_unlock(&lock);
-  return r == CUDA_SUCCESS && !made ? CUDA_ERROR_OUT_OF_MEMORY : r;
+  return make_on_device("cuStreamCreate", sizeof(FakeStream), (void **)s, &state.live_streams);
 }
 
 EXPORT CUresult CUDAAPI cuStreamDestroy(CUstream s) {
-  pthread_mutex_lock(&lock);
-  CUresult r = on_device("cuStreamDestroy", stream_device(s));
-  if (r == CUDA_SUCCESS) {
-    free(s);
-    state.live_streams--;
-  }
-  pthread_mutex_unlock(&lock);
-  return r;
+  return free_on_device("cuStreamDestroy", s, stream_device(s), &state.live_streams);
 }
 
 EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream s) {
@@ -404,16 +407,7 @@ EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream s) {
 }
 
 EXPORT CUresult CUDAAPI cuEventCreate(CUevent *e, unsigned int flags) {
-  pthread_mutex_lock(&lock);
-  CUresult r = on_device("cuEventCreate", -1);
-  FakeEvent *made = r == CUDA_SUCCESS ? calloc(1, sizeof *made) : NULL;
-  if (made) {
-    made->device = current_device();
-    *e = (CUevent)made;
-    state.live_events++;
-  }
-  pthread_mutex_unlock(&lock);
-  return r == CUDA_SUCCESS && !made ? CUDA_ERROR_OUT_OF_MEMORY : r;
+  return make_on_device("cuEventCreate", sizeof(FakeEvent), (void **)e, &state.live_events);
 }
 
 EXPORT CUresult CUDAAPI cuEventRecord(CUevent e, CUstream s) {
@@ -445,14 +439,7 @@ EXPORT CUresult CUDAAPI cuEventElapsedTime(float *ms, CUevent start, CUevent end
 }
 
 EXPORT CUresult CUDAAPI cuEventDestroy(CUevent e) {
-  pthread_mutex_lock(&lock);
-  CUresult r = on_device("cuEventDestroy", ((FakeEvent *)e)->device);
-  if (r == CUDA_SUCCESS) {
-    free(e);
-    state.live_events--;
-  }
-  pthread_mutex_unlock(&lock);
-  return r;
+  return free_on_device("cuEventDestroy", e, ((FakeEvent *)e)->device, &state.live_events);
 }
 
 #ifndef FAKE_CUDA_NO_TENSOR_MAP

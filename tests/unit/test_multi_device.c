@@ -22,13 +22,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef FAKE_CUDA_PATH
-#error "FAKE_CUDA_PATH: the fake driver's path"
-#endif
-#ifndef TILE_SOURCE_DIR
-#define TILE_SOURCE_DIR "."
-#endif
-
 enum { N = 3001, ROUNDS = 60, WORKERS = 4, VARIANTS = 3 };
 
 static FakeCuda *fake;
@@ -112,14 +105,6 @@ static int add_once(Add *a, unsigned *seed) {
   return ok;
 }
 
-static int count_files(const char *dir, const char *part) {
-  DIR *d = opendir(dir);
-  int n = 0;
-  for (struct dirent *e; d && (e = readdir(d));) n += strstr(e->d_name, part) != NULL;
-  if (d) closedir(d);
-  return n;
-}
-
 static void remove_dir(const char *dir) {
   char command[200];
   snprintf(command, sizeof command, "rm -rf '%s'", dir);
@@ -138,6 +123,9 @@ static void test_in_turns(void) {
     CHECK(a[d].k && add_alloc(&a[d]));
   }
   CHECK(!strcmp(tile_device_name(a[0].ctx), "Fake GPU 0") && !strcmp(tile_device_name(a[1].ctx), "Fake GPU 1"));
+  tile_context *none = context_on(dir, -1);
+  CHECK(tile_device_open(none, 2) == TILE_ERROR_UNSUPPORTED && !strcmp(tile_error(none), "no CUDA device 2 (the driver sees 2)"));
+  tile_context_destroy(none);
   int before[2] = {fake->launches_on[0], fake->launches_on[1]}, wrong = fake->wrong_context, good = 0;
   unsigned seed = 1;
   for (int r = 0; r < ROUNDS; r++) good += add_once(&a[r % 2], &seed);
@@ -145,7 +133,7 @@ static void test_in_turns(void) {
   CHECK(fake->launches_on[0] == before[0] + ROUNDS / 2 && fake->launches_on[1] == before[1] + ROUNDS / 2);
   CHECK(fake->wrong_context == wrong && foreign_buffers == 0 && cache_notes == 0);
   /* the second kernel came from the first's cache entry (one target, one key) */
-  CHECK(count_files(dir, ".tile") == 1 && tile_kernel_text(a[1].k, TILE_STAGE_TIR) == NULL);
+  CHECK(check_count_files(dir, ".tile") == 1 && tile_kernel_text(a[1].k, TILE_STAGE_TIR) == NULL);
   /* another library made its own context current between our calls */
   static int other;
   fake->make_current(&other);
@@ -194,7 +182,7 @@ static void test_threads(void) {
   CHECK(fake->launches_on[0] == before[0] + 2 * ROUNDS && fake->launches_on[1] == before[1] + 2 * ROUNDS);
   if (fake->wrong_context != wrong) fprintf(stderr, "refused by the driver: %s\n", fake->wrong_call);
   CHECK(fake->wrong_context == wrong && foreign_buffers == 0 && cache_notes == 0);
-  CHECK(count_files(dir, ".tile") == 1 && count_files(dir, ".tmp") == 0);
+  CHECK(check_count_files(dir, ".tile") == 1 && check_count_files(dir, ".tmp") == 0);
   tile_context_destroy(adds[0].ctx);
   tile_context_destroy(adds[1].ctx);
   remove_dir(dir);
@@ -308,7 +296,7 @@ static void test_cache_contention(void) {
   CHECK(partial_reads == 0 && cache_notes == 0);
   printf("cache contention: %d whole reads of entries while %d threads and a process wrote them\n", (int)whole_reads,
          WORKERS);
-  CHECK(count_files(stress_dir, ".tile") == VARIANTS && count_files(stress_dir, ".tmp") == 0);
+  CHECK(check_count_files(stress_dir, ".tile") == VARIANTS && check_count_files(stress_dir, ".tmp") == 0);
   remove_dir(stress_dir);
 }
 
@@ -350,7 +338,7 @@ static void test_cache_threads(void) {
   for (int t = 0; t < WORKERS + 2; t++) pthread_create(&threads[t], NULL, t < WORKERS ? write_entry : read_entry, NULL);
   for (int t = 0; t < WORKERS + 2; t++) pthread_join(threads[t], NULL);
   CHECK(entry_writes_failed == 0 && partial_reads == 0 && whole_reads > 0);
-  CHECK(count_files(stress_dir, ".tile") == 1 && count_files(stress_dir, ".tmp") == 0);
+  CHECK(check_count_files(stress_dir, ".tile") == 1 && check_count_files(stress_dir, ".tmp") == 0);
   remove_dir(stress_dir);
 }
 
