@@ -240,9 +240,11 @@ typedef struct tile_stream_s *tile_stream;   /* a CUstream; NULL is the default 
 typedef struct tile_event_s *tile_event;     /* a CUevent */
 
 /* Device memory, on the context's device (device 0 unless tile_device_open
- * chose another, before any other GPU call).  Device pointers are passed to
- * kernels with tile_buffer.  Blocks are tracked: tile_free rejects a pointer
- * tile_malloc did not give, and copies into a block are bounds-checked. */
+ * chose another, before any other GPU call: for several GPUs, a context per
+ * device, on threads at once if need be; docs/abi.md, section 7).  Device
+ * pointers are passed to kernels with tile_buffer.  Blocks are tracked:
+ * tile_free rejects a pointer tile_malloc did not give, and copies into a
+ * block are bounds-checked. */
 TILE_API tile_status tile_device_open(tile_context *ctx, int ordinal);
 TILE_API const char *tile_device_name(tile_context *ctx);        /* "NVIDIA H100 80GB HBM3"; "" on the CPU or without a GPU */
 TILE_API tile_status tile_malloc(tile_context *ctx, void **device_ptr, size_t bytes);

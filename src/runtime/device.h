@@ -73,7 +73,8 @@ tile_status device_copy(tile_context *ctx, void *dst, const void *src, size_t by
 int allocation_extent(const tile_context *ctx, const void *ptr, size_t *bytes);
 /* Frees every block left (tile_context_destroy). */
 void free_allocations(tile_context *ctx);
-/* Forgets the streams and events left (tile_context_destroy; on the GPU they die with the device's context). */
+/* Destroys the streams and events left (tile_context_destroy): the device's primary context, shared with
+ * every other context on the device, outlives this one. */
 void free_host_tokens(tile_context *ctx);
 /* Nonzero if s is NULL (the default stream) or a live stream tile_stream_create made in ctx. */
 int context_has_stream(const tile_context *ctx, tile_stream s);

@@ -4,8 +4,8 @@
  * events.  Every block from tile_malloc is tracked by address in both modes:
  * tile_free rejects what it did not give, copies into a tracked block are
  * bounds-checked, and the context frees what is left.  Streams and events
- * are recorded on the context too, so a handle it did not make is refused
- * (on the GPU they die with the device's context). */
+ * are recorded on the context too, so a handle it did not make is refused,
+ * and those left are destroyed with the context. */
 #include "gpu.h"
 
 #include <stdint.h>
@@ -242,7 +242,13 @@ static void host_token_free(tile_context *ctx, HostToken *t) {
 }
 
 void free_host_tokens(tile_context *ctx) {
-  while (ctx->host_tokens) host_token_free(ctx, ctx->host_tokens);
+  /* the device's primary context outlives ours when another context (or library) holds it: destroy them */
+  struct Device *d = !ctx->on_cpu && ctx->device && ctx->host_tokens ? gpu_enter(ctx) : NULL;
+  for (HostToken *t; (t = ctx->host_tokens);) {
+    if (d && t->kind == TOKEN_STREAM) d->cuda.cuStreamDestroy_fn((CUstream)t->handle);
+    else if (d) d->cuda.cuEventDestroy_fn((CUevent)t->handle);
+    host_token_free(ctx, t);
+  }
 }
 
 /* The record of `handle` as a `kind`; NULL if the context made no such live handle. */

@@ -3,6 +3,7 @@
 #ifndef TILE_TEST_CHECK_H
 #define TILE_TEST_CHECK_H
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,15 @@ static int checks_passed, checks_failed;
               __LINE__, n_, h_ ? h_ : "(null)");                               \
     }                                                                          \
   } while (0)
+
+/* How many names in dir contain `part`. */
+static inline int check_count_files(const char *dir, const char *part) {
+  DIR *d = opendir(dir);
+  int n = 0;
+  for (struct dirent *e; d && (e = readdir(d));) n += strstr(e->d_name, part) != NULL;
+  if (d) closedir(d);
+  return n;
+}
 
 /* The file at dir/name (up to 1 MiB), NUL-terminated, malloc'd; NULL if it cannot be read. */
 static inline char *check_read_file(const char *dir, const char *name, size_t *len) {

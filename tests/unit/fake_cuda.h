@@ -2,7 +2,14 @@
  * machine without a GPU (TILE_CUDA_LIBRARY points at it).  "Device" memory
  * is host memory, modules are accepted if they name the function asked for,
  * and launches are recorded, not run.  The test reaches the recording
- * through fake_cuda_state(). */
+ * through fake_cuda_state().
+ * Like the real driver it has a primary context per device and a current
+ * context per thread: a call that needs one with none current fails
+ * (CUDA_ERROR_INVALID_CONTEXT), and so does one given a module, function,
+ * stream, event or allocation of another device than the current
+ * context's (CUDA_ERROR_INVALID_HANDLE; the real driver fails or runs on
+ * the wrong GPU).  Each such refusal is counted in wrong_context.  Calls may
+ * come from several threads: the recording is kept under a lock. */
 #ifndef TILE_TEST_FAKE_CUDA_H
 #define TILE_TEST_FAKE_CUDA_H
 
@@ -31,13 +38,24 @@ typedef struct FakeTensorMap {
 
 #define FAKE_TENSOR_MAP_MAGIC 0x50414d524f534e54ull /* "TNSORMAP" */
 
+enum { FAKE_MAX_DEVICES = 8 };
+
 typedef struct FakeCuda {
   int cc_major, cc_minor;       /* what the device reports (set before the runtime opens it) */
   int max_shared_optin;
   int l2_bytes;                 /* the L2's size (0: the autotuner does not flush it) */
   int live_allocations, live_modules, live_streams, live_events;
   int launches, set_current_calls, shared_attribute;
-  void *current;                /* the current context (one for the process: the fake ignores threads) */
+  int devices;                  /* how many devices the driver reports (0: $FAKE_CUDA_DEVICES, else 1; at most FAKE_MAX_DEVICES) */
+  int launches_on[FAKE_MAX_DEVICES]; /* launches per device */
+  int wrong_context;            /* calls refused for the context current on their thread (see above) */
+  char wrong_call[64];          /* the first of them */
+  int launch_device;            /* the device of the launch being recorded (for on_launch) */
+  /* this thread's current context, as another library would see and set it with cuCtxGetCurrent /
+   * cuCtxSetCurrent (but not counted in set_current_calls) */
+  void *(*current)(void);
+  void (*make_current)(void *context);
+  int (*device_of)(const void *p); /* the device of the allocation that holds p; -1 if none */
   int fail_next_load;           /* the next cuModuleLoadDataEx fails with a JIT log */
   unsigned max_block;           /* nonzero: launches of larger blocks fail (out of resources) */
   /* the last launch */

@@ -124,10 +124,10 @@ static void test_launch_parameters(void) {
   CHECK(tile_launch(k, empty, NULL, args, 7) == TILE_OK && fake->launches == before);
   /* something else made another context current on this thread: the launch restores ours */
   static int other;
-  fake->current = &other;
+  fake->make_current(&other);
   int sets = fake->set_current_calls;
   CHECK(tile_launch(k, grid, NULL, args, 7) == TILE_OK);
-  CHECK(fake->set_current_calls == sets + 1 && fake->current != &other);
+  CHECK(fake->set_current_calls == sets + 1 && fake->current() != &other);
   CHECK(tile_launch(k, grid, NULL, args, 7) == TILE_OK && fake->set_current_calls == sets + 1);
   tile_kernel_destroy(k);
   CHECK(fake->live_modules == 0);
