@@ -33,6 +33,7 @@ typedef struct Reader {
   Arena *arena;
   LayoutTable *layouts;  /* GPU-layout IR: the layouts defined so far; NULL for tile IR */
   Vec(NamedLayout) names;    /* the layouts defined so far, by the names the text gives them */
+  Loc last;              /* the place here() found last */
   jmp_buf fail;
 } Reader;
 
@@ -40,17 +41,23 @@ typedef struct Reader {
 
 static int peek(Reader *R) { return R->pos < R->src->len ? (unsigned char)R->src->text[R->pos] : -1; }
 
+/* The place of R->pos, counted on from the last place asked for (the
+ * reader moves back only a word at a time), so that a text's places cost
+ * its length once: counted from the start each time, a fuzzed chain of
+ * 1000 comparisons took minutes. */
 static Loc here(Reader *R) {
-  Loc l = {R->src, (uint32_t)R->pos, 1, 1, 1};
-  for (size_t i = 0; i < R->pos; i++) {
+  Loc *l = &R->last;
+  if (!l->src || l->offset > R->pos) *l = (Loc){R->src, 0, 1, 1, 1};
+  for (size_t i = l->offset; i < R->pos; i++) {
     if (R->src->text[i] == '\n') {
-      l.line++;
-      l.col = 1;
+      l->line++;
+      l->col = 1;
     } else {
-      l.col++;
+      l->col++;
     }
   }
-  return l;
+  l->offset = (uint32_t)R->pos;
+  return *l;
 }
 
 _Noreturn static void fail(Reader *R, const char *what) {
