@@ -348,8 +348,27 @@ static const char *const namespace_names[] = {
 #undef BUILTIN
 };
 
+/* Whether Triton has ns.name though tile does not (lang/unsupported.def). */
+static int unsupported(const char *ns, const char *name) {
+  static const char *const table[][2] = {
+#define UNSUPPORTED(ns, name) {ns, name},
+#include "unsupported.def"
+#undef UNSUPPORTED
+  };
+  int in_libdevice = !strcmp(ns, "libdevice") || !strcmp(ns, "tl.math");
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+    if (!strcmp(table[i][1], name) && (!strcmp(table[i][0], "libdevice") ? in_libdevice : strcmp(ns, "libdevice")))
+      return 1;
+  return 0;
+}
+
 static void no_member(Sema *S, Loc loc, const char *ns, const char *name) {
+  if (unsupported(ns, name)) {
+    diag_error(S->diags, loc, "%s.%s is part of Triton but not supported by tile yet", ns, name);
+    return;
+  }
   diag_error(S->diags, loc, "module '%s' has no attribute '%s'", ns, name);
+  if (!strcmp(ns, "libdevice") || !strncmp(ns, "tl.extra", 8)) return;
   const char *cands[B_COUNT + 16];
   int n = 0;
   for (int i = 0; i < B_COUNT; i++)
