@@ -205,9 +205,10 @@ static Node *namespace_member(Sema *S, Loc loc, const char *name) {
   int dt = dtype_lookup(name);
   if (dt >= 0 && !strcmp(dtype_triton_name((DType)dt), name)) return mk_const(S, loc, value_dtype(S, (DType)dt, 0));
   if (!strcmp(name, "constexpr")) return mk_const(S, loc, value_new(S, V_CONSTEXPR));
-  if (!strcmp(name, "language") || !strcmp(name, "math") || !strcmp(name, "core") ||
-      !strcmp(name, "standard"))
+  if (!strcmp(name, "language") || !strcmp(name, "core") || !strcmp(name, "standard"))
     return mk_const(S, loc, namespace_value(S, "tl"));
+  if (!strcmp(name, "math")) return mk_const(S, loc, namespace_value(S, "tl.math"));
+  if (!strcmp(name, "extra")) return mk_const(S, loc, namespace_value(S, "tl.extra"));
   int id = builtin_lookup(name, TL);
   if (id >= 0) {
     Value *v = value_new(S, V_BUILTIN);
@@ -223,6 +224,29 @@ static Node *namespace_member(Sema *S, Loc loc, const char *name) {
   return NULL;
 }
 
+static Node *libdevice_member(Sema *S, Loc loc, const char *name) {
+  int id = libdevice_lookup(name);
+  if (id < 0) return NULL;
+  Value *v = value_new(S, V_LIBDEVICE);
+  v->i = id;
+  return mk_const(S, loc, v);
+}
+
+/* ns.name for the namespaces: tl (and its aliases), tl.math (tl, then the
+ * libdevice functions, as Triton 2's tl.math), tl.extra, tl.extra.cuda and
+ * libdevice. */
+static Node *member_of(Sema *S, Loc loc, const char *ns, const char *name) {
+  if (!strcmp(ns, "libdevice")) return libdevice_member(S, loc, name);
+  if (!strcmp(ns, "tl.extra") || !strcmp(ns, "tl.extra.cuda")) {
+    if (!strcmp(name, "libdevice")) return mk_const(S, loc, namespace_value(S, "libdevice"));
+    if (!strcmp(ns, "tl.extra") && !strcmp(name, "cuda")) return mk_const(S, loc, namespace_value(S, "tl.extra.cuda"));
+    return NULL;
+  }
+  Node *m = namespace_member(S, loc, name);
+  if (!m && !strcmp(ns, "tl.math")) m = libdevice_member(S, loc, name);
+  return m;
+}
+
 static Node *lookup_name(Sema *S, Loc loc, const char *name) {
   Node *v = scope_get(&S->scope, name);
   if (v) return v;
@@ -234,7 +258,7 @@ static Node *lookup_name(Sema *S, Loc loc, const char *name) {
   }
   v = module_constant(S, loc, name);
   if (v) return v;
-  if (!strcmp(name, "tl") || !strcmp(name, "triton") || !strcmp(name, "language"))
+  if (!strcmp(name, "tl") || !strcmp(name, "triton") || !strcmp(name, "language") || !strcmp(name, "libdevice"))
     return mk_const(S, loc, namespace_value(S, name));
   int id = builtin_lookup(name, PY);
   if (id >= 0) {
@@ -324,8 +348,27 @@ static const char *const namespace_names[] = {
 #undef BUILTIN
 };
 
+/* Whether Triton has ns.name though tile does not (lang/unsupported.def). */
+static int unsupported(const char *ns, const char *name) {
+  static const char *const table[][2] = {
+#define UNSUPPORTED(ns, name) {ns, name},
+#include "unsupported.def"
+#undef UNSUPPORTED
+  };
+  int in_libdevice = !strcmp(ns, "libdevice") || !strcmp(ns, "tl.math");
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+    if (!strcmp(table[i][1], name) && (!strcmp(table[i][0], "libdevice") ? in_libdevice : strcmp(ns, "libdevice")))
+      return 1;
+  return 0;
+}
+
 static void no_member(Sema *S, Loc loc, const char *ns, const char *name) {
+  if (unsupported(ns, name)) {
+    diag_error(S->diags, loc, "%s.%s is part of Triton but not supported by tile yet", ns, name);
+    return;
+  }
   diag_error(S->diags, loc, "module '%s' has no attribute '%s'", ns, name);
+  if (!strcmp(ns, "libdevice") || !strncmp(ns, "tl.extra", 8)) return;
   const char *cands[B_COUNT + 16];
   int n = 0;
   for (int i = 0; i < B_COUNT; i++)
@@ -343,7 +386,7 @@ static Node *check_attr(Sema *S, Node *n) {
   if (is_runtime(obj)) return tile_attribute(S, obj, n);
   Value *v = obj->kind == ND_CONST ? obj->cval : NULL;
   if (v && v->kind == V_NAMESPACE) {
-    Node *m = namespace_member(S, n->loc, n->name);
+    Node *m = member_of(S, n->loc, v->s, n->name);
     if (m) return m;
     no_member(S, n->loc, v->s, n->name);
     return poison(S, n->loc);
@@ -434,6 +477,7 @@ static Node *check_call(Sema *S, Node *n) {
   Value *f = is_const(callee) && !callee->type ? callee->cval : NULL;
   if (f && f->kind == V_BUILTIN)
     return check_builtin_call(S, n, (int)f->i, f->self, args, n->args.len, kws, n->kwargs.len);
+  if (f && f->kind == V_LIBDEVICE) return check_libdevice_call(S, n, (int)f->i, args, n->args.len, kws, n->kwargs.len);
   if (f && f->kind == V_FUNC && f->self) { /* x.sigmoid(): x is the first argument */
     if (n->args.len == 64) return poison(S, n->loc);
     memmove(args + 1, args, sizeof args[0] * (size_t)n->args.len);

@@ -18,6 +18,23 @@ typedef enum {
   B_COUNT
 } BuiltinId;
 
+/* The libdevice functions of lang/libdevice.def; typed calls carry their row
+ * (the callee a V_LIBDEVICE), tile IR's libdevice op its kind. */
+typedef enum {
+#define LIBDEVICE(id, name, sig, f32, f64, c32, c64) LIBDEVICE_##id,
+#include "libdevice.def"
+#undef LIBDEVICE
+  LIBDEVICE_COUNT
+} LibdeviceId;
+
+typedef enum { LD_F, LD_FF, LD_FFF, LD_FI, LD_INT, LD_BOOL } LibdeviceSig;
+
+const char *libdevice_name(int id);              /* the Python name: "tanh" */
+const char *libdevice_symbol(int id, int fp64);  /* "__nv_tanhf", "__nv_tanh" */
+const char *libdevice_kind(int id);              /* the fp64 symbol without __nv_: tile IR's kind */
+LibdeviceSig libdevice_sig(int id);
+int libdevice_arity(int id);
+
 const char *builtin_name(int id);
 
 typedef enum {
@@ -25,6 +42,7 @@ typedef enum {
   V_DTYPE,        /* tl.float32, tl.pointer_type(tl.float16) */
   V_FUNC,         /* a @jit function of the module or of the standard library */
   V_BUILTIN,      /* a builtin; `self` set for a bound method (x.to) */
+  V_LIBDEVICE,    /* a libdevice function by name; i: its first row in lang/libdevice.def */
   V_NAMESPACE,    /* tl, triton, triton.language, tl.math */
   V_CONSTEXPR,    /* tl.constexpr itself, as an annotation */
   V_LIST,         /* a constexpr list or tuple (shapes, autotune configs) */

@@ -107,4 +107,8 @@ Node *check_builtin_call(Sema *S, Node *call, int id, Node *self, Node **args, i
                          Node **kw, int n_kw);
 const char *suggest(Sema *S, const char *name, const char *const *cands, int n);
 
+/* libdevice.c */
+int libdevice_lookup(const char *name);   /* the first row of that name, or -1 */
+Node *check_libdevice_call(Sema *S, Node *call, int first_row, Node **args, int n_args, Node **kw, int n_kw);
+
 #endif

@@ -73,6 +73,7 @@ static void print_value(Buf *b, const Value *v) {
   case V_DTYPE: buf_printf(b, "%s%s", v->dtype_is_ptr ? "*" : "", dtype_name(v->dtype)); break;
   case V_FUNC: buf_printf(b, "function %s", v->func->name); break;
   case V_BUILTIN: buf_printf(b, "builtin %s", builtin_name((int)v->i)); break;
+  case V_LIBDEVICE: buf_printf(b, "libdevice.%s", libdevice_name((int)v->i)); break;
   case V_NAMESPACE: buf_printf(b, "module %s", v->s); break;
   case V_CONSTEXPR: buf_puts(b, "tl.constexpr"); break;
   case V_LAMBDA: buf_puts(b, "lambda"); break;
@@ -124,6 +125,7 @@ int value_equal(const Value *x, const Value *y) {
   case V_DTYPE: return x->dtype == y->dtype && x->dtype_is_ptr == y->dtype_is_ptr;
   case V_FUNC: return x->func == y->func;
   case V_BUILTIN: return x->i == y->i && !x->self && !y->self;
+  case V_LIBDEVICE: return x->i == y->i;
   case V_NAMESPACE: return !strcmp(x->s, y->s);
   case V_LIST:
     if (x->items.len != y->items.len) return 0;

@@ -392,6 +392,39 @@ static void exec_ternary(Interp *I, const TirOp *op) {
   }
 }
 
+/* lang/libdevice.def's C expressions, in the operands' precision. */
+static double libdevice_fp32(int fn, float x, float y, float z, int n) {
+  switch (fn) {
+#define LIBDEVICE(id, name, sig, f32, f64, c32, c64) case LIBDEVICE_##id: return (double)(c32);
+#include "libdevice.def"
+#undef LIBDEVICE
+  default: return 0;
+  }
+}
+
+static double libdevice_fp64(int fn, double x, double y, double z, int n) {
+  switch (fn) {
+#define LIBDEVICE(id, name, sig, f32, f64, c32, c64) case LIBDEVICE_##id: return (double)(c64);
+#include "libdevice.def"
+#undef LIBDEVICE
+  default: return 0;
+  }
+}
+
+static void exec_libdevice(Interp *I, const TirOp *op) {
+  Slot *a[3] = {NULL, NULL, NULL}, *d = out(I, op);
+  int count = op->operands.len, fp64 = in_type(I, op, 0)->elem == DT_FP64, int_arg = libdevice_sig(op->kind) == LD_FI;
+  for (int j = 0; j < count && j < 3; j++) a[j] = in(I, op, j);
+  Type *t = out_type(I, op);
+  for (int64_t k = 0; k < d->n; k++) {
+    double x = a[0]->f[k], y = count > 1 && !int_arg ? a[1]->f[k] : 0, z = count > 2 ? a[2]->f[k] : 0;
+    int n = int_arg ? (int)a[1]->i[k] : 0;
+    double r = fp64 ? libdevice_fp64(op->kind, x, y, z, n) : libdevice_fp32(op->kind, (float)x, (float)y, (float)z, n);
+    if (is_float(t)) d->f[k] = round_float(r, t->elem);
+    else d->i[k] = (int64_t)r;
+  }
+}
+
 static void exec_cast(Interp *I, const TirOp *op) {
   Slot *s = in(I, op, 0), *d = out(I, op);
   Type *from = in_type(I, op, 0), *to = out_type(I, op);
@@ -780,6 +813,7 @@ static void exec_op(Interp *I, const TirOp *op) {
   case TIR_NEG: case TIR_NOT: case TIR_ABS: case TIR_EXP: case TIR_EXP2: case TIR_LOG: case TIR_LOG2: case TIR_SQRT:
   case TIR_RSQRT: case TIR_SIN: case TIR_COS: case TIR_ERF: case TIR_FLOOR: case TIR_CEIL: exec_unary(I, op); break;
   case TIR_FMA: case TIR_CLAMP: case TIR_SELECT: exec_ternary(I, op); break;
+  case TIR_LIBDEVICE: exec_libdevice(I, op); break;
   case TIR_CAST: case TIR_BITCAST: exec_cast(I, op); break;
   case TIR_RAND: exec_rand(I, op); break;
   case TIR_PRINT: exec_print(I, op); break;

@@ -238,6 +238,17 @@ static LLVMValueRef float_fma(Lower *L, LLVMValueRef *x) {
   return narrow(t, L) ? LLVMBuildFPTrunc(L->b, r, t, "") : r;
 }
 
+/* A row of lang/libdevice.def: its fp32 or fp64 __nv_ function; i1 results
+ * are the i32 result != 0, as Triton's isnan and isinf. */
+static LLVMValueRef libdevice_row(Lower *L, int row, LLVMValueRef *x) {
+  LLVMTypeRef ft = LLVMTypeOf(x[0]), p[3] = {ft, ft, ft};
+  LibdeviceSig sig = libdevice_sig(row);
+  if (sig == LD_FI) p[1] = L->i32;
+  LLVMTypeRef ret = sig == LD_INT || sig == LD_BOOL ? L->i32 : ft;
+  LLVMValueRef r = lower_call(L, libdevice_symbol(row, ft == L->f64), ret, p, libdevice_arity(row), x);
+  return sig == LD_BOOL ? LLVMBuildICmp(L->b, LLVMIntNE, r, LLVMConstNull(L->i32), "") : r;
+}
+
 LLVMValueRef lower_scalar(Lower *L, TirCode code, int kind, const Type *t, LLVMValueRef *x) {
   int fl = is_float(t);
   switch (code) {
@@ -245,6 +256,7 @@ LLVMValueRef lower_scalar(Lower *L, TirCode code, int kind, const Type *t, LLVMV
     if (fl) return float_compare(L, kind, x[0], x[1]);
     return LLVMBuildICmp(L->b, int_predicate(kind, is_signed(t)), x[0], x[1], "");
   case TIR_SELECT: return LLVMBuildSelect(L->b, x[0], x[1], x[2], "");
+  case TIR_LIBDEVICE: return libdevice_row(L, kind, x);
   case TIR_FMA: return float_fma(L, x);
   case TIR_CLAMP:
     return binary_intrinsic(L, "llvm.minnum", binary_intrinsic(L, "llvm.maxnum", x[0], x[1]), x[2]);

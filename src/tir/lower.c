@@ -299,6 +299,12 @@ static int lower_nary(Lower *L, Node *n, TirCode code, int count) {
   return emit(L, code, n->loc, n->type, v[0], v[1], v[2]);
 }
 
+static int lower_libdevice(Lower *L, Node *n) {
+  int v = lower_nary(L, n, TIR_LIBDEVICE, n->args.len);
+  last_op(L)->kind = (int)n->a->cval->i;
+  return v;
+}
+
 static int lower_expand_dims(Lower *L, Node *n, NodeVec *a) {
   int v = lower_expr(L, a->data[0]);
   Value *axes = a->data[1]->kind == ND_TUPLE ? NULL : a->data[1]->cval;
@@ -488,7 +494,7 @@ static int lower_expr(Lower *L, Node *n) {
   case ND_CAST: return lower_cast(L, n);
   case ND_BROADCAST: return broadcast_to(L, n->loc, lower_expr(L, n->a), n->type);
   case ND_SUBSCRIPT: return lower_subscript(L, n);
-  case ND_CALL: return lower_builtin(L, n);
+  case ND_CALL: return n->a->cval->kind == V_LIBDEVICE ? lower_libdevice(L, n) : lower_builtin(L, n);
   default:
     diag_error(L->diags, n->loc, "internal error: %s cannot be lowered", node_kind_name(n->kind));
     return emit_constant(L, n->loc, type_scalar(L->f->arena, DT_I32), 0, 0);

@@ -111,6 +111,11 @@ static const char *const *kind_names(TirCode code, int *count) {
   static const char *const dot[] = {"ieee", "tf32", "tf32x3"};
   static const char *const hint[] = {"multiple_of", "max_contiguous", "max_constancy"};
   static const char *const rand[] = {"uniform", "normal", "int"};
+  static const char *const libdevice[] = {
+#define LIBDEVICE(id, name, sig, f32, f64, c32, c64) #f64,
+#include "libdevice.def"
+#undef LIBDEVICE
+  };
 #define KINDS(table) (*count = (int)(sizeof table / sizeof table[0]), table)
   switch (code) {
   case TIR_CMP: return KINDS(cmp);
@@ -119,6 +124,7 @@ static const char *const *kind_names(TirCode code, int *count) {
   case TIR_DOT: return KINDS(dot);
   case TIR_HINT: return KINDS(hint);
   case TIR_RAND: return KINDS(rand);
+  case TIR_LIBDEVICE: return KINDS(libdevice);
   default: *count = 0; return NULL;
   }
 #undef KINDS

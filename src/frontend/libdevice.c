@@ -1,0 +1,139 @@
+/* Calls of libdevice functions (lang/libdevice.def): `libdevice.tanh(x)`,
+ * `tl.extra.cuda.libdevice.pow(x, y)`, `tl.math.tanh(x)`.  As Triton's extern
+ * dispatch, the arguments broadcast together but do not promote: their
+ * types must be one of the function's signatures exactly (a constexpr
+ * argument takes its literal type, i32 or fp32), so fp16 and bf16 are
+ * errors. */
+#include "sema_impl.h"
+
+#include <string.h>
+
+typedef struct Row {
+  const char *name, *f32, *f64, *kind;
+  LibdeviceSig sig;
+} Row;
+
+static const Row rows[] = {
+#define LIBDEVICE(id, name, sig, f32, f64, c32, c64) {name, "__nv_" #f32, "__nv_" #f64, #f64, sig},
+#include "libdevice.def"
+#undef LIBDEVICE
+};
+
+const char *libdevice_name(int id) { return rows[id].name; }
+const char *libdevice_symbol(int id, int fp64) { return fp64 ? rows[id].f64 : rows[id].f32; }
+const char *libdevice_kind(int id) { return rows[id].kind; }
+LibdeviceSig libdevice_sig(int id) { return rows[id].sig; }
+
+int libdevice_arity(int id) {
+  switch (rows[id].sig) {
+  case LD_FF: case LD_FI: return 2;
+  case LD_FFF: return 3;
+  default: return 1;
+  }
+}
+
+int libdevice_lookup(const char *name) {
+  for (int i = 0; i < LIBDEVICE_COUNT; i++)
+    if (!strcmp(rows[i].name, name)) return i;
+  return -1;
+}
+
+/* Whether the argument types are one of row's two signatures. */
+static int matches(int row, Node **xs, int n) {
+  DType f = xs[0]->type->elem;
+  if (f != DT_FP32 && f != DT_FP64) return 0;
+  for (int i = 1; i < n; i++) {
+    DType want = rows[row].sig == LD_FI ? DT_I32 : f;
+    if (xs[i]->type->elem != want) return 0;
+  }
+  return 1;
+}
+
+static DType result_elem(int row, DType x) {
+  switch (rows[row].sig) {
+  case LD_INT: return DT_I32;
+  case LD_BOOL: return DT_I1;
+  default: return x;
+  }
+}
+
+/* "(fp32, i32) or (fp64, i32)": what the function takes. */
+static const char *signatures(Sema *S, int first) {
+  Buf b;
+  buf_init(&b, S->arena);
+  for (int r = first, k = 0; r < LIBDEVICE_COUNT; r++) {
+    if (strcmp(rows[r].name, rows[first].name)) continue;
+    for (int fp64 = 0; fp64 < 2; fp64++, k++) {
+      buf_puts(&b, k ? ", (" : "(");
+      for (int i = 0; i < libdevice_arity(r); i++)
+        buf_printf(&b, "%s%s", i ? ", " : "", i && rows[r].sig == LD_FI ? "i32" : fp64 ? "fp64" : "fp32");
+      buf_puts(&b, ")");
+    }
+  }
+  return buf_cstr(&b);
+}
+
+static Node *no_variant(Sema *S, Node *call, const char *fn, int first, Node **xs, int n) {
+  Buf b;
+  buf_init(&b, S->arena);
+  int narrow = 0;
+  for (int i = 0; i < n; i++) {
+    buf_printf(&b, "%s%s", i ? ", " : "", dtype_name(xs[i]->type->elem));
+    narrow |= xs[i]->type->elem == DT_FP16 || xs[i]->type->elem == DT_BF16;
+  }
+  diag_error(S->diags, call->loc, "%s: no variant for (%s); it takes %s", fn, buf_cstr(&b), signatures(S, first));
+  if (narrow) diag_note(S->diags, call->loc, "convert first, e.g. x.to(tl.float32)");
+  return poison(S, call->loc);
+}
+
+/* Broadcasts the arguments to one shape; 0 after an error. */
+static int broadcast_args(Sema *S, const char *fn, Node **xs, int n) {
+  Type acc = *xs[0]->type;
+  for (int i = 1; i < n; i++) {
+    int rank;
+    int64_t shape[MAX_RANK];
+    if (!broadcast_shapes(&acc, xs[i]->type, &rank, shape)) {
+      diag_error(S->diags, xs[i]->loc, "%s: operand shapes %s and %s cannot broadcast", fn, shape_str(S->arena, &acc),
+                 shape_str(S->arena, xs[i]->type));
+      return 0;
+    }
+    acc.rank = rank;
+    memcpy(acc.shape, shape, sizeof shape);
+  }
+  for (int i = 0; i < n; i++) xs[i] = broadcast(S, xs[i], acc.rank, acc.shape);
+  return 1;
+}
+
+Node *check_libdevice_call(Sema *S, Node *call, int first, Node **args, int n_args, Node **kw, int n_kw) {
+  const char *fn = arena_printf(S->arena, "libdevice.%s", rows[first].name);
+  int arity = libdevice_arity(first);
+  if (n_kw) {
+    diag_error(S->diags, kw[0]->loc, "%s() takes its arguments by position only", fn);
+    return poison(S, call->loc);
+  }
+  if (n_args != arity) {
+    diag_error(S->diags, call->loc, "%s() takes %d argument%s, got %d", fn, arity, arity == 1 ? "" : "s", n_args);
+    return poison(S, call->loc);
+  }
+  Node *xs[3];
+  for (int i = 0; i < n_args; i++) {
+    xs[i] = runtime(S, args[i]);
+    if (!xs[i]->type || xs[i]->type->is_ptr) {
+      diag_error(S->diags, args[i]->loc, "%s: argument %d must be a number tile or scalar, not %s", fn, i + 1,
+                 describe(S, args[i]));
+      return poison(S, call->loc);
+    }
+  }
+  if (!broadcast_args(S, fn, xs, n_args)) return poison(S, call->loc);
+  int row = -1;
+  for (int r = first; r < LIBDEVICE_COUNT && row < 0; r++)
+    if (!strcmp(rows[r].name, rows[first].name) && matches(r, xs, n_args)) row = r;
+  if (row < 0) return no_variant(S, call, fn, first, xs, n_args);
+  Node *n = typed_node(S, ND_CALL, call->loc, type_with_elem(S->arena, xs[0]->type, result_elem(row, xs[0]->type->elem), 0));
+  Value *f = value_new(S, V_LIBDEVICE);
+  f->i = row;
+  n->a = mk_const(S, call->loc, f);
+  n->name = fn;
+  for (int i = 0; i < n_args; i++) vec_push(S->arena, &n->args, xs[i]);
+  return n;
+}
