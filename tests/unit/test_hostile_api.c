@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -130,14 +131,18 @@ static void test_foreign_handles(void) {
 
 /* ---- 2. tile_run_cpu checks its arguments as tile_launch does ----------------------------- */
 
-/* tile_run_cpu of store_n with signature `sig` and n = `n`: the status; x poisoned first. */
-static tile_status run_fill(tile_context *ctx, const char *sig, long long n, float *x) {
+/* tile_run_cpu of `source` (x_ptr and one scalar) with signature `sig`: the status; x poisoned first. */
+static tile_status run_scalar(tile_context *ctx, const char *source, const char *sig, tile_arg scalar, float *x) {
   tile_options o = with_block();
   o.signature = sig;
   unsigned grid[3] = {1, 1, 1};
   for (int i = 0; i < 8; i++) x[i] = -99.0f;
-  tile_arg args[] = {tile_buffer(x, "fp32", 8), tile_int(n)};
-  return tile_run_cpu(ctx, "f.tl", store_n, sizeof store_n - 1, &o, grid, args, 2, NULL);
+  tile_arg args[] = {tile_buffer(x, "fp32", 8), scalar};
+  return tile_run_cpu(ctx, "k.tl", source, strlen(source), &o, grid, args, 2, NULL);
+}
+
+static tile_status run_fill(tile_context *ctx, const char *sig, long long n, float *x) {
+  return run_scalar(ctx, store_n, sig, tile_int(n), x);
 }
 
 static void test_run_cpu_checks_arguments(void) {
@@ -168,12 +173,7 @@ static const char store_s[] =
     "    tl.store(x_ptr + tl.arange(0, BLOCK), s.to(tl.float32) + tl.zeros([BLOCK], tl.float32))\n";
 
 static tile_status run_put(tile_context *ctx, const char *sig, double s, float *x) {
-  tile_options o = with_block();
-  o.signature = sig;
-  unsigned grid[3] = {1, 1, 1};
-  for (int i = 0; i < 8; i++) x[i] = -99.0f;
-  tile_arg args[] = {tile_buffer(x, "fp32", 8), tile_float(s)};
-  return tile_run_cpu(ctx, "put.tl", store_s, sizeof store_s - 1, &o, grid, args, 2, NULL);
+  return run_scalar(ctx, store_s, sig, tile_float(s), x);
 }
 
 /* once: 1e300 for an fp32 parameter became inf without a word (and its conversion was undefined) */
