@@ -39,7 +39,7 @@ typedef struct KernelCompiler {
   /* Runs s->program on the interpreter; bytes[i]: argument i's buffer size. */
   tile_status (*run_cpu)(tile_kernel *k, Spec *s, const unsigned grid[3], const tile_arg *args, int n,
                          const size_t *bytes);
-  void (*release_spec)(Spec *s);   /* frees s->program */
+  void (*release_spec)(tile_kernel *k, Spec *s); /* frees s->program */
   void (*release)(tile_kernel *k); /* frees k->source and k->tuning */
   /* The autotuner's choices on disk (the cache directory), keyed by the
    * kernel's source and options and by `what`: the GPU, the signature and
