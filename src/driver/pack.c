@@ -122,8 +122,10 @@ static tile_status compile_one(Packer *p, const tile_options *o, int spec, int c
   if (s == TILE_OK) return s;
   char what[64] = "";
   if (config >= 0) snprintf(what, sizeof what, ", config %d", config);
-  return context_failf(p->ctx, s, "tile_pack: signature %s%s, %s:\n%s", o->signature, what,
-                       o->arch ? o->arch : "the CPU interpreter", tile_error(p->ctx));
+  context_note(p->ctx, "tile_pack: the errors above are of signature %s%s, for %s", o->signature, what,
+               o->arch ? o->arch : "the CPU interpreter");
+  return s == TILE_ERROR_COMPILE ? s : context_failf(p->ctx, s, "tile_pack: signature %s%s, %s: %s", o->signature, what,
+                                                     o->arch ? o->arch : "the CPU interpreter", tile_error(p->ctx));
 }
 
 /* The kernel's declaration: its name and the configs to bundle (opts->config's alone, else every one). */
