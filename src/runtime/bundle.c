@@ -6,6 +6,7 @@
 #include "args.h"
 #include "../frontend/types.h"
 #include "../support/diag.h"
+#include "../support/endian.h"
 #include "../support/sha256.h"
 
 #include <stdarg.h>
@@ -19,16 +20,6 @@ static const char *const kind_names[] = {
     BUNDLE_KINDS(BUNDLE_KIND_NAME)
 #undef BUNDLE_KIND_NAME
 };
-
-static void put_le(unsigned char *p, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get_le(const unsigned char *p, int bytes) {
-  uint64_t v = 0;
-  for (int i = bytes - 1; i >= 0; i--) v = v << 8 | p[i];
-  return v;
-}
 
 /* Of the whole file but the digest itself: bytes 0..31, then 64 to the end. */
 static void file_digest(const unsigned char *data, size_t size, unsigned char digest[32]) {
@@ -49,24 +40,24 @@ int bundle_encode(const BundleBlob *blobs, int count, unsigned char **out, size_
   unsigned char *p = calloc(1, total);
   if (!p) return -1;
   memcpy(p, magic, sizeof magic);
-  put_le(p + 8, BUNDLE_FORMAT, 4);
-  put_le(p + 12, (uint64_t)count, 4);
-  put_le(p + 16, total, 8);
+  le_put(p + 8, BUNDLE_FORMAT, 4);
+  le_put(p + 12, (uint64_t)count, 4);
+  le_put(p + 16, total, 8);
   size_t at = BUNDLE_HEADER_SIZE + (size_t)count * BUNDLE_ENTRY_SIZE;
   for (int i = 0; i < count; i++) {
     const BundleBlob *b = &blobs[i];
     unsigned char *e = p + BUNDLE_HEADER_SIZE + (size_t)i * BUNDLE_ENTRY_SIZE;
     size_t meta_len = b->metadata ? strlen(b->metadata) : 0;
-    put_le(e, (uint64_t)b->kind, 4);
-    put_le(e + 4, (uint32_t)b->spec, 4);
-    put_le(e + 8, (uint32_t)b->config, 4);
+    le_put(e, (uint64_t)b->kind, 4);
+    le_put(e + 4, (uint32_t)b->spec, 4);
+    le_put(e + 8, (uint32_t)b->config, 4);
     if (b->arch) memcpy(e + 16, b->arch, strnlen(b->arch, BUNDLE_ARCH_BYTES));
-    put_le(e + 24, at, 8);
-    put_le(e + 32, b->size, 8);
+    le_put(e + 24, at, 8);
+    le_put(e + 32, b->size, 8);
     if (b->size) memcpy(p + at, b->data, b->size);
     at += b->size;
-    put_le(e + 40, meta_len ? at : 0, 8);
-    put_le(e + 48, meta_len, 8);
+    le_put(e + 40, meta_len ? at : 0, 8);
+    le_put(e + 48, meta_len, 8);
     if (meta_len) memcpy(p + at, b->metadata, meta_len);
     at += meta_len;
   }
@@ -225,9 +216,9 @@ static int read_manifest(Reader *r, const BundleEntry *e) {
 static int read_entry(Reader *r, int i, size_t data_start, BundleEntry *e) {
   Bundle *b = r->b;
   const unsigned char *p = b->bytes + BUNDLE_HEADER_SIZE + (size_t)i * BUNDLE_ENTRY_SIZE;
-  uint64_t kind = get_le(p, 4), spec = get_le(p + 4, 4), config = get_le(p + 8, 4), reserved = get_le(p + 12, 4);
-  uint64_t data_at = get_le(p + 24, 8), data_len = get_le(p + 32, 8), meta_at = get_le(p + 40, 8),
-           meta_len = get_le(p + 48, 8);
+  uint64_t kind = le_get(p, 4), spec = le_get(p + 4, 4), config = le_get(p + 8, 4), reserved = le_get(p + 12, 4);
+  uint64_t data_at = le_get(p + 24, 8), data_len = le_get(p + 32, 8), meta_at = le_get(p + 40, 8),
+           meta_len = le_get(p + 48, 8);
   if (kind >= BUNDLE_KIND_COUNT) return fail(r, "entry %d: kind %llu is not one of 0..%d", i, (unsigned long long)kind, BUNDLE_KIND_COUNT - 1);
   if ((i == 0) != (kind == BUNDLE_MANIFEST)) return fail(r, "entry %d: the manifest must be entry 0, and only it", i);
   if (reserved) return fail(r, "entry %d: reserved field is %llu, not 0", i, (unsigned long long)reserved);
@@ -293,7 +284,7 @@ static int read_header(Reader *r, size_t *data_start) {
   const unsigned char *p = b->bytes;
   if (b->size < BUNDLE_HEADER_SIZE || memcmp(p, magic, sizeof magic))
     return fail(r, "not a kernel bundle (no TILEBNDL magic; %zu bytes)", b->size);
-  uint64_t format = get_le(p + 8, 4), count = get_le(p + 12, 4), length = get_le(p + 16, 8), reserved = get_le(p + 24, 8);
+  uint64_t format = le_get(p + 8, 4), count = le_get(p + 12, 4), length = le_get(p + 16, 8), reserved = le_get(p + 24, 8);
   if (format != BUNDLE_FORMAT)
     return fail(r, "format version %llu; this runtime reads version %d", (unsigned long long)format, BUNDLE_FORMAT);
   if (length != b->size)

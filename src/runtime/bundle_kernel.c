@@ -216,26 +216,10 @@ static Variant load_choice(tile_kernel *k, const char *what) {
 }
 
 static void save_choice(tile_kernel *k, const char *what, Variant v, const char *timings) {
-  const Bundle *b = k->source;
-  char key[65], why[512];
+  char key[65];
   if (!k->ctx->cache_dir) return;
-  choice_key(b, what, key);
-  Arena a;
-  Guard guard;
-  arena_init(&a, 1 << 24);
-  a.guard = &guard;
-  if (setjmp(guard.jump) == 0) {
-    Buf json;
-    buf_init(&json, &a);
-    buf_printf(&json, "{\"config\": %d, \"timings_ms\": %s, \"case\": ", v.config, timings);
-    json_put_string(&json, what);
-    buf_puts(&json, "}\n");
-    static const char tag[] = "tile bundle choice";
-    CacheEntry e = {(unsigned char *)tag, sizeof tag - 1, 0, (char *)buf_cstr(&json), json.len};
-    if (cache_write(k->ctx->cache_dir, key, &e, why, sizeof why))
-      context_note(k->ctx, "cache: %s; the autotuner's choice was not cached", why);
-  }
-  arena_free(&a);
+  choice_key(k->source, what, key);
+  autotune_write_choice(k, key, what, v, timings);
 }
 
 static const KernelCompiler bundle_compiler = {.build = build, .run_cpu = run_cpu, .release_spec = release_spec,

@@ -141,6 +141,10 @@ tile_status autotune_select(tile_kernel *k, const uint16_t *key, int key_len, co
  * before any choice, every config compiled and the first that compiles. */
 tile_status autotune_compile(tile_kernel *k, const uint16_t *key, int key_len, const tile_arg *args, int n,
                              Spec **out);
+/* Writes the choice v for case `what` (with each variant's timings, JSON)
+ * to the disk cache as entry `key`: {"config", "refill", "tma",
+ * "timings_ms", "case"}; a note in k's context if it cannot. */
+void autotune_write_choice(tile_kernel *k, const char *key, const char *what, Variant v, const char *timings);
 /* Frees k->choices. */
 void autotune_release(tile_kernel *k);
 
