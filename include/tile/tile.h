@@ -323,6 +323,31 @@ TILE_API tile_status tile_kernel_load(tile_context *ctx, const void *image, size
                                       tile_kernel **out);
 TILE_API tile_status tile_kernel_load_file(tile_context *ctx, const char *image_path, const char *metadata_path,
                                            tile_kernel **out);
+/* Kernel bundles (.tlk, docs/abi.md section 12): one file holding a
+ * kernel's specialisations, each for several architectures (a cubin, its
+ * PTX and their metadata) and for the CPU interpreter (its tile IR), for
+ * every bundled @triton.autotune config.  tile_pack (libtile) compiles one:
+ * `signatures` (1 to 64, Triton's AOT form) times `archs` (1 to 16,
+ * "sm_80", "sm_90a", ...) times the configs -- opts->config's alone when
+ * it is >= 0, else every config of the source's @triton.autotune (none if
+ * it has none); *bundle and *size are borrowed like tile_compile's.
+ * tile_kernel_load_bundle reads one (`name` is for messages), checking
+ * every field (a corrupt file is TILE_ERROR_ARGUMENT naming the file and
+ * the field).  A launch picks the most specialised bundled signature its
+ * arguments satisfy (':16' and ':1' as a JIT kernel derives them; none is
+ * an error listing what is bundled) and the image for the GPU present (a
+ * cubin it runs, the newest; else PTX, which the driver compiles); with
+ * several configs the first launch of each case tunes among them, as a JIT
+ * kernel's autotuner does, and keeps the choice in the disk cache (keyed
+ * by the bundle's checksum, the GPU and the case), so another process does
+ * not tune again.  On the CPU interpreter the bundled tile IR runs (libtile
+ * only: libtile_rt loads bundles and runs them on the GPU, and says so). */
+TILE_API tile_status tile_pack(tile_context *ctx, const char *name, const char *source, size_t len,
+                               const tile_options *opts, const char *const *signatures, int num_signatures,
+                               const char *const *archs, int num_archs, const void **bundle, size_t *size);
+TILE_API tile_status tile_kernel_load_bundle(tile_context *ctx, const char *name, const void *bundle, size_t size,
+                                             tile_kernel **out);
+TILE_API tile_status tile_kernel_load_bundle_file(tile_context *ctx, const char *path, tile_kernel **out);
 TILE_API void tile_kernel_destroy(tile_kernel *k);   /* NULL is fine */
 
 /* Compiles the specialisation for `args` without launching it (warms the

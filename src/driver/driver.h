@@ -97,6 +97,21 @@ const char *describe_kernel(Compilation *c, const struct TirFunc *f, const GpuAr
  * TILE_OK, or TILE_ERROR_ARGUMENT / TILE_ERROR_RUNTIME with err (launch.c). */
 tile_status launch_interpreted(const struct TirFunc *f, const unsigned grid[3], const tile_arg *args, int n,
                                const size_t *bytes, double time_limit_s, Buf *printed, char *err, size_t errsize);
+/* A specialisation compiled for the interpreter (a JIT kernel's, or a
+ * bundle's tile IR): its compilation stays alive in Spec.program. */
+typedef struct CpuProgram {
+  Compilation *c;
+  const struct TirFunc *f;
+} CpuProgram;
+struct tile_kernel;
+struct Spec;
+struct KernelTuning;
+/* jit.c's, shared with bundles' interpreter (pack.c): runs a CpuProgram, frees one. */
+tile_status jit_run_cpu(struct tile_kernel *k, struct Spec *s, const unsigned grid[3], const tile_arg *args, int n,
+                        const size_t *bytes);
+void jit_release_spec(struct tile_kernel *k, struct Spec *s);
+/* How a kernel with several @triton.autotune configs is tuned (kernel.h), in one malloc'd block. */
+struct KernelTuning *jit_tuning_of(const CheckedKernel *k, int tune_refill, int tune_tma);
 extern const unsigned char tile_stdlib_source[];
 extern const size_t tile_stdlib_size;
 

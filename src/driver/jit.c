@@ -45,12 +45,6 @@ typedef struct JitTuning {
   char names[];
 } JitTuning;
 
-/* A specialisation compiled for the interpreter: its compilation stays alive. */
-typedef struct CpuProgram {
-  Compilation *c;
-  const TirFunc *f;
-} CpuProgram;
-
 /* ---- the disk cache key ------------------------------------------------------------- */
 
 static void hash_field(Sha256 *h, const void *data, size_t len) {
@@ -346,7 +340,7 @@ static tile_status build(tile_kernel *k, Spec *s) { return s->on_cpu ? build_cpu
 
 /* ---- running on the interpreter ----------------------------------------------------- */
 
-static tile_status run_cpu(tile_kernel *k, Spec *s, const unsigned grid[3], const tile_arg *args, int n,
+tile_status jit_run_cpu(tile_kernel *k, Spec *s, const unsigned grid[3], const tile_arg *args, int n,
                            const size_t *bytes) {
   const CpuProgram *p = s->program;
   Guard *guard = &p->c->guard; /* armed again here: the program's arena (argument errors name types there) */
@@ -368,7 +362,7 @@ static tile_status run_cpu(tile_kernel *k, Spec *s, const unsigned grid[3], cons
   return status == TILE_OK ? status : context_fail(k->ctx, status, err);
 }
 
-static void release_spec(Spec *s) {
+void jit_release_spec(tile_kernel *k, Spec *s) {
   CpuProgram *p = s->program;
   if (p) compilation_end(p->c);
   s->program = NULL;
@@ -442,30 +436,14 @@ static Variant load_choice(tile_kernel *k, const char *what) {
 }
 
 static void save_choice(tile_kernel *k, const char *what, Variant v, const char *timings) {
-  char key[65], why[512];
+  char key[65];
   if (!k->ctx->cache_dir) return;
   choice_key(k, what, key);
-  Arena a;
-  Guard guard;
-  arena_init(&a, 1 << 24);
-  a.guard = &guard;
-  if (setjmp(guard.jump) == 0) {
-    Buf json;
-    buf_init(&json, &a);
-    buf_printf(&json, "{\"config\": %d, \"refill\": %d, \"tma\": %d, \"timings_ms\": %s, \"case\": ", v.config, v.refill,
-               v.tma, timings);
-    json_put_string(&json, what);
-    buf_puts(&json, "}\n");
-    static const char tag[] = "tile autotune choice";
-    CacheEntry e = {(unsigned char *)tag, sizeof tag - 1, 0, (char *)buf_cstr(&json), json.len};
-    if (cache_write(k->ctx->cache_dir, key, &e, why, sizeof why))
-      context_note(k->ctx, "cache: %s; the autotuner's choice was not cached", why);
-  }
-  arena_free(&a);
+  autotune_write_choice(k, key, what, v, timings);
 }
 
-static const KernelCompiler jit_compiler = {.build = build, .build_many = build_many, .run_cpu = run_cpu,
-                                            .release_spec = release_spec, .release = release,
+static const KernelCompiler jit_compiler = {.build = build, .build_many = build_many, .run_cpu = jit_run_cpu,
+                                            .release_spec = jit_release_spec, .release = release,
                                             .load_choice = load_choice, .save_choice = save_choice};
 
 /* ---- creation ------------------------------------------------------------------------ */
@@ -562,7 +540,7 @@ static size_t names_bytes(const CheckedKernel *k) {
   return n;
 }
 
-static JitTuning *tuning_of(const CheckedKernel *k, int tune_refill, int tune_tma) {
+KernelTuning *jit_tuning_of(const CheckedKernel *k, int tune_refill, int tune_tma) {
   JitTuning *j = calloc(1, sizeof *j + names_bytes(k));
   if (!j) return NULL;
   KernelTuning *t = &j->t;
@@ -578,7 +556,7 @@ static JitTuning *tuning_of(const CheckedKernel *k, int tune_refill, int tune_tm
   t->rep_ms = k->meta.rep_ms;
   t->tune_refill = tune_refill;
   t->tune_tma = tune_tma;
-  return j;
+  return &j->t;
 }
 
 /* When the options fix no config: a kernel whose source lists several is
@@ -594,10 +572,10 @@ static tile_status declare_tuning(tile_context *ctx, JitSource *src, const Kerne
     const CheckedKernel *k = pipeline_declare(c, &src->opts);
     int configs = k ? k->meta.configs.len : 0;
     if (configs == 1) src->opts.config = 0;
-    JitTuning *j = configs > 1 ? tuning_of(k, src->opts.refill == TILE_REFILL_AUTO, src->opts.tma == TILE_TMA_AUTO)
+    KernelTuning *j = configs > 1 ? jit_tuning_of(k, src->opts.refill == TILE_REFILL_AUTO, src->opts.tma == TILE_TMA_AUTO)
                                : NULL;
     if (configs > 1 && !j) s = context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
-    *out = j ? &j->t : NULL;
+    *out = j;
   }
   compilation_end(c);
   return s;

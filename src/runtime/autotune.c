@@ -23,8 +23,11 @@
 #include "kernel.h"
 #include "args.h"
 #include "device.h"
+#include "cache.h"
 #include "gpu.h"
+#include "json.h"
 #include "../frontend/types.h"
+#include "../support/diag.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -577,4 +580,25 @@ tile_status autotune_compile(tile_kernel *k, const uint16_t *key, int key_len, c
   free(u->report.data), free(u->failures.data), free(u);
   *out = first;
   return st;
+}
+
+void autotune_write_choice(tile_kernel *k, const char *key, const char *what, Variant v, const char *timings) {
+  char why[512];
+  Arena a;
+  Guard guard;
+  arena_init(&a, 1 << 24);
+  a.guard = &guard;
+  if (setjmp(guard.jump) == 0) {
+    Buf json;
+    buf_init(&json, &a);
+    buf_printf(&json, "{\"config\": %d, \"refill\": %d, \"tma\": %d, \"timings_ms\": %s, \"case\": ", v.config, v.refill,
+               v.tma, timings);
+    json_put_string(&json, what);
+    buf_puts(&json, "}\n");
+    static const char tag[] = "tile autotune choice";
+    CacheEntry e = {(unsigned char *)tag, sizeof tag - 1, 0, (char *)buf_cstr(&json), json.len};
+    if (cache_write(k->ctx->cache_dir, key, &e, why, sizeof why))
+      context_note(k->ctx, "cache: %s; the autotuner's choice was not cached", why);
+  }
+  arena_free(&a);
 }

@@ -1,6 +1,7 @@
 /* The disk cache's files (see cache.h for the format and guarantees). */
 #include "cache.h"
 #include "../support/file.h"
+#include "../support/endian.h"
 #include "../support/sha256.h"
 
 #include <errno.h>
@@ -14,16 +15,6 @@
 
 static const char magic[8] = {'T', 'I', 'L', 'E', 'K', 'R', 'N', 'L'};
 enum { MAX_ENTRY_BYTES = 1 << 30 };
-
-static void put_le(unsigned char *p, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get_le(const unsigned char *p, int bytes) {
-  uint64_t v = 0;
-  for (int i = bytes - 1; i >= 0; i--) v = v << 8 | p[i];
-  return v;
-}
 
 /* Of the whole entry: the header before the digest (the kind and where the
  * image ends are as much the entry as its bytes), the image, the metadata. */
@@ -56,8 +47,8 @@ static int corrupt(char *why, size_t whysize, const char *what) {
 /* Checks a whole file's bytes and splits them into *e. */
 static int decode(const unsigned char *data, size_t size, CacheEntry *e, char *why, size_t whysize) {
   if (size < CACHE_HEADER_SIZE || memcmp(data, magic, sizeof magic)) return corrupt(why, whysize, "bad magic");
-  if (get_le(data + 8, 4) != CACHE_FORMAT) return corrupt(why, whysize, "another format version");
-  uint64_t image_size = get_le(data + 16, 8), metadata_len = get_le(data + 24, 8);
+  if (le_get(data + 8, 4) != CACHE_FORMAT) return corrupt(why, whysize, "another format version");
+  uint64_t image_size = le_get(data + 16, 8), metadata_len = le_get(data + 24, 8);
   if (image_size > size || metadata_len > size || CACHE_HEADER_SIZE + image_size + metadata_len != size)
     return corrupt(why, whysize, "lengths do not match the file (truncated?)");
   const unsigned char *image = data + CACHE_HEADER_SIZE;
@@ -76,7 +67,7 @@ static int decode(const unsigned char *data, size_t size, CacheEntry *e, char *w
   e->metadata[metadata_len] = 0;
   e->image_size = image_size;
   e->metadata_len = metadata_len;
-  e->image_is_ptx = get_le(data + 12, 4) == 1;
+  e->image_is_ptx = le_get(data + 12, 4) == 1;
   return 1;
 }
 
@@ -144,10 +135,10 @@ static int write_fd(int fd, const void *data, size_t size) {
 static void encode_header(const CacheEntry *e, unsigned char header[CACHE_HEADER_SIZE]) {
   memset(header, 0, CACHE_HEADER_SIZE);
   memcpy(header, magic, sizeof magic);
-  put_le(header + 8, CACHE_FORMAT, 4);
-  put_le(header + 12, e->image_is_ptx ? 1 : 0, 4);
-  put_le(header + 16, e->image_size, 8);
-  put_le(header + 24, e->metadata_len, 8);
+  le_put(header + 8, CACHE_FORMAT, 4);
+  le_put(header + 12, e->image_is_ptx ? 1 : 0, 4);
+  le_put(header + 16, e->image_size, 8);
+  le_put(header + 24, e->metadata_len, 8);
   entry_digest(header, e->image, e->image_size, e->metadata, e->metadata_len, header + CACHE_DIGEST_AT);
 }
 

@@ -35,7 +35,7 @@ tile_kernel *kernel_new(tile_context *ctx, const KernelCompiler *compiler, void 
 
 static void spec_free(tile_kernel *k, Spec *s) {
   if (s->module) device_unload(k->ctx, s->module);
-  if (k->compiler) k->compiler->release_spec(s);
+  if (k->compiler) k->compiler->release_spec(k, s);
   arena_free(&s->arena);
   free(s->key);
   free(s);

@@ -39,7 +39,7 @@ typedef struct KernelCompiler {
   /* Runs s->program on the interpreter; bytes[i]: argument i's buffer size. */
   tile_status (*run_cpu)(tile_kernel *k, Spec *s, const unsigned grid[3], const tile_arg *args, int n,
                          const size_t *bytes);
-  void (*release_spec)(Spec *s);   /* frees s->program */
+  void (*release_spec)(tile_kernel *k, Spec *s); /* frees s->program */
   void (*release)(tile_kernel *k); /* frees k->source and k->tuning */
   /* The autotuner's choices on disk (the cache directory), keyed by the
    * kernel's source and options and by `what`: the GPU, the signature and
@@ -141,6 +141,10 @@ tile_status autotune_select(tile_kernel *k, const uint16_t *key, int key_len, co
  * before any choice, every config compiled and the first that compiles. */
 tile_status autotune_compile(tile_kernel *k, const uint16_t *key, int key_len, const tile_arg *args, int n,
                              Spec **out);
+/* Writes the choice v for case `what` (with each variant's timings, JSON)
+ * to the disk cache as entry `key`: {"config", "refill", "tma",
+ * "timings_ms", "case"}; a note in k's context if it cannot. */
+void autotune_write_choice(tile_kernel *k, const char *key, const char *what, Variant v, const char *timings);
 /* Frees k->choices. */
 void autotune_release(tile_kernel *k);
 

@@ -2,6 +2,7 @@
  * say so; everything else (contexts, device memory, streams, events, AOT
  * kernels, launches) is the same code as libtile's. */
 #include "../driver/context.h"
+#include "bundle.h"
 
 static const char no_compiler[] = "libtile_rt has no compiler: link libtile";
 
@@ -48,4 +49,21 @@ tile_status tile_kernel_create(tile_context *ctx, const char *name, const char *
 tile_status tile_kernel_create_file(tile_context *ctx, const char *path, const tile_options *opts, tile_kernel **out) {
   if (out) *out = NULL;
   return unsupported(ctx);
+}
+
+tile_status tile_pack(tile_context *ctx, const char *name, const char *source, size_t len, const tile_options *opts,
+                      const char *const *signatures, int num_signatures, const char *const *archs, int num_archs,
+                      const void **bundle, size_t *size) {
+  if (bundle) *bundle = NULL;
+  if (size) *size = 0;
+  return unsupported(ctx);
+}
+
+/* Bundles run on the GPU only here: their tile IR needs libtile's interpreter. */
+tile_status tile_kernel_load_bundle(tile_context *ctx, const char *name, const void *bundle, size_t size, tile_kernel **out) {
+  return bundle_load(ctx, name, bundle, size, NULL, out);
+}
+
+tile_status tile_kernel_load_bundle_file(tile_context *ctx, const char *path, tile_kernel **out) {
+  return bundle_load_file(ctx, path, NULL, out);
 }

@@ -38,6 +38,14 @@ static void test_no_compiler(tile_context *ctx) {
   CHECK(tile_compile(ctx, "k.tl", "", 0, NULL, 0, &image, &size, &text) == TILE_ERROR_UNSUPPORTED && !image && !size);
   CHECK(tile_run_cpu(ctx, "k.tl", "", 0, NULL, grid, NULL, 0, NULL) == TILE_ERROR_UNSUPPORTED);
   CHECK(!strcmp(tile_error(ctx), NO_COMPILER));
+  const void *bundle = NULL;
+  const char *const sig[] = {"i32"}, *const arch[] = {"sm_80"};
+  CHECK(tile_pack(ctx, "k.tl", "", 0, NULL, sig, 1, arch, 1, &bundle, &size) == TILE_ERROR_UNSUPPORTED && !bundle);
+  CHECK(!strcmp(tile_error(ctx), NO_COMPILER));
+  /* bundles load here (a corrupt one is refused, naming it) */
+  tile_kernel *bundled = NULL;
+  CHECK(tile_kernel_load_bundle(ctx, "k.tlk", "TILEBNDL", 8, &bundled) == TILE_ERROR_ARGUMENT && !bundled);
+  CHECK(strstr(tile_error(ctx), "bundle 'k.tlk'") != NULL);
 }
 
 static void test_aot(tile_context *ctx) {

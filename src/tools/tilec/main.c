@@ -10,13 +10,19 @@
 #include <string.h>
 #include <sys/stat.h>
 
-enum { MAX_DEFINES = 256 };
+enum { MAX_DEFINES = 256, MAX_SIGNATURES = 64, MAX_ARCHS = 16 };
 
 typedef struct Args {
   const char *input, *output, *emit, *metadata;
   tile_options opts;
   const char *defines[MAX_DEFINES];
   int list_builtins;
+  int pack;                  /* tilec pack: --signature may repeat, --arch is a list, --config all */
+  const char *signatures[MAX_SIGNATURES];
+  int num_signatures;
+  char archs_text[256];
+  const char *archs[MAX_ARCHS];
+  int num_archs;
 } Args;
 
 static const char usage[] =
@@ -24,6 +30,8 @@ static const char usage[] =
     "       tilec FILE.tl --emit=STAGE [-o FILE] [options]\n"
     "       tilec run FILE.tl [--kernel NAME] --grid G0[,G1[,G2]] [-D NAME=VALUE]...\n"
     "                 [--device cpu|gpu] [--passes=LIST] -- ARG...\n"
+    "       tilec pack FILE.tl --signature SIG [--signature SIG]... --arch ARCH[,ARCH]...\n"
+    "                  [--kernel NAME] [-D NAME=VALUE]... [--config N|all] -o KERNEL.tlk\n"
     "\n"
     "Compiles a kernel written in the tile language (Triton's Python DSL).\n"
     "FILE.tir is read as tile IR text, FILE.tgir as GPU-layout IR text (as\n"
@@ -78,6 +86,11 @@ static const char usage[] =
     "  --version             print the version and exit\n"
     "  --help                print this help and exit\n"
     "\n"
+    "tilec pack writes a kernel bundle (docs/abi.md, section 12): for each signature,\n"
+    "config (--config all, the default: every @triton.autotune config) and\n"
+    "architecture a cubin, its PTX and their metadata, and the tile IR the CPU\n"
+    "interpreter runs; tile_kernel_load_bundle loads it.\n"
+    "\n"
     "tilec run runs the kernel on the CPU interpreter (--device cpu, the default)\n"
     "or the GPU (--device gpu; the kernel is compiled for the GPU present). Each ARG, one per\n"
     "non-constexpr parameter: a number (a scalar), PATH.npy (an input buffer of\n"
@@ -109,6 +122,20 @@ static int integer(const char *v, int *out) {
   if (!*v || *end || errno || n < INT_MIN || n > INT_MAX) return 0;
   *out = (int)n;
   return 1;
+}
+
+/* tilec pack's --arch sm_80,sm_90a into a->archs; -1 if it is not such a list. */
+static int split_archs(Args *a, const char *list) {
+  if (strlen(list) >= sizeof a->archs_text) return -1;
+  strcpy(a->archs_text, list);
+  a->num_archs = 0;
+  for (char *p = a->archs_text, *comma;; p = comma + 1) {
+    comma = strchr(p, ',');
+    if (comma) *comma = 0;
+    if (!*p || a->num_archs == MAX_ARCHS) return -1;
+    a->archs[a->num_archs++] = p;
+    if (!comma) return 0;
+  }
 }
 
 /* 0: go on; 1: a usage error; 2: done (--help, --version). */
@@ -146,11 +173,16 @@ static int parse_args(int argc, char **argv, Args *a) {
     } else if ((v = option_value(argc, argv, &i, "--kernel"))) {
       a->opts.kernel = v;
     } else if ((v = option_value(argc, argv, &i, "--signature"))) {
+      if (a->pack && a->num_signatures == MAX_SIGNATURES) return usage_error("%s", "more than 64 --signature options");
+      if (a->pack) a->signatures[a->num_signatures++] = v;
       a->opts.signature = v;
+    } else if (a->pack && (v = option_value(argc, argv, &i, "--config")) && !strcmp(v, "all")) {
+      a->opts.config = -1;
     } else if ((v = option_value(argc, argv, &i, "--config"))) {
       if (!integer(v, &a->opts.config)) return usage_error("--config needs a config index, got '%s'", v);
     } else if ((v = option_value(argc, argv, &i, "--arch"))) {
       a->opts.arch = v;
+      if (a->pack && split_archs(a, v)) return usage_error("--arch needs 1 to 16 targets separated by commas, got '%s'", v);
     } else if ((v = option_value(argc, argv, &i, "--libdevice"))) {
       a->opts.libdevice = v;
     } else if ((v = option_value(argc, argv, &i, "--num-warps"))) {
@@ -332,6 +364,37 @@ static int compile(int argc, char **argv) {
   return rc;
 }
 
+/* tilec pack: a kernel bundle, through tile_pack. */
+static int pack(int argc, char **argv) {
+  Args a = {.pack = 1};
+  int parsed = parse_args(argc - 1, argv + 1, &a);
+  if (parsed) return parsed == 2 ? 0 : 1;
+  if (a.emit || a.metadata) return usage_error("%s", "tilec pack writes a bundle: --emit and --metadata are not its options");
+  if (!a.output) return usage_error("%s", "tilec pack needs -o KERNEL.tlk");
+  if (!a.num_signatures) return usage_error("%s", "tilec pack needs --signature SIG (once per specialisation)");
+  if (!a.num_archs) return usage_error("%s", "tilec pack needs --arch ARCH[,ARCH]... (e.g. sm_80,sm_90a)");
+  if (clobbers(&a, a.output, NULL)) return 1;
+  size_t len, size;
+  char *source = tilec_read_file(a.input, &len);
+  if (!source) return 1;
+  tile_context *ctx;
+  if (tile_context_create(&ctx) != TILE_OK) {
+    free(source);
+    fprintf(stderr, "tilec: error: out of memory\n");
+    return 1;
+  }
+  const void *bundle = NULL;
+  a.opts.arch = NULL;
+  a.opts.signature = NULL;
+  tile_status s = tile_pack(ctx, a.input, source, len, &a.opts, a.signatures, a.num_signatures, a.archs, a.num_archs,
+                            &bundle, &size);
+  free(source);
+  int rc = report(ctx, s) || write_bytes(a.output, bundle, size);
+  tile_context_destroy(ctx);
+  return rc;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "pack")) return close_stdout(pack(argc, argv));
   return close_stdout(argc > 1 && !strcmp(argv[1], "run") ? tilec_run(argc, argv) : compile(argc, argv));
 }
