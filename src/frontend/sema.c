@@ -205,6 +205,7 @@ static Node *namespace_member(Sema *S, Loc loc, const char *name) {
   int dt = dtype_lookup(name);
   if (dt >= 0 && !strcmp(dtype_triton_name((DType)dt), name)) return mk_const(S, loc, value_dtype(S, (DType)dt, 0));
   if (!strcmp(name, "constexpr")) return mk_const(S, loc, value_new(S, V_CONSTEXPR));
+  if (!strcmp(name, "tensor")) return mk_const(S, loc, value_new(S, V_TENSOR));
   if (!strcmp(name, "language") || !strcmp(name, "core") || !strcmp(name, "standard"))
     return mk_const(S, loc, namespace_value(S, "tl"));
   if (!strcmp(name, "math")) return mk_const(S, loc, namespace_value(S, "tl.math"));
@@ -320,6 +321,7 @@ static Node *tile_attribute(Sema *S, Node *obj, Node *n) {
   Type *t = obj->type;
   if (!strcmp(n->name, "dtype")) return mk_const(S, n->loc, value_dtype(S, t->elem, t->is_ptr));
   if (!strcmp(n->name, "numel")) return mk_const(S, n->loc, value_int(S, type_numel(t)));
+  if (!strcmp(n->name, "type")) return mk_const(S, n->loc, value_type_of(S, t));
   if (!strcmp(n->name, "shape")) {
     Value *v = value_new(S, V_LIST);
     for (int i = 0; i < t->rank; i++) vec_push(S->arena, &v->items, value_int(S, t->shape[i]));
@@ -391,10 +393,20 @@ static Node *check_attr(Sema *S, Node *n) {
     no_member(S, n->loc, v->s, n->name);
     return poison(S, n->loc);
   }
-  if (v && v->kind == V_DTYPE && !strcmp(n->name, "element_ty") && v->dtype_is_ptr)
-    return mk_const(S, n->loc, value_dtype(S, v->dtype, 0));
-  if (v && v->kind == V_DTYPE && !strcmp(n->name, "primitive_bitwidth"))
-    return mk_const(S, n->loc, value_int(S, dtype_bits(v->dtype)));
+  if (v && (v->kind == V_DTYPE || v->kind == V_BLOCK_TYPE)) {
+    if (type_predicate(v, n->name) >= 0) { /* x.dtype.is_fp16: called below, in check_call */
+      Value *m = value_new(S, V_TYPE_METHOD);
+      m->s = n->name;
+      vec_push(S->arena, &m->items, v);
+      return mk_const(S, n->loc, m);
+    }
+    Value *a = type_attribute(S, v, n->name);
+    if (a) return const_to_node(S, n->loc, a);
+  }
+  int plain = v && (v->kind == V_INT || v->kind == V_FLOAT || v->kind == V_BOOL || v->kind == V_STR ||
+                    v->kind == V_NONE || v->kind == V_DTYPE);
+  if (plain && !strcmp(n->name, "value")) /* MODE.value: a constexpr's Python value */
+    return mk_const(S, n->loc, v);
   diag_error(S->diags, n->loc, "%s has no attribute '%s'",
              v ? value_str(S->arena, v) : "this tuple", n->name);
   return poison(S, n->loc);
@@ -454,6 +466,24 @@ static Node *check_subscript(Sema *S, Node *n) {
   return r;
 }
 
+/* tl.constexpr(v) is v (it must be known at compile time); x.dtype.is_fp16()
+ * takes no arguments. */
+static Node *constexpr_call(Sema *S, Node *n, Value *f, Node **args) {
+  int want = f->kind == V_CONSTEXPR;
+  if (n->args.len != want || n->kwargs.len) {
+    diag_error(S->diags, n->loc, "%s takes %s", value_str(S->arena, f),
+               want ? "exactly one positional argument" : "no arguments");
+    return poison(S, n->loc);
+  }
+  if (f->kind == V_TYPE_METHOD) return mk_const(S, n->loc, value_bool(S, type_predicate(f->items.data[0], f->s)));
+  if (is_runtime(args[0])) {
+    diag_error(S->diags, args[0]->loc, "tl.constexpr needs a compile-time value; this is a run-time %s",
+               type_str(S->arena, args[0]->type));
+    return poison(S, n->loc);
+  }
+  return args[0];
+}
+
 static Node *check_call(Sema *S, Node *n) {
   Node *callee = check_expr(S, n->a);
   Node *args[64], *kws[64];
@@ -485,6 +515,7 @@ static Node *check_call(Sema *S, Node *n) {
     return call_function(S, n, f->func, args, n->args.len + 1, kws, n->kwargs.len);
   }
   if (f && f->kind == V_FUNC) return call_function(S, n, f->func, args, n->args.len, kws, n->kwargs.len);
+  if (f && (f->kind == V_CONSTEXPR || f->kind == V_TYPE_METHOD)) return constexpr_call(S, n, f, args);
   if (callee->type)
     diag_error(S->diags, n->a->loc, "this is a run-time %s value, not a function", type_str(S->arena, callee->type));
   else
