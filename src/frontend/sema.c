@@ -131,9 +131,35 @@ static int symbol_order(const void *x, const void *y) {
   return c ? c : a->index - b->index;
 }
 
+static Node *import_value(Sema *S, Loc loc, const char *path);
+/* Host code a kernel file imports for its launcher and decorators: accepted, not for kernels to use. */
+static int is_host_module(const char *path) {
+  static const char *const host[] = {"torch", "triton.jit", "triton.autotune", "triton.heuristics", "triton.Config",
+                                     "triton.testing", "triton.runtime"};
+  for (size_t i = 0; i < sizeof host / sizeof host[0]; i++) {
+    size_t n = strlen(host[i]);
+    if (!strncmp(path, host[i], n) && (path[n] == 0 || path[n] == '.')) return 1;
+  }
+  return 0;
+}
+
+/* Records what the module's imports name.  An import tile does not
+ * understand is a warning here and an error only where a kernel uses it. */
+static void imports_build(Sema *S, const Node *stmt) {
+  for (int j = 0; j < stmt->args.len; j++) {
+    Node *b = stmt->args.data[j];
+    if (!is_host_module(b->str) && !import_value(S, b->loc, b->str)) {
+      if (!strcmp(b->name, "*")) diag_warning(S->diags, b->loc, "tile does not understand the module '%s'; 'import *' from it is ignored", b->str);
+      else diag_warning(S->diags, b->loc, "tile does not understand '%s'; a kernel cannot use '%s'", b->str, b->name);
+    }
+    if (strcmp(b->name, "*")) vec_push(S->arena, &S->imports, b);
+  }
+}
+
 void symbols_build(Sema *S) {
   const NodeVec *body = &S->mod->root->body;
   for (int i = 0; i < body->len; i++) {
+    if (body->data[i]->kind == ND_IMPORT) imports_build(S, body->data[i]);
     Symbol sym = {0};
     sym.name = defined_name(body->data[i], &sym.is_function);
     sym.index = i;
@@ -248,6 +274,39 @@ static Node *member_of(Sema *S, Loc loc, const char *ns, const char *name) {
   return m;
 }
 
+/* The value a dotted import path names (triton, triton.language,
+ * triton.language.extra.cuda.libdevice, triton.language.math.exp), or NULL. */
+static Node *import_value(Sema *S, Loc loc, const char *path) {
+  size_t n = strcspn(path, ".");
+  if (n != 6 || strncmp(path, "triton", 6)) return NULL;
+  Node *v = mk_const(S, loc, namespace_value(S, "triton"));
+  for (const char *p = path + n; *p == '.'; p += n) {
+    p++;
+    n = strcspn(p, ".");
+    if (!is_const_kind(v, V_NAMESPACE)) return NULL;
+    v = member_of(S, loc, v->cval->s, arena_strndup(S->arena, p, n));
+    if (!v) return NULL;
+  }
+  return v;
+}
+
+/* A name bound by an import (the last binding of it), NULL when none. */
+static Node *imported_name(Sema *S, Loc loc, const char *name) {
+  for (int i = S->imports.len - 1; i >= 0; i--) {
+    Node *b = S->imports.data[i];
+    if (strcmp(b->name, name)) continue;
+    Node *v = is_host_module(b->str) ? NULL : import_value(S, loc, b->str);
+    if (v) return v;
+    if (is_host_module(b->str))
+      diag_error(S->diags, loc, "'%s' is host code (import %s); a kernel cannot use it", name, b->str);
+    else
+      diag_error(S->diags, loc, "'%s' comes from '%s', which tile does not understand", name, b->str);
+    diag_note(S->diags, b->loc, "imported here");
+    return poison(S, loc);
+  }
+  return NULL;
+}
+
 static Node *lookup_name(Sema *S, Loc loc, const char *name) {
   Node *v = scope_get(&S->scope, name);
   if (v) return v;
@@ -259,7 +318,9 @@ static Node *lookup_name(Sema *S, Loc loc, const char *name) {
   }
   v = module_constant(S, loc, name);
   if (v) return v;
-  if (!strcmp(name, "tl") || !strcmp(name, "triton") || !strcmp(name, "language") || !strcmp(name, "libdevice"))
+  v = imported_name(S, loc, name);
+  if (v) return v;
+  if (!strcmp(name, "tl") || !strcmp(name, "triton") || !strcmp(name, "language"))
     return mk_const(S, loc, namespace_value(S, name));
   int id = builtin_lookup(name, PY);
   if (id >= 0) {
@@ -280,6 +341,10 @@ static void undefined_name(Sema *S, Loc loc, const char *name) {
       return;
     }
   diag_error(S->diags, loc, "name '%.60s%s' is not defined", name, strlen(name) > 60 ? "..." : "");
+  if (!strcmp(name, "libdevice")) {
+    diag_note(S->diags, loc, "import it: from triton.language.extra import libdevice");
+    return;
+  }
   const char *cands[256];
   int n = 0;
   for (int i = 0; i < S->scope.len && n < 200; i++) cands[n++] = S->scope.data[i].name;
