@@ -659,6 +659,21 @@ static Node *check_div_rn(Call *c) {
                         "expects fp32 or fp64, got %s (convert first: x.to(tl.float32))");
 }
 
+/* tl.fdiv(x, y): `/` on floats.  Triton makes a literal operand a tensor
+ * first, so it takes part in promotion (fp16 with 3.0 divides in fp32) and
+ * an integer literal is refused. */
+static Node *check_fdiv(Call *c) {
+  Node *xs[2];
+  for (int i = 0; i < 2; i++) {
+    xs[i] = tile_arg(c, i, i ? "y" : "x");
+    if (!xs[i]) return poison(c->S, c->node->loc);
+    if (xs[i]->type->is_ptr || !dtype_is_float(xs[i]->type->elem))
+      return fail(c, xs[i], "both operands must be floats, got %s", type_str(c->S->arena, xs[i]->type));
+  }
+  DType ct = promote(xs[0]->type->elem, 0, xs[1]->type->elem, 0, 1);
+  return binary(c->S, c->node->loc, TK_SLASH, cast(c->S, xs[0], ct, 0), cast(c->S, xs[1], ct, 0));
+}
+
 static Node *check_umulhi(Call *c) {
   return elementwise_in(c, elementwise(c, 0, 2, 0), DT_I32, DT_U32, "expects 32-bit integers, got %s");
 }

@@ -557,15 +557,71 @@ static Node *parse_expr_stmt(Parser *P) {
   return n;
 }
 
-/* import: 'import' dotted ['as' NAME] | 'from' dotted 'import' names -- ignored */
-static Node *parse_import(Parser *P) {
-  Node *n = new_node(P, ND_IMPORT, advance(P)->loc);
-  while (!at(P, TK_NEWLINE) && !at(P, TK_SEMI) && !at(P, TK_EOF)) {
-    if (!at(P, TK_NAME) && !at(P, TK_DOT) && !at(P, TK_COMMA) && !at(P, TK_KW_AS) &&
-        !at(P, TK_KW_IMPORT) && !at(P, TK_STAR) && !at(P, TK_LPAREN) && !at(P, TK_RPAREN))
-      fail_expected(P, "a module name");
-    advance(P);
+/* dotted: '.'* NAME ('.' NAME)*  (leading dots only where `relative`).
+ * The path's text, and its place in *loc. */
+static const char *parse_dotted(Parser *P, int relative, Loc *loc) {
+  Token *first = tok(P), *last = first;
+  while (relative && (at(P, TK_DOT) || at(P, TK_ELLIPSIS))) last = advance(P);
+  if (!relative || at(P, TK_NAME) || last == first) {
+    last = expect(P, TK_NAME, "a module name");
+    while (at(P, TK_DOT)) {
+      advance(P);
+      last = expect(P, TK_NAME, "a module name");
+    }
   }
+  *loc = first->loc;
+  if (last->loc.line == first->loc.line) loc->len = (int)(last->loc.offset + (uint32_t)last->loc.len - first->loc.offset);
+  return arena_strndup(P->arena, first->text, (size_t)loc->len);
+}
+
+/* One name an import binds: `name` the name, `str` the dotted path it is
+ * bound to, placed at the path (or the imported name). */
+static void import_binding(Parser *P, Node *stmt, const char *name, const char *path, Loc loc) {
+  Node *b = new_node(P, ND_IMPORT, loc);
+  b->name = name;
+  b->str = path;
+  b->str_len = strlen(path);
+  vec_push(P->arena, &stmt->args, b);
+}
+
+static const char *as_name(Parser *P, const char *otherwise) {
+  if (!accept(P, TK_KW_AS)) return otherwise;
+  Token *t = expect(P, TK_NAME, "a name after 'as'");
+  return arena_strndup(P->arena, t->text, (size_t)t->loc.len);
+}
+
+/* import: 'import' dotted ['as' NAME] (',' dotted ['as' NAME])*
+ *       | 'from' dotted 'import' ('*' | NAME ['as' NAME] (',' ...)* | '(' ... ')')
+ * Each name bound is an IMPORT child in args; `import a.b` binds a to "a". */
+static Node *parse_import(Parser *P) {
+  Token *kw = advance(P);
+  Node *n = new_node(P, ND_IMPORT, kw->loc);
+  Loc loc;
+  if (kw->kind == TK_KW_IMPORT) {
+    do {
+      const char *path = parse_dotted(P, 0, &loc);
+      size_t top = strcspn(path, ".");
+      const char *name = as_name(P, NULL);
+      import_binding(P, n, name ? name : arena_strndup(P->arena, path, top), name ? path : arena_strndup(P->arena, path, top), loc);
+    } while (accept(P, TK_COMMA));
+    return n;
+  }
+  const char *from = parse_dotted(P, 1, &loc);
+  expect(P, TK_KW_IMPORT, "'import'");
+  if (at(P, TK_STAR)) {
+    import_binding(P, n, "*", from, loc);
+    advance(P);
+    return n;
+  }
+  Token *open = at(P, TK_LPAREN) ? advance(P) : NULL;
+  do {
+    if (open && at(P, TK_RPAREN)) break;
+    Token *t = expect(P, TK_NAME, "a name to import");
+    const char *what = arena_strndup(P->arena, t->text, (size_t)t->loc.len);
+    const char *path = arena_printf(P->arena, "%s%s%s", from, from[strlen(from) - 1] == '.' ? "" : ".", what);
+    import_binding(P, n, as_name(P, what), path, t->loc);
+  } while (accept(P, TK_COMMA));
+  if (open) expect_close(P, TK_RPAREN, "')'", open);
   return n;
 }
 

@@ -131,9 +131,35 @@ static int symbol_order(const void *x, const void *y) {
   return c ? c : a->index - b->index;
 }
 
+static Node *import_value(Sema *S, Loc loc, const char *path);
+/* Host code a kernel file imports for its launcher and decorators: accepted, not for kernels to use. */
+static int is_host_module(const char *path) {
+  static const char *const host[] = {"torch", "triton.jit", "triton.autotune", "triton.heuristics", "triton.Config",
+                                     "triton.testing", "triton.runtime"};
+  for (size_t i = 0; i < sizeof host / sizeof host[0]; i++) {
+    size_t n = strlen(host[i]);
+    if (!strncmp(path, host[i], n) && (path[n] == 0 || path[n] == '.')) return 1;
+  }
+  return 0;
+}
+
+/* Records what the module's imports name.  An import tile does not
+ * understand is a warning here and an error only where a kernel uses it. */
+static void imports_build(Sema *S, const Node *stmt) {
+  for (int j = 0; j < stmt->args.len; j++) {
+    Node *b = stmt->args.data[j];
+    if (!is_host_module(b->str) && !import_value(S, b->loc, b->str)) {
+      if (!strcmp(b->name, "*")) diag_warning(S->diags, b->loc, "tile does not understand the module '%s'; 'import *' from it is ignored", b->str);
+      else diag_warning(S->diags, b->loc, "tile does not understand '%s'; a kernel cannot use '%s'", b->str, b->name);
+    }
+    if (strcmp(b->name, "*")) vec_push(S->arena, &S->imports, b);
+  }
+}
+
 void symbols_build(Sema *S) {
   const NodeVec *body = &S->mod->root->body;
   for (int i = 0; i < body->len; i++) {
+    if (body->data[i]->kind == ND_IMPORT) imports_build(S, body->data[i]);
     Symbol sym = {0};
     sym.name = defined_name(body->data[i], &sym.is_function);
     sym.index = i;
@@ -205,6 +231,7 @@ static Node *namespace_member(Sema *S, Loc loc, const char *name) {
   int dt = dtype_lookup(name);
   if (dt >= 0 && !strcmp(dtype_triton_name((DType)dt), name)) return mk_const(S, loc, value_dtype(S, (DType)dt, 0));
   if (!strcmp(name, "constexpr")) return mk_const(S, loc, value_new(S, V_CONSTEXPR));
+  if (!strcmp(name, "tensor")) return mk_const(S, loc, value_new(S, V_TENSOR));
   if (!strcmp(name, "language") || !strcmp(name, "core") || !strcmp(name, "standard"))
     return mk_const(S, loc, namespace_value(S, "tl"));
   if (!strcmp(name, "math")) return mk_const(S, loc, namespace_value(S, "tl.math"));
@@ -247,6 +274,39 @@ static Node *member_of(Sema *S, Loc loc, const char *ns, const char *name) {
   return m;
 }
 
+/* The value a dotted import path names (triton, triton.language,
+ * triton.language.extra.cuda.libdevice, triton.language.math.exp), or NULL. */
+static Node *import_value(Sema *S, Loc loc, const char *path) {
+  size_t n = strcspn(path, ".");
+  if (n != 6 || strncmp(path, "triton", 6)) return NULL;
+  Node *v = mk_const(S, loc, namespace_value(S, "triton"));
+  for (const char *p = path + n; *p == '.'; p += n) {
+    p++;
+    n = strcspn(p, ".");
+    if (!is_const_kind(v, V_NAMESPACE)) return NULL;
+    v = member_of(S, loc, v->cval->s, arena_strndup(S->arena, p, n));
+    if (!v) return NULL;
+  }
+  return v;
+}
+
+/* A name bound by an import (the last binding of it), NULL when none. */
+static Node *imported_name(Sema *S, Loc loc, const char *name) {
+  for (int i = S->imports.len - 1; i >= 0; i--) {
+    Node *b = S->imports.data[i];
+    if (strcmp(b->name, name)) continue;
+    Node *v = is_host_module(b->str) ? NULL : import_value(S, loc, b->str);
+    if (v) return v;
+    if (is_host_module(b->str))
+      diag_error(S->diags, loc, "'%s' is host code (import %s); a kernel cannot use it", name, b->str);
+    else
+      diag_error(S->diags, loc, "'%s' comes from '%s', which tile does not understand", name, b->str);
+    diag_note(S->diags, b->loc, "imported here");
+    return poison(S, loc);
+  }
+  return NULL;
+}
+
 static Node *lookup_name(Sema *S, Loc loc, const char *name) {
   Node *v = scope_get(&S->scope, name);
   if (v) return v;
@@ -258,7 +318,9 @@ static Node *lookup_name(Sema *S, Loc loc, const char *name) {
   }
   v = module_constant(S, loc, name);
   if (v) return v;
-  if (!strcmp(name, "tl") || !strcmp(name, "triton") || !strcmp(name, "language") || !strcmp(name, "libdevice"))
+  v = imported_name(S, loc, name);
+  if (v) return v;
+  if (!strcmp(name, "tl") || !strcmp(name, "triton") || !strcmp(name, "language"))
     return mk_const(S, loc, namespace_value(S, name));
   int id = builtin_lookup(name, PY);
   if (id >= 0) {
@@ -279,6 +341,10 @@ static void undefined_name(Sema *S, Loc loc, const char *name) {
       return;
     }
   diag_error(S->diags, loc, "name '%.60s%s' is not defined", name, strlen(name) > 60 ? "..." : "");
+  if (!strcmp(name, "libdevice")) {
+    diag_note(S->diags, loc, "import it: from triton.language.extra import libdevice");
+    return;
+  }
   const char *cands[256];
   int n = 0;
   for (int i = 0; i < S->scope.len && n < 200; i++) cands[n++] = S->scope.data[i].name;
@@ -320,6 +386,7 @@ static Node *tile_attribute(Sema *S, Node *obj, Node *n) {
   Type *t = obj->type;
   if (!strcmp(n->name, "dtype")) return mk_const(S, n->loc, value_dtype(S, t->elem, t->is_ptr));
   if (!strcmp(n->name, "numel")) return mk_const(S, n->loc, value_int(S, type_numel(t)));
+  if (!strcmp(n->name, "type")) return mk_const(S, n->loc, value_type_of(S, t));
   if (!strcmp(n->name, "shape")) {
     Value *v = value_new(S, V_LIST);
     for (int i = 0; i < t->rank; i++) vec_push(S->arena, &v->items, value_int(S, t->shape[i]));
@@ -391,10 +458,20 @@ static Node *check_attr(Sema *S, Node *n) {
     no_member(S, n->loc, v->s, n->name);
     return poison(S, n->loc);
   }
-  if (v && v->kind == V_DTYPE && !strcmp(n->name, "element_ty") && v->dtype_is_ptr)
-    return mk_const(S, n->loc, value_dtype(S, v->dtype, 0));
-  if (v && v->kind == V_DTYPE && !strcmp(n->name, "primitive_bitwidth"))
-    return mk_const(S, n->loc, value_int(S, dtype_bits(v->dtype)));
+  if (v && (v->kind == V_DTYPE || v->kind == V_BLOCK_TYPE)) {
+    if (type_predicate(v, n->name) >= 0) { /* x.dtype.is_fp16: called below, in check_call */
+      Value *m = value_new(S, V_TYPE_METHOD);
+      m->s = n->name;
+      vec_push(S->arena, &m->items, v);
+      return mk_const(S, n->loc, m);
+    }
+    Value *a = type_attribute(S, v, n->name);
+    if (a) return const_to_node(S, n->loc, a);
+  }
+  int plain = v && (v->kind == V_INT || v->kind == V_FLOAT || v->kind == V_BOOL || v->kind == V_STR ||
+                    v->kind == V_NONE || v->kind == V_DTYPE);
+  if (plain && !strcmp(n->name, "value")) /* MODE.value: a constexpr's Python value */
+    return mk_const(S, n->loc, v);
   diag_error(S->diags, n->loc, "%s has no attribute '%s'",
              v ? value_str(S->arena, v) : "this tuple", n->name);
   return poison(S, n->loc);
@@ -454,6 +531,24 @@ static Node *check_subscript(Sema *S, Node *n) {
   return r;
 }
 
+/* tl.constexpr(v) is v (it must be known at compile time); x.dtype.is_fp16()
+ * takes no arguments. */
+static Node *constexpr_call(Sema *S, Node *n, Value *f, Node **args) {
+  int want = f->kind == V_CONSTEXPR;
+  if (n->args.len != want || n->kwargs.len) {
+    diag_error(S->diags, n->loc, "%s takes %s", value_str(S->arena, f),
+               want ? "exactly one positional argument" : "no arguments");
+    return poison(S, n->loc);
+  }
+  if (f->kind == V_TYPE_METHOD) return mk_const(S, n->loc, value_bool(S, type_predicate(f->items.data[0], f->s)));
+  if (is_runtime(args[0])) {
+    diag_error(S->diags, args[0]->loc, "tl.constexpr needs a compile-time value; this is a run-time %s",
+               type_str(S->arena, args[0]->type));
+    return poison(S, n->loc);
+  }
+  return args[0];
+}
+
 static Node *check_call(Sema *S, Node *n) {
   Node *callee = check_expr(S, n->a);
   Node *args[64], *kws[64];
@@ -485,6 +580,7 @@ static Node *check_call(Sema *S, Node *n) {
     return call_function(S, n, f->func, args, n->args.len + 1, kws, n->kwargs.len);
   }
   if (f && f->kind == V_FUNC) return call_function(S, n, f->func, args, n->args.len, kws, n->kwargs.len);
+  if (f && (f->kind == V_CONSTEXPR || f->kind == V_TYPE_METHOD)) return constexpr_call(S, n, f, args);
   if (callee->type)
     diag_error(S->diags, n->a->loc, "this is a run-time %s value, not a function", type_str(S->arena, callee->type));
   else

@@ -40,11 +40,14 @@ const char *builtin_name(int id);
 typedef enum {
   V_INT, V_FLOAT, V_BOOL, V_STR, V_NONE,
   V_DTYPE,        /* tl.float32, tl.pointer_type(tl.float16) */
+  V_BLOCK_TYPE,   /* x.type of a tile: dtype/dtype_is_ptr its elements, items its shape */
+  V_TYPE_METHOD,  /* x.dtype.is_fp16, bound: s the method's name, items[0] the dtype or block type */
   V_FUNC,         /* a @jit function of the module or of the standard library */
   V_BUILTIN,      /* a builtin; `self` set for a bound method (x.to) */
   V_LIBDEVICE,    /* a libdevice function by name; i: its first row in lang/libdevice.def */
   V_NAMESPACE,    /* tl, triton, triton.language, tl.math */
-  V_CONSTEXPR,    /* tl.constexpr itself, as an annotation */
+  V_CONSTEXPR,    /* tl.constexpr itself, as an annotation or called: tl.constexpr(3) */
+  V_TENSOR,       /* tl.tensor, as an annotation (the signature gives the type) */
   V_LIST,         /* a constexpr list or tuple (shapes, autotune configs) */
   V_CONFIG,       /* triton.Config(...) in an autotune decorator */
   V_LAMBDA,       /* a lambda, kept for @heuristics */

@@ -51,6 +51,7 @@ typedef struct Sema {
   CheckedKernel *kernel;
   SymbolVec symbols;        /* the module's functions and constants (symbols_build) */
   Vec(Binding) dropped;     /* names bound on one path of a run-time if: value = the if */
+  Vec(Node *) imports;      /* the module's IMPORT bindings (name, dotted path), in order */
 } Sema;
 
 /* sema.c: the module's symbols */
@@ -68,6 +69,9 @@ int value_truth(const Value *v, int *ok);
 int value_equal(const Value *x, const Value *y);
 Value *fold_binary(Sema *S, Loc loc, TokenKind op, const Value *x, const Value *y);
 Value *fold_unary(Sema *S, Loc loc, TokenKind op, const Value *x);
+int type_predicate(const Value *t, const char *name);             /* is_fp16() ...; -1: no such method */
+Value *type_attribute(Sema *S, const Value *t, const char *name); /* element_ty ...; NULL: none */
+Value *value_type_of(Sema *S, const Type *t);                     /* x.type */
 
 /* sema.c */
 Node *mk_const(Sema *S, Loc loc, Value *v);

@@ -118,6 +118,7 @@ static void apply_annotation(Sema *S, Node *param, KernelParam *p) {
   }
   Node *v = check_expr(S, a);
   if (is_const_kind(v, V_CONSTEXPR)) p->is_constexpr = 1;
+  else if (is_const_kind(v, V_TENSOR)) return; /* p: tl.tensor says nothing the signature does not */
   else if (is_const_kind(v, V_DTYPE))
     p->type = v->cval->dtype_is_ptr ? type_pointer(S->arena, v->cval->dtype) : type_scalar(S->arena, v->cval->dtype);
   else if (!is_poison(v))

@@ -76,6 +76,13 @@ static void print_value(Buf *b, const Value *v) {
   case V_LIBDEVICE: buf_printf(b, "libdevice.%s", libdevice_name((int)v->i)); break;
   case V_NAMESPACE: buf_printf(b, "module %s", v->s); break;
   case V_CONSTEXPR: buf_puts(b, "tl.constexpr"); break;
+  case V_TENSOR: buf_puts(b, "tl.tensor"); break;
+  case V_BLOCK_TYPE:
+    buf_puts(b, "<[");
+    for (int i = 0; i < v->items.len; i++) buf_printf(b, "%s%lld", i ? ", " : "", (long long)v->items.data[i]->i);
+    buf_printf(b, "], %s%s>", v->dtype_is_ptr ? "*" : "", dtype_name(v->dtype));
+    break;
+  case V_TYPE_METHOD: buf_printf(b, "method %s of ", v->s); print_value(b, v->items.data[0]); break;
   case V_LAMBDA: buf_puts(b, "lambda"); break;
   case V_LIST:
   case V_CONFIG:
@@ -123,6 +130,11 @@ int value_equal(const Value *x, const Value *y) {
   case V_STR: return x->slen == y->slen && !memcmp(x->s, y->s, x->slen);
   case V_NONE: return 1;
   case V_DTYPE: return x->dtype == y->dtype && x->dtype_is_ptr == y->dtype_is_ptr;
+  case V_BLOCK_TYPE:
+    if (x->dtype != y->dtype || x->dtype_is_ptr != y->dtype_is_ptr || x->items.len != y->items.len) return 0;
+    for (int i = 0; i < x->items.len; i++)
+      if (x->items.data[i]->i != y->items.data[i]->i) return 0;
+    return 1;
   case V_FUNC: return x->func == y->func;
   case V_BUILTIN: return x->i == y->i && !x->self && !y->self;
   case V_LIBDEVICE: return x->i == y->i;
@@ -301,4 +313,66 @@ Value *fold_unary(Sema *S, Loc loc, TokenKind op, const Value *x) {
   if (op == TK_MINUS) return fold_int(S, loc, TK_MINUS, 0, x->i); /* -INT64_MIN overflows: checked there */
   if (op == TK_PLUS) return value_int(S, x->i);
   return value_int(S, ~x->i);
+}
+
+/* ---- Triton's dtype objects: x.dtype.is_fp16(), x.type.element_ty ------------------------------ */
+
+/* dtype.name in Triton: "int32", "uint8", "fp16", "bf16" (not tl.NAME's "float16"). */
+static const char *triton_dtype_name(DType t) {
+  return dtype_kind(t) == DK_FLOAT ? dtype_name(t) : dtype_triton_name(t);
+}
+
+/* The answer of a predicate method of Triton's dtype, pointer_type or
+ * block_type (`is_fp16`, `is_floating`, ...); -1 when there is no such
+ * method.  As in Triton, only a plain dtype answers the element-type
+ * questions: a pointer type is only is_ptr(), a block type only is_block(). */
+int type_predicate(const Value *t, const char *name) {
+  int plain = t->kind == V_DTYPE && !t->dtype_is_ptr;
+  DKind k = dtype_kind(t->dtype);
+  if (!strcmp(name, "is_ptr")) return t->kind == V_DTYPE && t->dtype_is_ptr;
+  if (!strcmp(name, "is_block")) return t->kind == V_BLOCK_TYPE;
+  if (!strcmp(name, "is_const")) return 0;
+  if (!strcmp(name, "is_floating") || !strcmp(name, "is_standard_floating")) return plain && k == DK_FLOAT;
+  if (!strcmp(name, "is_int_signed")) return plain && k == DK_SINT;
+  if (!strcmp(name, "is_int_unsigned")) return plain && (k == DK_UINT || k == DK_BOOL);
+  if (!strcmp(name, "is_int")) return plain && k != DK_FLOAT;
+  if (!strcmp(name, "is_bool")) return plain && t->dtype == DT_I1;
+  if (!strncmp(name, "is_fp8", 6)) return 0; /* tile has no fp8 types */
+  if (strncmp(name, "is_", 3)) return -1;
+  for (int d = 0; d < DT_COUNT; d++)
+    if (!strcmp(name + 3, triton_dtype_name((DType)d))) return plain && t->dtype == (DType)d;
+  return -1;
+}
+
+/* A data attribute of a dtype or block type, or NULL when it has none. */
+Value *type_attribute(Sema *S, const Value *t, const char *name) {
+  int plain = t->kind == V_DTYPE && !t->dtype_is_ptr;
+  if (!strcmp(name, "element_ty") && !plain) return value_dtype(S, t->dtype, t->kind == V_BLOCK_TYPE && t->dtype_is_ptr);
+  if (!strcmp(name, "scalar"))
+    return t->kind == V_BLOCK_TYPE ? value_dtype(S, t->dtype, t->dtype_is_ptr) : (Value *)t;
+  if (!strcmp(name, "primitive_bitwidth") && plain) return value_int(S, dtype_bits(t->dtype));
+  if (!strcmp(name, "int_bitwidth") && plain && dtype_kind(t->dtype) != DK_FLOAT) return value_int(S, dtype_bits(t->dtype));
+  if (!strcmp(name, "name") && plain) return value_string(S, triton_dtype_name(t->dtype));
+  if (t->kind != V_BLOCK_TYPE) return NULL;
+  if (!strcmp(name, "shape")) {
+    Value *v = value_new(S, V_LIST);
+    for (int i = 0; i < t->items.len; i++) vec_push(S->arena, &v->items, t->items.data[i]);
+    return v;
+  }
+  if (!strcmp(name, "numel")) {
+    int64_t n = 1;
+    for (int i = 0; i < t->items.len; i++) n *= t->items.data[i]->i;
+    return value_int(S, n);
+  }
+  return NULL;
+}
+
+/* x.type: the dtype of a scalar, the block type of a tile. */
+Value *value_type_of(Sema *S, const Type *t) {
+  if (t->rank == 0) return value_dtype(S, t->elem, t->is_ptr);
+  Value *v = value_new(S, V_BLOCK_TYPE);
+  v->dtype = t->elem;
+  v->dtype_is_ptr = t->is_ptr;
+  for (int i = 0; i < t->rank; i++) vec_push(S->arena, &v->items, value_int(S, t->shape[i]));
+  return v;
 }
