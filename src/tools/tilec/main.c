@@ -1,6 +1,7 @@
 /* tilec: the tile compiler's command line.  It maps flags onto
  * tile_options and calls the public API; it holds no compiler logic. */
 #include "tile/tile.h"
+#include "launcher.h"
 #include "run.h"
 
 #include <errno.h>
@@ -18,6 +19,7 @@ typedef struct Args {
   const char *defines[MAX_DEFINES];
   int list_builtins;
   int pack;                  /* tilec pack: --signature may repeat, --arch is a list, --config all */
+  const char *launcher, *grid; /* tilec pack --launcher STEM [--grid EXPR]: STEM.h and STEM.c */
   const char *signatures[MAX_SIGNATURES];
   int num_signatures;
   char archs_text[256];
@@ -32,6 +34,7 @@ static const char usage[] =
     "                 [--device cpu|gpu] [--passes=LIST] -- ARG...\n"
     "       tilec pack FILE.tl --signature SIG [--signature SIG]... --arch ARCH[,ARCH]...\n"
     "                  [--kernel NAME] [-D NAME=VALUE]... [--config N|all] -o KERNEL.tlk\n"
+    "                  [--launcher STEM [--grid EXPR]]\n"
     "\n"
     "Compiles a kernel written in the tile language (Triton's Python DSL).\n"
     "FILE.tir is read as tile IR text, FILE.tgir as GPU-layout IR text (as\n"
@@ -89,7 +92,10 @@ static const char usage[] =
     "tilec pack writes a kernel bundle (docs/abi.md, section 12): for each signature,\n"
     "config (--config all, the default: every @triton.autotune config) and\n"
     "architecture a cubin, its PTX and their metadata, and the tile IR the CPU\n"
-    "interpreter runs; tile_kernel_load_bundle loads it.\n"
+    "interpreter runs; tile_kernel_load_bundle loads it.  --launcher STEM also writes\n"
+    "STEM.h and STEM.c: the bundle as bytes, KERNEL_load() and a typed KERNEL_launch()\n"
+    "whose grid is --grid's expression over the integer parameters and constexprs\n"
+    "(\"(triton.cdiv(n_elements, meta['BLOCK_SIZE']),)\"), else a grid argument.\n"
     "\n"
     "tilec run runs the kernel on the CPU interpreter (--device cpu, the default)\n"
     "or the GPU (--device gpu; the kernel is compiled for the GPU present). Each ARG, one per\n"
@@ -206,6 +212,10 @@ static int parse_args(int argc, char **argv, Args *a) {
       v = arg[2] ? arg + 2 : (i + 1 < argc ? argv[++i] : "");
       if (a->opts.num_defines == MAX_DEFINES) return usage_error("%s", "too many -D options");
       a->defines[a->opts.num_defines++] = v;
+    } else if (a->pack && (v = option_value(argc, argv, &i, "--launcher"))) {
+      a->launcher = v;
+    } else if (a->pack && (v = option_value(argc, argv, &i, "--grid"))) {
+      a->grid = v;
     } else if (!strcmp(arg, "--grid") || !strcmp(arg, "--device")) {
       return usage_error("%s is an option of tilec run (tilec run FILE.tl --grid G0[,G1[,G2]] ... -- ARG...)", arg);
     } else if (arg[0] == '-' && arg[1]) {
@@ -364,6 +374,23 @@ static int compile(int argc, char **argv) {
   return rc;
 }
 
+/* tilec pack --launcher: the parameters come from the metadata of the first
+ * signature's PTX (no ptxas), with the -D values, else config 0's. */
+static int launcher(tile_context *ctx, const Args *a, const char *source, size_t len, const void *bundle, size_t size) {
+  tile_options o = a->opts;
+  const void *image;
+  size_t image_size;
+  const char *metadata = NULL;
+  o.signature = a->signatures[0];
+  o.arch = a->archs[0];
+  o.config = -1;
+  if (tile_compile(ctx, a->input, source, len, &o, 1, &image, &image_size, &metadata) != TILE_OK) {
+    o.config = 0;
+    if (report(ctx, tile_compile(ctx, a->input, source, len, &o, 1, &image, &image_size, &metadata))) return 1;
+  }
+  return launcher_write(a->launcher, a->input, metadata, a->grid, bundle, size);
+}
+
 /* tilec pack: a kernel bundle, through tile_pack. */
 static int pack(int argc, char **argv) {
   Args a = {.pack = 1};
@@ -374,6 +401,11 @@ static int pack(int argc, char **argv) {
   if (!a.num_signatures) return usage_error("%s", "tilec pack needs --signature SIG (once per specialisation)");
   if (!a.num_archs) return usage_error("%s", "tilec pack needs --arch ARCH[,ARCH]... (e.g. sm_80,sm_90a)");
   if (clobbers(&a, a.output, NULL)) return 1;
+  char launcher_h[4096], launcher_c[4096];
+  snprintf(launcher_h, sizeof launcher_h, "%s.h", a.launcher ? a.launcher : "");
+  snprintf(launcher_c, sizeof launcher_c, "%s.c", a.launcher ? a.launcher : "");
+  if (a.launcher && (clobbers(&a, launcher_h, a.output) || clobbers(&a, launcher_c, a.output))) return 1;
+  if (a.grid && !a.launcher) return usage_error("%s", "--grid is for the generated launcher: give --launcher STEM too");
   size_t len, size;
   char *source = tilec_read_file(a.input, &len);
   if (!source) return 1;
@@ -388,8 +420,12 @@ static int pack(int argc, char **argv) {
   a.opts.signature = NULL;
   tile_status s = tile_pack(ctx, a.input, source, len, &a.opts, a.signatures, a.num_signatures, a.archs, a.num_archs,
                             &bundle, &size);
-  free(source);
   int rc = report(ctx, s) || write_bytes(a.output, bundle, size);
+  void *copy = !rc && a.launcher ? malloc(size) : NULL; /* the bundle is borrowed: the next compile frees it */
+  if (copy) memcpy(copy, bundle, size);
+  if (!rc && a.launcher) rc = copy ? launcher(ctx, &a, source, len, copy, size) : 1;
+  free(copy);
+  free(source);
   tile_context_destroy(ctx);
   return rc;
 }
