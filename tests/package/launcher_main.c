@@ -1,7 +1,7 @@
-/* A program built on a generated launcher (tilec pack --launcher add, tests/package/test_launcher.sh):
- * only add.h's two functions and tile.h's memory calls.  Vector add at sizes that are not multiples of
+/* A program built on a generated launcher (tilec pack --launcher add_kernel: tests/package/test_launcher.sh, and tile_add_kernels: consumer/):
+ * only add_kernel.h's two functions and tile.h's memory calls.  Vector add at sizes that are not multiples of
  * the block, on fresh random inputs, the output poisoned first and its guard past the end checked. */
-#include "add.h"
+#include "add_kernel.h"
 
 #include <stdio.h>
 #include <stdlib.h>

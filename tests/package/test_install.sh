@@ -41,6 +41,7 @@ check "find_package(tile 0.1): consumer/ configures and builds" \
   sh -c "$(declare -f configure); prefix='$prefix'; configure '$here/consumer' '$tmp/b' && cmake --build '$tmp/b'"
 check "find_package consumer: vector add on the interpreter, every element right" "$tmp/b/consumer"
 check "find_package consumer_rt: libtile_rt links and refuses to compile" "$tmp/b/consumer_rt"
+check "tile_add_kernels: the bundle and launcher built with the project, run on the interpreter" "$tmp/b/consumer_launcher"
 check "the programs' tile_* imports are bound to TILE_0" \
   sh -c "objdump -T '$tmp/b/consumer' | grep ' tile_' | grep -v -q '(TILE_0)' && exit 1
          objdump -T '$tmp/b/consumer' | grep -q '(TILE_0) *tile_launch_grid$'"

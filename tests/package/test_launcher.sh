@@ -8,9 +8,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 pack() { "$build/tilec" pack "$src/examples/vector_add/vector_add.tl" --signature "*fp32:16,*fp32:16,*fp32:16,i32" \
-  --signature "*fp32,*fp32,*fp32,i32" --arch sm_80 -D BLOCK_SIZE=1024 -o "$tmp/add.tlk" --launcher "$tmp/add" "$@"; }
+  --signature "*fp32,*fp32,*fp32,i32" --arch sm_80 -D BLOCK_SIZE=1024 -o "$tmp/add.tlk" --launcher "$tmp/add_kernel" "$@"; }
 pack --grid "(triton.cdiv(n_elements, meta['BLOCK_SIZE']),)" || exit 1
-cc -std=c11 -Wall -Wextra -Werror -I"$src/include" -I"$tmp" "$src/tests/package/launcher_main.c" "$tmp/add.c" \
+cc -std=c11 -Wall -Wextra -Werror -I"$src/include" -I"$tmp" "$src/tests/package/launcher_main.c" "$tmp/add_kernel.c" \
   -L"$build" -ltile -Wl,-rpath,"$build" -o "$tmp/main" || exit 1
 out=$(TILE_INTERPRET=1 TILE_CACHE_DIR="$tmp/cache" "$tmp/main")
 status=$?
