@@ -4,7 +4,7 @@
 # interpreter; the same program built with nothing but `pkg-config --cflags --libs tile`, and one
 # with tile_rt; the installed tilec run; a find_package asking for another version refused; the
 # pkg-config files still right after the prefix is moved; every tile_* import of the programs bound to
-# the version node TILE_<major>.
+# the version node TILE_<major>; examples/ship, the three tutorials shipped through tile_add_kernels.
 #   test_install.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "$1" && pwd)
@@ -42,6 +42,9 @@ check "find_package(tile 0.1): consumer/ configures and builds" \
 check "find_package consumer: vector add on the interpreter, every element right" "$tmp/b/consumer"
 check "find_package consumer_rt: libtile_rt links and refuses to compile" "$tmp/b/consumer_rt"
 check "tile_add_kernels: the bundle and launcher built with the project, run on the interpreter" "$tmp/b/consumer_launcher"
+check "examples/ship (find_package, tile_add_kernels: vector add, softmax, the autotuned matmul) builds" \
+  sh -c "$(declare -f configure); prefix='$prefix'; configure '$here/../../examples/ship' '$tmp/ship' && cmake --build '$tmp/ship'"
+check "examples/ship runs on the interpreter, every result right" "$tmp/ship/ship"
 check "the programs' tile_* imports are bound to TILE_0" \
   sh -c "objdump -T '$tmp/b/consumer' | grep ' tile_' | grep -v -q '(TILE_0)' && exit 1
          objdump -T '$tmp/b/consumer' | grep -q '(TILE_0) *tile_launch_grid$'"
