@@ -50,6 +50,17 @@ static const char *c_type(const char *dtype) {
 
 static int is_float(const char *dtype) { return dtype[0] == 'f' || dtype[0] == 'b'; }
 
+/* Python names that C reserves: a parameter so named cannot be a C parameter. */
+static int is_c_keyword(const char *name) {
+  static const char *const words[] = {"auto", "case", "char", "const", "default", "do", "double", "enum", "extern",
+                                      "float", "goto", "inline", "int", "long", "register", "restrict", "short",
+                                      "signed", "sizeof", "static", "struct", "switch", "typedef", "union",
+                                      "unsigned", "void", "volatile", "args", "k", "stream", "grid"};
+  for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+    if (!strcmp(words[i], name)) return 1;
+  return 0;
+}
+
 static int fail(const char *fmt, const char *what) {
   fprintf(stderr, "tilec: error: --launcher: ");
   fprintf(stderr, fmt, what);
@@ -241,6 +252,9 @@ int launcher_write(const char *stem, const char *source_path, const char *metada
   for (int i = 0; !rc && i < k.n; i++)
     if (!c_type(k.params[i].type + (k.params[i].type[0] == '*')))
       rc = fail("parameter of type '%s' has no C type here", k.params[i].type);
+    else if (is_c_keyword(k.params[i].name))
+      rc = fail("the parameter '%s' cannot be a C parameter of that name (a C keyword or the launcher's own): rename it",
+                k.params[i].name);
   if (!rc && grid) grid = grid_items(&a, grid);
   if (!rc) put_header(&h, &k, source_path, grid);
   if (!rc) rc = put_source(&c, &k, base, grid, bundle, size);
