@@ -195,7 +195,9 @@ const char *host_repr(Arena *a, const HostVal *v) {
   return buf_cstr(&b);
 }
 
-void host_report(Diags *d, const HostVal *v, Loc use, const char *what) {
+void host_report(Diags *d, HostVal *v, Loc use, const char *what) {
+  if (v->i) return;
+  v->i = 1;
   diag_error(d, v->loc.src ? v->loc : use, "cannot evaluate host code: %s", v->s);
   if (v->loc.src && (v->loc.offset != use.offset || v->loc.src != use.src))
     diag_note(d, use, "%s needs this value", what);

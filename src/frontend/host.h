@@ -34,7 +34,7 @@ typedef struct HostEnv HostEnv;
 
 struct HostVal {
   HostKind kind;
-  int64_t i;          /* BOOL, INT; MULTIPLE: the divisor; BUILTIN: its row */
+  int64_t i;          /* BOOL, INT; MULTIPLE: the divisor; BUILTIN: its row; UNKNOWN: 1 once reported */
   double f;           /* FLOAT */
   const char *s;      /* STR (NUL-terminated), MODULE path, TYPE name, UNKNOWN reason */
   size_t slen;
@@ -70,7 +70,8 @@ int host_truth(const HostVal *v);
 const char *host_type_name(const HostVal *v);
 const char *host_repr(Arena *a, const HostVal *v);
 
-/* Reports v, an UNKNOWN that `what` needs at `use`: an error at its place, a note at the use. */
-void host_report(Diags *d, const HostVal *v, Loc use, const char *what);
+/* Reports v, an UNKNOWN that `what` needs at `use`: an error at its place, a note at the
+ * use; once only (the step limit's UNKNOWN is what every later evaluation gives). */
+void host_report(Diags *d, HostVal *v, Loc use, const char *what);
 
 #endif

@@ -230,6 +230,7 @@ static HostVal *eval_host(Sema *S, Node *n, const char *what) {
   HostVal *v = host_eval(m->host, n);
   if (v->kind != H_UNKNOWN) return v;
   host_report(S->diags, v, n->loc, what);
+  if (!S->diags->errors) diag_error(S->diags, n->loc, "%s cannot be evaluated", what); /* reported before, elsewhere */
   return NULL;
 }
 
