@@ -53,23 +53,17 @@ HostVal *host_value(Host *h, HostKind k) {
   return v;
 }
 
-HostVal *host_int(Host *h, int64_t i) {
-  HostVal *v = host_value(h, H_INT);
+/* Ints, bools and floats: one constructor, the kind saying which field counts. */
+static HostVal *scalar(Host *h, HostKind k, int64_t i, double f) {
+  HostVal *v = host_value(h, k);
   v->i = i;
-  return v;
-}
-
-static HostVal *host_float(Host *h, double f) {
-  HostVal *v = host_value(h, H_FLOAT);
   v->f = f;
   return v;
 }
 
-static HostVal *host_bool(Host *h, int b) {
-  HostVal *v = host_value(h, H_BOOL);
-  v->i = b != 0;
-  return v;
-}
+HostVal *host_int(Host *h, int64_t i) { return scalar(h, H_INT, i, 0); }
+static HostVal *host_float(Host *h, double f) { return scalar(h, H_FLOAT, 0, f); }
+static HostVal *host_bool(Host *h, int b) { return scalar(h, H_BOOL, b != 0, 0); }
 
 static HostVal *host_strn(Host *h, const char *s, size_t n) {
   HostVal *v = host_value(h, H_STR);
@@ -301,16 +295,19 @@ static HostVal *int_binary(Host *h, Loc loc, TokenKind op, int64_t x, int64_t y)
 }
 
 static HostVal *float_binary(Host *h, Loc loc, TokenKind op, double x, double y) {
+  if (y == 0 && (op == TK_SLASH || op == TK_FLOORDIV || op == TK_PERCENT)) return host_unknown(h, loc, "division by zero");
+  double r;
   switch (op) {
-  case TK_PLUS: return host_float(h, x + y);
-  case TK_MINUS: return host_float(h, x - y);
-  case TK_STAR: return host_float(h, x * y);
-  case TK_SLASH: return y != 0 ? host_float(h, x / y) : host_unknown(h, loc, "division by zero");
-  case TK_FLOORDIV: return y != 0 ? host_float(h, floor(x / y)) : host_unknown(h, loc, "division by zero");
-  case TK_PERCENT: return y != 0 ? host_float(h, x - y * floor(x / y)) : host_unknown(h, loc, "division by zero");
-  case TK_POW: return host_float(h, pow(x, y));
+  case TK_PLUS: r = x + y; break;
+  case TK_MINUS: r = x - y; break;
+  case TK_STAR: r = x * y; break;
+  case TK_SLASH: r = x / y; break;
+  case TK_FLOORDIV: r = floor(x / y); break;
+  case TK_PERCENT: r = x - y * floor(x / y); break; /* the divisor's sign, as Python's */
+  case TK_POW: r = pow(x, y); break;
   default: return NULL;
   }
+  return host_float(h, r);
 }
 
 /* seq * n and n * seq: lists, tuples and strings repeated. */
