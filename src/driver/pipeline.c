@@ -61,6 +61,7 @@ static void sema_options(const tile_options *o, SemaOptions *s) {
   s->n_defines = o->num_defines;
   s->config = o->config;
   s->require_types = o->require_types;
+  s->arch = o->arch;
 }
 
 static int has_suffix(const Source *s, const char *suffix) {

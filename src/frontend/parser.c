@@ -15,6 +15,7 @@ typedef struct Parser {
   int pos;
   int nesting;          /* recursion depth, against stack exhaustion (AST_MAX_DEPTH) */
   int in_function;
+  int in_jit;           /* inside a @jit function: '*args' and '**kwargs' are kernel errors */
   int stmt_start;       /* token index where the current statement began */
   jmp_buf *recover;     /* the innermost statement's recovery point */
 } Parser;
@@ -118,6 +119,7 @@ static Node *parse_bool(Parser *P, TokenKind op);
 static Node *parse_conditional(Parser *P);
 static Node *parse_testlist(Parser *P, Node *(*item)(Parser *));
 static void check_target(Parser *P, Node *t);
+static Node *parse_comprehension(Parser *P, const Token *open, Node *element, TokenKind close);
 
 /* Literal strings next to each other concatenate, as in Python. */
 static Node *parse_strings(Parser *P) {
@@ -161,24 +163,40 @@ static Node *parse_dict(Parser *P) {
     vec_push(P->arena, &n->args, parse_test(P));
     expect(P, TK_COLON, "':' in dictionary");
     vec_push(P->arena, &n->kwargs, parse_test(P));
+    if (n->args.len == 1 && at(P, TK_KW_FOR)) {
+      Node *comp = parse_comprehension(P, open, n->args.data[0], TK_RBRACE);
+      comp->c = n->kwargs.data[0];
+      return comp;
+    }
     if (!accept(P, TK_COMMA)) break;
   }
   expect_close(P, TK_RBRACE, "'}'", open);
   return n;
 }
 
-/* listcomp: '[' test 'for' targets 'in' or_test ['if' or_test] ']' -- for autotune configs */
-static Node *parse_comprehension(Parser *P, const Token *open, Node *element) {
+/* comp_for: ('for' targets 'in' or_test ('if' or_test)*)+ -- host code (configs,
+ * heuristics).  Each clause is a FOR node: a target, b iterable, body its ifs. */
+static void parse_comp_clauses(Parser *P, Node *n) {
+  while (at(P, TK_KW_FOR)) {
+    Node *clause = new_node(P, ND_FOR, advance(P)->loc);
+    clause->a = parse_testlist(P, parse_expr);
+    check_target(P, clause->a);
+    expect(P, TK_KW_IN, "'in' in comprehension");
+    clause->b = parse_bool(P, TK_KW_OR);
+    while (accept(P, TK_KW_IF)) vec_push(P->arena, &clause->body, parse_bool(P, TK_KW_OR));
+    vec_push(P->arena, &n->args, clause);
+  }
+}
+
+/* listcomp: '[' test comp_for ']'; also a generator in a call and, with c the
+ * value, a dict comprehension. */
+static Node *parse_comprehension(Parser *P, const Token *open, Node *element, TokenKind close) {
   Node *n = new_node(P, ND_LISTCOMP, open->loc);
-  advance(P);
   n->a = element;
-  Node *target = parse_testlist(P, parse_expr);
-  check_target(P, target);
-  vec_push(P->arena, &n->args, target);
-  expect(P, TK_KW_IN, "'in' in comprehension");
-  n->b = parse_bool(P, TK_KW_OR);
-  if (accept(P, TK_KW_IF)) n->c = parse_bool(P, TK_KW_OR);
-  expect_close(P, TK_RBRACKET, "']' to close the comprehension", open);
+  parse_comp_clauses(P, n);
+  if (close != TK_RPAREN)
+    expect_close(P, close, close == TK_RBRACKET ? "']' to close the comprehension" : "'}' to close the comprehension",
+                 open);
   return n;
 }
 
@@ -188,7 +206,7 @@ static Node *parse_list(Parser *P) {
   Node *n = new_node(P, ND_LIST, open->loc);
   if (!at(P, TK_RBRACKET)) {
     Node *first = parse_test(P);
-    if (at(P, TK_KW_FOR)) return parse_comprehension(P, open, first);
+    if (at(P, TK_KW_FOR)) return parse_comprehension(P, open, first, TK_RBRACKET);
     vec_push(P->arena, &n->args, first);
     if (accept(P, TK_COMMA)) {
       int comma = 0;
@@ -230,12 +248,22 @@ static Node *parse_atom(Parser *P) {
   }
 }
 
-/* arglist: (test | NAME '=' test) (',' ...)* [','] */
+/* '*' test or '**' test in a call: a UNARY node; host code only. */
+static Node *parse_star_arg(Parser *P) {
+  if (P->in_jit) fail_at(P, tok(P), "%s", "'*args' and '**kwargs' are not supported in kernels");
+  Token *t = advance(P);
+  Node *n = new_node(P, ND_UNARY, t->loc);
+  n->op = t->kind;
+  n->a = parse_test(P);
+  return n;
+}
+
+/* arglist: (test [comp_for] | NAME '=' test | '*' test | '**' test) (',' ...)* [','] */
 static void parse_call_args(Parser *P, Node *call, const Token *open) {
   while (!at(P, TK_RPAREN)) {
-    if (at(P, TK_STAR) || at(P, TK_POW))
-      fail_at(P, tok(P), "%s", "'*args' and '**kwargs' are not supported in kernels");
-    if (at(P, TK_NAME) && next_tok(P)->kind == TK_ASSIGN) {
+    if (at(P, TK_STAR) || at(P, TK_POW)) {
+      vec_push(P->arena, &call->args, parse_star_arg(P));
+    } else if (at(P, TK_NAME) && next_tok(P)->kind == TK_ASSIGN) {
       Token *name = advance(P);
       advance(P);
       Node *kw = new_node(P, ND_KEYWORD, name->loc);
@@ -245,7 +273,9 @@ static void parse_call_args(Parser *P, Node *call, const Token *open) {
     } else {
       if (call->kwargs.len)
         fail_at(P, tok(P), "%s", "positional argument follows keyword argument");
-      vec_push(P->arena, &call->args, parse_test(P));
+      Node *arg = parse_test(P);
+      if (at(P, TK_KW_FOR)) arg = parse_comprehension(P, open, arg, TK_RPAREN); /* f(x for x in xs) */
+      vec_push(P->arena, &call->args, arg);
     }
     if (!accept(P, TK_COMMA)) break;
   }
@@ -697,13 +727,16 @@ static Node *parse_while(Parser *P) {
   return n;
 }
 
-/* param: NAME [':' test] ['=' test] */
+/* param: ['*' | '**'] NAME [':' test] ['=' test]; stars (ival 1, 2) in host code only */
 static Node *parse_param(Parser *P) {
-  if (at(P, TK_STAR) || at(P, TK_POW) || at(P, TK_SLASH))
+  int stars = at(P, TK_STAR) ? 1 : at(P, TK_POW) ? 2 : 0;
+  if ((stars && P->in_jit) || at(P, TK_SLASH) || (stars == 1 && next_tok(P)->kind != TK_NAME))
     fail_at(P, tok(P), "%s", "'*args', '**kwargs' and '/' parameters are not supported in kernels");
+  if (stars) advance(P);
   Token *name = expect(P, TK_NAME, "a parameter name");
   Node *p = new_node(P, ND_PARAM, name->loc);
   p->name = arena_strndup(P->arena, name->text, (size_t)name->loc.len);
+  p->ival = stars;
   if (accept(P, TK_COLON)) p->a = parse_test(P);
   if (accept(P, TK_ASSIGN)) p->b = parse_test(P);
   return p;
@@ -716,11 +749,21 @@ static void check_params(Parser *P, Node *fn) {
     for (int j = 0; j < i; j++)
       if (!strcmp(fn->args.data[j]->name, p->name))
         diag_error(P->diags, p->loc, "duplicate parameter '%s'", p->name);
-    if (p->b) saw_default = 1;
+    if (p->b || p->ival) saw_default = 1;
     else if (saw_default)
       diag_error(P->diags, p->loc, "parameter '%s' without a default follows one with a default",
                  p->name);
   }
+}
+
+/* Whether a decorator list marks a kernel: @jit, @triton.jit(...), @autotune, @heuristics. */
+static int is_jit_decorator(NodeVec decorators) {
+  for (int i = 0; i < decorators.len; i++) {
+    Node *d = decorators.data[i]->kind == ND_CALL ? decorators.data[i]->a : decorators.data[i];
+    const char *name = d->kind == ND_NAME || d->kind == ND_ATTR ? d->name : "";
+    if (!strcmp(name, "jit") || !strcmp(name, "autotune") || !strcmp(name, "heuristics")) return 1;
+  }
+  return 0;
 }
 
 /* funcdef: decorator* 'def' NAME '(' [param (',' param)*] ')' ['->' test] ':' block */
@@ -732,6 +775,7 @@ static Node *parse_funcdef(Parser *P, NodeVec decorators) {
   Node *fn = new_node(P, ND_FUNCDEF, name->loc);
   fn->name = arena_strndup(P->arena, name->text, (size_t)name->loc.len);
   fn->kwargs = decorators;
+  P->in_jit = decorators.len > 0 && is_jit_decorator(decorators);
   expect(P, TK_LPAREN, "'(' after the function name");
   while (!at(P, TK_RPAREN)) {
     vec_push(P->arena, &fn->args, parse_param(P));
@@ -742,7 +786,7 @@ static Node *parse_funcdef(Parser *P, NodeVec decorators) {
   if (accept(P, TK_ARROW)) fn->a = parse_test(P);
   P->in_function = 1;
   parse_block(P, &fn->body);
-  P->in_function = 0;
+  P->in_function = P->in_jit = 0;
   return fn;
 }
 
@@ -798,7 +842,8 @@ static void parse_compound(Parser *P, NodeVec *body) {
 static void parse_statement(Parser *P, NodeVec *body) {
   jmp_buf here;
   jmp_buf *outer = P->recover;
-  int saved_nesting = P->nesting, saved_in_function = P->in_function, saved_start = P->stmt_start;
+  int saved_nesting = P->nesting, saved_start = P->stmt_start;
+  volatile int saved_in_function = P->in_function, saved_in_jit = P->in_jit;
   P->stmt_start = P->pos;
   P->recover = &here;
   if (setjmp(here) == 0) {
@@ -806,6 +851,7 @@ static void parse_statement(Parser *P, NodeVec *body) {
   } else {
     P->nesting = saved_nesting;
     P->in_function = saved_in_function;
+    P->in_jit = saved_in_jit;
     synchronize(P);
   }
   P->recover = outer;
@@ -828,7 +874,7 @@ static void parse_block(Parser *P, NodeVec *body) {
 }
 
 Module *parse_module(const Source *src, const TokenVec *toks, Diags *d) {
-  Parser P = {src, toks, d, d->arena, 0, 0, 0, 0, NULL};
+  Parser P = {src, toks, d, d->arena, 0, 0, 0, 0, 0, NULL};
   Module *m = arena_alloc(d->arena, sizeof *m);
   m->src = src;
   m->root = new_node(&P, ND_MODULE, toks->data[0].loc);
@@ -845,7 +891,7 @@ Module *parse_module(const Source *src, const TokenVec *toks, Diags *d) {
 }
 
 Node *parse_expression(const Source *src, const TokenVec *toks, Diags *d) {
-  Parser P = {src, toks, d, d->arena, 0, 0, 0, 0, NULL};
+  Parser P = {src, toks, d, d->arena, 0, 0, 0, 0, 0, NULL};
   jmp_buf here;
   P.recover = &here;
   if (setjmp(here)) return NULL;

@@ -70,6 +70,14 @@ struct Value {
 
 const char *value_str(Arena *a, const Value *v);
 
+/* A run-time argument's value at a launch, for @triton.heuristics. */
+typedef enum { LAUNCH_OTHER, LAUNCH_INT, LAUNCH_FLOAT } LaunchKind;
+typedef struct LaunchArg {
+  LaunchKind kind;
+  long long i;
+  double f;
+} LaunchArg;
+
 /* How the kernel is specialised (everything the command line or the launch
  * gives).  Strings are borrowed. */
 typedef struct SemaOptions {
@@ -79,6 +87,10 @@ typedef struct SemaOptions {
   int n_defines;
   int require_types;        /* 1: a parameter with no type is an error */
   int config;               /* autotune config whose values to use; -1: none */
+  const char *arch;         /* the target the host code's queries answer for; NULL: sm_90 */
+  int num_sms;              /* its SM count; 0: the arch's default */
+  const LaunchArg *launch;  /* the run-time arguments' values at a launch (JIT); NULL: not known */
+  int n_launch;
   int default_types;        /* for the fuzzer: untyped parameters get *fp32 (names with
                                "ptr") or i32, constexprs without a value 16 */
 } SemaOptions;
@@ -110,7 +122,9 @@ typedef struct KernelMeta {
   NameList restore_value;           /* restore_value=[...]: pointer parameters restored after each timed run */
   double warmup_ms, rep_ms;         /* warmup=, rep=: the tuner's time budgets; 0: its defaults */
   Vec(const char *) heuristic_names;/* @triton.heuristics({name: lambda}) */
-  Vec(Node *) heuristic_lambdas;
+  Vec(Node *) heuristic_lambdas;    /* the lambda (or def) of each, for its place */
+  Vec(struct HostVal *) heuristic_fns; /* the same, as host values (host.h) */
+  struct Host *host;                /* the host evaluator the decorators ran in */
 } KernelMeta;
 
 typedef struct CheckedKernel {

@@ -2,6 +2,7 @@
  * its parameters (signature, annotations), its constexpr values (-D,
  * defaults, an autotune config) and its decorators' tuning metadata; then
  * the typed body. */
+#include "host.h"
 #include "sema_impl.h"
 
 #include <string.h>
@@ -184,130 +185,54 @@ static const char *callee_name(Node *call) {
   return f->kind == ND_NAME || f->kind == ND_ATTR ? f->name : "";
 }
 
-static Value *eval_meta(Sema *S, Node *n);
-
-static Value *eval_comprehension(Sema *S, Node *n) {
-  Value *iter = NULL;
-  if (n->b->kind == ND_CALL && !strcmp(callee_name(n->b), "range")) {
-    Value *bounds[3] = {value_int(S, 0), NULL, value_int(S, 1)};
-    int na = n->b->args.len;
-    if (na < 1 || na > 3) goto bad;
-    for (int i = 0; i < na; i++) {
-      Value *v = const_of(S, check_expr(S, n->b->args.data[i]), "a range bound");
-      if (!v || v->kind != V_INT) goto bad;
-      bounds[na == 1 ? 1 : i] = v;
-    }
-    if (bounds[2]->i == 0) goto bad;
-    iter = value_new(S, V_LIST);
-    for (int64_t i = bounds[0]->i; bounds[2]->i > 0 ? i < bounds[1]->i : i > bounds[1]->i; i += bounds[2]->i) {
-      if (iter->items.len > 4096) goto bad;
-      vec_push(S->arena, &iter->items, value_int(S, i));
-    }
-  } else {
-    iter = eval_meta(S, n->b);
-  }
-  if (!iter || iter->kind != V_LIST) goto bad;
-  Value *out = value_new(S, V_LIST);
-  Node *target = n->args.data[0];
-  for (int i = 0; i < iter->items.len; i++) {
-    if (target->kind != ND_NAME) goto bad;
-    Binding b = {target->name, mk_const(S, target->loc, iter->items.data[i])};
-    vec_push(S->arena, &S->scope, b);
-    int keep = 1;
-    if (n->c) {
-      int ok;
-      Value *c = eval_meta(S, n->c);
-      keep = c && value_truth(c, &ok);
-    }
-    if (keep) {
-      Value *e = eval_meta(S, n->a);
-      if (!e) return NULL;
-      vec_push(S->arena, &out->items, e);
-    }
-    S->scope.len--;
-  }
-  return out;
-bad:
-  diag_error(S->diags, n->loc, "this comprehension cannot be evaluated at compile time");
-  return NULL;
-}
-
-static Value *eval_config(Sema *S, Node *n) {
-  Value *cfg = value_new(S, V_CONFIG);
-  if (n->args.len > 0) {
-    Value *d = eval_meta(S, n->args.data[0]);
-    if (!d || d->kind != V_CONFIG) {
-      diag_error(S->diags, n->args.data[0]->loc, "triton.Config's first argument must be a dict of meta-parameters");
-      return NULL;
-    }
-    *cfg = *d;
-  }
-  for (int i = 0; i < n->kwargs.len; i++) {
-    Node *kw = n->kwargs.data[i];
-    if (!strcmp(kw->name, "pre_hook")) continue;
-    Value *v = eval_meta(S, kw->a);
-    if (!v) return NULL;
-    if (!strcmp(kw->name, "kwargs") && v->kind == V_CONFIG) { /* triton.Config(kwargs={...}) */
-      for (int j = 0; j < v->keys.len; j++) {
-        vec_push(S->arena, &cfg->keys, v->keys.data[j]);
-        vec_push(S->arena, &cfg->items, v->items.data[j]);
-      }
-      continue;
-    }
-    vec_push(S->arena, &cfg->keys, arena_printf(S->arena, "@%s", kw->name));
-    vec_push(S->arena, &cfg->items, v);
-  }
-  return cfg;
-}
-
-static Value *eval_dict(Sema *S, Node *n) {
-  Value *d = value_new(S, V_CONFIG);
-  for (int i = 0; i < n->args.len; i++) {
-    Value *k = eval_meta(S, n->args.data[i]);
-    Value *v = eval_meta(S, n->kwargs.data[i]);
-    if (!k || !v) return NULL;
-    if (k->kind != V_STR) {
-      diag_error(S->diags, n->args.data[i]->loc, "dictionary keys must be strings naming meta-parameters");
-      return NULL;
-    }
-    vec_push(S->arena, &d->keys, k->s);
-    vec_push(S->arena, &d->items, v);
-  }
-  return d;
-}
-
-/* Decorator arguments are host-side Python: dicts, lists, comprehensions,
- * triton.Config calls and lambdas, over constants. */
-static Value *eval_meta(Sema *S, Node *n) {
-  switch (n->kind) {
-  case ND_DICT: return eval_dict(S, n);
-  case ND_LISTCOMP: return eval_comprehension(S, n);
-  case ND_LAMBDA: {
-    Value *v = value_new(S, V_LAMBDA);
-    v->func = n;
-    return v;
-  }
-  case ND_LIST:
-  case ND_TUPLE: {
-    Value *v = value_new(S, V_LIST);
-    for (int i = 0; i < n->args.len; i++) {
-      Value *item = eval_meta(S, n->args.data[i]);
+/* A host value as a constexpr: numbers, strings, bools, None and tuples of them; NULL otherwise. */
+static Value *constexpr_of(Sema *S, const HostVal *v) {
+  switch (v->kind) {
+  case H_INT: return value_int(S, v->i);
+  case H_BOOL: return value_bool(S, (int)v->i);
+  case H_FLOAT: return value_float(S, v->f);
+  case H_NONE: return value_new(S, V_NONE);
+  case H_STR: return value_string(S, v->s);
+  case H_LIST:
+  case H_TUPLE: {
+    Value *list = value_new(S, V_LIST);
+    for (int i = 0; i < v->items.len; i++) {
+      Value *item = constexpr_of(S, v->items.data[i]);
       if (!item) return NULL;
-      vec_push(S->arena, &v->items, item);
+      vec_push(S->arena, &list->items, item);
     }
-    return v;
+    return list;
   }
-  case ND_BINOP: { /* configs_a + configs_b, 2 ** i */
-    Value *x = eval_meta(S, n->a), *y = x ? eval_meta(S, n->b) : NULL;
-    Value *r = y ? fold_binary(S, n->loc, n->op, x, y) : NULL;
-    if (y && !r) diag_error(S->diags, n->loc, "unsupported operands for '%s' in a decorator", token_kind_name(n->op));
+  default: return NULL;
+  }
+}
+
+/* A constexpr as a host value (a -D value, a config's, a default), for heuristics and prune functions. */
+static HostVal *host_of(Sema *S, Host *h, const Value *v) {
+  HostVal *r;
+  switch (v->kind) {
+  case V_INT: return host_int(h, v->i);
+  case V_BOOL: r = host_value(h, H_BOOL), r->i = v->i; return r;
+  case V_FLOAT: r = host_value(h, H_FLOAT), r->f = v->f; return r;
+  case V_STR: return host_str(h, v->s);
+  case V_NONE: return host_value(h, H_NONE);
+  case V_LIST:
+    r = host_value(h, H_TUPLE);
+    for (int i = 0; i < v->items.len; i++) vec_push(S->arena, &r->items, host_of(S, h, v->items.data[i]));
     return r;
+  default: return host_unknown(h, (Loc){0}, "a %s constexpr is not a host value", value_str(S->arena, v));
   }
-  case ND_CALL:
-    if (!strcmp(callee_name(n), "Config")) return eval_config(S, n);
-    /* fall through */
-  default: return const_of(S, check_expr(S, n), "a decorator argument");
-  }
+}
+
+/* Decorator arguments are host code: evaluated by the host evaluator over
+ * the module's statements before the kernel.  NULL after an error. */
+static HostVal *eval_host(Sema *S, Node *n, const char *what) {
+  KernelMeta *m = &S->kernel->meta;
+  HostVal *v = host_eval(m->host, n);
+  if (v->kind != H_UNKNOWN) return v;
+  host_report(S->diags, v, n->loc, what);
+  if (!S->diags->errors) diag_error(S->diags, n->loc, "%s cannot be evaluated", what); /* reported before, elsewhere */
+  return NULL;
 }
 
 static Node *keyword(Node *call, const char *name) {
@@ -316,47 +241,64 @@ static Node *keyword(Node *call, const char *name) {
   return NULL;
 }
 
-static int meta_int(Value *cfg, const char *key, int fallback) {
-  for (int i = 0; i < cfg->keys.len; i++)
-    if (!strcmp(cfg->keys.data[i], key) && cfg->items.data[i]->kind == V_INT) return (int)cfg->items.data[i]->i;
+static int option_int(Sema *S, const HostVal *options, const char *key, int fallback, Loc loc) {
+  const HostVal *v = host_dict_get(options, key);
+  if (!v) return fallback;
+  if (v->kind == H_INT && v->i > 0 && v->i <= 1024) return (int)v->i;
+  diag_error(S->diags, loc, "triton.Config's %s must be a positive integer, not %s", key, host_repr(S->arena, v));
   return fallback;
 }
 
-static void record_configs(Sema *S, Node *dec, Value *list) {
-  KernelMeta *m = &S->kernel->meta;
-  for (int i = 0; i < list->items.len; i++) {
-    Value *c = list->items.data[i];
-    if (c->kind != V_CONFIG) {
-      diag_error(S->diags, dec->loc, "autotune configs must be triton.Config(...) values");
+static void record_config(Sema *S, Node *dec, const HostVal *c) {
+  TuneConfig tc = {0};
+  const HostVal *kwargs = c->items.data[0], *options = c->items.data[1];
+  tc.loc = dec->loc;
+  tc.num_warps = option_int(S, options, "num_warps", 4, dec->loc);
+  tc.num_stages = option_int(S, options, "num_stages", 3, dec->loc);
+  tc.num_ctas = option_int(S, options, "num_ctas", 1, dec->loc);
+  for (int j = 0; j < kwargs->keys.len; j++) {
+    Value *v = kwargs->keys.data[j]->kind == H_STR ? constexpr_of(S, kwargs->items.data[j]) : NULL;
+    if (!v) {
+      diag_error(S->diags, dec->loc, "a config's meta-parameter must be a string naming a number, string, bool or "
+                                     "tuple, not %s: %s", host_repr(S->arena, kwargs->keys.data[j]),
+                 host_repr(S->arena, kwargs->items.data[j]));
       return;
     }
-    TuneConfig tc = {0};
-    tc.loc = dec->loc;
-    tc.num_warps = meta_int(c, "@num_warps", 4);
-    tc.num_stages = meta_int(c, "@num_stages", 3);
-    tc.num_ctas = meta_int(c, "@num_ctas", 1);
-    for (int j = 0; j < c->keys.len; j++) {
-      if (c->keys.data[j][0] == '@') continue;
-      vec_push(S->arena, &tc.names, c->keys.data[j]);
-      vec_push(S->arena, &tc.values, c->items.data[j]);
+    vec_push(S->arena, &tc.names, kwargs->keys.data[j]->s);
+    vec_push(S->arena, &tc.values, v);
+  }
+  vec_push(S->arena, &S->kernel->meta.configs, tc);
+}
+
+static void record_configs(Sema *S, Node *dec, Node *where, const HostVal *list) {
+  if (list->kind != H_LIST && list->kind != H_TUPLE) {
+    diag_error(S->diags, where->loc, "autotune configs must be a list of triton.Config(...) values, not %s",
+               host_type_name(list));
+    return;
+  }
+  for (int i = 0; i < list->items.len; i++) {
+    if (list->items.data[i]->kind != H_CONFIG) {
+      diag_error(S->diags, where->loc, "autotune configs must be triton.Config(...) values, not %s",
+                 host_repr(S->arena, list->items.data[i]));
+      return;
     }
-    vec_push(S->arena, &m->configs, tc);
+    record_config(S, dec, list->items.data[i]);
   }
 }
 
 /* A list of parameter names (key=, reset_to_zero=, restore_value=) into *out;
  * `pointers`: each must name a pointer parameter (annotated or not). */
 static void record_names(Sema *S, Node *list, const char *what, int pointers, NameList *out) {
-  Value *names = list ? eval_meta(S, list) : NULL;
-  if (names && names->kind != V_LIST) {
+  HostVal *names = list ? eval_host(S, list, arena_printf(S->arena, "@triton.autotune's %s", what)) : NULL;
+  if (names && names->kind != H_LIST && names->kind != H_TUPLE) {
     diag_error(S->diags, list->loc, "autotune %s must be a list of parameter names", what);
     return;
   }
   for (int i = 0; names && i < names->items.len; i++) {
-    Value *k = names->items.data[i];
-    KernelParam *p = k->kind == V_STR ? find_param(S->kernel, k->s, k->slen) : NULL;
+    HostVal *k = names->items.data[i];
+    KernelParam *p = k->kind == H_STR ? find_param(S->kernel, k->s, k->slen) : NULL;
     if (!p) {
-      diag_error(S->diags, list->loc, "autotune %s %s is not a parameter of '%s'", what, value_str(S->arena, k),
+      diag_error(S->diags, list->loc, "autotune %s %s is not a parameter of '%s'", what, host_repr(S->arena, k),
                  S->kernel->def->name);
     } else if (pointers && (p->is_constexpr || (p->type && !p->type->is_ptr))) {
       diag_error(S->diags, list->loc, "autotune %s '%s' must be a pointer parameter (a buffer) of '%s'", what, p->name,
@@ -370,9 +312,9 @@ static void record_names(Sema *S, Node *list, const char *what, int pointers, Na
 /* warmup= or rep=: milliseconds, a positive number. */
 static double budget_ms(Sema *S, Node *dec, const char *name) {
   Node *n = keyword(dec, name);
-  Value *v = n ? eval_meta(S, n) : NULL;
+  HostVal *v = n ? eval_host(S, n, arena_printf(S->arena, "@triton.autotune's %s", name)) : NULL;
   if (!v) return 0;
-  double ms = v->kind == V_INT ? (double)v->i : v->kind == V_FLOAT ? v->f : -1;
+  double ms = v->kind == H_INT ? (double)v->i : v->kind == H_FLOAT ? v->f : -1;
   if (ms > 0 && ms <= 60000) return ms;
   diag_error(S->diags, n->loc, "autotune %s must be a number of milliseconds from 0 to 60000", name);
   return 0;
@@ -381,7 +323,7 @@ static double budget_ms(Sema *S, Node *dec, const char *name) {
 /* Keywords of Triton's autotune that tile accepts without acting on them. */
 static void warn_ignored(Sema *S, Node *dec) {
   static const char *const known[] = {"configs", "key", "reset_to_zero", "restore_value", "warmup", "rep",
-                                      "cache_results", "use_cuda_graph"};
+                                      "cache_results", "use_cuda_graph", "prune_configs_by"};
   for (int i = 0; i < dec->kwargs.len; i++) {
     Node *kw = dec->kwargs.data[i];
     size_t j = 0;
@@ -389,6 +331,52 @@ static void warn_ignored(Sema *S, Node *dec) {
     if (j < sizeof known / sizeof *known) continue;
     diag_warning(S->diags, kw->loc, "@triton.autotune's '%s' is ignored: every config is timed", kw->name);
   }
+}
+
+/* The named arguments a prune function or a heuristic sees: constexprs with
+ * their values; run-time arguments known only at launch unless a ':1' hint
+ * fixes them or ':16' says they are multiples of 16; `launch`: their
+ * values at a launch (NULL: none). */
+static HostVal *named_args(Sema *S, const LaunchArg *launch, int n_launch) {
+  Host *h = S->kernel->meta.host;
+  HostVal *d = host_value(h, H_DICT);
+  for (int i = 0, position = 0; i < S->kernel->params.len; i++) {
+    KernelParam *p = &S->kernel->params.data[i];
+    HostVal *v;
+    if (p->is_constexpr && p->value) v = host_of(S, h, p->value);
+    else if (!p->is_constexpr && position < n_launch && launch[position].kind == LAUNCH_INT)
+      v = host_int(h, launch[position].i);
+    else if (!p->is_constexpr && position < n_launch && launch[position].kind == LAUNCH_FLOAT)
+      v = host_of(S, h, value_float(S, launch[position].f));
+    else if (p->divisibility == 16 && p->type && !p->type->is_ptr) {
+      v = host_value(h, H_MULTIPLE);
+      v->i = 16;
+      v->loc = p->loc;
+      v->s = arena_printf(S->arena, "argument '%s' is known only at launch (its ':16' hint says only that it is a "
+                                    "multiple of 16)", p->name);
+    } else
+      v = host_unknown(h, p->loc, "argument '%s' is known only at launch", p->name);
+    position += !p->is_constexpr;
+    host_dict_set(h, d, host_str(h, p->name), v);
+  }
+  return d;
+}
+
+/* prune_configs_by={'early_config_prune': fn}: fn(configs, named_args) run
+ * where it needs only what is known here; otherwise ignored with a warning. */
+static HostVal *prune_configs(Sema *S, Node *dec, HostVal *configs) {
+  Node *by = keyword(dec, "prune_configs_by");
+  HostVal *d = by ? eval_host(S, by, "@triton.autotune's prune_configs_by") : NULL;
+  HostVal *fn = d && d->kind == H_DICT ? host_dict_get(d, "early_config_prune") : NULL;
+  if (by && d && d->kind == H_DICT && (host_dict_get(d, "perf_model") || host_dict_get(d, "top_k")))
+    diag_warning(S->diags, by->loc, "prune_configs_by's perf_model and top_k are ignored: every config is timed");
+  if (!fn || fn->kind == H_NONE) return configs;
+  HostVal *args[] = {configs, named_args(S, NULL, 0)};
+  HostVal *kept = host_call(S->kernel->meta.host, fn, args, 2, by->loc);
+  if (kept->kind == H_LIST || kept->kind == H_TUPLE) return kept;
+  diag_warning(S->diags, by->loc, "early_config_prune is ignored: %s",
+               kept->kind == H_UNKNOWN ? kept->s : "it did not return a list");
+  return configs;
 }
 
 static void check_autotune(Sema *S, Node *dec) {
@@ -400,8 +388,9 @@ static void check_autotune(Sema *S, Node *dec) {
     diag_error(S->diags, dec->loc, "@triton.autotune needs configs=[triton.Config(...), ...]");
     return;
   }
-  Value *list = eval_meta(S, configs);
-  if (list && list->kind == V_LIST) record_configs(S, dec, list);
+  HostVal *list = eval_host(S, configs, "@triton.autotune's configs");
+  if (list) list = prune_configs(S, dec, list);
+  if (list) record_configs(S, dec, configs, list);
   KernelMeta *m = &S->kernel->meta;
   record_names(S, key, "key", 0, &m->keys);
   record_names(S, keyword(dec, "reset_to_zero"), "reset_to_zero", 1, &m->reset_to_zero);
@@ -413,23 +402,28 @@ static void check_autotune(Sema *S, Node *dec) {
 
 static void check_heuristics(Sema *S, Node *dec) {
   Node *arg = dec->args.len ? dec->args.data[0] : keyword(dec, "values");
-  Value *d = arg ? eval_meta(S, arg) : NULL;
-  if (!d || d->kind != V_CONFIG) {
+  HostVal *d = arg ? eval_host(S, arg, "@triton.heuristics") : NULL;
+  if (!d || d->kind != H_DICT) {
     if (arg && !d) return;
     diag_error(S->diags, dec->loc, "@triton.heuristics needs a dict of meta-parameter names to lambdas");
     return;
   }
+  KernelMeta *m = &S->kernel->meta;
   for (int i = 0; i < d->keys.len; i++) {
-    if (d->items.data[i]->kind != V_LAMBDA) {
-      diag_error(S->diags, arg->loc, "heuristic '%s' must be a lambda", d->keys.data[i]);
+    HostVal *fn = d->items.data[i];
+    if (d->keys.data[i]->kind != H_STR || fn->kind != H_FUNC) {
+      diag_error(S->diags, arg->loc, "heuristic %s must be a lambda", host_repr(S->arena, d->keys.data[i]));
       continue;
     }
-    vec_push(S->arena, &S->kernel->meta.heuristic_names, d->keys.data[i]);
-    vec_push(S->arena, &S->kernel->meta.heuristic_lambdas, d->items.data[i]->func);
+    vec_push(S->arena, &m->heuristic_names, d->keys.data[i]->s);
+    vec_push(S->arena, &m->heuristic_lambdas, fn->node);
+    vec_push(S->arena, &m->heuristic_fns, fn);
   }
 }
 
-static void check_decorators(Sema *S, Node *def) {
+static void check_decorators(Sema *S, Node *def, const SemaOptions *opts) {
+  HostTarget target = {opts->arch, opts->num_sms};
+  S->kernel->meta.host = host_new(S->arena, S->mod, def, target);
   for (int i = 0; i < def->kwargs.len; i++) {
     Node *dec = def->kwargs.data[i];
     const char *name = callee_name(dec);
@@ -522,6 +516,8 @@ static void collect_params(Sema *S) {
   }
 }
 
+static void apply_heuristics(Sema *S, const SemaOptions *opts);
+
 /* Applies what the caller gives: the signature, -D values, a config. */
 static int apply_options(Sema *S, const SemaOptions *opts) {
   CheckedKernel *k = S->kernel;
@@ -541,7 +537,35 @@ static int apply_options(Sema *S, const SemaOptions *opts) {
       if (p && p->is_constexpr && !p->value) p->value = tc->values.data[i];
     }
   }
+  if (S->diags->errors == 0) apply_heuristics(S, opts);
   return S->diags->errors == 0;
+}
+
+/* @triton.heuristics: each lambda run on the named arguments (the launch's
+ * values in the JIT; -D, config and hint values in tilec) unless -D gives
+ * the value; in decorator order, so a later one sees an earlier one's. */
+static void apply_heuristics(Sema *S, const SemaOptions *opts) {
+  KernelMeta *m = &S->kernel->meta;
+  for (int i = 0; i < m->heuristic_names.len; i++) {
+    const char *name = m->heuristic_names.data[i];
+    Loc loc = m->heuristic_lambdas.data[i]->loc;
+    KernelParam *p = find_param(S->kernel, name, strlen(name));
+    if (!p || !p->is_constexpr) {
+      diag_error(S->diags, loc, "heuristic '%s' must name a constexpr parameter of '%s'", name, S->kernel->def->name);
+      continue;
+    }
+    if (p->value_from_define) continue;
+    HostVal *args = named_args(S, opts->launch, opts->n_launch);
+    HostVal *v = host_call(m->host, m->heuristic_fns.data[i], &args, 1, loc);
+    Value *value = v->kind == H_UNKNOWN ? NULL : constexpr_of(S, v);
+    if (value) {
+      p->value = value;
+      continue;
+    }
+    diag_error(S->diags, loc, "heuristic '%s' cannot be evaluated here: %s", name,
+               v->kind == H_UNKNOWN ? v->s : arena_printf(S->arena, "it gave %s", host_repr(S->arena, v)));
+    diag_note(S->diags, loc, "give its value with -D %s=VALUE", name);
+  }
 }
 
 static void give_default_types(Sema *S) {
@@ -600,7 +624,7 @@ static int declare(Sema *S, const Module *m, const Module *stdlib, const SemaOpt
   if (!def) return 0;
   S->kernel->def = def;
   collect_params(S);
-  check_decorators(S, def);
+  check_decorators(S, def, opts);
   return d->errors == 0;
 }
 

@@ -513,6 +513,44 @@ static void test_cpu(void) {
   tile_context_destroy(ctx);
 }
 
+/* Configs from a module-level function (a comprehension over zip with a
+ * tuple target, filtered by a predicate, '**' options) and a heuristic on a
+ * config's value, on the CPU interpreter, against a C reference at an
+ * irregular size. */
+static void test_cpu_host_configs(void) {
+  static const char source[] =
+      "import triton\n"
+      "import triton.language as tl\n"
+      "\n"
+      "def configs():\n"
+      "    opts = dict(num_stages=2)\n"
+      "    every = [triton.Config({'BLOCK': b, 'SCALE': s}, num_warps=w, **opts)\n"
+      "             for b, w in zip([64, 128, 256], [1, 2, 4]) for s in (2, 3)]\n"
+      "    return [c for c in every if c.kwargs['BLOCK'] >= 128 and c.kwargs['SCALE'] == 3]\n"
+      "\n"
+      "@triton.autotune(configs=configs(), key=['n'])\n"
+      "@triton.heuristics({'HALF': lambda args: args['BLOCK'] // 2})\n"
+      "@triton.jit\n"
+      "def bump(x_ptr, acc_ptr, n, m, BLOCK: tl.constexpr, SCALE: tl.constexpr, HALF: tl.constexpr):\n"
+      "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+      "    x = tl.load(x_ptr + offs, mask=offs < n)\n"
+      "    tl.store(x_ptr + offs, x * SCALE + HALF + m, mask=offs < n)\n"
+      "    tl.atomic_add(acc_ptr + offs * 0, x, mask=offs < n)\n";
+  tile_context *ctx = context(1);
+  tile_kernel *k = kernel(ctx, source, -1);
+  Buffers b = buffers(ctx, 301);
+  float x0[301], want = 0;
+  for (int i = 0; i < 301; i++) x0[i] = b.x[i] = (float)(rand() % 100), want += b.x[i];
+  b.acc[0] = 0;
+  CHECK(launch(k, &b, 5) == TILE_OK && tile_kernel_config(k) == 0 && grid_blocks == 128);
+  int same = 1;
+  for (int i = 0; i < 301; i++) same &= b.x[i] == x0[i] * 3 + 64 + 5;
+  long long half = 0;
+  CHECK(tile_kernel_constexpr(k, "HALF", &half) == TILE_OK && half == 64);
+  CHECK(same && b.acc[0] == want);
+  tile_context_destroy(ctx);
+}
+
 /* ---- compiling the configs on several threads ------------------------------------------------ */
 
 static int cache_entries(const char *dir) {
@@ -617,6 +655,7 @@ int main(void) {
   test_single_config();
   test_errors();
   test_cpu();
+  test_cpu_host_configs();
   test_threads();
   test_refill();
   test_tma();
