@@ -1,5 +1,5 @@
 /* Writes the seed corpora of the runtime's fuzzers (fuzz_metadata,
- * fuzz_cache, fuzz_api) into DIR/metadata, DIR/cache and DIR/api: the
+ * fuzz_cache, fuzz_api, fuzz_bundle) into DIR/metadata, DIR/cache, DIR/api and DIR/bundle: the
  * metadata of a few kernels as the compiler describes them (PTX for sm_90
  * and sm_90a, and the interpreter's), hand-written metadata with ':1'
  * arguments and a tensor map, each as a sound cache entry, and short call
@@ -84,6 +84,21 @@ static int seed_cpu(tile_context *ctx, const char *dir) {
   return seed_metadata(dir, "cpu", tile_kernel_metadata(k), "", 0);
 }
 
+/* bundle/add.tlk: the vector add packed for sm_80 with two signatures (fuzz_bundle's seed). */
+static int seed_bundle(tile_context *ctx, const char *dir) {
+  static const char *defs[] = {"BLOCK=128"}, *sigs[] = {"*fp32:16,*fp32:16,*fp32:16,i32", "*fp32,*fp32,*fp32,i32"};
+  static const char *archs[] = {"sm_80"};
+  tile_options o;
+  tile_options_init(&o);
+  o.defines = defs, o.num_defines = 1;
+  const void *bundle;
+  size_t size;
+  char sub[512];
+  snprintf(sub, sizeof sub, "%s/bundle", dir);
+  if (tile_pack(ctx, "add.tl", vector_add, sizeof vector_add - 1, &o, sigs, 2, archs, 1, &bundle, &size)) return 1;
+  return write_file(sub, "add.tlk", bundle, size);
+}
+
 /* Call programs: every byte value once as the first op, then a walk through the rest. */
 static int seed_api(const char *dir) {
   char sub[512], name[32];
@@ -104,8 +119,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: fuzz_rt_seeds DIR\n");
     return 2;
   }
-  const char *subs[] = {"", "/metadata", "/cache", "/api"};
-  for (int i = 0; i < 4; i++) {
+  const char *subs[] = {"", "/metadata", "/cache", "/api", "/bundle"};
+  for (int i = 0; i < 5; i++) {
     char path[512];
     snprintf(path, sizeof path, "%s%s", argv[1], subs[i]);
     mkdir(path, 0777);
@@ -113,7 +128,7 @@ int main(int argc, char **argv) {
   tile_context *ctx;
   if (tile_context_create(&ctx)) return 1;
   int failed = seed_compiled(ctx, argv[1]) | seed_metadata(argv[1], "with_map", with_map, "\x7f" "ELF", 0) |
-               seed_cpu(ctx, argv[1]) | seed_api(argv[1]);
+               seed_bundle(ctx, argv[1]) | seed_cpu(ctx, argv[1]) | seed_api(argv[1]);
   tile_context_destroy(ctx);
   return failed;
 }
