@@ -33,24 +33,44 @@ typedef struct Kernel {
   const Json *constexprs;    /* the metadata's object of constexpr values */
 } Kernel;
 
-/* Element or scalar types: the name in signatures, and the C type. */
+/* The element types, from the one table (lang/dtypes.def): a signature's
+ * name, bits and kind (B)OOL, (S)INT, (U)INT or (F)LOAT. */
 static const struct {
-  const char *dtype, *c_type;
-} c_types[] = {
-    {"fp32", "float"},   {"fp64", "double"},  {"fp16", "uint16_t"}, {"bf16", "uint16_t"}, {"i1", "int8_t"},
-    {"i8", "int8_t"},    {"i16", "int16_t"},  {"i32", "int32_t"},   {"i64", "int64_t"},   {"u8", "uint8_t"},
-    {"u16", "uint16_t"}, {"u32", "uint32_t"}, {"u64", "uint64_t"},
+  const char *name;
+  int bits;
+  char kind;
+} dtypes[] = {
+#define DTYPE(id, name, triton, bits, kind) {name, bits, #kind[0]},
+#include "dtypes.def"
+#undef DTYPE
 };
 
-static const char *c_type(const char *dtype) {
-  for (size_t i = 0; i < sizeof c_types / sizeof c_types[0]; i++)
-    if (!strcmp(c_types[i].dtype, dtype)) return c_types[i].c_type;
-  return NULL;
+static int dtype_index(const char *name) {
+  for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
+    if (!strcmp(dtypes[i].name, name)) return (int)i;
+  return -1;
 }
 
-static int is_float(const char *dtype) { return dtype[0] == 'f' || dtype[0] == 'b'; }
+/* A dtype's C type: fp16 and bf16 as their bits (uint16_t), i1 as a byte. */
+static const char *c_type(const char *name) {
+  static const char *const sint[] = {"int8_t", "int16_t", "int32_t", "int64_t"};
+  static const char *const uint[] = {"uint8_t", "uint16_t", "uint32_t", "uint64_t"};
+  int i = dtype_index(name);
+  if (i < 0) return NULL;
+  int width = dtypes[i].bits <= 8 ? 0 : dtypes[i].bits == 16 ? 1 : dtypes[i].bits == 32 ? 2 : 3;
+  switch (dtypes[i].kind) {
+  case 'F': return dtypes[i].bits == 32 ? "float" : dtypes[i].bits == 64 ? "double" : "uint16_t";
+  case 'U': return uint[width];
+  default: return sint[width];
+  }
+}
 
-/* Python names that C reserves: a parameter so named cannot be a C parameter. */
+static int is_float(const char *name) {
+  int i = dtype_index(name);
+  return i >= 0 && dtypes[i].kind == 'F';
+}
+
+/* Python names that C reserves, and the launcher's own: a parameter so named cannot be a C parameter. */
 static int is_c_keyword(const char *name) {
   static const char *const words[] = {"auto", "case", "char", "const", "default", "do", "double", "enum", "extern",
                                       "float", "goto", "inline", "int", "long", "register", "restrict", "short",
