@@ -12,13 +12,6 @@ typedef struct PtxasLimits {
   size_t memory_mib; /* address space (RLIMIT_AS) in MiB; 0: no limit */
 } PtxasLimits;
 
-enum {
-  PTXAS_DEFAULT_TIMEOUT_S = 300,
-  PTXAS_DEFAULT_MEMORY_MIB = 8192,
-  PTXAS_MAX_TIMEOUT_S = 1 << 24,   /* half a year: larger values are typos */
-  PTXAS_MAX_MEMORY_MIB = 1 << 30,  /* an exbibyte */
-};
-
 /* Finds ptxas: `override` (TILE_PTXAS_PATH, mapped by the caller) if given,
  * else the CUDA toolkit's (/usr/local/cuda/bin), else in `search_path` (the
  * caller's PATH; may be NULL).  Returns 0 with the path in `path`, or -1

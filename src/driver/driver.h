@@ -6,7 +6,7 @@
 #define TILE_DRIVER_H
 
 #include "../frontend/sema.h"
-#include "context.h"
+#include "../runtime/context.h"
 
 /* The stages whose time a compilation measures (tile_options.time_stages,
  * tilec --time), in pipeline order: id, the name in the report. */

@@ -144,7 +144,8 @@ static tile_status assemble(Compilation *c, const char *ptxas, GpuArtifacts *out
     return TILE_ERROR_COMPILE;
   }
   double clock = pipeline_clock_ms();
-  int failed = ptxas_assemble(ptxas, &c->ctx->ptxas_limits, out->ptx, out->ptx_len, out->arch, &cubin, &size, &log, err, sizeof err);
+  PtxasLimits limits = {c->ctx->ptxas_timeout_s, c->ctx->ptxas_memory_mib};
+  int failed = ptxas_assemble(ptxas, &limits, out->ptx, out->ptx_len, out->arch, &cubin, &size, &log, err, sizeof err);
   lap(c, TIME_PTXAS, &clock);
   if (failed) {
     diag_error(&c->diags, (Loc){0}, "%s", err);

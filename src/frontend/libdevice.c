@@ -8,49 +8,19 @@
 
 #include <string.h>
 
-typedef struct Row {
-  const char *name, *f32, *f64, *kind;
-  LibdeviceSig sig;
-} Row;
-
-static const Row rows[] = {
-#define LIBDEVICE(id, name, sig, f32, f64, c32, c64) {name, "__nv_" #f32, "__nv_" #f64, #f64, sig},
-#include "libdevice.def"
-#undef LIBDEVICE
-};
-
-const char *libdevice_name(int id) { return rows[id].name; }
-const char *libdevice_symbol(int id, int fp64) { return fp64 ? rows[id].f64 : rows[id].f32; }
-const char *libdevice_kind(int id) { return rows[id].kind; }
-LibdeviceSig libdevice_sig(int id) { return rows[id].sig; }
-
-int libdevice_arity(int id) {
-  switch (rows[id].sig) {
-  case LD_FF: case LD_FI: return 2;
-  case LD_FFF: return 3;
-  default: return 1;
-  }
-}
-
-int libdevice_lookup(const char *name) {
-  for (int i = 0; i < LIBDEVICE_COUNT; i++)
-    if (!strcmp(rows[i].name, name)) return i;
-  return -1;
-}
-
 /* Whether the argument types are one of row's two signatures. */
 static int matches(int row, Node **xs, int n) {
   DType f = xs[0]->type->elem;
   if (f != DT_FP32 && f != DT_FP64) return 0;
   for (int i = 1; i < n; i++) {
-    DType want = rows[row].sig == LD_FI ? DT_I32 : f;
+    DType want = libdevice_sig(row) == LD_FI ? DT_I32 : f;
     if (xs[i]->type->elem != want) return 0;
   }
   return 1;
 }
 
 static DType result_elem(int row, DType x) {
-  switch (rows[row].sig) {
+  switch (libdevice_sig(row)) {
   case LD_INT: return DT_I32;
   case LD_BOOL: return DT_I1;
   default: return x;
@@ -62,11 +32,11 @@ static const char *signatures(Sema *S, int first) {
   Buf b;
   buf_init(&b, S->arena);
   for (int r = first, k = 0; r < LIBDEVICE_COUNT; r++) {
-    if (strcmp(rows[r].name, rows[first].name)) continue;
+    if (strcmp(libdevice_name(r), libdevice_name(first))) continue;
     for (int fp64 = 0; fp64 < 2; fp64++, k++) {
       buf_puts(&b, k ? ", (" : "(");
       for (int i = 0; i < libdevice_arity(r); i++)
-        buf_printf(&b, "%s%s", i ? ", " : "", i && rows[r].sig == LD_FI ? "i32" : fp64 ? "fp64" : "fp32");
+        buf_printf(&b, "%s%s", i ? ", " : "", i && libdevice_sig(r) == LD_FI ? "i32" : fp64 ? "fp64" : "fp32");
       buf_puts(&b, ")");
     }
   }
@@ -105,7 +75,7 @@ static int broadcast_args(Sema *S, const char *fn, Node **xs, int n) {
 }
 
 Node *check_libdevice_call(Sema *S, Node *call, int first, Node **args, int n_args, Node **kw, int n_kw) {
-  const char *fn = arena_printf(S->arena, "libdevice.%s", rows[first].name);
+  const char *fn = arena_printf(S->arena, "libdevice.%s", libdevice_name(first));
   int arity = libdevice_arity(first);
   if (n_kw) {
     diag_error(S->diags, kw[0]->loc, "%s() takes its arguments by position only", fn);
@@ -127,7 +97,7 @@ Node *check_libdevice_call(Sema *S, Node *call, int first, Node **args, int n_ar
   if (!broadcast_args(S, fn, xs, n_args)) return poison(S, call->loc);
   int row = -1;
   for (int r = first; r < LIBDEVICE_COUNT && row < 0; r++)
-    if (!strcmp(rows[r].name, rows[first].name) && matches(r, xs, n_args)) row = r;
+    if (!strcmp(libdevice_name(r), libdevice_name(first)) && matches(r, xs, n_args)) row = r;
   if (row < 0) return no_variant(S, call, fn, first, xs, n_args);
   Node *n = typed_node(S, ND_CALL, call->loc, type_with_elem(S->arena, xs[0]->type, result_elem(row, xs[0]->type->elem), 0));
   Value *f = value_new(S, V_LIBDEVICE);

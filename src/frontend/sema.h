@@ -8,7 +8,8 @@
 #define TILE_SEMA_H
 
 #include "ast.h"
-#include "types.h"
+#include "../support/dtypes.h"
+#include "../tir/tir.h"
 
 /* The builtins of lang/builtins.def; typed calls carry their id. */
 typedef enum {
@@ -17,23 +18,6 @@ typedef enum {
 #undef BUILTIN
   B_COUNT
 } BuiltinId;
-
-/* The libdevice functions of lang/libdevice.def; typed calls carry their row
- * (the callee a V_LIBDEVICE), tile IR's libdevice op its kind. */
-typedef enum {
-#define LIBDEVICE(id, name, sig, f32, f64, c32, c64) LIBDEVICE_##id,
-#include "libdevice.def"
-#undef LIBDEVICE
-  LIBDEVICE_COUNT
-} LibdeviceId;
-
-typedef enum { LD_F, LD_FF, LD_FFF, LD_FI, LD_INT, LD_BOOL } LibdeviceSig;
-
-const char *libdevice_name(int id);              /* the Python name: "tanh" */
-const char *libdevice_symbol(int id, int fp64);  /* "__nv_tanhf", "__nv_tanh" */
-const char *libdevice_kind(int id);              /* the fp64 symbol without __nv_: tile IR's kind */
-LibdeviceSig libdevice_sig(int id);
-int libdevice_arity(int id);
 
 const char *builtin_name(int id);
 
@@ -148,5 +132,8 @@ void builtins_reference(Buf *out);
 
 /* Prints a checked kernel: its parameters, tuning metadata and typed body. */
 void checked_print(const CheckedKernel *k, Buf *out);
+
+/* The checked AST of a kernel to tile IR (lower.c). */
+TirFunc *tir_lower(const CheckedKernel *k, Arena *a, Diags *d);
 
 #endif

@@ -4,7 +4,7 @@
  * op.  Slots are reused across ops, iterations and programs, so a run
  * allocates once per value. */
 #include "interp.h"
-#include "../tir/numeric.h"
+#include "../support/numeric.h"
 
 #include <math.h>
 #include <setjmp.h>
@@ -299,7 +299,7 @@ static double float_binary(TirCode code, double a, double b) {
  * the width give 0 (or -1 for a negative signed value shifted right). */
 static int64_t integer_op(TirCode code, const Type *t, int64_t a, int64_t b) {
   int64_t r;
-  if (int_binary(code, t->elem, a, b, &r)) return r;
+  if (tir_int_binary(code, t->elem, a, b, &r)) return r;
   switch (code) {
   case TIR_DIV: return b == 0 ? -1 : a; /* INT_MIN / -1 stays INT_MIN */
   case TIR_REM: return b == 0 ? a : 0;
@@ -372,7 +372,7 @@ static void exec_unary(Interp *I, const TirOp *op) {
   for (int64_t k = 0; k < d->n; k++) {
     if (is_float(t)) {
       d->f[k] = round_float(math1(op->code, a->f[k], t->elem != DT_FP64), t->elem);
-    } else if (int_unary(op->code, t->elem, a->i[k], &d->i[k])) {
+    } else if (tir_int_unary(op->code, t->elem, a->i[k], &d->i[k])) {
       d->i[k] = wrap(d->i[k], t);
     } else {
       fail(I, op, "'%s' needs floating-point operands", tir_op_name(op->code));

@@ -15,7 +15,7 @@
 #ifndef TILE_LLVM_LOWER_H
 #define TILE_LLVM_LOWER_H
 
-#include "../tgir/layout.h"
+#include "../tir/layout.h"
 #include "../tir/passes.h"
 #include "generate.h"
 

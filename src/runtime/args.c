@@ -1,7 +1,7 @@
 /* Launch arguments: keys, signatures, checks and packing (see args.h). */
 #include "args.h"
-#include "../frontend/types.h"
-#include "../tir/numeric.h"
+#include "../support/dtypes.h"
+#include "../support/numeric.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -26,7 +26,7 @@
 #include "cache.h"
 #include "gpu.h"
 #include "json.h"
-#include "../frontend/types.h"
+#include "../support/dtypes.h"
 #include "../support/diag.h"
 
 #include <math.h>

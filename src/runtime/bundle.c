@@ -4,7 +4,7 @@
  * anything else past the header; an error names the file and the field. */
 #include "bundle.h"
 #include "args.h"
-#include "../frontend/types.h"
+#include "../support/dtypes.h"
 #include "../support/diag.h"
 #include "../support/endian.h"
 #include "../support/sha256.h"

@@ -2,7 +2,7 @@
  * tile_device_open's), its primary context made current on the calling
  * thread at each entry; the target it wants; modules and launches. */
 #include "gpu.h"
-#include "../frontend/types.h"
+#include "../support/dtypes.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
 #ifndef TILE_DEVICE_H
 #define TILE_DEVICE_H
 
-#include "../driver/context.h"
+#include "context.h"
 
 #include <stdint.h>
 

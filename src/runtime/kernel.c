@@ -9,7 +9,7 @@
 #include "kernel.h"
 #include "args.h"
 #include "device.h"
-#include "../frontend/types.h"
+#include "../support/dtypes.h"
 #include "../support/diag.h"
 
 #include <stdint.h>

@@ -7,7 +7,7 @@
 #ifndef TILE_KERNEL_H
 #define TILE_KERNEL_H
 
-#include "../driver/context.h"
+#include "context.h"
 #include "metadata.h"
 
 #include <stdint.h>

@@ -3,7 +3,7 @@
  * argument positions cover 0..num_args-1 exactly once, in order. */
 #include "metadata.h"
 #include "device.h"
-#include "../frontend/types.h"
+#include "../support/dtypes.h"
 #include "tile/tile.h"
 
 #include <stdarg.h>

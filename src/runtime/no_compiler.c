@@ -1,7 +1,7 @@
 /* libtile_rt: the runtime without the compiler.  The calls that compile
  * say so; everything else (contexts, device memory, streams, events, AOT
  * kernels, launches) is the same code as libtile's. */
-#include "../driver/context.h"
+#include "context.h"
 #include "bundle.h"
 
 static const char no_compiler[] = "libtile_rt has no compiler: link libtile";

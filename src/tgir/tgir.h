@@ -10,7 +10,7 @@
 #define TILE_TGIR_H
 
 #include "../tir/tir.h"
-#include "layout.h"
+#include "../tir/layout.h"
 #include "tile/tile.h"
 
 typedef struct TgirOptions {

@@ -49,7 +49,7 @@
  * dataflow solver does; each join only lowers a fact, so this ends.  A
  * for's induction variable has the gcd of its start's and step's
  * divisibilities. */
-#include "numeric.h"
+#include "../support/numeric.h"
 #include "passes.h"
 
 #include <string.h>

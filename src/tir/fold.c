@@ -25,7 +25,7 @@
  *     branch it takes.
  * Leaves the ops it bypassed in place, unused, for dce.
  * Invalidates: nothing cached (no pass keeps analyses across passes). */
-#include "numeric.h"
+#include "../support/numeric.h"
 #include "passes.h"
 
 #include <math.h>
@@ -149,8 +149,8 @@ static int arithmetic(const TirOp *op, DType t, const Const *in, Const *out) {
     out->f = round_to_dtype(out->f, t);
     return ok;
   }
-  int ok = n == 1 ? int_unary(op->code, t, in[0].i, &out->i)
-         : n == 2 ? int_binary(op->code, t, in[0].i, in[1].i, &out->i)
+  int ok = n == 1 ? tir_int_unary(op->code, t, in[0].i, &out->i)
+         : n == 2 ? tir_int_binary(op->code, t, in[0].i, in[1].i, &out->i)
                   : 0;
   out->i = wrap_int(out->i, t);
   return ok;

@@ -11,7 +11,7 @@
  *   them defined (not 0, not -1 when signed): a loop that runs zero times
  *   must not acquire undefined behaviour.
  * Invalidates: nothing cached. */
-#include "numeric.h"
+#include "../support/numeric.h"
 #include "passes.h"
 
 #include <string.h>

@@ -2,7 +2,7 @@
  *   %7 = add %5, %6 : i32[1024]  loc(24:27)
  * one op a line, regions in braces, every op's source line and column. */
 #include "tir.h"
-#include "../tgir/layout.h"
+#include "layout.h"
 
 #include <math.h>
 #include <stdio.h>

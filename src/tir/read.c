@@ -9,7 +9,7 @@
  * interned in order, so they keep their numbers, and a "#name" after a
  * type or a region argument gives the value that layout. */
 #include "tir.h"
-#include "../tgir/layout.h"
+#include "layout.h"
 
 #include <ctype.h>
 #include <errno.h>

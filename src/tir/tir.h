@@ -6,7 +6,26 @@
 #ifndef TILE_TIR_H
 #define TILE_TIR_H
 
-#include "../frontend/sema.h"
+#include "../support/dtypes.h"
+#include "../support/diag.h"
+
+/* The libdevice functions of lang/libdevice.def; tile IR's libdevice op
+ * carries its row as its kind, the frontend's typed calls as their callee
+ * (libdevice.c). */
+typedef enum {
+#define LIBDEVICE(id, name, sig, f32, f64, c32, c64) LIBDEVICE_##id,
+#include "libdevice.def"
+#undef LIBDEVICE
+  LIBDEVICE_COUNT
+} LibdeviceId;
+
+typedef enum { LD_F, LD_FF, LD_FFF, LD_FI, LD_INT, LD_BOOL } LibdeviceSig;
+
+const char *libdevice_name(int id);              /* the Python name: "tanh" */
+const char *libdevice_symbol(int id, int fp64);  /* "__nv_tanhf", "__nv_tanh" */
+const char *libdevice_kind(int id);              /* the fp64 symbol without __nv_: tile IR's kind */
+LibdeviceSig libdevice_sig(int id);
+int libdevice_arity(int id);
 
 typedef enum {
 #define OP(id, name, flags, operands, summary) TIR_##id,
@@ -164,8 +183,6 @@ Type *tir_type(const TirFunc *f, int value);
 const struct Layout *tir_layout(const TirFunc *f, int value);
 void tir_set_layout(TirFunc *f, int value, const struct Layout *l);
 
-/* The checked AST of a kernel to tile IR (lower.c). */
-TirFunc *tir_lower(const CheckedKernel *k, Arena *a, Diags *d);
 /* The textual form (print.c), documented in docs/ir.md. */
 void tir_print(const TirFunc *f, Buf *out);
 /* Reads the textual form back (read.c): NULL after errors in `d`, placed in
@@ -177,5 +194,13 @@ TirFunc *tir_read(const Source *text, Arena *a, Diags *d);
 int tir_verify(const TirFunc *f, Diags *d);
 /* limits.c: every tile within 2^20 elements and the per-thread limit for f->num_warps; 1 after an error */
 int tir_check_limits(const TirFunc *f, Diags *d);
+
+/* Integer ops (a TirCode) on canonical values of type t, with the GPU's
+ * semantics: C's truncating division, arithmetic right shift for signed
+ * types.  The result still needs wrap_int.  Return 0 where the GPU's result
+ * is undefined (division by zero, INT_MIN / -1, shifts by the width or more,
+ * umulhi on other than 32 bits) or the op is not an integer op (int_ops.c). */
+int tir_int_binary(int code, DType t, int64_t a, int64_t b, int64_t *r);
+int tir_int_unary(int code, DType t, int64_t a, int64_t *r);
 
 #endif

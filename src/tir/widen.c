@@ -45,7 +45,7 @@
  * they convert (first in the block for parameters and block arguments), so
  * they dominate every use; cse, licm and dce tidy them.
  * Invalidates: nothing cached. */
-#include "numeric.h"
+#include "../support/numeric.h"
 #include "passes.h"
 
 #include <string.h>

@@ -8,8 +8,8 @@
  * the input), which must either run or fail with a message.  Never a crash,
  * a read past the input, a leak or a hang.  Seeds: fuzz_rt_seeds writes sound
  * bundles (fuzz-rt-seeds/bundle). */
-#include "runtime/bundle.h"
-#include "support/sha256.h"
+#include "../../src/runtime/bundle.h"
+#include "../../src/support/sha256.h"
 #include "tile/tile.h"
 
 #include <stdint.h>

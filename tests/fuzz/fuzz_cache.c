@@ -6,7 +6,7 @@
  * tests/unit/test_runtime.c's).  The first 64 bytes are the header: the
  * seeds (fuzz_rt_seeds) are sound entries, so mutations reach past the
  * checksum only by the checksum's own failure. */
-#include "runtime/cache.h"
+#include "../../src/runtime/cache.h"
 
 #include <stdint.h>
 #include <stdio.h>

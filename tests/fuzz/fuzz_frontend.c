@@ -17,11 +17,11 @@
  * Any crash, leak, hang or sanitizer report is a bug: bad source must only
  * ever produce diagnostics, and a bad kernel only a clean run-time error.
  * FUZZ_SHOW=1 prints each attempt's diagnostics (what an input reaches). */
-#include "driver/driver.h"
-#include "interp/interp.h"
-#include "llvm/generate.h"
-#include "tgir/tgir.h"
-#include "tir/passes.h"
+#include "../../src/driver/driver.h"
+#include "../../src/interp/interp.h"
+#include "../../src/llvm/generate.h"
+#include "../../src/tgir/tgir.h"
+#include "../../src/tir/passes.h"
 
 #include <stdint.h>
 #include <stdio.h>

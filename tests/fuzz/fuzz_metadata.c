@@ -4,10 +4,10 @@
  * positions, tensor maps) and arguments are checked and packed against it.
  * Any crash, leak, hang or sanitizer report is a bug: bad metadata must only
  * ever give "metadata: ..." (tile_kernel_load's TILE_ERROR_ARGUMENT). */
-#include "frontend/types.h"
-#include "runtime/args.h"
-#include "runtime/metadata.h"
-#include "support/diag.h"
+#include "../../src/support/dtypes.h"
+#include "../../src/runtime/args.h"
+#include "../../src/runtime/metadata.h"
+#include "../../src/support/diag.h"
 
 #include <stdint.h>
 #include <string.h>

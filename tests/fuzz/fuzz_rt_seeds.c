@@ -4,7 +4,7 @@
  * and sm_90a, and the interpreter's), hand-written metadata with ':1'
  * arguments and a tensor map, each as a sound cache entry, and short call
  * programs for the API harness.  Built with the fuzzers; run before them. */
-#include "runtime/cache.h"
+#include "../../src/runtime/cache.h"
 #include "tile/tile.h"
 
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * give parsed arguments or a message: a crash, leak, hang or sanitizer
  * report (an out-of-bounds copy of a long word, an overflowing count) is a
  * bug.  Its messages go to stderr: run it with -close_fd_mask=2. */
-#include "tools/tilec/run.h"
+#include "../../src/tools/tilec/run.h"
 
 #include <stdint.h>
 #include <stdlib.h>

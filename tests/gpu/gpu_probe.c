@@ -4,7 +4,7 @@
  * the command in its place when there is a GPU, so a test that would pass
  * without one (checking the no-GPU message) is skipped, never passed silently.
  *   gpu_probe [-- COMMAND ARGS...] */
-#include "runtime/cuda_driver.h"
+#include "../../src/runtime/cuda_driver.h"
 
 #include <stdio.h>
 #include <stdlib.h>

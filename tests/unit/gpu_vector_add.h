@@ -5,7 +5,7 @@
 #define TILE_TEST_GPU_VECTOR_ADD_H
 
 #include "check.h"
-#include "runtime/cuda_driver.h"
+#include "../../src/runtime/cuda_driver.h"
 
 #include <stdlib.h>
 

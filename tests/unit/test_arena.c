@@ -1,8 +1,8 @@
 /* The arena's cap: reaching it unwinds to the guard with a message that
  * names the limit and the compilation's stage, never an abort. */
 #include "check.h"
-#include "support/arena.h"
-#include "support/diag.h"
+#include "../../src/support/arena.h"
+#include "../../src/support/diag.h"
 
 #include <setjmp.h>
 #include <string.h>

@@ -10,7 +10,7 @@
  * against a C reference on irregular sizes. */
 #include "check.h"
 #include "fake_cuda.h"
-#include "support/sha256.h"
+#include "../../src/support/sha256.h"
 #include "tile/tile.h"
 
 #include <stdint.h>

@@ -4,10 +4,10 @@
  * checked element by element on fresh random data. */
 #include "check.h"
 #include "gpu_vector_add.h"
-#include "backend/ptxas.h"
-#include "llvm/generate.h"
-#include "llvm/llvm.h"
-#include "runtime/cuda_driver.h"
+#include "../../src/backend/ptxas.h"
+#include "../../src/llvm/generate.h"
+#include "../../src/llvm/llvm.h"
+#include "../../src/runtime/cuda_driver.h"
 
 #include <llvm-c/Core.h>
 #include <stdlib.h>
@@ -80,7 +80,7 @@ int main(void) {
   if (ptx && ptxas_locate(NULL, getenv("PATH"), ptxas, sizeof ptxas, err, sizeof err) == 0) {
     char *cubin = NULL, *log = NULL;
     size_t cubin_len = 0;
-    PtxasLimits limits = {PTXAS_DEFAULT_TIMEOUT_S, PTXAS_DEFAULT_MEMORY_MIB};
+    PtxasLimits limits = {300, 8192}; /* the defaults of TILE_PTXAS_TIMEOUT and TILE_PTXAS_MEMORY */
     CHECK(ptxas_assemble(ptxas, &limits, ptx, len, "sm_90", &cubin, &cubin_len, &log, err, sizeof err) == 0);
     CHECK(cubin && cubin_len > 4 && !memcmp(cubin, "\x7f" "ELF", 4));
     CHECK_CONTAINS(log, "Used");

@@ -4,7 +4,7 @@
  * data with a poisoned output, and checks every element. */
 #include "check.h"
 #include "gpu_vector_add.h"
-#include "runtime/cuda_driver.h"
+#include "../../src/runtime/cuda_driver.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -10,10 +10,10 @@
  * loaded back. */
 #include "check.h"
 #include "fake_cuda.h"
-#include "driver/driver.h"
-#include "llvm/generate.h"
-#include "runtime/cache.h"
-#include "tir/tir.h"
+#include "../../src/driver/driver.h"
+#include "../../src/llvm/generate.h"
+#include "../../src/runtime/cache.h"
+#include "../../src/tir/tir.h"
 
 #include <dirent.h>
 #include <dlfcn.h>

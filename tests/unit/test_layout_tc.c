@@ -1,4 +1,4 @@
-/* Tensor-core and shared-memory layouts (src/tgir/layout_tc.c) against
+/* Tensor-core and shared-memory layouts (src/tir/layout_tc.c) against
  * references written from the PTX ISA, independently of the layout code:
  *   - mma.sync m16n8k* accumulators and the A/B fragments of m16n8k16
  *     (f16, bf16), m16n8k8 (tf32) and m16n8k32 (s8): for every register,
@@ -16,7 +16,7 @@
  *     4.. XORed with bits 7..), blocks of the swizzle width stacked;
  *   - printing and the helpers that choose layouts. */
 #include "check.h"
-#include "tgir/layout.h"
+#include "../../src/tir/layout.h"
 
 #include <stdlib.h>
 

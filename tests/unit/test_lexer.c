@@ -1,6 +1,6 @@
 /* Lexer: token kinds, values, positions, indentation and errors. */
 #include "check.h"
-#include "frontend/lexer.h"
+#include "../../src/frontend/lexer.h"
 
 typedef struct Lexed {
   Arena arena;

@@ -4,8 +4,8 @@
  * rename registers (no shared memory, no barrier); others go through padded
  * shared memory, in rounds when the tile is larger than the scratch budget. */
 #include "check.h"
-#include "llvm/generate.h"
-#include "tgir/layout.h"
+#include "../../src/llvm/generate.h"
+#include "../../src/tir/layout.h"
 
 #include <string.h>
 

@@ -11,7 +11,7 @@
  * temporary file is left. */
 #include "check.h"
 #include "fake_cuda.h"
-#include "runtime/cache.h"
+#include "../../src/runtime/cache.h"
 #include "tile/tile.h"
 
 #include <dirent.h>

@@ -3,7 +3,7 @@
  * and random bytes that must give a message, never a crash.
  * Usage: test_npy [seed]   (the seed is printed, so a failing run replays) */
 #include "check.h"
-#include "runtime/npy.h"
+#include "../../src/tools/tilec/npy.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* Parser: tree shapes, precedence, statements, and recovery after errors. */
 #include "check.h"
-#include "frontend/ast.h"
+#include "../../src/frontend/ast.h"
 
 typedef struct Parsed {
   Arena arena;

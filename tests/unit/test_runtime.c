@@ -5,14 +5,14 @@
  * miss, corrupt and truncated entries, an unwritable directory, many
  * processes writing one key at once). */
 #include "check.h"
-#include "driver/driver.h"
-#include "runtime/args.h"
-#include "runtime/cache.h"
-#include "runtime/json.h"
-#include "runtime/metadata.h"
-#include "support/sha256.h"
-#include "llvm/generate.h"
-#include "tir/tir.h"
+#include "../../src/driver/driver.h"
+#include "../../src/runtime/args.h"
+#include "../../src/runtime/cache.h"
+#include "../../src/runtime/json.h"
+#include "../../src/runtime/metadata.h"
+#include "../../src/support/sha256.h"
+#include "../../src/llvm/generate.h"
+#include "../../src/tir/tir.h"
 
 #include <dirent.h>
 #include <stdint.h>

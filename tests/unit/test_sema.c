@@ -2,9 +2,9 @@
  * random inputs, constexpr folding with Python semantics, and typed trees
  * of small kernels. */
 #include "check.h"
-#include "frontend/sema.h"
-#include "frontend/sema_impl.h"
-#include "tir/tir.h"
+#include "../../src/frontend/sema.h"
+#include "../../src/frontend/sema_impl.h"
+#include "../../src/tir/tir.h"
 
 #include <stdlib.h>
 #include <time.h>

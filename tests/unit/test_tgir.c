@@ -15,10 +15,10 @@
  *   - programs per SM follow the hardware's limits, registers rounded up
  *     to 8 a thread. */
 #include "check.h"
-#include "driver/driver.h"
-#include "interp/interp.h"
-#include "tgir/tgir.h"
-#include "tir/passes.h"
+#include "../../src/driver/driver.h"
+#include "../../src/interp/interp.h"
+#include "../../src/tgir/tgir.h"
+#include "../../src/tir/passes.h"
 
 #include <math.h>
 #include <stdint.h>

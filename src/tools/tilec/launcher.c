@@ -12,7 +12,7 @@
  * `cdiv(n, BLOCK)` or as it is), or, without --grid, from a `const unsigned grid[3]`
  * argument.  The runtime checks the arguments as tile_launch always does. */
 #include "launcher.h"
-#include "runtime/json.h"
+#include "../../runtime/json.h"
 
 #include <ctype.h>
 #include <errno.h>

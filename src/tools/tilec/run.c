@@ -9,7 +9,7 @@
  * cpu the context runs on the interpreter. */
 #include "run.h"
 
-#include "runtime/npy.h"
+#include "npy.h"
 
 #include <errno.h>
 #include <math.h>

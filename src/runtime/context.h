@@ -4,7 +4,6 @@
 #ifndef TILE_CONTEXT_H
 #define TILE_CONTEXT_H
 
-#include "../backend/ptxas.h"
 #include "../support/arena.h"
 #include "tile/tile.h"
 
@@ -33,7 +32,8 @@ struct tile_context {
   int on_cpu;             /* kernels run on the CPU interpreter (TILE_INTERPRET=1, tile_context_use_cpu) */
   char *cache_dir;        /* TILE_CACHE_DIR, else $HOME/.cache/tile; NULL: no disk cache */
   char *ptxas_path;       /* TILE_PTXAS_PATH */
-  PtxasLimits ptxas_limits; /* TILE_PTXAS_TIMEOUT, TILE_PTXAS_MEMORY */
+  int ptxas_timeout_s;      /* TILE_PTXAS_TIMEOUT: wall-clock seconds a ptxas run may take (0: no limit) */
+  size_t ptxas_memory_mib;  /* TILE_PTXAS_MEMORY: its address space in MiB (0: no limit) */
   char ptxas_limits_error[160]; /* why one of them is unusable, reported when ptxas would run ("": none) */
   char *cuda_library;     /* TILE_CUDA_LIBRARY */
   char *search_path;      /* PATH, the last place ptxas is looked for */

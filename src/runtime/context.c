@@ -4,8 +4,8 @@
  * memory, the device).  This half of the driver needs no compiler: libtile
  * and libtile_rt both have it. */
 #include "context.h"
-#include "../runtime/device.h"
-#include "../runtime/kernel.h"
+#include "device.h"
+#include "kernel.h"
 #include "../support/file.h"
 #include "../support/parallel.h"
 
@@ -18,6 +18,14 @@
 /* An interpreted launch stops after 20 s (an endless loop; a trivial
  * iteration takes ~0.1 us, so 2^30 of them took 101 s). */
 enum { DEFAULT_MEMORY_CAP = 1u << 30, DEFAULT_INTERPRET_SECONDS = 60 };
+
+/* What one ptxas run may take unless TILE_PTXAS_TIMEOUT / TILE_PTXAS_MEMORY say otherwise (docs/abi.md, section 7). */
+enum {
+  PTXAS_DEFAULT_TIMEOUT_S = 300,
+  PTXAS_DEFAULT_MEMORY_MIB = 8192,
+  PTXAS_MAX_TIMEOUT_S = 1 << 24,   /* half a year: larger values are typos */
+  PTXAS_MAX_MEMORY_MIB = 1 << 30,  /* an exbibyte */
+};
 
 const char *tile_version(void) { return TILE_VERSION_STRING; }
 
@@ -96,9 +104,9 @@ static void read_environment(tile_context *ctx) {
   ctx->cache_dir = copy_env("TILE_CACHE_DIR");
   if (!ctx->cache_dir) ctx->cache_dir = default_cache_dir();
   ctx->ptxas_path = copy_env("TILE_PTXAS_PATH");
-  ctx->ptxas_limits.timeout_s =
+  ctx->ptxas_timeout_s =
       (int)ptxas_limit(ctx, "TILE_PTXAS_TIMEOUT", "seconds", PTXAS_DEFAULT_TIMEOUT_S, PTXAS_MAX_TIMEOUT_S);
-  ctx->ptxas_limits.memory_mib =
+  ctx->ptxas_memory_mib =
       (size_t)ptxas_limit(ctx, "TILE_PTXAS_MEMORY", "MiB", PTXAS_DEFAULT_MEMORY_MIB, PTXAS_MAX_MEMORY_MIB);
   ctx->cuda_library = copy_env("TILE_CUDA_LIBRARY");
   ctx->search_path = copy_env("PATH");

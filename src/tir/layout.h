@@ -21,7 +21,7 @@
 #ifndef TILE_TGIR_LAYOUT_H
 #define TILE_TGIR_LAYOUT_H
 
-#include "../frontend/types.h"
+#include "../support/dtypes.h"
 
 typedef enum {
   LAYOUT_BLOCKED,     /* size_per_thread x threads_per_warp x warps_per_cta tiles, order fastest first */

@@ -1,5 +1,5 @@
 /* Element types, tile types, promotion and broadcasting. */
-#include "types.h"
+#include "dtypes.h"
 
 #include <string.h>
 

@@ -3,7 +3,7 @@
  * constexprs are folded, helpers inlined and conversions explicit.
  * Guarantees: SSA form; loop-carried values and values merged after an if
  * flow through block arguments and yields; source locations on every op. */
-#include "tir.h"
+#include "sema.h"
 
 #include <math.h>
 #include <string.h>

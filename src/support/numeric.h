@@ -6,7 +6,7 @@
 #ifndef TILE_TIR_NUMERIC_H
 #define TILE_TIR_NUMERIC_H
 
-#include "../frontend/types.h"
+#include "dtypes.h"
 
 #include <stdint.h>
 
@@ -38,13 +38,7 @@ float round_to_tf32(float f);
 /* v rounded toward zero to the float type t (fp_downcast_rounding="rtz"). */
 double round_toward_zero(double v, DType t);
 
-/* Integer ops of tile IR (TirCode) on canonical values of type t, with the
- * GPU's semantics: C's truncating division, arithmetic right shift for
- * signed types.  The result still needs wrap_int.  Return 0 where the GPU's
- * result is undefined (division by zero, INT_MIN / -1, shifts by the width
- * or more, umulhi on other than 32 bits) or the op is not an integer op. */
-int int_binary(int code, DType t, int64_t a, int64_t b, int64_t *r);
-int int_unary(int code, DType t, int64_t a, int64_t *r);
+/* a < b for canonical values of the integer type t (unsigned for DK_UINT). */
 int int_less(DType t, int64_t a, int64_t b);
 
 /* The integer v (canonical in `from`, an integer type) as a value of the

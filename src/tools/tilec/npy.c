@@ -10,7 +10,7 @@
 #define _POSIX_C_SOURCE 200809L /* fileno, fstat */
 #endif
 #include "npy.h"
-#include "../support/file.h"
+#include "../../support/file.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -4,7 +4,7 @@
 #ifndef TILE_TYPES_H
 #define TILE_TYPES_H
 
-#include "../support/arena.h"
+#include "arena.h"
 
 #include <stdint.h>
 
