@@ -7,6 +7,7 @@
 
 #include "../frontend/sema.h"
 #include "../runtime/context.h"
+#include "../tgir/tgir.h"
 
 /* The stages whose time a compilation measures (tile_options.time_stages,
  * tilec --time), in pipeline order: id, the name in the report. */
@@ -114,5 +115,16 @@ void jit_release_spec(struct tile_kernel *k, struct Spec *s);
 struct KernelTuning *jit_tuning_of(const CheckedKernel *k, int tune_refill, int tune_tma);
 extern const unsigned char tile_stdlib_source[];
 extern const size_t tile_stdlib_size;
+
+/* ---- passes.c: the pass manager of both IR levels (passes.def) ---- */
+typedef enum { PASS_TIR, PASS_TGIR } PassLevel;
+/* Runs the passes of `level` that `list` names ("fold,cse", "all", "none";
+ * NULL: all) in passes.def's order, with the level's verifier after each;
+ * with `dump` set, prints the IR after each into it.  `o` is for GPU-layout
+ * IR passes.  Returns 0, or the number of problems (an unknown pass name, a
+ * verifier failure) reported to `d`. */
+int passes_run(PassLevel level, TirFunc *f, const TgirOptions *o, const char *list, Diags *d, Buf *dump);
+/* "fold, combine, ..., pipeline, all, none": the names a list may hold. */
+const char *passes_names(Arena *a);
 
 #endif

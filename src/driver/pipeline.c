@@ -103,7 +103,7 @@ TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump) {
       diag_error(&c->diags, (Loc){0}, "%s has layouts: GPU-layout IR is read from a .tgir file", c->source.name);
       return NULL;
     }
-    if (!f || tir_verify(f, &c->diags) || tir_run_passes(f, opts->passes, &c->diags, dump)) return NULL;
+    if (!f || tir_verify(f, &c->diags) || passes_run(PASS_TIR, f, NULL, opts->passes, &c->diags, dump)) return NULL;
     launch_shape(f, NULL, opts);
     if (tir_check_limits(f, &c->diags)) return NULL;
     lap(c, TIME_TIR, &clock);
@@ -122,7 +122,7 @@ TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump) {
   lap(c, TIME_FRONTEND, &clock);
   TirFunc *f = tir_lower(k, &c->arena, &c->diags);
   if (c->diags.errors || tir_verify(f, &c->diags)) return NULL;
-  if (tir_run_passes(f, opts->passes, &c->diags, dump)) return NULL;
+  if (passes_run(PASS_TIR, f, NULL, opts->passes, &c->diags, dump)) return NULL;
   launch_shape(f, k, opts);
   if (tir_check_limits(f, &c->diags)) return NULL; /* here, where num_warps is known */
   lap(c, TIME_TIR, &clock);
@@ -171,7 +171,9 @@ static TirFunc *gpu_layout_ir(Compilation *c, const tile_options *opts, const Ar
                     arch->wgmma && !arch->sim && opts->tma == TILE_TMA_AUTO};
   if (has_suffix(&c->source, ".tgir")) {
     TirFunc *f = tir_read(&c->source, &c->arena, &c->diags);
-    if (!f || tir_verify(f, &c->diags) || tgir_optimize(f, &to, &c->diags, dump)) return NULL;
+    if (!f || tir_verify(f, &c->diags) || tgir_check_text(f, &c->diags) ||
+        passes_run(PASS_TGIR, f, &to, opts->passes, &c->diags, dump))
+      return NULL;
     return f;
   }
   TirFunc *f = pipeline_tir(c, opts, dump);
@@ -181,7 +183,7 @@ static TirFunc *gpu_layout_ir(Compilation *c, const tile_options *opts, const Ar
   tir_print(f, &text);
   *tir = buf_cstr(&text);
   double clock = pipeline_clock_ms();
-  int failed = tgir_convert(f, &to, &c->diags, dump);
+  int failed = tgir_convert(f, &to, &c->diags, dump) || passes_run(PASS_TGIR, f, &to, opts->passes, &c->diags, dump);
   lap(c, TIME_TGIR, &clock);
   return failed ? NULL : f;
 }

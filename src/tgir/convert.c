@@ -1,19 +1,9 @@
-/* Tile IR to GPU-layout IR: the steps, in order, with the verifier after
- * each (as Triton's make_ttgir), and GPU-layout IR read from text through
- * the same optional steps. */
+/* Tile IR to GPU-layout IR: layout assignment, and what every step ends
+ * with (unused layouts dropped, the verifier); the optional steps that
+ * follow are run by the pass manager (src/driver/passes.c). */
 #include "passes.h"
 
 static int valid_warps(int n) { return n >= 1 && n <= 32 && (n & (n - 1)) == 0; }
-
-static const struct {
-  const char *name;
-  void (*run)(TirFunc *f, const TgirOptions *o);
-} steps[] = {
-#define TGIR_PASS(id, name, summary) {name, tgir_##id},
-#include "passes.def"
-#undef TGIR_PASS
-};
-enum { N_STEPS = sizeof steps / sizeof steps[0] };
 
 static void mark_used(const TirFunc *f, const TirBlock *b, const Layout **used) {
   for (int i = 0; i < b->args.len; i++) used[b->args.data[i]] = tir_layout(f, b->args.data[i]);
@@ -44,8 +34,7 @@ static void compact_layouts(TirFunc *f) {
   f->layout_table = fresh;
 }
 
-/* Verifies after `step`, and prints into dump. */
-static int after_step(TirFunc *f, const char *step, Diags *d, Buf *dump) {
+int tgir_step_done(TirFunc *f, const char *step, Diags *d, Buf *dump) {
   compact_layouts(f);
   if (dump) {
     buf_printf(dump, "// after %s\n", step);
@@ -54,17 +43,6 @@ static int after_step(TirFunc *f, const char *step, Diags *d, Buf *dump) {
   int problems = tgir_verify(f, d);
   if (problems) diag_note(d, (Loc){0}, "the GPU-layout IR verifier failed after step '%s'", step);
   return problems;
-}
-
-static int run_steps(TirFunc *f, const TgirOptions *o, Diags *d, Buf *dump) {
-  const char *passes = o->passes ? o->passes : "all";
-  for (int i = 0; i < N_STEPS; i++) {
-    if (!tir_pass_listed(passes, "all") && !tir_pass_listed(passes, steps[i].name)) continue;
-    steps[i].run(f, o);
-    int problems = after_step(f, steps[i].name, d, dump);
-    if (problems) return problems;
-  }
-  return 0;
 }
 
 int tgir_convert(TirFunc *f, const TgirOptions *o, Diags *d, Buf *dump) {
@@ -77,18 +55,15 @@ int tgir_convert(TirFunc *f, const TgirOptions *o, Diags *d, Buf *dump) {
   table->arena = f->arena;
   f->layout_table = table;
   tgir_assign(f, table, tgir_coalesce(f, table));
-  int problems = after_step(f, "assign-layouts", d, dump);
-  return problems ? problems : run_steps(f, o, d, dump);
+  return tgir_step_done(f, "assign-layouts", d, dump);
 }
 
-int tgir_optimize(TirFunc *f, const TgirOptions *o, Diags *d, Buf *dump) {
+int tgir_check_text(TirFunc *f, Diags *d) {
   if (!f->layout_table) { /* text without layout definitions: a function without tiles */
     f->layout_table = arena_alloc(f->arena, sizeof *f->layout_table);
     f->layout_table->arena = f->arena;
   }
-  int problems = tgir_verify(f, d);
-  if (problems) return problems;
-  return run_steps(f, o, d, dump);
+  return tgir_verify(f, d);
 }
 
 void tgir_print(const TirFunc *f, Buf *out) {

@@ -1,6 +1,7 @@
 /* The steps of the conversion to GPU-layout IR and the layout rules they
  * share (internal to src/tgir; tgir.h is the interface).  The steps, in
- * order (convert.c runs them, with the verifier after each):
+ * order (convert.c runs assign-layouts, the driver's pass manager the rest,
+ * with the verifier after each):
  *   assign-layouts   assign.c: a layout for every tile value, anchors
  *                    (memory ops coalesced, dots) first, a convert_layout
  *                    wherever a use needs another layout;
@@ -76,7 +77,7 @@ typedef struct TmaLoad {
 int tma_plan_load(TirFunc *f, const AxisInfo *axis, const TirOp *loop, const TirOp *load, const Layout *buffer,
                   TmaLoad *out);
 
-/* The steps --passes can name (passes.def), in order. */
+/* The steps --passes can name (src/driver/passes.def says their order). */
 void tgir_remove_converts(TirFunc *f, const TgirOptions *o);
 void tgir_accelerate_matmul(TirFunc *f, const TgirOptions *o);
 void tgir_stage_operands(TirFunc *f, const TgirOptions *o);

@@ -22,21 +22,23 @@ typedef struct TgirOptions {
   int tma;                /* the GPU (not the simulator) takes TMA copies: pipelined wgmma operands may use them */
 } TgirOptions;
 
-/* Tile IR to GPU-layout IR, in place, in steps (src/tgir/passes.h):
- * assign-layouts gives every tile value a layout (coalesced layouts for
- * memory ops from AxisInfo, the FMA accumulator layout for dots) and a
- * convert_layout wherever a use needs another; remove-converts (if
- * selected) propagates the anchors' layouts and keeps only unavoidable
- * conversions.  The verifier runs after each step; with `dump`, the IR
- * after each step is printed into it.  Returns 0, or the number of errors
- * reported to `d`. */
+/* Tile IR to GPU-layout IR, in place: assign-layouts gives every tile value
+ * a layout (coalesced layouts for memory ops from AxisInfo, the FMA
+ * accumulator layout for dots) and a convert_layout wherever a use needs
+ * another, then tgir_step_done.  The optional steps (remove-converts,
+ * accelerate-matmul, ...; src/tgir/passes.h) follow, run by the driver's
+ * pass manager.  Returns 0, or the number of errors reported to `d`. */
 int tgir_convert(TirFunc *f, const TgirOptions *o, Diags *d, Buf *dump);
 
-/* GPU-layout IR read from text (tir_read of tgir_print's output):
- * verifies it, then runs the selected optional steps on it (o->passes),
- * verifying after each.  Returns 0 or the number of
- * errors reported to `d`. */
-int tgir_optimize(TirFunc *f, const TgirOptions *o, Diags *d, Buf *dump);
+/* What every step ends with: the layout table compacted to the layouts in
+ * use, the IR printed into `dump` (if set) after a "// after STEP" line,
+ * and the verifier.  Returns the number of problems reported to `d`. */
+int tgir_step_done(TirFunc *f, const char *step, Diags *d, Buf *dump);
+
+/* GPU-layout IR read from text (tir_read of tgir_print's output), made
+ * ready for the steps: a layout table if the text had none, and the
+ * verifier.  Returns 0 or the number of errors reported to `d`. */
+int tgir_check_text(TirFunc *f, Diags *d);
 
 /* Checks the GPU-layout IR: every tile value has a layout of its rank and
  * num_warps, elementwise operands share their result's layout, shape ops

@@ -1,23 +1,18 @@
-/* The tile IR passes and the pass manager.  Each pass keeps the function
- * valid: the verifier runs after every pass. */
+/* The tile IR passes.  Each keeps the function valid: the pass manager
+ * (src/driver/passes.c) runs the verifier after every one. */
 #ifndef TILE_TIR_PASSES_H
 #define TILE_TIR_PASSES_H
 
 #include "tir.h"
 
-#define PASS(id, name, summary) void tir_##id(TirFunc *f);
-#include "passes.def"
-#undef PASS
-
-/* Runs the passes named in `list` ("fold,cse", "all", "none"; NULL: all) in
- * the default order, verifying after each; with `dump` set, prints the
- * function after each pass into it.  Returns 0, or the number of problems
- * (an unknown pass name, a verifier failure), reported to `d`. */
-int tir_run_passes(TirFunc *f, const char *list, Diags *d, Buf *dump);
-/* Whether `name` is one of the comma-separated words of `list`.  A list
- * also names GPU-layout IR steps (src/tgir/passes.def); each level runs
- * the ones it knows. */
-int tir_pass_listed(const char *list, const char *name);
+/* The passes (src/driver/passes.def says their order; one file each). */
+void tir_fold(TirFunc *f);
+void tir_combine(TirFunc *f);
+void tir_cse(TirFunc *f);
+void tir_assume(TirFunc *f);
+void tir_widen(TirFunc *f);
+void tir_licm(TirFunc *f);
+void tir_dce(TirFunc *f);
 
 /* AxisInfo (axisinfo.c): per value and dimension, the contiguity,
  * divisibility and constancy that layouts and vectorisation rely on. */

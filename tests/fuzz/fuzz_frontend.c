@@ -61,7 +61,7 @@ static void check_gpu_layout_ir(Compilation *c, TirFunc *f, int tir_status) {
   static unsigned char tir_memory[64][BUFFER_BYTES];
   memcpy(tir_memory, memory, sizeof memory);
   TgirOptions o = {4, 90, 1, NULL, 0, 0};
-  if (tgir_convert(f, &o, &c->diags, NULL)) abort(); /* the verifier failed: a compiler bug */
+  if (tgir_convert(f, &o, &c->diags, NULL) || passes_run(PASS_TGIR, f, &o, NULL, &c->diags, NULL)) abort(); /* the verifier failed: a compiler bug */
   Buf text, again, cleaned;
   buf_init(&text, &c->arena);
   tgir_print(f, &text);
@@ -72,7 +72,7 @@ static void check_gpu_layout_ir(Compilation *c, TirFunc *f, int tir_status) {
   buf_init(&again, &c->arena);
   tgir_print(g, &again);
   if (again.len != text.len || memcmp(buf_cstr(&again), buf_cstr(&text), text.len)) abort();
-  if (tgir_optimize(g, &o, &c->diags, NULL)) abort();
+  if (tgir_check_text(g, &c->diags) || passes_run(PASS_TGIR, g, &o, NULL, &c->diags, NULL)) abort();
   buf_init(&cleaned, &c->arena);
   tgir_print(g, &cleaned);
   if (cleaned.len != text.len || memcmp(buf_cstr(&cleaned), buf_cstr(&text), text.len)) abort();
@@ -97,7 +97,7 @@ static void lower_for_sim(Compilation *c, const char *tir, size_t len) {
   *src = (Source){"fuzz.tir", tir, len};
   TirFunc *g = tir_read(src, &c->arena, &c->diags);
   TgirOptions o = {4, 80, 0, NULL, 0, 0};
-  if (!g || tgir_convert(g, &o, &c->diags, NULL)) abort();
+  if (!g || tgir_convert(g, &o, &c->diags, NULL) || passes_run(PASS_TGIR, g, &o, NULL, &c->diags, NULL)) abort();
   lower(c, g, "sim");
 }
 
@@ -129,7 +129,7 @@ static void check_kernel(Compilation *c, Module *m, Module *stdlib, const char *
     checked_print(k, &out);
     TirFunc *f = tir_lower(k, &c->arena, &c->diags);
     if (tir_verify(f, &c->diags)) abort(); /* lowering made invalid IR: a compiler bug */
-    if (tir_run_passes(f, NULL, &c->diags, NULL)) abort();
+    if (passes_run(PASS_TIR, f, NULL, NULL, &c->diags, NULL)) abort();
     Buf ir;
     buf_init(&ir, &c->arena);
     tir_print(f, &ir);

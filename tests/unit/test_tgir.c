@@ -82,9 +82,10 @@ static TirFunc *compile(Compilation *c, const Kernel *k, int gpu) {
   CheckedKernel *ck = c->diags.errors ? NULL : sema_check(m, stdlib, &so, &c->diags);
   if (!ck) return NULL;
   TirFunc *f = tir_lower(ck, &c->arena, &c->diags);
-  if (c->diags.errors || tir_verify(f, &c->diags) || tir_run_passes(f, NULL, &c->diags, NULL)) return NULL;
+  if (c->diags.errors || tir_verify(f, &c->diags) || passes_run(PASS_TIR, f, NULL, NULL, &c->diags, NULL)) return NULL;
   TgirOptions o = {k->num_warps, 90, 1, NULL, 0, 0};
-  return !gpu || !tgir_convert(f, &o, &c->diags, NULL) ? f : NULL;
+  return !gpu || !(tgir_convert(f, &o, &c->diags, NULL) || passes_run(PASS_TGIR, f, &o, NULL, &c->diags, NULL)) ? f
+                                                                                                            : NULL;
 }
 
 static float frand(void) { return (float)rand() / (float)RAND_MAX * 4.0f - 2.0f; }

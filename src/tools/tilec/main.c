@@ -73,9 +73,23 @@ static const char usage[] =
     "  --tma=auto|off        sm_90a: a pipelined loop's wgmma operands by the tensor\n"
     "                        memory accelerator where it can (auto, default), or\n"
     "                        always by cp.async (off)\n"
-    "  --passes=LIST         passes to run: tile IR fold,combine,cse,widen,licm,dce and\n"
-    "                        GPU-layout IR remove-converts, accelerate-matmul,\n"
-    "                        stage-operands, pipeline (default all; none)\n"
+    "  --passes=LIST         the passes to run, of these (default all; none), which\n"
+    "                        run in this order (a name twice runs twice):\n"
+    "                        tile IR"
+#define PASS(level, id, name, summary) PASS_NAME_##level(name)
+#define PASS_NAME_TIR(name) " " name
+#define PASS_NAME_TGIR(name)
+#include "driver/passes.def"
+#undef PASS_NAME_TIR
+#undef PASS_NAME_TGIR
+    "\n                        GPU-layout IR"
+#define PASS_NAME_TIR(name)
+#define PASS_NAME_TGIR(name) " " name
+#include "driver/passes.def"
+#undef PASS_NAME_TIR
+#undef PASS_NAME_TGIR
+#undef PASS
+    "\n"
     "  --print-after-all     print the IR after each pass (and GPU-layout IR step) too\n"
     "  --time                report the time of each stage on stderr (frontend, tile\n"
     "                        IR, GPU-layout IR, LLVM lowering, LLVM optimisation,\n"
