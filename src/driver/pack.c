@@ -155,9 +155,10 @@ static tile_status check_lists(tile_context *ctx, const char *const *signatures,
   for (int i = 0; i < num_signatures; i++)
     if (!signatures[i]) return context_failf(ctx, TILE_ERROR_ARGUMENT, "tile_pack: signatures[%d] is NULL", i);
   for (int i = 0; i < num_archs; i++) {
-    if (!archs[i] || strncmp(archs[i], "sm_", 3) || strlen(archs[i]) > BUNDLE_ARCH_BYTES)
-      return context_failf(ctx, TILE_ERROR_ARGUMENT, "tile_pack: archs[%d] is %s%s%s, not a GPU target like sm_90a", i,
-                           archs[i] ? "'" : "", archs[i] ? archs[i] : "NULL", archs[i] ? "'" : "");
+    const Arch *arch = arch_find(archs[i]);
+    if (!arch || arch->sim || strlen(archs[i]) > BUNDLE_ARCH_BYTES)
+      return context_failf(ctx, TILE_ERROR_ARGUMENT, "tile_pack: archs[%d] is %s%s%s, not a GPU target (%s)", i,
+                           archs[i] ? "'" : "", archs[i] ? archs[i] : "NULL", archs[i] ? "'" : "", arch_names(0));
     for (int j = 0; j < i; j++)
       if (!strcmp(archs[i], archs[j])) return context_failf(ctx, TILE_ERROR_ARGUMENT, "tile_pack: %s is given twice", archs[i]);
   }

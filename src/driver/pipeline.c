@@ -165,10 +165,10 @@ static tile_status assemble(Compilation *c, const char *ptxas, GpuArtifacts *out
 /* Source (or tile IR text) to GPU-layout IR, or GPU-layout IR text read
  * back and optimised again; NULL after errors.  The tile IR as text goes to
  * *tir (not for .tgir input). */
-static TirFunc *gpu_layout_ir(Compilation *c, const tile_options *opts, const ArchInfo *arch, Buf *dump,
+static TirFunc *gpu_layout_ir(Compilation *c, const tile_options *opts, const Arch *arch, Buf *dump,
                               const char **tir) {
-  TgirOptions to = {opts->num_warps, arch->compute_capability, arch->wgmma, opts->passes, opts->refill,
-                    arch->wgmma && !arch->sim && opts->tma == TILE_TMA_AUTO};
+  TgirOptions to = {opts->num_warps, arch->cc, arch->wgmma, opts->passes, opts->refill,
+                    arch->tma && opts->tma == TILE_TMA_AUTO};
   if (has_suffix(&c->source, ".tgir")) {
     TirFunc *f = tir_read(&c->source, &c->arena, &c->diags);
     if (!f || tir_verify(f, &c->diags) || tgir_check_text(f, &c->diags) ||
@@ -192,10 +192,9 @@ static tile_status gpu_stages(Compilation *c, const tile_options *opts, tile_sta
                               GpuArtifacts *out) {
   memset(out, 0, sizeof *out);
   out->arch = opts->arch ? opts->arch : "sm_90";
-  const ArchInfo *arch = arch_info(out->arch);
+  const Arch *arch = arch_find(out->arch);
   if (!arch) {
-    diag_error(&c->diags, (Loc){0}, "unknown --arch '%s' (known: sm_80, sm_86, sm_89, sm_90, sm_90a, sim, sim90)",
-               out->arch);
+    diag_error(&c->diags, (Loc){0}, "unknown --arch '%s' (known: %s)", out->arch, arch_names(1));
     return TILE_ERROR_COMPILE;
   }
   if (opts->tma != TILE_TMA_AUTO && opts->tma != TILE_TMA_OFF) {

@@ -5,6 +5,7 @@
  * gives that UNKNOWN back, so the first thing that could not be evaluated is
  * the one reported, and only if a kernel needs it. */
 #include "host.h"
+#include "../support/arch.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -957,25 +958,18 @@ static HostVal *b_identity(Host *h, Args *a) {
   return bad ? bad : a->pos.data[0];
 }
 
-/* The compute capability of the target: sm_90a -> 90. */
-static int target_cc(const Host *h) {
-  const char *arch = h->target.arch ? h->target.arch : "sm_90";
-  int cc = 0;
-  for (const char *p = arch; *p; p++)
-    if (*p >= '0' && *p <= '9') cc = cc * 10 + (*p - '0');
-  return cc ? cc : 90;
+/* The --arch target's row of src/support/arch.def (sm_90 when none is given). */
+static const Arch *target_arch(const Host *h) {
+  const Arch *arch = arch_find(h->target.arch ? h->target.arch : "sm_90");
+  return arch ? arch : arch_find("sm_90");
 }
 
-/* SMs of the arch's reference GPU (A100, A10/RTX 3090 class, L4/RTX 4090 class, H100 SXM), unless given. */
-static int target_sms(const Host *h) {
-  static const struct { int cc, sms; } defaults[] = {{80, 108}, {86, 84}, {89, 58}, {90, 132}};
-  if (h->target.num_sms > 0) return h->target.num_sms;
-  for (size_t i = 0; i < sizeof defaults / sizeof *defaults; i++)
-    if (defaults[i].cc == target_cc(h)) return defaults[i].sms;
-  return 132;
-}
+static int target_cc(const Host *h) { return target_arch(h)->cc; }
 
-static int target_shared(const Host *h) { return target_cc(h) >= 90 ? 232448 : target_cc(h) == 80 ? 166912 : 101376; }
+/* SMs of the arch's reference GPU, unless given. */
+static int target_sms(const Host *h) { return h->target.num_sms > 0 ? h->target.num_sms : target_arch(h)->sms; }
+
+static int target_shared(const Host *h) { return (int)arch_smem_per_program(target_arch(h)); }
 
 static void record_set(Host *h, HostVal *r, const char *key, HostVal *v) { host_dict_set(h, r, host_str(h, key), v); }
 

@@ -3,6 +3,7 @@
 #ifndef TILE_LLVM_GENERATE_H
 #define TILE_LLVM_GENERATE_H
 
+#include "../support/arch.h"
 #include "../tir/tir.h"
 
 typedef struct GpuTarget {
@@ -19,26 +20,6 @@ typedef struct GpuTimes {
   double optimize;    /* LLVM's optimisation passes */
   double codegen;     /* NVPTX's instruction selection and PTX printing */
 } GpuTimes;
-/* What a target name means for code generation. */
-typedef struct ArchInfo {
-  const char *name;
-  int compute_capability; /* 80, 86, 89, 90 */
-  int wgmma;              /* sm_90a's architecture-specific instructions (wgmma) may be used */
-  int sim;                /* the thread simulator's host IR, not PTX */
-} ArchInfo;
-
-/* The known targets; NULL for an unknown name. */
-static inline const ArchInfo *arch_info(const char *arch) {
-  static const ArchInfo known[] = {{"sm_80", 80, 0, 0}, {"sm_86", 86, 0, 0}, {"sm_89", 89, 0, 0}, {"sm_90", 90, 0, 0},
-                                   {"sm_90a", 90, 1, 0}, {"sim", 80, 0, 1},   {"sim90", 90, 1, 1}};
-  for (unsigned i = 0; i < sizeof known / sizeof known[0]; i++) {
-    const char *a = arch, *b = known[i].name;
-    while (*a && *a == *b) a++, b++;
-    if (!*a && !*b) return &known[i];
-  }
-  return 0;
-}
-
 typedef struct GpuCode {
   const char *llir;   /* the LLVM module as text, before optimisation (if asked) */
   const char *ptx;    /* PTX text (if asked and the target is a GPU) */

@@ -391,10 +391,9 @@ static void declare_kernel(Lower *L, int sim) {
 static void occupancy_hint(Lower *L) {
   enum { TEMPORARY_WORDS = 16, FEWEST_REGISTERS = 64 };
   if (!L->element_loop_access) return;
-  SmLimits sm = sm_limits(L->compute_capability);
   int64_t words = L->most_loop_words + TEMPORARY_WORDS;
   if (words < FEWEST_REGISTERS) words = FEWEST_REGISTERS; /* loop bodies need registers of their own */
-  int64_t n = sm_programs(&sm, L->shared_bytes, words, L->num_threads);
+  int64_t n = arch_programs_per_sm(arch_of_cc(L->compute_capability), L->shared_bytes, words, L->num_threads);
   if (n > 1) annotate(L, "minctasm", (int)n);
 }
 
@@ -524,13 +523,13 @@ int llvm_generate(const TirFunc *f, const GpuTarget *t, int want_llir, int want_
   Lower *L = arena_alloc(a, sizeof *L);
   L->f = f;
   L->gpu = t;
-  const ArchInfo *arch = arch_info(t->arch);
+  const Arch *arch = arch_find(t->arch);
   if (!arch) {
     diag_error(d, (Loc){0}, "internal error: unknown target '%s'", t->arch);
     return -1;
   }
   L->target = arch->sim ? target_sim() : target_nvptx();
-  L->compute_capability = arch->compute_capability;
+  L->compute_capability = arch->cc;
   L->wgmma = arch->wgmma;
   L->arena = a;
   L->diags = d;

@@ -147,7 +147,7 @@ static void choose_padding(Scratch *p) {
 
 static int round_up(int x, int to) { return (x + to - 1) / to * to; }
 
-int lower_max_shared(const Lower *L) { return (int)sm_limits(L->compute_capability).smem_per_program; }
+int lower_max_shared(const Lower *L) { return (int)arch_smem_per_program(arch_of_cc(L->compute_capability)); }
 
 void lower_scratch_plan(Lower *L, const Exchange *x, int base, int64_t budget, Scratch *p) {
   memset(p, 0, sizeof *p);

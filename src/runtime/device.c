@@ -2,6 +2,7 @@
  * tile_device_open's), its primary context made current on the calling
  * thread at each entry; the target it wants; modules and launches. */
 #include "gpu.h"
+#include "../support/arch.h"
 #include "../support/dtypes.h"
 
 #include <stdint.h>
@@ -81,18 +82,10 @@ tile_status gpu_status(tile_context *ctx, struct Device *d, CUresult r, const ch
   return context_fail(ctx, s, d->cuda.error);
 }
 
-/* The newest target each compute capability runs; NULL before sm_80. */
-static const char *arch_for(int major, int minor, int *prefer_ptx) {
-  *prefer_ptx = major > 9;
-  if (major == 8) return minor >= 9 ? "sm_89" : minor >= 6 ? "sm_86" : "sm_80";
-  if (major == 9) return minor == 0 ? "sm_90a" : "sm_90";
-  return major > 9 ? "sm_90" : NULL;
-}
-
 const char *device_arch(tile_context *ctx, int *prefer_ptx) {
   *prefer_ptx = 0;
   if (ctx->on_cpu || open_quietly(ctx)) return NULL;
-  return arch_for(ctx->device->cc_major, ctx->device->cc_minor, prefer_ptx);
+  return arch_for_gpu(ctx->device->cc_major, ctx->device->cc_minor, prefer_ptx);
 }
 
 DeviceRuns device_runs(tile_context *ctx, const char *arch) {

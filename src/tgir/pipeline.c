@@ -753,13 +753,13 @@ static int64_t tile_bytes(Pipe *P, int v) { return type_numel(T(P, v)) * dtype_b
  * and keep as many programs on an SM (registers estimated as the
  * accumulator's plus 64 a thread). */
 static int costs_nothing(Pipe *P, int64_t more, int64_t fewer, int64_t acc_numel) {
-  SmLimits sm = sm_limits(P->o->compute_capability);
+  const Arch *sm = arch_of_cc(P->o->compute_capability);
   int64_t threads = 32 * (int64_t)P->f->num_warps, regs = acc_numel / threads + 64;
-  return more <= sm.smem_per_program &&
-         sm_programs(&sm, more, regs, threads) >= sm_programs(&sm, fewer, regs, threads);
+  return more <= arch_smem_per_program(sm) &&
+         arch_programs_per_sm(sm, more, regs, threads) >= arch_programs_per_sm(sm, fewer, regs, threads);
 }
 
-static int64_t smem_per_program(Pipe *P) { return sm_limits(P->o->compute_capability).smem_per_program; }
+static int64_t smem_per_program(Pipe *P) { return arch_smem_per_program(arch_of_cc(P->o->compute_capability)); }
 
 /* How many buffers a pipelined loop holds, and when it refills them.
  *

@@ -10,6 +10,7 @@
 #define TILE_TGIR_H
 
 #include "../tir/tir.h"
+#include "../support/arch.h"
 #include "../tir/layout.h"
 #include "tile/tile.h"
 

@@ -463,16 +463,3 @@ const char *ll_str(Arena *a, const LinearLayout *ll) {
   print_bases(&b, ll, ", warp", ll->warp, ll->n_warp);
   return buf_cstr(&b);
 }
-
-SmLimits sm_limits(int cc) {
-  if (cc >= 90) return (SmLimits){228 << 10, 227 << 10, 1 << 10, 65536, 2048, 32};
-  if (cc == 80) return (SmLimits){164 << 10, 163 << 10, 1 << 10, 65536, 2048, 32};
-  return (SmLimits){100 << 10, 99 << 10, 1 << 10, 65536, 1536, cc == 89 ? 24 : 16};
-}
-
-int64_t sm_programs(const SmLimits *sm, int64_t smem, int64_t regs, int64_t threads) {
-  int64_t by_smem = sm->smem / (smem + sm->smem_reserved), by_regs = sm->registers / ((regs + 7) / 8 * 8 * threads);
-  int64_t by_threads = sm->threads / threads, n = by_smem < by_regs ? by_smem : by_regs;
-  n = n < by_threads ? n : by_threads;
-  return n < sm->programs ? n : sm->programs;
-}

@@ -178,16 +178,4 @@ const char *layout_name(Arena *a, const Layout *l);
 /* "reg = [[0, 1], [0, 2]], lane = [...], warp = [...]" in coordinates. */
 const char *ll_str(Arena *a, const LinearLayout *ll);
 
-/* What an SM of compute capability `cc` (80, 86, 89, 90) offers programs:
- * shared memory, the most one program may take, what the system reserves
- * of it per program, 32-bit registers, threads and programs.  Pipelining
- * sizes its buffers by it, the lowering checks shared memory against it. */
-typedef struct SmLimits {
-  int64_t smem, smem_per_program, smem_reserved, registers, threads, programs;
-} SmLimits;
-SmLimits sm_limits(int cc);
-/* Programs an SM holds when each takes `smem` bytes of shared memory and
- * `regs` registers a thread (allocated 8 at a time), with `threads` threads. */
-int64_t sm_programs(const SmLimits *sm, int64_t smem, int64_t regs, int64_t threads);
-
 #endif

@@ -23,6 +23,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #ifndef TILE_SOURCE_DIR
@@ -448,13 +449,29 @@ static void check_layouts(void) {
  * calculator counts them: 65536 registers allocated 8 a thread, 228 KB of
  * shared memory less 1 KB a program, 2048 threads, 32 programs. */
 static void check_sm_programs(void) {
-  SmLimits h100 = sm_limits(90);
-  CHECK(sm_programs(&h100, 0, 96, 128) == 5);           /* 65536 / (96 * 128) = 5.3 */
-  CHECK(sm_programs(&h100, 0, 97, 128) == 4);           /* 97 takes 104: 4.9 */
-  CHECK(sm_programs(&h100, 0, 104, 128) == 4);
-  CHECK(sm_programs(&h100, 50 << 10, 32, 128) == 4);    /* 228 KB / 51 KB = 4.5 */
-  CHECK(sm_programs(&h100, 0, 32, 512) == 4);           /* 2048 threads */
-  CHECK(sm_programs(&h100, 0, 16, 32) == 32);           /* the programs' own limit */
+  const Arch *h100 = arch_find("sm_90a");
+  CHECK(arch_programs_per_sm(h100, 0, 96, 128) == 5);           /* 65536 / (96 * 128) = 5.3 */
+  CHECK(arch_programs_per_sm(h100, 0, 97, 128) == 4);           /* 97 takes 104: 4.9 */
+  CHECK(arch_programs_per_sm(h100, 0, 104, 128) == 4);
+  CHECK(arch_programs_per_sm(h100, 50 << 10, 32, 128) == 4);    /* 228 KB / 51 KB = 4.5 */
+  CHECK(arch_programs_per_sm(h100, 0, 32, 512) == 4);           /* 2048 threads */
+  CHECK(arch_programs_per_sm(h100, 0, 16, 32) == 32);           /* the programs' own limit */
+  CHECK(arch_smem_per_program(h100) == 227 << 10);
+}
+
+/* The image the runtime prefers for each GPU: the newest of its major
+ * version not above it, sm_90a only on 9.0, PTX of sm_90 beyond Hopper. */
+static void check_arch_for_gpu(void) {
+  static const struct { int major, minor; const char *arch; int ptx; } cases[] = {
+      {8, 0, "sm_80", 0}, {8, 6, "sm_86", 0}, {8, 7, "sm_86", 0}, {8, 9, "sm_89", 0}, {9, 0, "sm_90a", 0},
+      {9, 1, "sm_90", 0}, {10, 0, "sm_90", 1}, {12, 0, "sm_90", 1}, {7, 5, NULL, 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    int ptx = -1;
+    const char *arch = arch_for_gpu(cases[i].major, cases[i].minor, &ptx);
+    CHECK(cases[i].arch ? arch && !strcmp(arch, cases[i].arch) : !arch);
+    CHECK(ptx == cases[i].ptx);
+  }
+  CHECK(!arch_find("sm_75") && !arch_find(NULL) && arch_find("sim90")->sim && !arch_find("sim90")->tma);
 }
 
 int main(void) {
@@ -465,5 +482,6 @@ int main(void) {
   check_verifier();
   check_layouts();
   check_sm_programs();
+  check_arch_for_gpu();
   return check_report();
 }

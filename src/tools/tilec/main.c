@@ -59,9 +59,13 @@ static const char usage[] =
     "                        \"leaky_relu\", tl.float16)\n"
     "  --config N            take constexpr values from the kernel's Nth\n"
     "                        @triton.autotune config\n"
-    "  --arch ARCH           target: sm_80, sm_86, sm_89, sm_90, sm_90a (default sm_90;\n"
-    "                        sm_90a adds wgmma), or sim / sim90 (host LLVM IR for the\n"
-    "                        test simulator, standing for sm_80 / sm_90a)\n"
+    "  --arch ARCH           target (default sm_90; sm_90a adds wgmma and TMA; sim and\n"
+    "                        sim90 are host LLVM IR for the test simulator, standing\n"
+    "                        for sm_80 and sm_90a):"
+#define ARCH(name, cc, wgmma, tma, sim, smem_kib, threads, programs, sms) " " name
+#include "support/arch.def"
+#undef ARCH
+    "\n"
     "  --libdevice FILE      the libdevice.10.bc to link math functions from (default\n"
     "                        $TILE_LIBDEVICE_PATH, else in $CUDA_HOME or /usr/local/cuda)\n"
     "  --num-warps N         warps per program (default 4, or the config's)\n"

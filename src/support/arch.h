@@ -1,0 +1,40 @@
+/* The targets (arch.def) and what each offers. */
+#ifndef TILE_ARCH_H
+#define TILE_ARCH_H
+
+#include <stdint.h>
+
+typedef struct Arch {
+  const char *name;        /* "sm_90a" */
+  int cc;                  /* 90 */
+  int wgmma, tma, sim;     /* arch.def's feature columns */
+  int64_t smem;            /* shared memory of an SM, in bytes */
+  int64_t smem_reserved;   /* what the system keeps of it per resident program */
+  int64_t registers;       /* 32-bit registers of an SM */
+  int64_t threads;         /* resident threads an SM holds */
+  int64_t programs;        /* resident programs an SM holds */
+  int sms;                 /* SMs of the reference GPU */
+} Arch;
+
+/* The target named `name`; NULL for an unknown one. */
+const Arch *arch_find(const char *name);
+/* The first target of compute capability cc (sm_90 for 90); NULL if none. */
+const Arch *arch_of_cc(int cc);
+/* "sm_80, sm_86, ..., sim90": every name (with `sims`, the simulator's
+ * too), for messages. */
+const char *arch_names(int sims);
+
+/* The most shared memory one program may take on `a`. */
+int64_t arch_smem_per_program(const Arch *a);
+/* Programs an SM of `a` holds when each takes `smem` bytes of shared memory
+ * and `regs` registers a thread (allocated 8 at a time), with `threads` threads. */
+int64_t arch_programs_per_sm(const Arch *a, int64_t smem, int64_t regs, int64_t threads);
+
+/* The target whose cubin a GPU of compute capability major.minor runs best:
+ * the newest row of its major version not above it (the architecture-
+ * specific one, sm_90a, only for its exact GPU).  A GPU newer than every
+ * row gets the newest portable target with *prefer_ptx set (the driver
+ * compiles its PTX forward).  NULL before the oldest row. */
+const char *arch_for_gpu(int major, int minor, int *prefer_ptx);
+
+#endif
