@@ -26,9 +26,7 @@ static const char OPTIMIZATION_PIPELINE[] = "default<O1>";
  * (target.c), run last for a kernel whose loops access memory element by
  * element (lower_note_access): there it folds the elements' 64-bit pointers
  * into one advancing pointer plus offsets ptxas keeps in uniform registers
- * (the tutorial matmul at K = 1030: config 0 spills 264 bytes instead of
- * 1264 and runs 4x faster, config 7 takes about 100 registers instead of 179;
- * bench/results/h100-2026-11-24/element_loop_lsr_ab.txt). */
+ * (docs/decisions.md, D6). */
 static const char PIPELINE_WITH_LSR[] = "default<O1>,function(loop(loop-reduce))";
 
 static void set_error(char *err, size_t size, const char *what, char *llvm_message) {

@@ -383,11 +383,8 @@ static void declare_kernel(Lower *L, int sim) {
  * other than pointers its nest carries, and the pointers of its accesses)
  * plus some for temporaries, 64 at least.  Values computed before a loop
  * and used in it (offsets, masks) are not counted: the floor covers them.
- * Left alone, ptxas took 152 registers for the tutorial matmul's config 4
- * at K = 4004, 3 programs per SM where 4 fit with 124 (Triton's: 128);
- * timed in turns at five odd shapes, configs 1-7, the hint made 15 of 35
- * faster (config 4 at 4000 x 4000 x 4004 1.34x), 6 slower by 2-6%
- * (bench/results/h100-2026-11-24/occupancy_hint_ab.txt). */
+ * Left alone, ptxas keeps fewer programs per SM than fit (D10 of
+ * docs/decisions.md). */
 static void occupancy_hint(Lower *L) {
   enum { TEMPORARY_WORDS = 16, FEWEST_REGISTERS = 64 };
   if (!L->element_loop_access) return;

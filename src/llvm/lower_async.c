@@ -87,8 +87,7 @@ void lower_async_commit(Lower *L, const TirOp *op) { L->target->cp_async_commit(
  * copies: cp.async's writes, waited for and published by the barrier, are
  * what Triton's pipeliner and CUTLASS's cp.async GMMA mainloops hand wgmma
  * unfenced too.  At sm_90 the fence is a MEMBAR.ALL.CTA in every
- * iteration, which cost the tutorial's K=32 wgmma configs 3-7% on an H100
- * (bench/results/h100-2026-11-23d/fence_ab.txt).  Writes by st.shared
+ * iteration (its cost: D7 of docs/decisions.md).  Writes by st.shared
  * stay fenced (lower_buffers.c). */
 void lower_async_wait(Lower *L, const TirOp *op) {
   L->target->cp_async_wait(L, (int)op->ival);

@@ -22,12 +22,7 @@ static void register_nvptx(void) {
   LLVMInitializeNVPTXAsmPrinter();
   /* No loop strength reduction in NVPTX code generation: it gave each row of
    * a pipelined loop's copies its own 64-bit pointer advanced every
-   * iteration (the tutorial matmul's 128x256x64 loop: 129 SASS instructions
-   * with it, 104 without it and with lower_control.c's 32-bit trip counter;
-   * Triton's 119).  On an H100, timed in turns against Triton, the best of
-   * the 8 configs gained 0.1-1.4% at every square 1024^3..8192^3 (configs 0
-   * and 2-4 faster, 1 and 5 slower:
-   * bench/results/h100-2026-11-23e/uniform_lsr_ab.txt).  Loops whose
+   * iteration (D9 of docs/decisions.md).  Loops whose
    * accesses are not vectorised need it (a pointer per element, spilled):
    * codegen.c runs it for those kernels as an optimisation pass.  The
    * option belongs to the copy of LLVM linked into libtile, whose symbols it

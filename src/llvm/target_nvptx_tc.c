@@ -51,10 +51,7 @@ void nvptx_mma(Lower *L, int kind, LLVMValueRef *d, LLVMValueRef *a, LLVMValueRe
 }
 
 /* cp.async.cg (16 bytes, bypassing L1) or .ca (4 and 8 bytes): src_bytes read, the rest zero-filled.
- * The 16-byte copies ask L2 to fetch the whole 128-byte line (as CUTLASS's do; Triton's do not): on an
- * H100, timed in turns against Triton, the tutorial matmul's 4-warp configs ran up to 3% faster at
- * 1024^3..4096^3 and config 0 the same (bench/results/h100-2026-11-23e/l2_prefetch_ab.txt; 256 bytes
- * cost config 2 8% at 2048^3). */
+ * The 16-byte copies ask L2 to fetch the whole 128-byte line, as CUTLASS's do (D8 of docs/decisions.md). */
 void nvptx_cp_async(Lower *L, LLVMValueRef dst, LLVMValueRef src, int bytes, LLVMValueRef src_bytes) {
   const char *text = arena_printf(L->arena, "cp.async.%s [ $0 ], [ $1 ], %d, $2;",
                                   bytes == 16 ? "cg.shared.global.L2::128B" : "ca.shared.global", bytes);

@@ -416,8 +416,7 @@ static tile_status time_variants(Tuner *u, const Variant *v, int count, Spec *co
 
 /* The variants v[0..count) that ran (ran[i]) with TMA copies, with cp.async
  * instead (tune_tma): which is faster depends on the tile shape and the
- * grid (on an H200, TMA made the tutorial's config 1 4-11% faster from
- * 4096^3 up and its config 2 refilled late 7% slower at 3072^3). */
+ * grid, so both are timed (docs/decisions.md, D1). */
 static int without_tma(const Tuner *u, const Variant *v, Spec *const *ran, int count, Variant *out) {
   int n = 0;
   for (int i = 0; u->t->tune_tma && i < count; i++)

@@ -308,10 +308,9 @@ static int widened(Pipe *P, int v) {
 }
 
 /* Iteration iv + delta, and whether it exists: compared in 64 bits, where
- * iv + delta cannot wrap past the bound.  (ub - iv > delta, unsigned in
- * 32 bits, is shorter but was measured slower: LLVM made it a counter in
- * a per-thread register, the branch around the copies no longer uniform,
- * and the tutorial's configs 0 and 2 lost 4-15% on an H100.) */
+ * iv + delta cannot wrap past the bound.  (The shorter unsigned 32-bit
+ * ub - iv > delta made the branch around the copies non-uniform: D2 of
+ * docs/decisions.md.) */
 static Ahead ahead_of(Pipe *P, int iv, int64_t delta) {
   Ahead a;
   a.iv = iv_plus(P, iv, delta);
@@ -773,26 +772,20 @@ static int64_t smem_per_program(Pipe *P) { return arch_smem_per_program(arch_of_
  * on an SM, or not fit, the loop keeps S buffers and issues those copies
  * late, as Triton does: after the wgmma wait and a barrier, into the slot
  * iteration i - 1 read.  So does a dot over two or more warpgroups (8+
- * warps), where the early copies hold back both warpgroups' wgmma: on an
- * H100, timed in turns, the tutorial's 128x256x64 config on 8 warps ran
- * 0.2-1.2% faster with S buffers refilled late (K = 128 .. 8192), while on 4
- * warps S + 1 refilled early was up to 10% faster (128x128x32 at 4096^3).
+ * warps), where the early copies hold back both warpgroups' wgmma (D3 of
+ * docs/decisions.md).
  *
  * Other dots read their operands from shared memory before they compute
  * (ldmatrix, loads).  S buffers let the copies go out at the top of
  * iteration i into the slot iteration i - 1 read.  When S - 1 buffers would
  * hold more programs on an SM (or S do not fit), the loop keeps S - 1, and
  * the copies for iteration i + S - 1 go out after iteration i's reads and a
- * barrier, into the slot it read: Triton's schedule for mma.sync (its
- * 2-warp matmul configs hold 9 programs an H100 SM with S - 1 buffers, 7
- * with S).  Not below two buffers: with one, no copy overlaps the math.
+ * barrier, into the slot it read: Triton's schedule for mma.sync.  Not
+ * below two buffers: with one, no copy overlaps the math.
  *
- * Which schedule runs faster also depends on the grid, unknown here: at
- * 3072^3 on an H200 config 2 (128x128x32, 4 warps) ran 11-15% faster
- * refilled late (3 programs an SM instead of 2: its 576 tiles take two
- * waves of 132 SMs instead of three) and 6-9% slower from 4096^3 up.  So
- * o->refill may ask for either (the autotuner times both): early keeps the
- * extra buffer wherever it fits, late drops it. */
+ * Which schedule runs faster also depends on the grid, unknown here (D4),
+ * so o->refill may ask for either (the autotuner times both): early keeps
+ * the extra buffer wherever it fits, late drops it. */
 static void plan_buffers(Pipe *P) {
   P->async_dot = NULL;
   P->late_refill = 0;
@@ -831,14 +824,9 @@ static void plan_buffers(Pipe *P) {
 }
 
 /* Copies through registers pay where the loads they start early have a
- * thread's share of a big dot to hide behind.  On an H200, timed in turns
- * against the code without them at three shapes with K not a multiple of 8
- * (A loaded element by element), the tutorial's wgmma configs with 64 or
- * 128 accumulators a thread ran 1.0-1.24x faster (configs 0-4), and those
- * with 32 (many programs per SM already hide the loads) 0.70-1.0x; with
- * mma.sync, whose operands also take registers, 128 accumulators 1.04-1.20x
- * (configs 0-2), 64 0.90-1.01x (bench/results/h200-2026-11-27/
- * register_copies_ab.txt). */
+ * thread's share of a big dot to hide behind; where many programs per SM
+ * already hide the loads they cost (D5 of docs/decisions.md has the
+ * thresholds' measurements). */
 static int register_copies_pay(Pipe *P) {
   int64_t threads = 32 * (int64_t)P->f->num_warps;
   for (int i = 0; i < P->body->ops.len; i++) {

@@ -2,7 +2,7 @@
 # libtile_rt is the runtime alone: no LLVM symbol anywhere in it, nothing
 # exported but tile_*, no dependency on LLVM or the C++ runtime, and small
 # (its code, not counting debug information, under 1 MiB; libtile's is ~20 MB);
-# every export under the version node TILE_<major> (src/driver/exports.map).
+# every export under the version node TILE_<major> (src/package/exports.map).
 set -euo pipefail
 lib=$1
 fail=0
