@@ -27,6 +27,13 @@ typedef enum {
   TIME_COUNT
 } StageTime;
 
+/* What a compilation's input is, by its name: the one place that decides. */
+typedef enum {
+  INPUT_TILE, /* the tile language (.tl, or any other name) */
+  INPUT_TIR,  /* tile IR text (.tir), as --emit=tir prints it */
+  INPUT_TGIR, /* GPU-layout IR text (.tgir), as --emit=tgir prints it */
+} InputKind;
+
 /* Everything one compilation owns; released whole when it ends. */
 typedef struct Compilation {
   tile_context *ctx;
@@ -34,6 +41,7 @@ typedef struct Compilation {
   Guard guard;
   Diags diags;
   Source source;
+  InputKind input;          /* from the source's name */
   const CheckedKernel *checked; /* the specialised kernel, once pipeline_tir has checked it */
   int config;               /* the @autotune config the constexprs came from; -1: none */
   double ms[TIME_COUNT];    /* milliseconds spent in each stage (0: not run) */

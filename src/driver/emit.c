@@ -35,6 +35,15 @@ static tile_status keep_results(tile_context *ctx, Compilation *c, tile_status s
   return *text ? s : context_failf(ctx, TILE_ERROR_MEMORY, "out of memory for the %zu bytes of output", out->len);
 }
 
+static int has_suffix(const char *name, const char *suffix) {
+  size_t n = strlen(name), k = strlen(suffix);
+  return n > k && !strcmp(name + n - k, suffix);
+}
+
+static InputKind input_kind(const char *name) {
+  return has_suffix(name, ".tir") ? INPUT_TIR : has_suffix(name, ".tgir") ? INPUT_TGIR : INPUT_TILE;
+}
+
 Compilation *compilation_begin(tile_context *ctx, const char *name, const char *source, size_t len) {
   context_begin(ctx);
   return compilation_new(ctx, name, source, len);
@@ -51,6 +60,7 @@ Compilation *compilation_new(tile_context *ctx, const char *name, const char *so
   diags_init(&c->diags, &c->arena, &c->guard);
   c->source = (Source){name ? name : "<input>", source ? source : "", len};
   c->diags.origin = c->source.name;
+  c->input = input_kind(c->source.name);
   return c;
 }
 

@@ -488,8 +488,7 @@ static tile_status check_syntax(tile_context *ctx, const char *name, const char 
   if (!c) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
   tile_status s = TILE_ERROR_MEMORY;
   if (setjmp(c->guard.jump) == 0) {
-    size_t n = strlen(c->source.name);
-    if (n <= 4 || strcmp(c->source.name + n - 4, ".tir")) {
+    if (c->input == INPUT_TILE) {
       TokenVec toks = lex(&c->source, &c->diags);
       parse_module(&c->source, &toks, &c->diags);
     }

@@ -64,11 +64,6 @@ static void sema_options(const tile_options *o, SemaOptions *s) {
   s->arch = o->arch;
 }
 
-static int has_suffix(const Source *s, const char *suffix) {
-  size_t n = strlen(s->name), k = strlen(suffix);
-  return n > k && !strcmp(s->name + n - k, suffix);
-}
-
 /* num_warps and num_stages: the options', else the chosen config's, else the defaults. */
 static void launch_shape(TirFunc *f, const CheckedKernel *k, const tile_options *o) {
   if (k && o->config >= 0 && o->config < k->meta.configs.len) {
@@ -80,7 +75,7 @@ static void launch_shape(TirFunc *f, const CheckedKernel *k, const tile_options 
 }
 
 const CheckedKernel *pipeline_declare(Compilation *c, const tile_options *opts) {
-  if (has_suffix(&c->source, ".tir") || has_suffix(&c->source, ".tgir")) return NULL;
+  if (c->input != INPUT_TILE) return NULL;
   TokenVec toks = lex(&c->source, &c->diags);
   Module *m = parse_module(&c->source, &toks, &c->diags);
   if (c->diags.errors) return NULL;
@@ -91,13 +86,13 @@ const CheckedKernel *pipeline_declare(Compilation *c, const tile_options *opts) 
 
 /* Source to optimised tile IR; NULL after errors (in c->diags). */
 TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump) {
-  if (has_suffix(&c->source, ".tgir")) {
+  if (c->input == INPUT_TGIR) {
     diag_error(&c->diags, (Loc){0}, "%s holds GPU-layout IR: it can be compiled to --emit=tgir, llir or ptx only",
                c->source.name);
     return NULL;
   }
   double clock = pipeline_clock_ms();
-  if (has_suffix(&c->source, ".tir")) { /* tile IR text: passes can be tested from it */
+  if (c->input == INPUT_TIR) { /* tile IR text: passes can be tested from it */
     TirFunc *f = tir_read(&c->source, &c->arena, &c->diags);
     if (f && f->layout_table) {
       diag_error(&c->diags, (Loc){0}, "%s has layouts: GPU-layout IR is read from a .tgir file", c->source.name);
@@ -169,7 +164,7 @@ static TirFunc *gpu_layout_ir(Compilation *c, const tile_options *opts, const Ar
                               const char **tir) {
   TgirOptions to = {opts->num_warps, arch->cc, arch->wgmma, opts->passes, opts->refill,
                     arch->tma && opts->tma == TILE_TMA_AUTO};
-  if (has_suffix(&c->source, ".tgir")) {
+  if (c->input == INPUT_TGIR) {
     TirFunc *f = tir_read(&c->source, &c->arena, &c->diags);
     if (!f || tir_verify(f, &c->diags) || tgir_check_text(f, &c->diags) ||
         passes_run(PASS_TGIR, f, &to, opts->passes, &c->diags, dump))
