@@ -506,9 +506,8 @@ static Node *check_dot(Call *c) {
     return fail(c, c->arg[6], "%s", "out_dtype must be float32 (or float16 for fp16 operands)");
   Value *prec = const_of(S, c->arg[3], "input_precision");
   if (!prec) return poison(S, c->node->loc);
-  if (prec->kind != V_NONE && (prec->kind != V_STR || (strcmp(prec->s, "tf32") && strcmp(prec->s, "tf32x3") &&
-                                                       strcmp(prec->s, "ieee"))))
-    return fail(c, c->arg[3], "%s", "input_precision must be \"tf32\", \"tf32x3\" or \"ieee\"");
+  if (prec->kind != V_NONE && (prec->kind != V_STR || tir_kind_lookup(TIR_DOT, prec->s, prec->slen) < 0))
+    return fail(c, c->arg[3], "input_precision must be %s", tir_kind_choices(TIR_DOT, 0, S->arena));
   if (!const_of(S, c->arg[4], "allow_tf32")) return poison(S, c->node->loc);
   int64_t shape[MAX_RANK] = {0};
   if (r == 3) shape[0] = ta->shape[0];
@@ -800,8 +799,8 @@ static Node *check_cast(Call *c) {
                                                  dtype_bits(x->type->elem), dtype_bits(dt)));
   Value *rounding = const_of(S, c->arg[2], "fp_downcast_rounding");
   if (!rounding) return poison(S, c->node->loc);
-  if (rounding->kind != V_NONE && (rounding->kind != V_STR || (strcmp(rounding->s, "rtne") && strcmp(rounding->s, "rtz"))))
-    return fail(c, c->arg[2], "%s", "fp_downcast_rounding must be \"rtne\" or \"rtz\"");
+  if (rounding->kind != V_NONE && (rounding->kind != V_STR || tir_modifier_lookup(TIR_CAST, rounding->s, rounding->slen) < 0))
+    return fail(c, c->arg[2], "fp_downcast_rounding must be %s", tir_kind_choices(TIR_CAST, 1, S->arena));
   return result(c, type_with_elem(S->arena, x->type, dt, to_ptr));
 }
 

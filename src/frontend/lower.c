@@ -231,8 +231,8 @@ static int lower_dot(Lower *L, Node *n, NodeVec *a) {
   int r = emit(L, TIR_DOT, n->loc, n->type, x, y, acc);
   const char *prec = const_str(a->data[3]);
   Value *allow = a->data[4]->cval;
-  int tf32 = ty(L, x)->elem == DT_FP32 && (prec ? strcmp(prec, "ieee") != 0 : !(allow->kind == V_BOOL && !allow->i));
-  last_op(L)->kind = !tf32 ? DOT_IEEE : prec && !strcmp(prec, "tf32x3") ? DOT_TF32X3 : DOT_TF32;
+  int kind = prec ? tir_kind_lookup(TIR_DOT, prec, strlen(prec)) : allow->kind == V_BOOL && !allow->i ? DOT_IEEE : DOT_TF32;
+  last_op(L)->kind = ty(L, x)->elem == DT_FP32 ? kind : DOT_IEEE; /* only fp32 products have a precision to choose */
   return r;
 }
 
@@ -455,7 +455,7 @@ static int lower_builtin(Lower *L, Node *n) {
   case B_CAST: {
     int r = emit(L, a->data[3]->cval->i ? TIR_BITCAST : TIR_CAST, n->loc, n->type, lower_expr(L, a->data[0]), -1, -1);
     const char *rounding = const_str(a->data[2]);
-    last_op(L)->kind = rounding && !strcmp(rounding, "rtz") ? ROUND_RTZ : ROUND_RTNE;
+    last_op(L)->kind = rounding ? tir_modifier_lookup(TIR_CAST, rounding, strlen(rounding)) : ROUND_RTNE;
     return r;
   }
   case B_MULTIPLE_OF: case B_MAX_CONTIGUOUS: case B_MAX_CONSTANCY: return lower_hint(L, n, a, id);

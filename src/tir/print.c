@@ -74,8 +74,8 @@ static void print_attributes(const TirFunc *f, const TirOp *op, Buf *out) {
   case TIR_REDUCE: buf_printf(out, " axis=%d", op->axis); break;
   case TIR_SCAN: buf_printf(out, " axis=%d%s", op->axis, op->flags & SCAN_REVERSE ? " reverse" : ""); break;
   case TIR_RAND: buf_printf(out, " rounds=%lld", (long long)op->ival); break;
-  case TIR_CAST: if (op->kind == ROUND_RTZ) buf_puts(out, " rtz"); break;
-  case TIR_DIV: if (op->kind == DIV_RN) buf_puts(out, " rn"); break;
+  case TIR_CAST:
+  case TIR_DIV: if (tir_modifier_name(op->code, op->kind)) buf_printf(out, " %s", tir_modifier_name(op->code, op->kind)); break;
   case TIR_FOR: if (op->ival) buf_printf(out, " num_stages=%lld", (long long)op->ival); break;
   case TIR_LOCAL_STORE: if (op->flags & FREE_SLOT) buf_puts(out, " free_slot"); break;
   case TIR_ASYNC_WAIT:

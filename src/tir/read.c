@@ -105,6 +105,19 @@ static const char *word(Reader *R, size_t *len) {
   return R->src->text + start;
 }
 
+/* A cast's or division's rounding after its operands (cast %1 rtz); 0 if the next word is not one. */
+static int modifier(Reader *R, TirOp *op) {
+  size_t start = R->pos, n;
+  const char *w = word(R, &n);
+  int kind = tir_modifier_lookup(op->code, w, n);
+  if (kind < 0) {
+    R->pos = start;
+    return 0;
+  }
+  op->kind = kind;
+  return 1;
+}
+
 static int64_t integer(Reader *R) {
   skip(R);
   char *end;
@@ -460,8 +473,7 @@ static void read_attributes(Reader *R, TirOp *op, int result_is_float_constant) 
     else if (accept(R, "hex")) op->flags |= PRINT_HEX;
     else if (accept(R, "trap")) op->flags |= ASSERT_TRAP;
     else if (op->code == TIR_LOCAL_STORE && accept(R, "free_slot")) op->flags |= FREE_SLOT;
-    else if (accept(R, "rtz")) op->kind = ROUND_RTZ;
-    else if (accept(R, "rn")) op->kind = DIV_RN;
+    else if (modifier(R, op)) continue;
     else if (at(R, "\"")) op->str = string(R);
     else if (accept(R, "[")) {
       while (!at(R, "]")) {

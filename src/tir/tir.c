@@ -102,15 +102,32 @@ void tir_ops_reference(Buf *out) {
 
 /* The names of ops' kinds, as the textual form writes them (cmp.lt). */
 static const char *const *kind_names(TirCode code, int *count) {
-  static const char *const cmp[] = {"lt", "le", "gt", "ge", "eq", "ne"};
-  static const char *const reduce[] = {"sum", "max", "min", "argmax", "argmin", "prod"};
+#define NAME(id, name) name,
+  static const char *const cmp[] = {
+#define CMP_KIND NAME
+#include "kinds.def"
+  };
+  static const char *const reduce[] = {
+#define REDUCE_KIND NAME
+#include "kinds.def"
+  };
+  static const char *const dot[] = {
+#define DOT_KIND NAME
+#include "kinds.def"
+  };
+  static const char *const hint[] = {
+#define HINT_KIND NAME
+#include "kinds.def"
+  };
+  static const char *const rand[] = {
+#define RAND_KIND NAME
+#include "kinds.def"
+  };
+#undef NAME
   static const char *const atomic[] = {
 #define ATOMIC(id, name, ptx) name,
 #include "memory.def"
   };
-  static const char *const dot[] = {"ieee", "tf32", "tf32x3"};
-  static const char *const hint[] = {"multiple_of", "max_contiguous", "max_constancy"};
-  static const char *const rand[] = {"uniform", "normal", "int"};
   static const char *const libdevice[] = {
 #define LIBDEVICE(id, name, sig, f32, f64, c32, c64) #f64,
 #include "libdevice.def"
@@ -142,6 +159,47 @@ int tir_kind_lookup(TirCode code, const char *name, size_t len) {
   for (int i = 0; i < n; i++)
     if (strlen(names[i]) == len && !strncmp(names[i], name, len)) return i;
   return -1;
+}
+
+/* Cast's rounding and division's: written after the operands (cast %1 rtz), and only when not the first. */
+static const char *const *modifier_names(TirCode code, int *count) {
+#define NAME(id, name) name,
+  static const char *const rounding[] = {
+#define ROUND_KIND NAME
+#include "kinds.def"
+  };
+  static const char *const division[] = {
+#define DIV_KIND NAME
+#include "kinds.def"
+  };
+#undef NAME
+  *count = code == TIR_CAST ? (int)(sizeof rounding / sizeof *rounding)
+         : code == TIR_DIV  ? (int)(sizeof division / sizeof *division)
+                            : 0;
+  return code == TIR_CAST ? rounding : code == TIR_DIV ? division : NULL;
+}
+
+const char *tir_modifier_name(TirCode code, int kind) {
+  int n;
+  const char *const *names = modifier_names(code, &n);
+  return names && kind > 0 && kind < n ? names[kind] : NULL;
+}
+
+int tir_modifier_lookup(TirCode code, const char *name, size_t len) {
+  int n;
+  const char *const *names = modifier_names(code, &n);
+  for (int i = 0; i < n; i++)
+    if (strlen(names[i]) == len && !strncmp(names[i], name, len)) return i;
+  return -1;
+}
+
+const char *tir_kind_choices(TirCode code, int modifiers, Arena *a) {
+  int n;
+  const char *const *names = modifiers ? modifier_names(code, &n) : kind_names(code, &n);
+  Buf b;
+  buf_init(&b, a);
+  for (int i = 0; i < n; i++) buf_printf(&b, "%s\"%s\"", i == 0 ? "" : i == n - 1 ? " or " : ", ", names[i]);
+  return buf_cstr(&b);
 }
 
 int tir_has_kinds(TirCode code) {

@@ -37,18 +37,39 @@ typedef enum {
 enum { PURE = 1, EW = 2, TERM = 4, GPU = 8 };
 
 /* Sub-kinds, kept in TirOp.kind. */
-typedef enum { CMP_LT, CMP_LE, CMP_GT, CMP_GE, CMP_EQ, CMP_NE } CmpKind;
-typedef enum { RED_SUM, RED_MAX, RED_MIN, RED_ARGMAX, RED_ARGMIN, RED_PROD } ReduceKind;
+typedef enum {
+#define CMP_KIND(id, name) CMP_##id,
+#include "kinds.def"
+} CmpKind; /* kinds.def, as the kinds below */
+typedef enum {
+#define REDUCE_KIND(id, name) RED_##id,
+#include "kinds.def"
+} ReduceKind;
 typedef enum {
 #define ATOMIC(id, name, ptx) ATOM_##id,
 #include "memory.def"
   ATOM_COUNT
 } AtomicKind;                                          /* lang/memory.def */
-typedef enum { DOT_IEEE, DOT_TF32, DOT_TF32X3 } DotPrecision;
-typedef enum { HINT_MULTIPLE_OF, HINT_MAX_CONTIGUOUS, HINT_MAX_CONSTANCY } HintKind;
-typedef enum { RAND_UNIFORM, RAND_NORMAL, RAND_INT } RandKind;
-typedef enum { ROUND_RTNE, ROUND_RTZ } CastRounding;   /* CAST: fp_downcast_rounding */
-typedef enum { DIV_FULL, DIV_RN } DivRounding;         /* DIV of fp32: div.full.f32 as Triton's `/`, or tl.div_rn's IEEE quotient */
+typedef enum {
+#define DOT_KIND(id, name) DOT_##id,
+#include "kinds.def"
+} DotPrecision;
+typedef enum {
+#define HINT_KIND(id, name) HINT_##id,
+#include "kinds.def"
+} HintKind;
+typedef enum {
+#define RAND_KIND(id, name) RAND_##id,
+#include "kinds.def"
+} RandKind;
+typedef enum {
+#define ROUND_KIND(id, name) ROUND_##id,
+#include "kinds.def"
+} CastRounding; /* CAST: fp_downcast_rounding */
+typedef enum {
+#define DIV_KIND(id, name) DIV_##id,
+#include "kinds.def"
+} DivRounding; /* DIV of fp32: div.full.f32 as Triton's `/`, or tl.div_rn's IEEE quotient */
 /* ATOMIC_RMW, ATOMIC_CAS: memory semantics in ival, scope in ival2 (0: Triton's defaults); lang/memory.def */
 typedef enum {
 #define MEM_SEM(id, name, ptx) SEM_##id,
@@ -142,6 +163,13 @@ typedef struct TirFunc {
 const char *tir_kind_name(TirCode code, int kind);
 int tir_kind_lookup(TirCode code, const char *name, size_t len);
 int tir_has_kinds(TirCode code);
+/* A cast's rounding or a division's (kinds.def), written after the
+ * operands: its name for a kind other than the default (NULL otherwise:
+ * the default is not written), and the kind of a name (-1: none). */
+const char *tir_modifier_name(TirCode code, int kind);
+int tir_modifier_lookup(TirCode code, const char *name, size_t len);
+/* "\"rtne\" or \"rtz\"": a kind's or modifier's names, for messages. */
+const char *tir_kind_choices(TirCode code, int modifiers, Arena *a);
 /* Atomics' MemSem and MemScope names ("acq_rel", "cta"): NULL / -1 if none. */
 const char *tir_sem_name(int sem);
 const char *tir_scope_name(int scope);
