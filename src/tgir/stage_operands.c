@@ -11,11 +11,21 @@
  * dimension (its blocked order; else the last dimension) and swizzles as
  * layout_shared_for_dot says.
  *
+ * An operand that does not change in a `for` loop (the Q block of an
+ * attention kernel, read by every iteration's dot) is staged once, before
+ * the loop: its local_alloc (wgmma's, made by accelerate-matmul, or this
+ * step's) and the local_load reading it move out of the body, so the loop
+ * neither rewrites the buffer each iteration nor keeps the source tile
+ * live in registers beside it.
+ *
  * Requires: GPU-layout IR after accelerate-matmul and remove-converts.
- * Guarantees: no convert_layout to an mma dot-operand layout is left; the
- *   values computed are the same.
+ * Guarantees: no convert_layout to an mma dot-operand layout is left; no
+ *   for loop stages an operand defined outside it; the values computed
+ *   are the same.
  * Invalidates: nothing (the conversions' results keep their ids). */
 #include "passes.h"
+
+#include <string.h>
 
 static int is_operand_conversion(const TirFunc *f, const TirOp *op) {
   if (op->code != TIR_CONVERT_LAYOUT) return 0;
@@ -58,4 +68,59 @@ static void stage_block(TirFunc *f, TirBlock *b) {
   b->ops.cap = out.cap;
 }
 
-void tgir_stage_operands(TirFunc *f, const TgirOptions *o) { stage_block(f, f->body); }
+/* Marks the values b defines: its arguments and its ops' results, nested regions included. */
+static void mark_defined(const TirBlock *b, char *inside) {
+  for (int i = 0; i < b->args.len; i++) inside[b->args.data[i]] = 1;
+  for (int i = 0; i < b->ops.len; i++) {
+    const TirOp *op = b->ops.data[i];
+    for (int k = 0; k < op->results.len; k++) inside[op->results.data[k]] = 1;
+    for (int r = 0; r < 2; r++)
+      if (op->regions[r]) mark_defined(op->regions[r], inside);
+  }
+}
+
+/* A local_alloc of a tile from outside the loop, or a local_load of a
+ * buffer such a local_alloc made (hoisted[]): immutable, the same every
+ * iteration. */
+static int invariant_staging(const TirOp *op, const char *inside, const char *hoisted) {
+  if (op->code == TIR_LOCAL_ALLOC) return op->operands.len == 1 && !inside[op->operands.data[0]];
+  return op->code == TIR_LOCAL_LOAD && hoisted[op->operands.data[0]] && !inside[op->operands.data[0]];
+}
+
+/* Moves the invariant staging of each for loop in b to just before it, inner loops first. */
+static void hoist_block(TirFunc *f, TirBlock *b, char *inside, char *hoisted) {
+  Vec(TirOp *) out = {0};
+  for (int i = 0; i < b->ops.len; i++) {
+    TirOp *op = b->ops.data[i];
+    for (int r = 0; r < 2; r++)
+      if (op->regions[r]) hoist_block(f, op->regions[r], inside, hoisted);
+    if (op->code == TIR_FOR) {
+      TirBlock *body = op->regions[0];
+      memset(inside, 0, (size_t)f->types.len + 1);
+      mark_defined(body, inside);
+      int kept = 0;
+      for (int j = 0; j < body->ops.len; j++) {
+        TirOp *inner = body->ops.data[j];
+        if (!invariant_staging(inner, inside, hoisted)) {
+          body->ops.data[kept++] = inner;
+          continue;
+        }
+        vec_push(f->arena, &out, inner);
+        inside[inner->results.data[0]] = 0;
+        hoisted[inner->results.data[0]] = inner->code == TIR_LOCAL_ALLOC;
+      }
+      body->ops.len = kept;
+    }
+    vec_push(f->arena, &out, op);
+  }
+  b->ops.data = out.data;
+  b->ops.len = out.len;
+  b->ops.cap = out.cap;
+}
+
+void tgir_stage_operands(TirFunc *f, const TgirOptions *o) {
+  stage_block(f, f->body);
+  size_t n = (size_t)f->types.len + 1;
+  char *inside = arena_alloc(f->arena, n), *hoisted = arena_alloc(f->arena, n); /* zeroed */
+  hoist_block(f, f->body, inside, hoisted);
+}

@@ -66,7 +66,7 @@ EOF
 # name for it; one copy, not its links), the examples, the benchmark
 {
   cat "$bundle/files.txt"
-  (cd "$build" && ls libtile.so.[0-9] libtile_rt.so.[0-9] tilec examples/vector_add examples/softmax examples/matmul \
+  (cd "$build" && ls libtile.so.[0-9] libtile_rt.so.[0-9] tilec examples/vector_add examples/softmax examples/matmul examples/attention \
     bench/bench 2>/dev/null)
 } | sort -u >"$bundle/files.all"
 while read -r file; do

@@ -1,0 +1,220 @@
+"""Fused attention: tile's examples/attention kernels against torch SDPA (the flash and cuDNN backends) and,
+when its path is given, Triton's tutorial 06 as published, forward and backward, in one process.
+
+tile's four kernels (attention.tl: attn_fwd; attn_bwd_preprocess, attn_bwd_dkdv, attn_bwd_dq) are compiled
+by tilec to cubins and launched through the CUDA driver on torch's tensors (tile_cubin.py); every side is
+timed in turns in one loop by triton_bench.py's Timer (cold L2, CUDA events, medians).  TFLOP/s as tutorial
+06 counts them: forward 4 B H N^2 D, halved when causal; backward 2.5 times the forward.  Each side's
+output is compared with torch's math backend in fp32 (a sanity check: examples/attention checks tile's
+kernels against a float64 reference).
+
+    python3 bench/attention.py --tilec build/tilec [--triton-tutorial PATH/06-fused-attention.py]
+        [--triton-autotune] [--shapes 64:4096:0,128:16384:1,...] [--batch 4] [--heads 32] [--csv FILE]
+
+The tutorial's path may also come from $TRITON_TUTORIAL_06.  It is imported with PYTEST_VERSION set, so it
+runs its one test config (BLOCK_M 128, BLOCK_N 64, 2 stages, 4 warps) rather than tuning 36 configs per
+shape; --triton-autotune tunes as published (minutes on the first run, then Triton's cache).  Prints one
+CSV row per shape and pass: TFLOP/s of each side and tile's ratios.  About three minutes on an H100.
+"""
+import argparse
+import csv
+import importlib.machinery
+import importlib.util
+import math
+import os
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+from tile_cubin import TileKernel  # noqa: E402
+from triton_bench import Timer  # noqa: E402
+
+SOURCE = os.path.join(os.path.dirname(here), "examples", "attention", "attention.tl")
+# (head dim, N_CTX, causal): the issue's table, both masks at every length
+SHAPES = [(d, n, c) for d in (64, 128) for n in (1024, 4096, 16384) for c in (0, 1)]
+
+
+def blocks(d):
+    """examples/attention/main.c's GPU blocks: (BLOCK_M, BLOCK_N, warps, stages) per kernel."""
+    return {"fwd": (128, 64, 8, 3), "dkdv": (32, 128 if d == 64 else 64, 8, 3),
+            "dq": (128 if d == 64 else 64, 32, 8, 3), "pre": (64, 0, 4, 1)}
+
+
+class Tile:
+    """tile's forward and backward for one head dim, mask and input set."""
+
+    def __init__(self, tilec, q, k, v, do, causal, sm_scale):
+        b, h, n, d = q.shape
+        self.q, self.k, self.v, self.do, self.n, self.bh = q, k, v, do, n, b * h
+        self.o = torch.empty_like(q)
+        self.m = torch.empty(b * h, n, device="cuda", dtype=torch.float32)
+        self.delta = torch.empty_like(self.m)
+        self.dq, self.dk, self.dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+        tail = [q.stride(0), q.stride(1), q.stride(2), q.stride(3), h, n]
+        self.args = {
+            "fwd": [q, k, v, sm_scale, self.m, self.o] + tail,
+            "pre": [self.o, do, self.delta] + tail,
+            "dkdv": [q, k, v, sm_scale, do, self.dk, self.dv, self.m, self.delta] + tail,
+            "dq": [q, k, v, sm_scale, do, self.dq, self.m, self.delta] + tail,
+        }
+        names = {"fwd": "attn_fwd", "pre": "attn_bwd_preprocess", "dkdv": "attn_bwd_dkdv", "dq": "attn_bwd_dq"}
+        self.kernels, self.grids = {}, {}
+        for part, (bm, bn, warps, stages) in blocks(d).items():
+            defines = {"HEAD_DIM": d, "BLOCK_M": bm}
+            if bn:
+                defines.update(BLOCK_N=bn, CAUSAL=bool(causal))
+            self.kernels[part] = TileKernel(tilec, SOURCE, self.args[part], defines, warps, kernel=names[part],
+                                            num_stages=stages)
+            rows = bn if part == "dkdv" else bm
+            self.grids[part] = ((n + rows - 1) // rows, b * h)
+        self.registers = {p: (kk.meta["registers"], kk.meta["spills"]) for p, kk in self.kernels.items()}
+
+    def run(self, part):
+        self.kernels[part].launch(self.grids[part], self.args[part], torch.cuda.current_stream().cuda_stream)
+
+    def forward(self):
+        self.run("fwd")
+        return self.o
+
+    def backward(self):
+        for part in ("pre", "dkdv", "dq"):
+            self.run(part)
+        return self.dq, self.dk, self.dv
+
+
+def sdpa(backend, q, k, v, causal, sm_scale):
+    with sdpa_kernel(backend):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal), scale=sm_scale)
+
+
+def triton_module(path, autotune):
+    if not autotune:
+        os.environ["PYTEST_VERSION"] = "tile-bench"  # the tutorial's single test config
+    loader = importlib.machinery.SourceFileLoader("fused_attention_tutorial", path)
+    spec = importlib.util.spec_from_loader("fused_attention_tutorial", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def triton_call(module, q, k, v, causal, sm_scale):
+    return module.attention(q, k, v, bool(causal), sm_scale)  # the tutorial's defaults for the rest
+
+
+class Autograd:
+    """A torch-side contender: forward builds the graph once; backward reruns autograd.grad on it."""
+
+    def __init__(self, forward, q, k, v, do):
+        self.forward_fn, self.inputs, self.do = forward, (q, k, v), do
+        self.out = forward()
+
+    def forward(self):
+        return self.forward_fn()
+
+    def backward(self):
+        return torch.autograd.grad(self.out, self.inputs, self.do, retain_graph=True)
+
+
+def mismatch(got, want, atol):
+    """The largest |got - want| if past atol (NaN counts), else None."""
+    err = (got.float() - want).abs().max().item()
+    return None if err <= atol else err
+
+
+def one_shape(args, timer, module, d, n, causal):
+    torch.manual_seed(20)
+    shape = (args.batch, args.heads, n, d)
+    q, k, v = (torch.randn(shape, device="cuda", dtype=torch.float16).requires_grad_() for _ in range(3))
+    do = torch.randn(shape, device="cuda", dtype=torch.float16)
+    sm_scale = 1 / math.sqrt(d)
+    tile = Tile(args.tilec, q.detach(), k.detach(), v.detach(), do, causal, sm_scale)
+    sides = {"tile": tile}
+    for name, backend in (("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)):
+        try:
+            sides[name] = Autograd(lambda b=backend: sdpa(b, q, k, v, causal, sm_scale), q, k, v, do)
+        except RuntimeError as e:
+            print("# %s unavailable at D=%d N=%d: %s" % (name, d, n, str(e).splitlines()[0]), file=sys.stderr)
+    if module:
+        sides["triton"] = Autograd(lambda: triton_call(module, q, k, v, causal, sm_scale), q, k, v, do)
+    # a sanity check against torch's math backend in fp32, on one head (the math backend is O(N^2) memory)
+    q1, k1, v1 = (t.detach()[:1, :1].float().requires_grad_() for t in (q, k, v))
+    want_o = sdpa(SDPBackend.MATH, q1, k1, v1, causal, sm_scale)
+    want_grads = torch.autograd.grad(want_o, (q1, k1, v1), do[:1, :1].float())
+    notes = []
+    for name, side in sides.items():
+        bad = mismatch(side.forward()[:1, :1], want_o, 2e-2)
+        grads = side.backward()
+        bad_grads = [mismatch(g[:1, :1], w, 5e-2) for g, w in zip(grads, want_grads)]
+        if bad is not None or any(b is not None for b in bad_grads):
+            notes.append("%s differs from torch's math backend (O %s, dQ/dK/dV %s)" % (name, bad, bad_grads))
+    flops = 4.0 * args.batch * args.heads * n * n * d * (0.5 if causal else 1)
+    rows = []
+    for part, scale in (("fwd", 1.0), ("bwd", 2.5)):
+        names = list(sides)
+        launches = [(lambda s, p=part, side=sides[nm]: getattr(side, "forward" if p == "fwd" else "backward")())
+                    for nm in names]
+        ms = timer.interleaved_ms(launches)
+        tflops = {nm: flops * scale / (t * 1e-3) * 1e-12 for nm, t in zip(names, ms)}
+        row = {"head_dim": d, "n_ctx": n, "causal": causal, "pass": part}
+        for nm in ("tile", "flash", "cudnn", "triton"):
+            row[nm + "_tflops"] = "%.1f" % tflops[nm] if nm in tflops else ""
+        for nm in ("flash", "cudnn", "triton"):
+            row["tile/" + nm] = "%.3f" % (tflops["tile"] / tflops[nm]) if nm in tflops else ""
+        row["tile_registers"] = " ".join("%s:%d/%d" % (p, r, s) for p, (r, s) in tile.registers.items()
+                                         if (p == "fwd") == (part == "fwd"))
+        row["notes"] = "; ".join(notes)
+        rows.append(row)
+    del sides, tile
+    torch.cuda.empty_cache()
+    return rows
+
+
+def parse_shapes(text):
+    shapes = []
+    for item in text.split(","):
+        d, n, c = (int(x) for x in item.split(":"))
+        shapes.append((d, n, c))
+    return shapes
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tilec", required=True)
+    ap.add_argument("--triton-tutorial", default=os.environ.get("TRITON_TUTORIAL_06"))
+    ap.add_argument("--triton-autotune", action="store_true")
+    ap.add_argument("--shapes", type=parse_shapes, default=SHAPES, help="HEAD_DIM:N_CTX:CAUSAL,...")
+    ap.add_argument("--batch", type=int, default=4)
+    ap.add_argument("--heads", type=int, default=32)
+    ap.add_argument("--reps", type=int, default=5, help="timed rounds at least (each side once per round)")
+    ap.add_argument("--csv")
+    args = ap.parse_args()
+    module = triton_module(args.triton_tutorial, args.triton_autotune) if args.triton_tutorial else None
+    timer = Timer(False)
+    timer.min_reps, timer.max_reps = args.reps, max(args.reps, 40)
+    fields = ["head_dim", "n_ctx", "causal", "pass", "tile_tflops", "flash_tflops", "cudnn_tflops",
+              "triton_tflops", "tile/flash", "tile/cudnn", "tile/triton", "tile_registers", "notes"]
+    out = open(args.csv, "w", newline="") if args.csv else None
+    writers = [csv.DictWriter(sys.stdout, fields)] + ([csv.DictWriter(out, fields)] if out else [])
+    print("# %s, batch %d, %d heads, fp16; Triton tutorial: %s" % (torch.cuda.get_device_name(), args.batch,
+          args.heads, (args.triton_tutorial + (" (autotuned)" if args.triton_autotune else " (one config)"))
+          if module else "not given"))
+    for w in writers:
+        w.writeheader()
+    start = time.time()
+    for d, n, causal in args.shapes:
+        for row in one_shape(args, timer, module, d, n, causal):
+            for w in writers:
+                w.writerow(row)
+        sys.stdout.flush()
+    print("# %.0f s" % (time.time() - start))
+    if out:
+        out.close()
+
+
+if __name__ == "__main__":
+    main()
