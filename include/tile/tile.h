@@ -183,6 +183,20 @@ typedef struct tile_arg {
 TILE_API tile_arg tile_buffer(void *data, const char *dtype, size_t count);
 TILE_API tile_arg tile_int(long long value);    /* i32 if it fits, else i64, as Triton */
 TILE_API tile_arg tile_float(double value);     /* fp32 */
+/* A tensor descriptor (Triton's TensorDescriptor.from_tensor) for a
+ * parameter whose signature entry is "tensordesc<fp16[64, 64]>" (the block
+ * shape is compile-time, in the signature): it is passed as 1 + 2 * rank
+ * arguments, as Triton's launcher expands it: the base buffer, the shape
+ * (i32) and the strides in elements (i64, the last one 1).  Writes them to
+ * out[0 .. 1 + 2 * rank) and returns their count; returns -1 and writes
+ * nothing where Triton's TensorDescriptor refuses the tensor: a rank not 1
+ * to 5, a base not 16-byte aligned, an unknown dtype, a dimension not in
+ * 1 .. 2^31 - 1, a stride (but the last) not a positive multiple of 16
+ * bytes, a last stride not 1.  A kernel with descriptor parameters needs a
+ * signature (tile_options.signature): the arguments cannot say the block
+ * shape.  docs/abi.md, "Tensor descriptors". */
+TILE_API int tile_tensordesc(tile_arg *out, void *base, const char *dtype, size_t count, int rank,
+                             const long long *shape, const long long *strides);
 
 /* Compiles `source` specialised for `args` (their types, alignment and
  * values equal to 1, as Triton specialises) and runs it on the CPU

@@ -374,8 +374,26 @@ static int string_option(Call *c, int i, const char *what, const char *const *al
   return 0;
 }
 
+/* boundary_check= and padding_option= are for block pointers (Triton refuses them on pointer tiles). */
+static int no_block_options(Call *c, int check, int padding) {
+  Value *v = const_of(c->S, c->arg[check], "boundary_check");
+  if (!v) return 0;
+  if ((v->kind == V_LIST && v->items.len) || (v->kind != V_LIST && v->kind != V_NONE)) {
+    fail(c, c->arg[check], "%s", "boundary_check is for block pointers (tl.make_block_ptr); mask a pointer tile instead");
+    return 0;
+  }
+  Value *p = padding < 0 ? NULL : const_of(c->S, c->arg[padding], "padding_option");
+  if (padding >= 0 && (!p || (p->kind == V_STR && p->slen))) {
+    if (p) fail(c, c->arg[padding], "%s", "padding_option is for block pointers (tl.make_block_ptr); give other= instead");
+    return 0;
+  }
+  return 1;
+}
+
 static Node *check_load(Call *c) {
   Sema *S = c->S;
+  if (c->arg[0]->kind == ND_DESC ? !desc_block_load(S, c->node, c->arg) : !no_block_options(c, 3, 4))
+    return poison(S, c->node->loc);
   Node *p = pointer_arg(c);
   if (!p || !mask_arg(c, 1)) return poison(S, c->node->loc);
   if (!is_none(c->arg[2]) && is_none(c->arg[1]))
@@ -433,6 +451,8 @@ static int mask_for_pointer(Call *c, int i, Node *p) {
 }
 
 static Node *check_store(Call *c) {
+  if (c->arg[0]->kind == ND_DESC ? !desc_block_store(c->S, c->node, c->arg) : !no_block_options(c, 3, -1))
+    return poison(c->S, c->node->loc);
   Node *p = pointer_arg(c);
   if (!p) return poison(c->S, c->node->loc);
   Node *v = value_for_pointer(c, 1, p);
@@ -442,6 +462,12 @@ static Node *check_store(Call *c) {
   c->arg[1] = v;
   return result(c, NULL);
 }
+
+static Node *check_make_descriptor(Call *c) { return desc_make_tensor(c->S, c->node, c->arg); }
+static Node *check_descriptor_load(Call *c) { return desc_load(c->S, c->node, c->arg); }
+static Node *check_descriptor_store(Call *c) { return desc_store(c->S, c->node, c->arg); }
+static Node *check_make_block_ptr(Call *c) { return desc_make_block_ptr(c->S, c->node, c->arg); }
+static Node *check_advance(Call *c) { return desc_advance(c->S, c->node, c->arg); }
 
 static Node *check_atomic_rmw(Call *c) {
   Node *p = pointer_arg(c);

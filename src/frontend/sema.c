@@ -31,6 +31,7 @@ const char *describe(Sema *S, const Node *n) {
   if (n->type) return type_str(S->arena, n->type);
   if (n->cval) return value_str(S->arena, n->cval);
   if (n->kind == ND_CALL) return arena_printf(S->arena, "the result of %s(), which returns nothing", n->name);
+  if (n->kind == ND_DESC) return desc_str(S, n);
   if (n->kind != ND_TUPLE) return "an invalid value";
   Buf b;
   buf_init(&b, S->arena);
@@ -451,6 +452,7 @@ static Node *check_attr(Sema *S, Node *n) {
   Node *obj = check_expr(S, n->a);
   if (is_poison(obj)) return obj;
   if (is_runtime(obj)) return tile_attribute(S, obj, n);
+  if (obj->kind == ND_DESC) return desc_attribute(S, obj, n);
   Value *v = obj->kind == ND_CONST ? obj->cval : NULL;
   if (v && v->kind == V_NAMESPACE) {
     Node *m = member_of(S, n->loc, v->s, n->name);
@@ -881,6 +883,28 @@ static void assign_at_end(Sema *S, NodeVec *body, Loc loc, const char *var, Node
   vec_push(S->arena, body, a);
 }
 
+static int is_block_ptr(const Node *n) { return n->kind == ND_DESC && n->ival == DESC_BLOCK_PTR; }
+
+/* A block pointer's offsets as the run-time variables "var.offset.N",
+ * given their values at the end of `body`: what a loop carries or an if
+ * merges of it (its base, shape and strides cannot change there). */
+static Node *block_ptr_vars(Sema *S, NodeVec *body, Loc loc, const char *var, Node *d) {
+  Node *vars[MAX_RANK];
+  for (int i = 0; i < desc_rank(d); i++) {
+    Type *t = d->body.data[i]->type;
+    const char *name = arena_printf(S->arena, "%s.offset.%d", var, i);
+    assign_at_end(S, body, loc, name, d->body.data[i], t);
+    vars[i] = var_ref(S, loc, name, t);
+  }
+  return desc_with_offsets(S, d, vars);
+}
+
+static void block_ptr_changed(Sema *S, Loc loc, const char *name, const char *where) {
+  diag_error(S->diags, loc, "block pointer '%s' is made anew %s; only its offsets (tl.advance) can change there",
+             name, where);
+  diag_note(S->diags, loc, "make it with tl.make_block_ptr before, and move it with tl.advance");
+}
+
 /* After a run-time if, a name bound differently in the two branches
  * becomes one run-time variable; both sides must agree on its type. */
 static void merge_branches(Sema *S, Node *out, Scope *then_sc, Scope *else_sc) {
@@ -899,6 +923,19 @@ static void merge_branches(Sema *S, Node *out, Scope *then_sc, Scope *else_sc) {
       continue;
     }
     Binding r = {b.name, poison(S, out->loc)};
+    if (is_block_ptr(b.value) && desc_same_but_offsets(b.value, other)) {
+      const char *var = local_name(S, b.name);
+      r.value = block_ptr_vars(S, &out->body, out->loc, var, b.value);
+      block_ptr_vars(S, &out->orelse, out->loc, var, other);
+      for (int k = 0; k < desc_rank(r.value); k++) vec_push(S->arena, &out->args, r.value->body.data[k]);
+      vec_push(S->arena, &merged, r);
+      continue;
+    }
+    if (is_block_ptr(b.value) && is_block_ptr(other)) {
+      block_ptr_changed(S, out->loc, b.name, "in a branch of a run-time if");
+      vec_push(S->arena, &merged, r);
+      continue;
+    }
     Type *tt = is_poison(b.value) ? NULL : carried_type(S, b.value);
     Type *et = is_poison(other) ? NULL : carried_type(S, other);
     if (tt && et && type_equal(tt, et)) {
@@ -968,6 +1005,11 @@ static void carry_loop_variables(Sema *S, Node *loop, Scope *carried) {
   for (int i = 0; i < S->scope.len; i++) {
     Binding *b = &S->scope.data[i];
     if (!block_assigns(&loop->body, b->name) || is_poison(b->value)) continue;
+    if (is_block_ptr(b->value)) {
+      b->value = block_ptr_vars(S, S->out, loop->loc, local_name(S, b->name), b->value);
+      vec_push(S->arena, carried, *b);
+      continue;
+    }
     Type *t = carried_type(S, b->value);
     if (!t) {
       Binding fixed = *b; /* checked after the body: it must not change */
@@ -1001,6 +1043,17 @@ static void check_carried_types(Sema *S, Node *loop, Scope *carried, NodeVec *bo
     Binding before = carried->data[i];
     Node *after = scope_get(&S->scope, before.name);
     if (!after || is_poison(after)) continue;
+    if (is_block_ptr(before.value)) {
+      if (desc_same_but_offsets(before.value, after)) {
+        for (int k = 0; k < desc_rank(after); k++)
+          assign_at_end(S, body_out, loop->loc, before.value->body.data[k]->name, after->body.data[k],
+                        before.value->body.data[k]->type);
+      } else {
+        block_ptr_changed(S, loop->loc, before.name, "inside a run-time loop");
+      }
+      scope_set(S, &S->scope, before.name, before.value);
+      continue;
+    }
     if (check_fixed_value(S, loop, before, after)) continue;
     Type *t = carried_type(S, after), *want = before.value->type;
     if (t && type_equal(t, want)) {
@@ -1022,6 +1075,10 @@ static void check_carried_types(Sema *S, Node *loop, Scope *carried, NodeVec *bo
 /* The typed loop lists the run-time variables it carries (as NAME nodes in
  * args), so lowering carries exactly these. */
 static void record_carried(Sema *S, Node *loop, Scope *carried) {
+  for (int i = 0; i < carried->len; i++)
+    if (is_block_ptr(carried->data[i].value))
+      for (int k = 0; k < desc_rank(carried->data[i].value); k++)
+        vec_push(S->arena, &loop->args, carried->data[i].value->body.data[k]);
   for (int i = 0; i < carried->len; i++)
     if (carried->data[i].value->type && carried->data[i].value->kind == ND_NAME)
       vec_push(S->arena, &loop->args, carried->data[i].value);

@@ -88,7 +88,19 @@ typedef struct KernelParam {
   int divisibility;         /* 16 from a ':16' hint, else 1 */
   int value_from_define;    /* set by -D (a second -D is an error) */
   int specialized;          /* a run-time parameter made constexpr 1 by a ':1' hint */
+  int decl;                 /* the kernel's parameter it stands for (index in def->args) */
+  struct DescParam *desc;   /* a tensordesc<...> parameter, and each of the parameters it becomes */
+  int desc_part;            /* in those: 0 the base pointer, 1..rank the shape, then the strides */
 } KernelParam;
+
+/* A tensor descriptor parameter (signature "tensordesc<fp16[64, 64]>"):
+ * passed as its base pointer (':16'), shape (i32) and strides (i64, the
+ * last one ':1'), as Triton's launcher expands it (docs/abi.md). */
+typedef struct DescParam {
+  DType dtype;
+  int rank;
+  int64_t block[MAX_RANK];
+} DescParam;
 
 typedef struct TuneConfig {
   Vec(const char *) names;  /* meta-parameters the config sets */

@@ -111,6 +111,22 @@ Node *check_builtin_call(Sema *S, Node *call, int id, Node *self, Node **args, i
                          Node **kw, int n_kw);
 const char *suggest(Sema *S, const char *name, const char *const *cands, int n);
 
+/* descriptor.c: tensor descriptors and block pointers, ND_DESC values (ival: the kind) */
+enum { DESC_TENSOR, DESC_BLOCK_PTR };
+Node *desc_make_tensor(Sema *S, Node *call, Node **arg);      /* bound arguments of the builtin */
+Node *desc_make_block_ptr(Sema *S, Node *call, Node **arg);
+Node *desc_advance(Sema *S, Node *call, Node **arg);
+Node *desc_load(Sema *S, Node *call, Node **arg);
+Node *desc_store(Sema *S, Node *call, Node **arg);
+int desc_block_load(Sema *S, Node *call, Node **arg);         /* tl.load's arguments rewritten; 0 after errors */
+int desc_block_store(Sema *S, Node *call, Node **arg);
+Node *desc_attribute(Sema *S, Node *d, Node *attr);
+Node *desc_with_offsets(Sema *S, Node *d, Node **offsets);
+int desc_same_but_offsets(const Node *x, const Node *y);
+int desc_rank(const Node *d);
+Node *desc_param(Sema *S, Loc loc, const DescParam *p, Node **parts);  /* base, shape, strides */
+const char *desc_str(Sema *S, const Node *d);                 /* "a tensor descriptor of fp16[64, 64]" */
+
 /* libdevice.c */
 int libdevice_lookup(const char *name);   /* the first row of that name, or -1 */
 Node *check_libdevice_call(Sema *S, Node *call, int first_row, Node **args, int n_args, Node **kw, int n_kw);

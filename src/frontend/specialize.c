@@ -30,12 +30,62 @@ static Loc loc_in(const Source *src, size_t offset, size_t len) {
   return loc_at(start, offset, len);
 }
 
-/* One signature entry: "*fp32", "*fp16:16", "i32", "i64:16", "i32:1".  `t`
- * is the signature's text, which starts at `base`. */
+/* A descriptor's entry, "tensordesc<fp16[64, 64]>" (Triton's AOT spelling):
+ * the dtype and the block shape, 1 to 5 powers of two. */
+static int parse_desc_entry(Sema *S, const char *t, Loc base, size_t start, size_t end, KernelParam *p) {
+  static const char prefix[] = "tensordesc<";
+  size_t at = start + sizeof prefix - 1, open = at;
+  while (open < end && t[open] != '[') open++;
+  char name[32] = {0};
+  if (open - at < sizeof name) memcpy(name, t + at, open - at);
+  int dt = dtype_lookup(name);
+  DescParam *d = arena_alloc(S->arena, sizeof *d);
+  if (dt < 0 || open == end) {
+    diag_error(S->diags, loc_at(base, at, open - at), "expected a dtype and a block shape: tensordesc<fp16[64, 64]>");
+    return 0;
+  }
+  d->dtype = (DType)dt;
+  size_t i = open + 1;
+  for (;;) {
+    while (i < end && t[i] == ' ') i++;
+    size_t num = i;
+    int64_t v = 0;
+    while (i < end && t[i] >= '0' && t[i] <= '9' && v < (1 << 21)) v = v * 10 + (t[i++] - '0');
+    while (i < end && t[i] == ' ') i++;
+    if (i == num || v <= 0 || (v & (v - 1)) || d->rank == 5) {
+      diag_error(S->diags, loc_at(base, num, i > num ? i - num : 1),
+                 "a descriptor's block shape is 1 to 5 powers of two, as in tensordesc<fp16[64, 64]>");
+      return 0;
+    }
+    d->block[d->rank++] = v;
+    if (i < end && t[i] == ',') { i++; continue; }
+    break;
+  }
+  if (i + 2 != end || t[i] != ']' || t[i + 1] != '>') {
+    diag_error(S->diags, loc_at(base, i, 1), "expected ']>' to end the descriptor's type");
+    return 0;
+  }
+  if (d->block[d->rank - 1] * dtype_bits(d->dtype) / 8 < 16) {
+    diag_error(S->diags, loc_at(base, start, end - start),
+               "the block's last dimension has %lld bytes; descriptors need at least 16",
+               (long long)(d->block[d->rank - 1] * dtype_bits(d->dtype) / 8));
+    return 0;
+  }
+  p->desc = d;
+  p->type = type_pointer(S->arena, d->dtype);
+  p->divisibility = 16;
+  return 1;
+}
+
+/* One signature entry: "*fp32", "*fp16:16", "i32", "i64:16", "i32:1",
+ * "tensordesc<fp16[64, 64]>".  `t` is the signature's text, which starts
+ * at `base`. */
 static int parse_sig_entry(Sema *S, const char *t, Loc base, size_t start, size_t end, KernelParam *p) {
   while (start < end && t[start] == ' ') start++;
   while (end > start && t[end - 1] == ' ') end--;
   Loc loc = loc_at(base, start, end - start);
+  p->desc = NULL;
+  if (end - start > 11 && !strncmp(t + start, "tensordesc<", 11)) return parse_desc_entry(S, t, base, start, end, p);
   size_t colon = start;
   while (colon < end && t[colon] != ':') colon++;
   int is_ptr = start < end && t[start] == '*';
@@ -77,6 +127,14 @@ static int runtime_param_count(CheckedKernel *k) {
   return n;
 }
 
+/* The end of the signature entry at `start`: the next comma outside brackets. */
+static size_t entry_end(const char *t, size_t start, size_t len) {
+  int depth = 0;
+  size_t end = start;
+  for (; end < len && (depth || t[end] != ','); end++) depth += t[end] == '[' || t[end] == '<' ? 1 : t[end] == ']' || t[end] == '>' ? -1 : 0;
+  return end;
+}
+
 static int apply_signature(Sema *S, const char *sig) {
   const Source *src = cli_source(S, "<signature>", sig);
   CheckedKernel *k = S->kernel;
@@ -86,15 +144,14 @@ static int apply_signature(Sema *S, const char *sig) {
   for (int idx = 0; idx < k->params.len && start <= len; idx++) {
     KernelParam *p = &k->params.data[idx];
     if (p->is_constexpr) continue;
-    size_t end = start;
-    while (end < len && src->text[end] != ',') end++;
+    size_t end = entry_end(src->text, start, len);
     if (start == len && i < want) break;
     ok &= parse_sig_entry(S, src->text, loc_in(src, 0, 0), start, end, p);
     i++;
     start = end + 1;
   }
   int given = i;
-  for (size_t j = start; j < len; j++) given += src->text[j] == ',' || j == start;
+  for (size_t j = start; j < len; j = entry_end(src->text, j, len) + 1) given++;
   if (given != want) {
     diag_error(S->diags, loc_in(src, 0, len),
                "the signature has %d entries but kernel '%s' has %d non-constexpr parameters", given,
@@ -511,6 +568,7 @@ static void collect_params(Sema *S) {
     p.name = def->args.data[i]->name;
     p.loc = def->args.data[i]->loc;
     p.divisibility = 1;
+    p.decl = i;
     apply_annotation(S, def->args.data[i], &p);
     vec_push(S->arena, &k->params, p);
   }
@@ -518,11 +576,45 @@ static void collect_params(Sema *S) {
 
 static void apply_heuristics(Sema *S, const SemaOptions *opts);
 
+static KernelParam desc_part(Sema *S, const KernelParam *p, int part, const char *what, int dim) {
+  KernelParam c = *p;
+  c.desc_part = part;
+  c.name = dim < 0 ? arena_printf(S->arena, "%s.%s", p->name, what) : arena_printf(S->arena, "%s.%s.%d", p->name, what, dim);
+  if (part == 0) return c;
+  c.type = type_scalar(S->arena, part <= p->desc->rank ? DT_I32 : DT_I64);
+  c.divisibility = 1;
+  if (part == 2 * p->desc->rank) { /* the last stride: 1, as Triton's TensorDescriptor requires */
+    c.is_constexpr = c.specialized = 1;
+    c.value = value_int(S, 1);
+  }
+  return c;
+}
+
+/* Each descriptor parameter becomes the parameters it is passed as: its
+ * base, shape and strides (what the launch's arguments and the metadata see). */
+static void expand_descriptors(Sema *S) {
+  CheckedKernel *k = S->kernel;
+  Vec(KernelParam) out = {0};
+  for (int i = 0; i < k->params.len; i++) {
+    KernelParam *p = &k->params.data[i];
+    if (!p->desc || p->is_constexpr) {
+      vec_push(S->arena, &out, *p);
+      continue;
+    }
+    vec_push(S->arena, &out, desc_part(S, p, 0, "base", -1));
+    for (int d = 0; d < p->desc->rank; d++) vec_push(S->arena, &out, desc_part(S, p, 1 + d, "shape", d));
+    for (int d = 0; d < p->desc->rank; d++) vec_push(S->arena, &out, desc_part(S, p, 1 + p->desc->rank + d, "stride", d));
+  }
+  k->params.data = out.data;
+  k->params.len = k->params.cap = out.len;
+}
+
 /* Applies what the caller gives: the signature, -D values, a config. */
 static int apply_options(Sema *S, const SemaOptions *opts) {
   CheckedKernel *k = S->kernel;
   Node *def = k->def;
   if (opts->signature && !apply_signature(S, opts->signature)) return 0;
+  expand_descriptors(S);
   for (int i = 0; i < opts->n_defines; i++) apply_define(S, opts->defines[i]);
   if (opts->config >= 0) {
     if (opts->config >= k->meta.configs.len) {
@@ -571,7 +663,7 @@ static void apply_heuristics(Sema *S, const SemaOptions *opts) {
 static void give_default_types(Sema *S) {
   for (int i = 0; i < S->kernel->params.len; i++) {
     KernelParam *p = &S->kernel->params.data[i];
-    if (p->is_constexpr && !p->value && !S->kernel->def->args.data[i]->b) p->value = value_int(S, 16);
+    if (p->is_constexpr && !p->value && !S->kernel->def->args.data[p->decl]->b) p->value = value_int(S, 16);
     if (!p->is_constexpr && !p->type)
       p->type = strstr(p->name, "ptr") ? type_pointer(S->arena, DT_FP32) : type_scalar(S->arena, DT_I32);
   }
@@ -583,12 +675,21 @@ static int params_typed(CheckedKernel *k) {
   return 1;
 }
 
+/* Collects a descriptor's parts; with the last, binds the descriptor's name. */
+static void bind_descriptor(Sema *S, const KernelParam *p, Node *ref, Node **parts) {
+  parts[p->desc_part] = ref;
+  if (p->desc_part < 2 * p->desc->rank) return;
+  Node *decl = S->kernel->def->args.data[p->decl];
+  sema_bind(S, decl->name, desc_param(S, decl->loc, p->desc, parts));
+}
+
 /* Binds every parameter in the kernel's scope and builds the typed PARAMs. */
 static int bind_kernel_params(Sema *S, Node *typed) {
   CheckedKernel *k = S->kernel;
+  Node *parts[1 + 2 * MAX_RANK];
   for (int i = 0; i < k->params.len; i++) {
     KernelParam *p = &k->params.data[i];
-    Node *src = k->def->args.data[i];
+    Node *src = k->def->args.data[p->decl];
     if (p->is_constexpr && !p->value && src->b) p->value = const_of(S, check_expr(S, src->b), "a constexpr default");
     if (p->is_constexpr && !p->value) {
       diag_error(S->diags, p->loc, "constexpr parameter '%s' has no value", p->name);
@@ -598,15 +699,18 @@ static int bind_kernel_params(Sema *S, Node *typed) {
     }
     Node *param = node_new(S->arena, ND_PARAM, p->loc);
     param->name = p->name;
+    Node *ref;
     if (p->is_constexpr) {
       param->cval = p->value;
-      sema_bind(S, p->name, const_to_node(S, p->loc, p->value));
+      ref = const_to_node(S, p->loc, p->value);
+      if (p->desc) ref = cast(S, runtime(S, ref), DT_I64, 0);
     } else {
       param->type = p->type;
-      Node *ref = typed_node(S, ND_NAME, p->loc, p->type);
+      ref = typed_node(S, ND_NAME, p->loc, p->type);
       ref->name = p->name;
-      sema_bind(S, p->name, ref);
     }
+    sema_bind(S, p->name, ref);
+    if (p->desc) bind_descriptor(S, p, ref, parts);
     vec_push(S->arena, &typed->args, param);
   }
   return S->diags->errors == 0;

@@ -23,6 +23,30 @@ tile_arg tile_float(double value) {
   return a;
 }
 
+/* Triton's TensorDescriptor checks (python/triton/tools/tensor_descriptor.py). */
+static int tensordesc_ok(void *base, int dt, int rank, const long long *shape, const long long *strides) {
+  if (dt < 0 || rank < 1 || rank > 5 || !base || (uintptr_t)base % 16 || !shape || !strides) return 0;
+  long long elem = (long long)dtype_size(dt);
+  for (int i = 0; i < rank; i++) {
+    if (shape[i] < 1 || shape[i] > INT32_MAX) return 0;
+    if (i < rank - 1 && (strides[i] < 1 || strides[i] > INT64_MAX / elem || strides[i] * elem % 16)) return 0;
+  }
+  return strides[rank - 1] == 1;
+}
+
+int tile_tensordesc(tile_arg *out, void *base, const char *dtype, size_t count, int rank, const long long *shape,
+                    const long long *strides) {
+  if (!out || !dtype || !tensordesc_ok(base, dtype_lookup(dtype), rank, shape, strides)) return -1;
+  out[0] = tile_buffer(base, dtype, count);
+  for (int i = 0; i < rank; i++) {
+    out[1 + i] = tile_int(shape[i]);
+    out[1 + i].dtype = "i32";
+    out[1 + rank + i] = tile_int(strides[i]);
+    out[1 + rank + i].dtype = "i64";
+  }
+  return 1 + 2 * rank;
+}
+
 size_t dtype_size(int dt) { return dt == DT_I1 ? 1 : (size_t)dtype_bits((DType)dt) / 8; }
 
 static int bad_arg(char *err, size_t errsize, int i, const char *what, const char *dtype) {

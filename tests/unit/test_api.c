@@ -145,7 +145,45 @@ static void test_stage_times(void) {
   tile_context_destroy(ctx);
 }
 
+/* A tensor descriptor argument: tile_tensordesc's arguments run on the
+ * interpreter (a 5 x 7 matrix in rows of 8, 4 x 8 blocks: the edges are
+ * masked), and what Triton's TensorDescriptor refuses is refused. */
+static void test_tensor_descriptor(void) {
+  static const char src[] =
+      "import triton.language as tl\n"
+      "@triton.jit\n"
+      "def twice(x_desc, y_desc):\n"
+      "    off = [tl.program_id(0) * 4, 0]\n"
+      "    y_desc.store(off, x_desc.load(off) * 2)\n";
+  static float x[40] __attribute__((aligned(16))), y[40] __attribute__((aligned(16)));
+  for (int i = 0; i < 40; i++) x[i] = (float)i, y[i] = -1;
+  long long shape[2] = {5, 7}, strides[2] = {8, 1};
+  tile_arg args[10];
+  CHECK(tile_tensordesc(args, x, "fp32", 40, 2, shape, strides) == 5);
+  CHECK(tile_tensordesc(args + 5, y, "fp32", 40, 2, shape, strides) == 5);
+  tile_context *ctx;
+  tile_context_create(&ctx);
+  tile_options o;
+  tile_options_init(&o);
+  o.signature = "tensordesc<fp32[4, 8]>,tensordesc<fp32[4, 8]>";
+  unsigned grid[3] = {2, 1, 1};
+  CHECK(tile_run_cpu(ctx, "twice.tl", src, sizeof src - 1, &o, grid, args, 10, NULL) == TILE_OK);
+  int good = 1;
+  for (int i = 0; i < 40; i++) good &= y[i] == (i < 40 && i % 8 < 7 ? 2.0f * (float)i : -1.0f);
+  CHECK(good);
+  args[9] = tile_int(2); /* the last stride */
+  CHECK(tile_run_cpu(ctx, "twice.tl", src, sizeof src - 1, &o, grid, args, 10, NULL) == TILE_ERROR_ARGUMENT);
+  CHECK_CONTAINS(tile_error(ctx), "argument 9 ('y_desc.stride.1'): the kernel was specialised for the integer 1");
+  tile_context_destroy(ctx);
+  long long bad_stride[2] = {6, 1}, bad_last[2] = {8, 2};
+  CHECK(tile_tensordesc(args, x, "fp32", 40, 2, shape, bad_stride) == -1); /* 24 bytes */
+  CHECK(tile_tensordesc(args, x, "fp32", 40, 2, shape, bad_last) == -1);
+  CHECK(tile_tensordesc(args, x + 1, "fp32", 40, 2, shape, strides) == -1); /* not 16-byte aligned */
+  CHECK(tile_tensordesc(args, x, "fp32", 40, 6, shape, strides) == -1);
+}
+
 int main(void) {
+  test_tensor_descriptor();
   test_emit_ok();
   test_stage_times();
   test_compile_error_message();

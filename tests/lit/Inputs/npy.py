@@ -5,6 +5,9 @@
   npy.py same X Y                    check Y == X elementwise, print "ok N"
   npy.py softmax X Z ROWS COLS       check each row of Z is softmax of X's row (rel 1e-5)
   npy.py matmul X Y Z M K N [S]      check Z == S * (X @ Y) exactly (X M x K, Y K x N, row-major; integers; S: 1)
+  npy.py affine X Y R C XS YS A B    check Y[r*YS+c] == fp32(X[r*XS+c]*A + B) for r < R, c < C and every
+                                     other element of Y NaN (as tilec run leaves outputs no one writes)
+  npy.py matmulf X Y Z M K N         check Z == X @ Y (fp32, row-major) within 1e-5 * (1 + sum |x*y|)
   npy.py print PATH                  print the values, one line
 """
 import math
@@ -63,6 +66,28 @@ def main(argv):
         scale = int(argv[8]) if len(argv) > 8 else 1
         ref = [scale * sum(x[i * k + p] * y[p * n + j] for p in range(k)) for i in range(m) for j in range(n)]
         bad = [i for i in range(m * n) if len(z) != m * n or z[i] != ref[i]]
+        print("ok %d" % len(z) if not bad else "mismatch at %s" % bad[:5])
+    elif cmd == "affine":
+        x, y = load(argv[2]), load(argv[3])
+        rows, cols, xs, ys = (int(v) for v in argv[4:8])
+        a, b = float(argv[8]), float(argv[9])
+        f32 = lambda v: struct.unpack("f", struct.pack("f", v))[0]
+        want = [float("nan")] * len(y)
+        for r in range(rows):
+            for c in range(cols):
+                want[r * ys + c] = f32(f32(x[r * xs + c] * a) + b)
+        bad = [i for i in range(len(y)) if not (y[i] == want[i] or (math.isnan(y[i]) and math.isnan(want[i])))]
+        print("ok %d" % (rows * cols) if not bad else "mismatch at %s" % bad[:5])
+    elif cmd == "matmulf":
+        x, y, z = load(argv[2]), load(argv[3]), load(argv[4])
+        m, k, n = int(argv[5]), int(argv[6]), int(argv[7])
+        bad = []
+        for i in range(m):
+            for j in range(n):
+                ref = sum(x[i * k + p] * y[p * n + j] for p in range(k))
+                size = sum(abs(x[i * k + p] * y[p * n + j]) for p in range(k))
+                if len(z) != m * n or not abs(z[i * n + j] - ref) <= 1e-5 * (1 + size):
+                    bad.append(i * n + j)
         print("ok %d" % len(z) if not bad else "mismatch at %s" % bad[:5])
     elif cmd == "softmax":
         x, z, rows, cols = load(argv[2]), load(argv[3]), int(argv[4]), int(argv[5])
