@@ -5,6 +5,7 @@
   npy.py same X Y                    check Y == X elementwise, print "ok N"
   npy.py softmax X Z ROWS COLS       check each row of Z is softmax of X's row (rel 1e-5)
   npy.py matmul X Y Z M K N [S]      check Z == S * (X @ Y) exactly (X M x K, Y K x N, row-major; integers; S: 1)
+  npy.py histogram X H BINS [S]      check H[b] == S * (count of X's values v with (v + 100) % BINS == b) (S: 1)
   npy.py print PATH                  print the values, one line
 """
 import math
@@ -64,6 +65,11 @@ def main(argv):
         ref = [scale * sum(x[i * k + p] * y[p * n + j] for p in range(k)) for i in range(m) for j in range(n)]
         bad = [i for i in range(m * n) if len(z) != m * n or z[i] != ref[i]]
         print("ok %d" % len(z) if not bad else "mismatch at %s" % bad[:5])
+    elif cmd == "histogram":
+        x, h, bins = load(argv[2]), load(argv[3]), int(argv[4])
+        scale = int(argv[5]) if len(argv) > 5 else 1
+        ref = [scale * sum(1 for v in x if (v + 100) % bins == b) for b in range(bins)]
+        print("ok %d" % len(x) if h == ref else "mismatch: %s, expected %s" % (h, ref))
     elif cmd == "softmax":
         x, z, rows, cols = load(argv[2]), load(argv[3]), int(argv[4]), int(argv[5])
         worst = 0.0
