@@ -3,8 +3,8 @@
  * The API follows lua.h: one opaque context owns everything made through
  * it; every call that can fail returns a tile_status and leaves a message in
  * the context (clang-style diagnostics for compile errors); nothing is global,
- * so two contexts on two threads are independent; the library never prints,
- * exits or aborts.
+ * so two contexts on two threads are independent; the library never prints
+ * (unless asked: TILE_PRINT_AUTOTUNING), exits or aborts.
  *
  * Ownership: what tile_*_create (and tile_malloc, tile_kernel_load) gives
  * you, you release with the matching destroy (tile_free); destroying the
@@ -125,6 +125,10 @@ TILE_API const char *tile_version(void);               /* TILE_VERSION_STRING, e
 TILE_API const char *tile_build_info(void);            /* versions of LLVM and targets linked in */
 TILE_API const char *tile_status_string(tile_status s);
 
+/* TILE_ERROR_MEMORY with *out NULL; TILE_ERROR_ARGUMENT when a TILE_*
+ * variable has a value the library cannot use (TILE_INTERPRET=maybe): *out
+ * is then a context whose tile_error names the variable, with that variable
+ * at its default; destroy it as any other. */
 TILE_API tile_status tile_context_create(tile_context **out);
 TILE_API void tile_context_destroy(tile_context *ctx); /* NULL is fine */
 
@@ -214,14 +218,18 @@ TILE_API tile_status tile_run_cpu(tile_context *ctx, const char *name, const cha
  * launch with the kernel's source line), with device_print text written to
  * stdout as the GPU's printf does; so the same host program runs anywhere.
  *
- * Environment, read once by tile_context_create: TILE_INTERPRET=1,
- * TILE_INTERPRET_TIMEOUT (seconds an interpreted launch or tile_run_cpu may
- * run before it stops with an error naming the loop it is in; default 60,
- * 0: no limit),
- * TILE_CACHE_DIR (default ~/.cache/tile), TILE_PTXAS_PATH,
- * TILE_PTXAS_TIMEOUT (seconds, default 300), TILE_PTXAS_MEMORY (MiB, default 8192),
+ * Environment, read once by tile_context_create (docs/abi.md, section 7):
+ * TILE_INTERPRET (1, true, yes, on: the CPU interpreter; 0, false, no, off:
+ * the GPU; any case), TILE_INTERPRET_TIMEOUT (seconds an interpreted launch
+ * or tile_run_cpu may run before it stops with an error naming the loop it
+ * is in; default 60, 0: no limit), TILE_CACHE_DIR (default ~/.cache/tile),
+ * TILE_PTXAS_PATH, TILE_PTXAS_TIMEOUT (seconds, default 300),
+ * TILE_PTXAS_MEMORY (MiB, default 8192), TILE_COMPILE_THREADS,
+ * TILE_PRINT_AUTOTUNING (the autotuner's times and choice on stderr),
  * TILE_CUDA_LIBRARY (default libcuda.so.1), TILE_LIBDEVICE_PATH (default
- * $CUDA_HOME/nvvm/libdevice/libdevice.10.bc, CUDA_HOME default /usr/local/cuda). */
+ * $CUDA_HOME/nvvm/libdevice/libdevice.10.bc, CUDA_HOME default
+ * /usr/local/cuda).  A value the library cannot use fails
+ * tile_context_create (below). */
 
 typedef struct tile_kernel tile_kernel;
 

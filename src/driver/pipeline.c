@@ -139,10 +139,6 @@ static tile_status assemble(Compilation *c, const char *ptxas, GpuArtifacts *out
     diag_error(&c->diags, (Loc){0}, "internal error: no ptxas to make a cubin with");
     return TILE_ERROR_COMPILE;
   }
-  if (c->ctx->ptxas_limits_error[0]) {
-    diag_error(&c->diags, (Loc){0}, "%s", c->ctx->ptxas_limits_error);
-    return TILE_ERROR_COMPILE;
-  }
   double clock = pipeline_clock_ms();
   PtxasLimits limits = {c->ctx->ptxas_timeout_s, c->ctx->ptxas_memory_mib};
   int failed = ptxas_assemble(ptxas, &limits, out->ptx, out->ptx_len, out->arch, &cubin, &size, &log, err, sizeof err);

@@ -14,10 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
-/* An interpreted launch stops after 20 s (an endless loop; a trivial
+/* An interpreted launch stops after 60 s (an endless loop; a trivial
  * iteration takes ~0.1 us, so 2^30 of them took 101 s). */
-enum { DEFAULT_MEMORY_CAP = 1u << 30, DEFAULT_INTERPRET_SECONDS = 60 };
+enum { DEFAULT_MEMORY_CAP = 1u << 30, DEFAULT_INTERPRET_SECONDS = 60, INTERPRET_MAX_SECONDS = 1000000000 };
 
 /* What one ptxas run may take unless TILE_PTXAS_TIMEOUT / TILE_PTXAS_MEMORY say otherwise (docs/abi.md, section 7). */
 enum {
@@ -67,52 +68,65 @@ static char *libdevice_path(void) {
   return path;
 }
 
-/* TILE_COMPILE_THREADS: a count from 1 to PARALLEL_MAX_THREADS; anything else is ignored (0: the default). */
-static int compile_threads(void) {
-  const char *v = getenv("TILE_COMPILE_THREADS");
-  char *end = "";
-  long n = v && *v ? strtol(v, &end, 10) : 0;
-  return n >= 1 && n <= PARALLEL_MAX_THREADS && !*end ? (int)n : 0;
+/* Keeps the first unusable variable's complaint: tile_context_create reports it. */
+static void env_complain(tile_context *ctx, const char *name, const char *value, const char *expected) {
+  if (!ctx->environment_error[0])
+    snprintf(ctx->environment_error, sizeof ctx->environment_error, "%s is '%.40s': expected %s", name, value, expected);
 }
 
-/* TILE_INTERPRET_TIMEOUT: seconds (0: no limit); unset or not a number: the default. */
-static double interp_time_limit(void) {
-  const char *v = getenv("TILE_INTERPRET_TIMEOUT");
-  char *end = "";
-  double s = v && *v ? strtod(v, &end) : -1;
-  return s >= 0 && s <= 1e9 && !*end ? s : DEFAULT_INTERPRET_SECONDS;
-}
-
-/* A ptxas limit from the environment: a whole number from 0 to `max`,
- * `fallback` when unset; anything else leaves why in ctx. */
-static long ptxas_limit(tile_context *ctx, const char *name, const char *unit, long fallback, long max) {
+/* A number from the environment (TILE_PTXAS_TIMEOUT=300): unset or empty, `fallback`; else a number from 0
+ * (`zero` says what 0 means) to `max`, in whole `unit`s if `whole` (digits only), any decimal otherwise;
+ * anything else is complained about, and `fallback` taken. */
+static double env_number(tile_context *ctx, const char *name, const char *unit, const char *zero, double max,
+                         int whole, double fallback) {
   const char *v = getenv(name);
   if (!v || !*v) return fallback;
   char *end;
-  errno = 0;
-  long n = strtol(v, &end, 10);
-  if (!*end && !errno && n >= 0 && n <= max) return n;
-  snprintf(ctx->ptxas_limits_error, sizeof ctx->ptxas_limits_error,
-           "%s is '%.40s': expected a whole number of %s from 0 (no limit) to %ld", name, v, unit, max);
+  double n = strtod(v, &end);
+  int ok = !*end && n >= 0 && n <= max && (!whole || strspn(v, "0123456789") == strlen(v));
+  if (ok) return n;
+  char expected[160];
+  snprintf(expected, sizeof expected, "a %snumber of %s from 0 (%s) to %.0f", whole ? "whole " : "", unit, zero, max);
+  env_complain(ctx, name, v, expected);
   return fallback;
+}
+
+static int same_word(const char *a, const char *b) { return !strcasecmp(a, b); }
+
+/* A switch from the environment (TILE_INTERPRET=1): 1, true, yes, on (any case) turn it on; unset, empty,
+ * 0, false, no, off leave it off; anything else is complained about. */
+static int env_switch(tile_context *ctx, const char *name, const char *meaning) {
+  const char *v = getenv(name);
+  if (!v || !*v) return 0;
+  static const char *const on[] = {"1", "true", "yes", "on"}, *const off[] = {"0", "false", "no", "off"};
+  for (int i = 0; i < 4; i++) {
+    if (same_word(v, on[i])) return 1;
+    if (same_word(v, off[i])) return 0;
+  }
+  char expected[160];
+  snprintf(expected, sizeof expected, "1, true, yes or on (%s), or 0, false, no, off or nothing", meaning);
+  env_complain(ctx, name, v, expected);
+  return 0;
 }
 
 /* The documented TILE_* variables (and HOME, PATH, CUDA_HOME for their defaults). */
 static void read_environment(tile_context *ctx) {
-  const char *interpret = getenv("TILE_INTERPRET");
-  ctx->on_cpu = interpret && !strcmp(interpret, "1");
+  ctx->on_cpu = env_switch(ctx, "TILE_INTERPRET", "kernels run on the CPU interpreter");
   ctx->cache_dir = copy_env("TILE_CACHE_DIR");
   if (!ctx->cache_dir) ctx->cache_dir = default_cache_dir();
   ctx->ptxas_path = copy_env("TILE_PTXAS_PATH");
-  ctx->ptxas_timeout_s =
-      (int)ptxas_limit(ctx, "TILE_PTXAS_TIMEOUT", "seconds", PTXAS_DEFAULT_TIMEOUT_S, PTXAS_MAX_TIMEOUT_S);
-  ctx->ptxas_memory_mib =
-      (size_t)ptxas_limit(ctx, "TILE_PTXAS_MEMORY", "MiB", PTXAS_DEFAULT_MEMORY_MIB, PTXAS_MAX_MEMORY_MIB);
+  ctx->ptxas_timeout_s = (int)env_number(ctx, "TILE_PTXAS_TIMEOUT", "seconds", "no limit", PTXAS_MAX_TIMEOUT_S, 1,
+                                         PTXAS_DEFAULT_TIMEOUT_S);
+  ctx->ptxas_memory_mib = (size_t)env_number(ctx, "TILE_PTXAS_MEMORY", "MiB", "no limit", PTXAS_MAX_MEMORY_MIB, 1,
+                                             PTXAS_DEFAULT_MEMORY_MIB);
   ctx->cuda_library = copy_env("TILE_CUDA_LIBRARY");
   ctx->search_path = copy_env("PATH");
   ctx->libdevice_path = libdevice_path();
-  ctx->compile_threads = compile_threads();
-  ctx->interp_time_limit = interp_time_limit();
+  ctx->compile_threads = (int)env_number(ctx, "TILE_COMPILE_THREADS", "threads", "one per core, at most 16",
+                                         PARALLEL_MAX_THREADS, 1, 0);
+  ctx->interp_time_limit = env_number(ctx, "TILE_INTERPRET_TIMEOUT", "seconds", "no limit", INTERPRET_MAX_SECONDS, 0,
+                                      DEFAULT_INTERPRET_SECONDS);
+  ctx->print_autotuning = env_switch(ctx, "TILE_PRINT_AUTOTUNING", "the autotuner reports on stderr");
 }
 
 tile_status tile_context_create(tile_context **out) {
@@ -124,8 +138,8 @@ tile_status tile_context_create(tile_context **out) {
   arena_init(&ctx->results, 0);
   ctx->error = ctx->diagnostics = "";
   ctx->memory_cap = DEFAULT_MEMORY_CAP;
-  read_environment(ctx);
-  return TILE_OK;
+  read_environment(ctx); /* a variable it cannot use fails the creation; the context, with its default, is still made */
+  return ctx->environment_error[0] ? context_fail(ctx, TILE_ERROR_ARGUMENT, ctx->environment_error) : TILE_OK;
 }
 
 void tile_context_destroy(tile_context *ctx) {

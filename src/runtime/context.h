@@ -29,17 +29,18 @@ struct tile_context {
   char diagnostics_fallback[512]; /* the same for the diagnostics */
   size_t memory_cap;      /* bytes one compilation may use */
   /* the environment, read once by tile_context_create (malloc'd; NULL when unset) */
-  int on_cpu;             /* kernels run on the CPU interpreter (TILE_INTERPRET=1, tile_context_use_cpu) */
+  int on_cpu;             /* kernels run on the CPU interpreter (TILE_INTERPRET=1/true/yes/on, tile_context_use_cpu) */
   char *cache_dir;        /* TILE_CACHE_DIR, else $HOME/.cache/tile; NULL: no disk cache */
   char *ptxas_path;       /* TILE_PTXAS_PATH */
   int ptxas_timeout_s;      /* TILE_PTXAS_TIMEOUT: wall-clock seconds a ptxas run may take (0: no limit) */
   size_t ptxas_memory_mib;  /* TILE_PTXAS_MEMORY: its address space in MiB (0: no limit) */
-  char ptxas_limits_error[160]; /* why one of them is unusable, reported when ptxas would run ("": none) */
   char *cuda_library;     /* TILE_CUDA_LIBRARY */
   char *search_path;      /* PATH, the last place ptxas is looked for */
   char *libdevice_path;   /* TILE_LIBDEVICE_PATH, else $CUDA_HOME (else /usr/local/cuda)/nvvm/libdevice/libdevice.10.bc */
   int compile_threads;    /* TILE_COMPILE_THREADS: 1 to PARALLEL_MAX_THREADS; 0: one per core (kernel.c) */
   double interp_time_limit; /* TILE_INTERPRET_TIMEOUT: seconds an interpreted launch may run; 0: no limit */
+  int print_autotuning;   /* TILE_PRINT_AUTOTUNING: the autotuner writes each config's time and its choice to stderr */
+  char environment_error[256]; /* the first variable with a value it cannot use ("": none); fails tile_context_create */
   /* the GPU side (src/runtime) */
   struct Device *device;  /* opened on the first call that needs it; NULL before */
   char device_error[600]; /* why opening failed ("": not tried since the last tile_device_open) */

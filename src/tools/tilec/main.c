@@ -372,11 +372,8 @@ static int compile(int argc, char **argv) {
       return usage_error("unknown --emit stage '%s' (expected tokens, ast, tir, axisinfo, tgir, llir, ptx, metadata or cubin)",
                          a.emit);
   }
-  tile_context *ctx;
-  if (tile_context_create(&ctx) != TILE_OK) {
-    fprintf(stderr, "tilec: error: out of memory\n");
-    return 1;
-  }
+  tile_context *ctx = tilec_context("tilec");
+  if (!ctx) return 1;
   int rc;
   if (tile_options_check(ctx, &a.opts) != TILE_OK) { /* the ranges the library takes, as every API call checks */
     fprintf(stderr, "tilec: error: %s\n", tile_error(ctx));
@@ -428,10 +425,9 @@ static int pack(int argc, char **argv) {
   size_t len, size;
   char *source = tilec_read_file(a.input, &len);
   if (!source) return 1;
-  tile_context *ctx;
-  if (tile_context_create(&ctx) != TILE_OK) {
+  tile_context *ctx = tilec_context("tilec");
+  if (!ctx) {
     free(source);
-    fprintf(stderr, "tilec: error: out of memory\n");
     return 1;
   }
   const void *bundle = NULL;

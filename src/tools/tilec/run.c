@@ -312,6 +312,14 @@ int tilec_same_file(const char *a, const char *b) {
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino && (na == nb || (na && nb && !strcmp(na, nb)));
 }
 
+tile_context *tilec_context(const char *who) {
+  tile_context *ctx = NULL;
+  if (tile_context_create(&ctx) == TILE_OK) return ctx;
+  fprintf(stderr, "%s: error: %s\n", who, ctx ? tile_error(ctx) : "out of memory");
+  tile_context_destroy(ctx);
+  return NULL;
+}
+
 static int fail(tile_context *ctx, tile_status s) {
   fputs(tile_diagnostics(ctx), stderr);
   if (s != TILE_ERROR_COMPILE) fprintf(stderr, "tilec run: error: %s\n", tile_error(ctx));
@@ -351,8 +359,8 @@ static int write_outputs(RunArgs *r) {
 }
 
 static int execute(RunArgs *r) {
-  tile_context *ctx;
-  if (tile_context_create(&ctx) != TILE_OK) return run_error("%s", "out of memory");
+  tile_context *ctx = tilec_context("tilec run");
+  if (!ctx) return 1;
   tile_kernel *k = NULL;
   tile_status s = !strcmp(r->device, "cpu") ? tile_context_use_cpu(ctx) : TILE_OK;
   if (s == TILE_OK) s = to_device(ctx, r);
