@@ -72,7 +72,7 @@ static tile_status run_protected(Compilation *c, const tile_options *opts, tile_
   buf_init(&out, &c->arena);
   if (setjmp(c->guard.jump) == 0) {
     tile_status s = TILE_OK;
-    if (stage == TILE_STAGE_BUILTINS) builtins_reference(&out);
+    if (stage == TILE_STAGE_BUILTINS) builtins_reference(pipeline_stdlib(c), &out);
     else if (stage == TILE_STAGE_OPS) tir_ops_reference(&out);
     else s = pipeline_run(c, opts, stage, &out);
     return keep_results(ctx, c, s, &out, text);
