@@ -85,9 +85,11 @@ typedef enum tile_stage {
 typedef enum tile_refill { TILE_REFILL_AUTO, TILE_REFILL_EARLY, TILE_REFILL_LATE } tile_refill;
 typedef enum tile_tma { TILE_TMA_AUTO, TILE_TMA_OFF } tile_tma;
 
-/* How a kernel is specialised.  Initialise with tile_options_init; the
+/* How a kernel is specialised.  Initialise with tile_options_init (which
+ * sets struct_size: the struct may grow, docs/abi.md section 10); the
  * strings are borrowed for the duration of the call. */
 typedef struct tile_options {
+  size_t struct_size;        /* sizeof(tile_options) as the caller was compiled: set by tile_options_init */
   const char *kernel;        /* function to compile; NULL: the one no other function calls */
   const char *signature;     /* Triton AOT signature, "*fp32:16,*fp32,i32"; NULL: annotations */
   const char *const *defines;/* constexpr values, "NAME=VALUE" */
@@ -139,8 +141,19 @@ TILE_API const char *tile_error(const tile_context *ctx);
 /* Warnings and notes of the last call, also when it succeeded. */
 TILE_API const char *tile_diagnostics(const tile_context *ctx);
 
-TILE_API void tile_options_init(tile_options *opts);
+/* tile_options_init(&opts): the defaults, struct_size the caller's
+ * sizeof(tile_options).  The library writes no byte past the size it is
+ * given (a program built against an older tile.h passes its smaller
+ * struct's size), which is why this is a macro over tile_options_init_size
+ * and the symbol tile_options_init of tile.h before struct_size is gone: a
+ * program built against that header fails to load, naming it, rather than
+ * having the larger struct written over its memory. */
+#define tile_options_init(opts) tile_options_init_size((opts), sizeof *(opts))
+TILE_API void tile_options_init_size(tile_options *opts, size_t struct_size);
 /* The check every call that takes options makes first (tilec makes it too):
+ * struct_size one this library knows (tile_options_init's; docs/abi.md
+ * section 10: an older program's smaller struct is read only up to its
+ * size, a struct without the field or from a newer tile.h is refused),
  * num_warps 0 or a power of two to 32, num_stages 0..16, config -1..2^20-1,
  * refill and tma one of their values, num_defines >= 0 with that many
  * non-NULL defines.  TILE_OK, or TILE_ERROR_ARGUMENT with tile_error naming
@@ -171,8 +184,10 @@ TILE_API tile_status tile_compile(tile_context *ctx, const char *name, const cha
 typedef enum tile_arg_kind { TILE_ARG_BUFFER, TILE_ARG_INT, TILE_ARG_FLOAT } tile_arg_kind;
 
 /* One argument of a launch, for a non-constexpr parameter.  Make them with
- * tile_buffer, tile_int and tile_float. */
+ * tile_buffer, tile_int and tile_float (which set struct_size: the struct
+ * may grow, docs/abi.md section 10). */
 typedef struct tile_arg {
+  size_t struct_size;  /* sizeof(tile_arg) as the caller was compiled: set by tile_buffer, tile_int, tile_float */
   tile_arg_kind kind;
   const char *dtype;   /* element type of a buffer, or the scalar's type: "fp32", "i64", ...
                           (Triton's short names); NULL for a scalar: Triton's rule */
@@ -184,9 +199,23 @@ typedef struct tile_arg {
   double f;            /* TILE_ARG_FLOAT */
 } tile_arg;
 
-TILE_API tile_arg tile_buffer(void *data, const char *dtype, size_t count);
-TILE_API tile_arg tile_int(long long value);    /* i32 if it fits, else i64, as Triton */
-TILE_API tile_arg tile_float(double value);     /* fp32 */
+/* Inline, so that struct_size is the caller's sizeof(tile_arg) and the
+ * struct is built in the caller's memory: a tile_arg returned by value from
+ * the library would be written at the library's size (the symbols
+ * tile_buffer, tile_int and tile_float of tile.h before struct_size are gone,
+ * for the reason given at tile_options_init). */
+static inline tile_arg tile_buffer(void *data, const char *dtype, size_t count) {
+  tile_arg a = {sizeof(tile_arg), TILE_ARG_BUFFER, dtype, data, count, 0, 0};
+  return a;
+}
+static inline tile_arg tile_int(long long value) { /* i32 if it fits, else i64, as Triton */
+  tile_arg a = {sizeof(tile_arg), TILE_ARG_INT, NULL, NULL, 0, value, 0};
+  return a;
+}
+static inline tile_arg tile_float(double value) { /* fp32 */
+  tile_arg a = {sizeof(tile_arg), TILE_ARG_FLOAT, NULL, NULL, 0, 0, value};
+  return a;
+}
 
 /* Compiles `source` specialised for `args` (their types, alignment and
  * values equal to 1, as Triton specialises) and runs it on the CPU

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <stddef.h>
 
 /* An interpreted launch stops after 60 s (an endless loop; a trivial
  * iteration takes ~0.1 us, so 2^30 of them took 101 s). */
@@ -161,13 +162,43 @@ void tile_context_destroy(tile_context *ctx) {
 const char *tile_error(const tile_context *ctx) { return context_valid(ctx) ? ctx->error : "no context"; }
 const char *tile_diagnostics(const tile_context *ctx) { return context_valid(ctx) ? ctx->diagnostics : ""; }
 
-void tile_options_init(tile_options *opts) {
-  if (!opts) return;
-  memset(opts, 0, sizeof *opts);
-  opts->config = -1;
+void tile_options_init_size(tile_options *opts, size_t struct_size) {
+  if (!opts || struct_size < sizeof opts->struct_size) return;
+  if (struct_size <= STRUCT_SIZE_PLAUSIBLE) memset(opts, 0, struct_size); /* a newer struct's fields: 0 */
+  opts->struct_size = struct_size;  /* one this library does not know is refused where the options are used */
+  if (struct_size >= offsetof(tile_options, config) + sizeof opts->config) opts->config = -1;
+}
+
+/* The tile_options layouts this library reads, by struct_size, oldest first (docs/abi.md, section 10):
+ * a field added to tile_options adds the new size here; an older size is read up to its end, the fields
+ * after it keeping tile_options_init's defaults. */
+static const size_t OPTIONS_SIZES[] = {sizeof(tile_options)};
+
+static tile_status check_options_size(tile_context *ctx, size_t size, const char *call, const char *sep) {
+  for (size_t i = 0; i < sizeof OPTIONS_SIZES / sizeof OPTIONS_SIZES[0]; i++)
+    if (size == OPTIONS_SIZES[i]) return TILE_OK;
+  if (size > sizeof(tile_options) && size <= STRUCT_SIZE_PLAUSIBLE)
+    return context_failf(ctx, TILE_ERROR_ARGUMENT,
+                         "%s%soptions: struct_size is %zu, larger than the tile_options of this library (%zu bytes, "
+                         "tile %s): the program was built against a newer tile.h",
+                         call, sep, size, sizeof(tile_options), TILE_VERSION_STRING);
+  return context_failf(ctx, TILE_ERROR_ARGUMENT,
+                       "%s%soptions: struct_size is %zu, not the size of a tile_options (%zu bytes): initialise them "
+                       "with tile_options_init (a program built against a tile.h older than struct_size must be rebuilt)",
+                       call, sep, size, sizeof(tile_options));
 }
 
 static int power_of_two(int n) { return n > 0 && !(n & (n - 1)); }
+
+tile_status context_read_options(tile_context *ctx, const tile_options *o, const char *call, tile_options *full) {
+  tile_options_init(full);
+  if (!o) return TILE_OK;
+  tile_status s = check_options_size(ctx, o->struct_size, call, *call ? ": " : "");
+  if (s != TILE_OK) return s;
+  memcpy(full, o, o->struct_size);
+  full->struct_size = sizeof *full;
+  return context_check_options(ctx, full, call);
+}
 
 tile_status context_check_options(tile_context *ctx, const tile_options *o, const char *call) {
   const char *sep = *call ? ": " : "";
@@ -191,7 +222,8 @@ tile_status context_check_options(tile_context *ctx, const tile_options *o, cons
 tile_status tile_options_check(tile_context *ctx, const tile_options *opts) {
   if (!context_valid(ctx)) return TILE_ERROR_ARGUMENT;
   context_begin(ctx);
-  return context_check_options(ctx, opts, ""); /* the message is the caller's to place (tilec's "--num-stages") */
+  tile_options full;
+  return context_read_options(ctx, opts, "", &full); /* the message is the caller's to place (tilec's "--num-stages") */
 }
 
 void context_begin(tile_context *ctx) {

@@ -55,6 +55,10 @@ struct tile_context {
 
 static inline int context_valid(const tile_context *ctx) { return ctx && ctx->magic == CONTEXT_MAGIC; }
 
+/* The largest struct_size of tile_options or tile_arg taken for a newer tile.h's (docs/abi.md, section
+ * 10); a larger one is no layout at all (garbage, or a struct from before struct_size). */
+enum { STRUCT_SIZE_PLAUSIBLE = 4096 };
+
 /* tile_options.refill's values, for messages. */
 #define REFILL_VALUES "0 (TILE_REFILL_AUTO), 1 (TILE_REFILL_EARLY) or 2 (TILE_REFILL_LATE)"
 /* tile_options.tma's. */
@@ -74,6 +78,11 @@ static inline int context_valid(const tile_context *ctx) { return ctx && ctx->ma
  * and the defines.  TILE_OK, or TILE_ERROR_ARGUMENT with "CALL: options:
  * num_stages must be ..." (call "": no prefix). */
 tile_status context_check_options(tile_context *ctx, const tile_options *o, const char *call);
+/* What every call taking options does first: *full is `o` (NULL: the defaults) in this library's layout,
+ * read up to o->struct_size (a size it does not know is TILE_ERROR_ARGUMENT, "CALL: options: struct_size
+ * is ..."), the fields after it at their defaults; then context_check_options on it.  The call uses *full
+ * from then on, never `o`. */
+tile_status context_read_options(tile_context *ctx, const tile_options *o, const char *call, tile_options *full);
 
 /* Starts an API call: clears the last call's message (cheap when there is none). */
 void context_begin(tile_context *ctx);

@@ -323,6 +323,52 @@ static void test_environment(void) {
   unsetenv("TILE_INTERPRET");
 }
 
+/* ---- 3c. struct sizes (docs/abi.md, section 10) --------------------------------------------- */
+
+/* A struct from a newer tile.h (larger) is refused, naming both sizes; tile_options_init_size writes
+ * nothing past the size it is given; a tile_arg not made by the makers is refused before it is read. */
+static void test_struct_sizes(void) {
+  tile_context *ctx = cpu_context();
+  const char *text;
+  struct {
+    tile_options o;
+    long long newer_field;
+    unsigned char guard[16];
+  } big;
+  memset(&big, 0xAB, sizeof big);
+  tile_options_init_size(&big.o, sizeof big.o + sizeof big.newer_field);
+  CHECK(big.newer_field == 0 && big.guard[0] == 0xAB && big.guard[15] == 0xAB && big.o.config == -1);
+  CHECK(tile_emit(ctx, "k.tl", store_n, sizeof store_n - 1, &big.o, TILE_STAGE_TOKENS, &text) == TILE_ERROR_ARGUMENT);
+  char want[256];
+  snprintf(want, sizeof want, "tile_emit: options: struct_size is %zu, larger than the tile_options of this library (%zu "
+           "bytes, tile %s): the program was built against a newer tile.h", sizeof big.o + 8, sizeof big.o, tile_version());
+  CHECK(!strcmp(tile_error(ctx), want));
+  CHECK(tile_options_check(ctx, &big.o) == TILE_ERROR_ARGUMENT);
+  /* a size smaller than any layout: only struct_size is written, and it is refused */
+  tile_options small;
+  memset(&small, 0xAB, sizeof small);
+  tile_options_init_size(&small, 16);
+  CHECK(small.struct_size == 16 && small.num_defines == (int)0xABABABAB);
+  CHECK(tile_options_check(ctx, &small) == TILE_ERROR_ARGUMENT);
+  CHECK_CONTAINS(tile_error(ctx), "options: struct_size is 16, not the size of a tile_options (");
+  /* a tile_arg of another size among good ones */
+  tile_options o = with_block();
+  float x[8];
+  tile_arg args[] = {tile_buffer(x, "fp32", 8), tile_int(8)};
+  args[1].struct_size = sizeof(tile_arg) + 8;
+  unsigned grid[3] = {1, 1, 1};
+  CHECK(tile_run_cpu(ctx, "fill.tl", store_n, sizeof store_n - 1, &o, grid, args, 2, NULL) == TILE_ERROR_ARGUMENT);
+  snprintf(want, sizeof want, "argument 1: struct_size is %zu, larger than the tile_arg of this library (%zu bytes, tile "
+           "%s): the program was built against a newer tile.h", sizeof(tile_arg) + 8, sizeof(tile_arg), tile_version());
+  CHECK(!strcmp(tile_error(ctx), want));
+  tile_kernel *k;
+  CHECK(tile_kernel_create(ctx, "fill.tl", store_n, sizeof store_n - 1, &o, &k) == TILE_OK);
+  args[1].struct_size = 0;
+  CHECK(tile_launch(k, grid, NULL, args, 2) == TILE_ERROR_ARGUMENT);
+  CHECK_CONTAINS(tile_error(ctx), "tile_launch: argument 1: struct_size is 0, not the size of a tile_arg (");
+  tile_context_destroy(ctx);
+}
+
 /* ---- 4. options out of range at the edge ------------------------------------------------- */
 
 static void test_option_ranges(void) {
@@ -426,7 +472,7 @@ int main(int argc, char **argv) {
     void (*run)(void);
   } tests[] = {
 #define TEST(name) {#name, test_##name},
-      TEST(null_defines) TEST(foreign_handles) TEST(run_cpu_checks_arguments) TEST(float_that_does_not_fit) TEST(huge_count) TEST(endless_loop) TEST(environment)
+      TEST(null_defines) TEST(foreign_handles) TEST(run_cpu_checks_arguments) TEST(float_that_does_not_fit) TEST(huge_count) TEST(endless_loop) TEST(environment) TEST(struct_sizes)
       TEST(option_ranges) TEST(constexpr_on_cpu) TEST(metadata_numbers) TEST(fifo_source)
 #undef TEST
   };
