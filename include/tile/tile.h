@@ -3,8 +3,8 @@
  * The API follows lua.h: one opaque context owns everything made through
  * it; every call that can fail returns a tile_status and leaves a message in
  * the context (clang-style diagnostics for compile errors); nothing is global,
- * so two contexts on two threads are independent; the library never prints,
- * exits or aborts.
+ * so two contexts on two threads are independent; the library never prints
+ * (unless asked: TILE_PRINT_AUTOTUNING), exits or aborts.
  *
  * Ownership: what tile_*_create (and tile_malloc, tile_kernel_load) gives
  * you, you release with the matching destroy (tile_free); destroying the
@@ -85,9 +85,11 @@ typedef enum tile_stage {
 typedef enum tile_refill { TILE_REFILL_AUTO, TILE_REFILL_EARLY, TILE_REFILL_LATE } tile_refill;
 typedef enum tile_tma { TILE_TMA_AUTO, TILE_TMA_OFF } tile_tma;
 
-/* How a kernel is specialised.  Initialise with tile_options_init; the
+/* How a kernel is specialised.  Initialise with tile_options_init (which
+ * sets struct_size: the struct may grow, docs/abi.md section 10); the
  * strings are borrowed for the duration of the call. */
 typedef struct tile_options {
+  size_t struct_size;        /* sizeof(tile_options) as the caller was compiled: set by tile_options_init */
   const char *kernel;        /* function to compile; NULL: the one no other function calls */
   const char *signature;     /* Triton AOT signature, "*fp32:16,*fp32,i32"; NULL: annotations */
   const char *const *defines;/* constexpr values, "NAME=VALUE" */
@@ -125,6 +127,10 @@ TILE_API const char *tile_version(void);               /* TILE_VERSION_STRING, e
 TILE_API const char *tile_build_info(void);            /* versions of LLVM and targets linked in */
 TILE_API const char *tile_status_string(tile_status s);
 
+/* TILE_ERROR_MEMORY with *out NULL; TILE_ERROR_ARGUMENT when a TILE_*
+ * variable has a value the library cannot use (TILE_INTERPRET=maybe): *out
+ * is then a context whose tile_error names the variable, with that variable
+ * at its default; destroy it as any other. */
 TILE_API tile_status tile_context_create(tile_context **out);
 TILE_API void tile_context_destroy(tile_context *ctx); /* NULL is fine */
 
@@ -135,8 +141,19 @@ TILE_API const char *tile_error(const tile_context *ctx);
 /* Warnings and notes of the last call, also when it succeeded. */
 TILE_API const char *tile_diagnostics(const tile_context *ctx);
 
-TILE_API void tile_options_init(tile_options *opts);
+/* tile_options_init(&opts): the defaults, struct_size the caller's
+ * sizeof(tile_options).  The library writes no byte past the size it is
+ * given (a program built against an older tile.h passes its smaller
+ * struct's size), which is why this is a macro over tile_options_init_size
+ * and the symbol tile_options_init of tile.h before struct_size is gone: a
+ * program built against that header fails to load, naming it, rather than
+ * having the larger struct written over its memory. */
+#define tile_options_init(opts) tile_options_init_size((opts), sizeof *(opts))
+TILE_API void tile_options_init_size(tile_options *opts, size_t struct_size);
 /* The check every call that takes options makes first (tilec makes it too):
+ * struct_size one this library knows (tile_options_init's; docs/abi.md
+ * section 10: an older program's smaller struct is read only up to its
+ * size, a struct without the field or from a newer tile.h is refused),
  * num_warps 0 or a power of two to 32, num_stages 0..16, config -1..2^20-1,
  * refill and tma one of their values, num_defines >= 0 with that many
  * non-NULL defines.  TILE_OK, or TILE_ERROR_ARGUMENT with tile_error naming
@@ -167,8 +184,10 @@ TILE_API tile_status tile_compile(tile_context *ctx, const char *name, const cha
 typedef enum tile_arg_kind { TILE_ARG_BUFFER, TILE_ARG_INT, TILE_ARG_FLOAT } tile_arg_kind;
 
 /* One argument of a launch, for a non-constexpr parameter.  Make them with
- * tile_buffer, tile_int and tile_float. */
+ * tile_buffer, tile_int and tile_float (which set struct_size: the struct
+ * may grow, docs/abi.md section 10). */
 typedef struct tile_arg {
+  size_t struct_size;  /* sizeof(tile_arg) as the caller was compiled: set by tile_buffer, tile_int, tile_float */
   tile_arg_kind kind;
   const char *dtype;   /* element type of a buffer, or the scalar's type: "fp32", "i64", ...
                           (Triton's short names); NULL for a scalar: Triton's rule */
@@ -180,9 +199,23 @@ typedef struct tile_arg {
   double f;            /* TILE_ARG_FLOAT */
 } tile_arg;
 
-TILE_API tile_arg tile_buffer(void *data, const char *dtype, size_t count);
-TILE_API tile_arg tile_int(long long value);    /* i32 if it fits, else i64, as Triton */
-TILE_API tile_arg tile_float(double value);     /* fp32 */
+/* Inline, so that struct_size is the caller's sizeof(tile_arg) and the
+ * struct is built in the caller's memory: a tile_arg returned by value from
+ * the library would be written at the library's size (the symbols
+ * tile_buffer, tile_int and tile_float of tile.h before struct_size are gone,
+ * for the reason given at tile_options_init). */
+static inline tile_arg tile_buffer(void *data, const char *dtype, size_t count) {
+  tile_arg a = {sizeof(tile_arg), TILE_ARG_BUFFER, dtype, data, count, 0, 0};
+  return a;
+}
+static inline tile_arg tile_int(long long value) { /* i32 if it fits, else i64, as Triton */
+  tile_arg a = {sizeof(tile_arg), TILE_ARG_INT, NULL, NULL, 0, value, 0};
+  return a;
+}
+static inline tile_arg tile_float(double value) { /* fp32 */
+  tile_arg a = {sizeof(tile_arg), TILE_ARG_FLOAT, NULL, NULL, 0, 0, value};
+  return a;
+}
 /* A tensor descriptor (Triton's TensorDescriptor.from_tensor) for a
  * parameter whose signature entry is "tensordesc<fp16[64, 64]>" (the block
  * shape is compile-time, in the signature): it is passed as 1 + 2 * rank
@@ -194,9 +227,13 @@ TILE_API tile_arg tile_float(double value);     /* fp32 */
  * 1 .. 2^31 - 1, a stride (but the last) not a positive multiple of 16
  * bytes, a last stride not 1.  A kernel with descriptor parameters needs a
  * signature (tile_options.signature): the arguments cannot say the block
- * shape.  docs/abi.md, "Tensor descriptors". */
-TILE_API int tile_tensordesc(tile_arg *out, void *base, const char *dtype, size_t count, int rank,
-                             const long long *shape, const long long *strides);
+ * shape.  docs/abi.md, "Tensor descriptors".  A macro over
+ * tile_tensordesc_size, which is given the caller's sizeof(tile_arg) (for
+ * the reason given at tile_options_init; -1 for a size it does not know). */
+#define tile_tensordesc(out, base, dtype, count, rank, shape, strides) \
+  tile_tensordesc_size((out), sizeof *(out), (base), (dtype), (count), (rank), (shape), (strides))
+TILE_API int tile_tensordesc_size(tile_arg *out, size_t arg_size, void *base, const char *dtype, size_t count,
+                                  int rank, const long long *shape, const long long *strides);
 
 /* Compiles `source` specialised for `args` (their types, alignment and
  * values equal to 1, as Triton specialises) and runs it on the CPU
@@ -228,14 +265,18 @@ TILE_API tile_status tile_run_cpu(tile_context *ctx, const char *name, const cha
  * launch with the kernel's source line), with device_print text written to
  * stdout as the GPU's printf does; so the same host program runs anywhere.
  *
- * Environment, read once by tile_context_create: TILE_INTERPRET=1,
- * TILE_INTERPRET_TIMEOUT (seconds an interpreted launch or tile_run_cpu may
- * run before it stops with an error naming the loop it is in; default 60,
- * 0: no limit),
- * TILE_CACHE_DIR (default ~/.cache/tile), TILE_PTXAS_PATH,
- * TILE_PTXAS_TIMEOUT (seconds, default 300), TILE_PTXAS_MEMORY (MiB, default 8192),
+ * Environment, read once by tile_context_create (docs/abi.md, section 7):
+ * TILE_INTERPRET (1, true, yes, on: the CPU interpreter; 0, false, no, off:
+ * the GPU; any case), TILE_INTERPRET_TIMEOUT (seconds an interpreted launch
+ * or tile_run_cpu may run before it stops with an error naming the loop it
+ * is in; default 60, 0: no limit), TILE_CACHE_DIR (default ~/.cache/tile),
+ * TILE_PTXAS_PATH, TILE_PTXAS_TIMEOUT (seconds, default 300),
+ * TILE_PTXAS_MEMORY (MiB, default 8192), TILE_COMPILE_THREADS,
+ * TILE_PRINT_AUTOTUNING (the autotuner's times and choice on stderr),
  * TILE_CUDA_LIBRARY (default libcuda.so.1), TILE_LIBDEVICE_PATH (default
- * $CUDA_HOME/nvvm/libdevice/libdevice.10.bc, CUDA_HOME default /usr/local/cuda). */
+ * $CUDA_HOME/nvvm/libdevice/libdevice.10.bc, CUDA_HOME default
+ * /usr/local/cuda).  A value the library cannot use fails
+ * tile_context_create (below). */
 
 typedef struct tile_kernel tile_kernel;
 

@@ -79,6 +79,8 @@ struct TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump
 /* The kernel's declaration and decorators (sema_declare), without checking
  * its body; NULL after errors or for IR text. */
 const CheckedKernel *pipeline_declare(Compilation *c, const tile_options *opts);
+/* lang/stdlib.tl, parsed (for the builtin reference too). */
+Module *pipeline_stdlib(Compilation *c);
 /* With opts->time_stages, a note of the time each stage that ran took
  * ("time: frontend 0.31 ms, ..."); nothing otherwise. */
 void pipeline_note_times(Compilation *c, const tile_options *opts);

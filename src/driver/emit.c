@@ -82,7 +82,7 @@ static tile_status run_protected(Compilation *c, const tile_options *opts, tile_
   buf_init(&out, &c->arena);
   if (setjmp(c->guard.jump) == 0) {
     tile_status s = TILE_OK;
-    if (stage == TILE_STAGE_BUILTINS) builtins_reference(&out);
+    if (stage == TILE_STAGE_BUILTINS) builtins_reference(pipeline_stdlib(c), &out);
     else if (stage == TILE_STAGE_OPS) tir_ops_reference(&out);
     else s = pipeline_run(c, opts, stage, &out);
     return keep_results(ctx, c, s, &out, text);
@@ -100,13 +100,12 @@ tile_status tile_emit(tile_context *ctx, const char *name, const char *source, s
   if (!text || (!source && len)) return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_emit: NULL source or text");
   if ((unsigned)stage > TILE_STAGE_METADATA)
     return context_failf(ctx, TILE_ERROR_ARGUMENT, "tile_emit: stage %d is not a tile_stage", (int)stage);
-  tile_status s = context_check_options(ctx, opts, "tile_emit");
+  tile_options o;
+  tile_status s = context_read_options(ctx, opts, "tile_emit", &o);
   if (s != TILE_OK) return s;
-  tile_options defaults;
-  tile_options_init(&defaults);
   Compilation *c = compilation_begin(ctx, name, source, len);
   if (!c) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
-  s = run_protected(c, opts ? opts : &defaults, stage, text);
+  s = run_protected(c, &o, stage, text);
   compilation_end(c);
   return s;
 }
@@ -158,16 +157,15 @@ tile_status tile_compile(tile_context *ctx, const char *name, const char *source
   *image = NULL;
   *size = 0;
   *metadata = NULL;
-  tile_status s = context_check_options(ctx, opts, "tile_compile");
+  tile_options o;
+  tile_status s = context_read_options(ctx, opts, "tile_compile", &o);
   if (s != TILE_OK) return s;
-  tile_options defaults;
-  tile_options_init(&defaults);
   Compilation *c = compilation_begin(ctx, name, source, len);
   if (!c) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
   s = TILE_ERROR_MEMORY;
   const void *bytes = NULL;
   const char *json = NULL;
-  if (setjmp(c->guard.jump) == 0) s = compile_image(c, opts ? opts : &defaults, ptx, &bytes, size, &json);
+  if (setjmp(c->guard.jump) == 0) s = compile_image(c, &o, ptx, &bytes, size, &json);
   else if (c->diags.errors) s = TILE_ERROR_COMPILE;
   keep_diagnostics(ctx, c, s);
   if (s == TILE_OK) {

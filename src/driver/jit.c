@@ -586,11 +586,10 @@ tile_status tile_kernel_create(tile_context *ctx, const char *name, const char *
   context_begin(ctx);
   if (!out || !source) return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_kernel_create: NULL source or out");
   *out = NULL;
-  tile_options defaults;
-  tile_options_init(&defaults);
-  if (!opts) opts = &defaults;
-  tile_status s = context_check_options(ctx, opts, "tile_kernel_create");
+  tile_options full;
+  tile_status s = context_read_options(ctx, opts, "tile_kernel_create", &full);
   if (s != TILE_OK) return s;
+  opts = &full;
   JitSource *src = copy_source(name, source, len, opts);
   if (!src) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
   const KernelTuning *tuning = NULL;

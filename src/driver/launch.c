@@ -130,15 +130,13 @@ tile_status tile_run_cpu(tile_context *ctx, const char *name, const char *source
   if (!context_valid(ctx)) return TILE_ERROR_ARGUMENT;
   if (printed) *printed = NULL;
   context_begin(ctx);
-  tile_status s = context_check_options(ctx, opts, "tile_run_cpu");
+  tile_options o;
+  tile_status s = context_read_options(ctx, opts, "tile_run_cpu", &o);
   if (s != TILE_OK) return s;
   Compilation *c = compilation_begin(ctx, name, source, len);
   if (!c) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
   char err[512] = "", signature[MAX_SIGNATURE];
   uint16_t key[MAX_KERNEL_ARGS];
-  tile_options o;
-  tile_options_init(&o);
-  if (opts) o = *opts;
   if (!source || !grid || (num_args && !args) || num_args < 0 || num_args > MAX_KERNEL_ARGS) {
     s = context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_run_cpu: NULL source, grid or arguments, or more than 256 arguments");
   } else if (grid[0] > 0x7fffffffu || grid[1] > 65535 || grid[2] > 65535) {

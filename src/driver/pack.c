@@ -205,14 +205,14 @@ tile_status tile_pack(tile_context *ctx, const char *name, const char *source, s
   if (!source || !bundle || !size) return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_pack: NULL source, bundle or size");
   *bundle = NULL;
   *size = 0;
-  tile_status s = context_check_options(ctx, opts, "tile_pack");
+  tile_options o;
+  tile_status s = context_read_options(ctx, opts, "tile_pack", &o);
   if (s == TILE_OK) s = check_lists(ctx, signatures, num_signatures, archs, num_archs);
   if (s != TILE_OK) return s;
   Packer *p = calloc(1, sizeof *p);
   if (!p) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
   p->ctx = ctx, p->name = name ? name : "<input>", p->source = source, p->len = len;
-  tile_options_init(&p->opts);
-  if (opts) p->opts = *opts;
+  p->opts = o;
   Guard guard;
   arena_init(&p->arena, 0);
   p->arena.guard = &guard;

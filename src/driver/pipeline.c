@@ -45,7 +45,7 @@ void pipeline_note_times(Compilation *c, const tile_options *opts) {
   diag_note(&c->diags, (Loc){0}, "time: %s; total %.2f ms", b.len ? buf_cstr(&b) : "nothing compiled", total);
 }
 
-static Module *parse_stdlib(Compilation *c) {
+Module *pipeline_stdlib(Compilation *c) {
   Source *src = arena_alloc(&c->arena, sizeof *src);
   src->name = "<stdlib>";
   src->text = (const char *)tile_stdlib_source;
@@ -81,7 +81,7 @@ const CheckedKernel *pipeline_declare(Compilation *c, const tile_options *opts) 
   if (c->diags.errors) return NULL;
   SemaOptions so = {0};
   sema_options(opts, &so);
-  return sema_declare(m, parse_stdlib(c), &so, &c->diags);
+  return sema_declare(m, pipeline_stdlib(c), &so, &c->diags);
 }
 
 /* Source to optimised tile IR; NULL after errors (in c->diags). */
@@ -110,7 +110,7 @@ TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump) {
   SemaOptions so = {0};
   sema_options(opts, &so);
   so.require_types = 1;
-  CheckedKernel *k = sema_check(m, parse_stdlib(c), &so, &c->diags);
+  CheckedKernel *k = sema_check(m, pipeline_stdlib(c), &so, &c->diags);
   if (!k) return NULL;
   c->checked = k;
   c->config = opts->config >= 0 && opts->config < k->meta.configs.len ? opts->config : -1;
@@ -132,10 +132,6 @@ static tile_status assemble(Compilation *c, const char *ptxas, GpuArtifacts *out
   size_t size = 0;
   if (!ptxas) {
     diag_error(&c->diags, (Loc){0}, "internal error: no ptxas to make a cubin with");
-    return TILE_ERROR_COMPILE;
-  }
-  if (c->ctx->ptxas_limits_error[0]) {
-    diag_error(&c->diags, (Loc){0}, "%s", c->ctx->ptxas_limits_error);
     return TILE_ERROR_COMPILE;
   }
   double clock = pipeline_clock_ms();
@@ -281,7 +277,7 @@ tile_status pipeline_run(Compilation *c, const tile_options *opts, tile_stage st
     if (c->diags.errors) return TILE_ERROR_COMPILE;
     SemaOptions so = {0};
     sema_options(opts, &so);
-    CheckedKernel *k = sema_check(m, parse_stdlib(c), &so, &c->diags);
+    CheckedKernel *k = sema_check(m, pipeline_stdlib(c), &so, &c->diags);
     if (!k) return TILE_ERROR_COMPILE;
     if (k->typed) checked_print(k, out);
     else ast_print(m->root, out);

@@ -1013,9 +1013,57 @@ static const char *flag_text(int flags) {
   return flags & METHOD ? "method" : "`tl.`";
 }
 
-void builtins_reference(Buf *out) {
+/* A parameter's default as written (the standard library's are literals). */
+static void print_default(const Node *d, Buf *out) {
+  switch (d->kind) {
+  case ND_NONE: buf_puts(out, "None"); break;
+  case ND_BOOL: buf_puts(out, d->ival ? "True" : "False"); break;
+  case ND_INT: buf_printf(out, "%lld", (long long)d->ival); break;
+  case ND_FLOAT: buf_printf(out, "%g", d->fval); break;
+  case ND_STR: buf_printf(out, "'%.*s'", (int)d->str_len, d->str); break;
+  case ND_NAME: buf_puts(out, d->name); break;
+  default: buf_puts(out, "..."); break;
+  }
+}
+
+/* A docstring on one line (a table cell): runs of white space become one space. */
+static void print_docstring(const Node *f, Buf *out) {
+  const Node *first = f->body.len ? f->body.data[0] : NULL;
+  if (!first || first->kind != ND_EXPR_STMT || !first->a || first->a->kind != ND_STR) return;
+  int space = 0, started = 0;
+  for (size_t i = 0; i < first->a->str_len; i++) {
+    char ch = first->a->str[i];
+    if (ch == ' ' || ch == '\n' || ch == '\t') {
+      space = 1;
+      continue;
+    }
+    if (space && started) buf_putn(out, " ", 1);
+    buf_putn(out, ch == '|' ? "/" : &ch, 1);
+    space = 0, started = 1;
+  }
+}
+
+/* One row per function of lang/stdlib.tl: its parameters and its docstring. */
+static void stdlib_reference(const Module *stdlib, Buf *out) {
+  for (int i = 0; stdlib && i < stdlib->root->body.len; i++) {
+    const Node *f = stdlib->root->body.data[i];
+    if (f->kind != ND_FUNCDEF) continue;
+    buf_printf(out, "| `%s` | `(", f->name);
+    for (int p = 0; p < f->args.len; p++) {
+      const Node *param = f->args.data[p];
+      buf_printf(out, "%s%s", p ? ", " : "", param->name);
+      if (param->b) buf_puts(out, "="), print_default(param->b, out);
+    }
+    buf_puts(out, ")` | `tl.`, standard library | ");
+    print_docstring(f, out);
+    buf_puts(out, " |\n");
+  }
+}
+
+void builtins_reference(const Module *stdlib, Buf *out) {
   buf_puts(out, "| builtin | parameters | reachable as | semantics |\n|---|---|---|---|\n");
   for (int i = 0; i < B_COUNT; i++)
     buf_printf(out, "| `%s` | `%s` | %s | %s |\n", table[i].name, table[i].params, flag_text(table[i].flags),
                table[i].summary);
+  stdlib_reference(stdlib, out);
 }

@@ -139,8 +139,9 @@ CheckedKernel *sema_check(const Module *m, const Module *stdlib, const SemaOptio
  * checked.  NULL when errors were reported to `d`. */
 CheckedKernel *sema_declare(const Module *m, const Module *stdlib, const SemaOptions *opts, Diags *d);
 
-/* The builtin reference in markdown, printed from lang/builtins.def. */
-void builtins_reference(Buf *out);
+/* The builtin reference in markdown, printed from lang/builtins.def, then
+ * the functions of the standard library (lang/stdlib.tl, parsed: NULL for none). */
+void builtins_reference(const Module *stdlib, Buf *out);
 
 /* Prints a checked kernel: its parameters, tuning metadata and typed body. */
 void checked_print(const CheckedKernel *k, Buf *out);

@@ -8,21 +8,6 @@
 #include <math.h>
 #include <string.h>
 
-tile_arg tile_buffer(void *data, const char *dtype, size_t count) {
-  tile_arg a = {TILE_ARG_BUFFER, dtype, data, count, 0, 0};
-  return a;
-}
-
-tile_arg tile_int(long long value) {
-  tile_arg a = {TILE_ARG_INT, NULL, NULL, 0, value, 0};
-  return a;
-}
-
-tile_arg tile_float(double value) {
-  tile_arg a = {TILE_ARG_FLOAT, NULL, NULL, 0, 0, value};
-  return a;
-}
-
 /* Triton's TensorDescriptor checks (python/triton/tools/tensor_descriptor.py). */
 static int tensordesc_ok(void *base, int dt, int rank, const long long *shape, const long long *strides) {
   if (dt < 0 || rank < 1 || rank > 5 || !base || (uintptr_t)base % 16 || !shape || !strides) return 0;
@@ -34,9 +19,10 @@ static int tensordesc_ok(void *base, int dt, int rank, const long long *shape, c
   return strides[rank - 1] == 1;
 }
 
-int tile_tensordesc(tile_arg *out, void *base, const char *dtype, size_t count, int rank, const long long *shape,
-                    const long long *strides) {
-  if (!out || !dtype || !tensordesc_ok(base, dtype_lookup(dtype), rank, shape, strides)) return -1;
+int tile_tensordesc_size(tile_arg *out, size_t arg_size, void *base, const char *dtype, size_t count, int rank,
+                         const long long *shape, const long long *strides) {
+  if (!out || arg_size != sizeof(tile_arg) || !dtype || !tensordesc_ok(base, dtype_lookup(dtype), rank, shape, strides))
+    return -1;
   out[0] = tile_buffer(base, dtype, count);
   for (int i = 0; i < rank; i++) {
     out[1 + i] = tile_int(shape[i]);
@@ -81,7 +67,33 @@ static int arg_key(const tile_arg *a, int i, uint16_t *key, char *err, size_t er
   return -1;
 }
 
+/* The tile_arg layouts this library reads, by struct_size, oldest first (docs/abi.md, section 10): a
+ * field added to tile_arg adds the new size here, and the readers take the fields an older size lacks
+ * as their defaults.  Only args[0]'s first word is read before its size is known to be one of these, so
+ * an array of another layout (a program built before struct_size: its first word is the kind) is refused,
+ * never misread at the wrong stride. */
+static const size_t ARG_SIZES[] = {sizeof(tile_arg)};
+
+int args_layout(const tile_arg *args, int n, char *err, size_t errsize) {
+  for (int i = 0; i < n; i++) {
+    size_t size = args[i].struct_size;
+    int known = 0;
+    for (size_t j = 0; j < sizeof ARG_SIZES / sizeof ARG_SIZES[0]; j++) known |= size == ARG_SIZES[j];
+    if (known && size == args[0].struct_size) continue;
+    if (size > sizeof(tile_arg) && size <= STRUCT_SIZE_PLAUSIBLE)
+      snprintf(err, errsize, "argument %d: struct_size is %zu, larger than the tile_arg of this library (%zu bytes, "
+               "tile %s): the program was built against a newer tile.h", i, size, sizeof(tile_arg), TILE_VERSION_STRING);
+    else
+      snprintf(err, errsize, "argument %d: struct_size is %zu, not the size of a tile_arg (%zu bytes): make arguments "
+               "with tile_buffer, tile_int and tile_float (a program built against a tile.h older than struct_size "
+               "must be rebuilt)", i, size, sizeof(tile_arg));
+    return -1;
+  }
+  return 0;
+}
+
 int args_key(const tile_arg *args, int n, uint16_t *key, char *err, size_t errsize) {
+  if (args_layout(args, n, err, errsize)) return -1;
   for (int i = 0; i < n; i++)
     if (arg_key(&args[i], i, &key[i], err, errsize)) return -1;
   return 0;

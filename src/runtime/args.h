@@ -23,6 +23,9 @@ enum {
 /* The key of each argument into key[0..n).  Returns 0, or -1 with a message
  * naming the argument ("argument 2: unknown dtype 'fp31' ..."). */
 int args_key(const tile_arg *args, int n, uint16_t *key, char *err, size_t errsize);
+/* Every argument's struct_size is a tile_arg layout this library knows, the same for all (args_key checks
+ * it first too); -1 with "argument I: struct_size is ..." in err otherwise. */
+int args_layout(const tile_arg *args, int n, char *err, size_t errsize);
 /* The signature a key stands for: "*fp32:16,*fp32,i32:1".  Returns 0, or -1
  * if it does not fit in `size`. */
 int key_signature(const uint16_t *key, int n, char *out, size_t size);

@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum { ESTIMATE_RUNS = 5, MIN_REPS = 3, MAX_REPS = 200, MAX_WARMUP_RUNS = 1000 };
 static const double DEFAULT_WARMUP_MS = 25, DEFAULT_REP_MS = 100; /* do_bench's */
@@ -496,6 +497,42 @@ static void note_tuning(tile_kernel *k, const char *key_text, const char *report
   free(choice.data);
 }
 
+static double seconds_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* "config 3 (BLOCK: 512, num_warps: 4, num_stages: 3)": the variant as Triton prints a Config. */
+static void describe_config(Text *out, Variant v, const KernelMetadata *m) {
+  describe_variant(out, v);
+  text_printf(out, " (");
+  for (int i = 0; i < m->num_constexprs; i++) {
+    const Json *j = m->constexprs[i].value;
+    text_printf(out, "%s: ", m->constexprs[i].name);
+    if (j->kind == JSON_BOOL) text_printf(out, "%s", j->i ? "True" : "False");
+    else if (j->kind == JSON_NUMBER && j->is_int) text_printf(out, "%lld", j->i);
+    else if (j->kind == JSON_NUMBER) text_printf(out, "%.17g", j->f);
+    else if (j->kind == JSON_STRING) text_printf(out, "'%s'", j->s);
+    else text_printf(out, "None");
+    text_printf(out, ", ");
+  }
+  text_printf(out, "num_warps: %d, num_stages: %d)", m->num_warps, m->num_stages);
+}
+
+/* TILE_PRINT_AUTOTUNING: what Triton's TRITON_PRINT_AUTOTUNING prints, on stderr, with each variant's time. */
+static void print_tuning(tile_kernel *k, const char *key_text, const char *report, Variant chosen, const Spec *s,
+                         double seconds) {
+  Text config = {0};
+  describe_config(&config, chosen, &s->meta);
+  fprintf(stderr, "tile autotuning for kernel '%s' with key %s%s:\n%s%s", k->tuning->kernel, key_text,
+          k->ctx->on_cpu ? " (CPU interpreter: nothing timed, the first config that compiles)" : "", report,
+          *report ? "\n" : "");
+  fprintf(stderr, "tile autotuning for kernel '%s' finished after %.2f s; best config selected: %s;\n",
+          k->tuning->kernel, seconds, text_cstr(&config));
+  free(config.data);
+}
+
 /* Tunes u's case: *chosen is the variant kept (config -1: none ran), the
  * timings (JSON) in u->timings.  An error comes back only when it is no
  * config's fault; its message is kept across the clean-up. */
@@ -521,6 +558,7 @@ tile_status autotune_select(tile_kernel *k, const uint16_t *key, int key_len, co
   Text what = {0}, key_text = {0};
   describe_case(&what, k, key, key_len, args, n);
   describe_key(&key_text, k->tuning, args, n);
+  double start = seconds_now();
   Variant chosen = from_disk(k, text_cstr(&what));
   tile_status st = TILE_OK;
   if (chosen.config >= 0) {
@@ -536,6 +574,8 @@ tile_status autotune_select(tile_kernel *k, const uint16_t *key, int key_len, co
     keep_choice(k, key, key_len, args, n, chosen);
     if (u->timings.len) k->compiler->save_choice(k, text_cstr(&what), chosen, text_cstr(&u->timings));
     note_tuning(k, text_cstr(&key_text), text_cstr(&u->report), chosen);
+    if (k->ctx->print_autotuning)
+      print_tuning(k, text_cstr(&key_text), text_cstr(&u->report), chosen, *out, seconds_now() - start);
     context_clear_error(k->ctx); /* a skipped config's error is in the notes */
   }
   free(u->report.data), free(u->failures.data), free(u->timings.data), free(u);

@@ -14,10 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <stddef.h>
 
-/* An interpreted launch stops after 20 s (an endless loop; a trivial
+/* An interpreted launch stops after 60 s (an endless loop; a trivial
  * iteration takes ~0.1 us, so 2^30 of them took 101 s). */
-enum { DEFAULT_MEMORY_CAP = 1u << 30, DEFAULT_INTERPRET_SECONDS = 60 };
+enum { DEFAULT_MEMORY_CAP = 1u << 30, DEFAULT_INTERPRET_SECONDS = 60, INTERPRET_MAX_SECONDS = 1000000000 };
 
 /* What one ptxas run may take unless TILE_PTXAS_TIMEOUT / TILE_PTXAS_MEMORY say otherwise (docs/abi.md, section 7). */
 enum {
@@ -67,52 +69,65 @@ static char *libdevice_path(void) {
   return path;
 }
 
-/* TILE_COMPILE_THREADS: a count from 1 to PARALLEL_MAX_THREADS; anything else is ignored (0: the default). */
-static int compile_threads(void) {
-  const char *v = getenv("TILE_COMPILE_THREADS");
-  char *end = "";
-  long n = v && *v ? strtol(v, &end, 10) : 0;
-  return n >= 1 && n <= PARALLEL_MAX_THREADS && !*end ? (int)n : 0;
+/* Keeps the first unusable variable's complaint: tile_context_create reports it. */
+static void env_complain(tile_context *ctx, const char *name, const char *value, const char *expected) {
+  if (!ctx->environment_error[0])
+    snprintf(ctx->environment_error, sizeof ctx->environment_error, "%s is '%.40s': expected %s", name, value, expected);
 }
 
-/* TILE_INTERPRET_TIMEOUT: seconds (0: no limit); unset or not a number: the default. */
-static double interp_time_limit(void) {
-  const char *v = getenv("TILE_INTERPRET_TIMEOUT");
-  char *end = "";
-  double s = v && *v ? strtod(v, &end) : -1;
-  return s >= 0 && s <= 1e9 && !*end ? s : DEFAULT_INTERPRET_SECONDS;
-}
-
-/* A ptxas limit from the environment: a whole number from 0 to `max`,
- * `fallback` when unset; anything else leaves why in ctx. */
-static long ptxas_limit(tile_context *ctx, const char *name, const char *unit, long fallback, long max) {
+/* A number from the environment (TILE_PTXAS_TIMEOUT=300): unset or empty, `fallback`; else a number from 0
+ * (`zero` says what 0 means) to `max`, in whole `unit`s if `whole` (digits only), any decimal otherwise;
+ * anything else is complained about, and `fallback` taken. */
+static double env_number(tile_context *ctx, const char *name, const char *unit, const char *zero, double max,
+                         int whole, double fallback) {
   const char *v = getenv(name);
   if (!v || !*v) return fallback;
   char *end;
-  errno = 0;
-  long n = strtol(v, &end, 10);
-  if (!*end && !errno && n >= 0 && n <= max) return n;
-  snprintf(ctx->ptxas_limits_error, sizeof ctx->ptxas_limits_error,
-           "%s is '%.40s': expected a whole number of %s from 0 (no limit) to %ld", name, v, unit, max);
+  double n = strtod(v, &end);
+  int ok = !*end && n >= 0 && n <= max && (!whole || strspn(v, "0123456789") == strlen(v));
+  if (ok) return n;
+  char expected[160];
+  snprintf(expected, sizeof expected, "a %snumber of %s from 0 (%s) to %.0f", whole ? "whole " : "", unit, zero, max);
+  env_complain(ctx, name, v, expected);
   return fallback;
+}
+
+static int same_word(const char *a, const char *b) { return !strcasecmp(a, b); }
+
+/* A switch from the environment (TILE_INTERPRET=1): 1, true, yes, on (any case) turn it on; unset, empty,
+ * 0, false, no, off leave it off; anything else is complained about. */
+static int env_switch(tile_context *ctx, const char *name, const char *meaning) {
+  const char *v = getenv(name);
+  if (!v || !*v) return 0;
+  static const char *const on[] = {"1", "true", "yes", "on"}, *const off[] = {"0", "false", "no", "off"};
+  for (int i = 0; i < 4; i++) {
+    if (same_word(v, on[i])) return 1;
+    if (same_word(v, off[i])) return 0;
+  }
+  char expected[160];
+  snprintf(expected, sizeof expected, "1, true, yes or on (%s), or 0, false, no, off or nothing", meaning);
+  env_complain(ctx, name, v, expected);
+  return 0;
 }
 
 /* The documented TILE_* variables (and HOME, PATH, CUDA_HOME for their defaults). */
 static void read_environment(tile_context *ctx) {
-  const char *interpret = getenv("TILE_INTERPRET");
-  ctx->on_cpu = interpret && !strcmp(interpret, "1");
+  ctx->on_cpu = env_switch(ctx, "TILE_INTERPRET", "kernels run on the CPU interpreter");
   ctx->cache_dir = copy_env("TILE_CACHE_DIR");
   if (!ctx->cache_dir) ctx->cache_dir = default_cache_dir();
   ctx->ptxas_path = copy_env("TILE_PTXAS_PATH");
-  ctx->ptxas_timeout_s =
-      (int)ptxas_limit(ctx, "TILE_PTXAS_TIMEOUT", "seconds", PTXAS_DEFAULT_TIMEOUT_S, PTXAS_MAX_TIMEOUT_S);
-  ctx->ptxas_memory_mib =
-      (size_t)ptxas_limit(ctx, "TILE_PTXAS_MEMORY", "MiB", PTXAS_DEFAULT_MEMORY_MIB, PTXAS_MAX_MEMORY_MIB);
+  ctx->ptxas_timeout_s = (int)env_number(ctx, "TILE_PTXAS_TIMEOUT", "seconds", "no limit", PTXAS_MAX_TIMEOUT_S, 1,
+                                         PTXAS_DEFAULT_TIMEOUT_S);
+  ctx->ptxas_memory_mib = (size_t)env_number(ctx, "TILE_PTXAS_MEMORY", "MiB", "no limit", PTXAS_MAX_MEMORY_MIB, 1,
+                                             PTXAS_DEFAULT_MEMORY_MIB);
   ctx->cuda_library = copy_env("TILE_CUDA_LIBRARY");
   ctx->search_path = copy_env("PATH");
   ctx->libdevice_path = libdevice_path();
-  ctx->compile_threads = compile_threads();
-  ctx->interp_time_limit = interp_time_limit();
+  ctx->compile_threads = (int)env_number(ctx, "TILE_COMPILE_THREADS", "threads", "one per core, at most 16",
+                                         PARALLEL_MAX_THREADS, 1, 0);
+  ctx->interp_time_limit = env_number(ctx, "TILE_INTERPRET_TIMEOUT", "seconds", "no limit", INTERPRET_MAX_SECONDS, 0,
+                                      DEFAULT_INTERPRET_SECONDS);
+  ctx->print_autotuning = env_switch(ctx, "TILE_PRINT_AUTOTUNING", "the autotuner reports on stderr");
 }
 
 tile_status tile_context_create(tile_context **out) {
@@ -124,8 +139,8 @@ tile_status tile_context_create(tile_context **out) {
   arena_init(&ctx->results, 0);
   ctx->error = ctx->diagnostics = "";
   ctx->memory_cap = DEFAULT_MEMORY_CAP;
-  read_environment(ctx);
-  return TILE_OK;
+  read_environment(ctx); /* a variable it cannot use fails the creation; the context, with its default, is still made */
+  return ctx->environment_error[0] ? context_fail(ctx, TILE_ERROR_ARGUMENT, ctx->environment_error) : TILE_OK;
 }
 
 void tile_context_destroy(tile_context *ctx) {
@@ -147,13 +162,43 @@ void tile_context_destroy(tile_context *ctx) {
 const char *tile_error(const tile_context *ctx) { return context_valid(ctx) ? ctx->error : "no context"; }
 const char *tile_diagnostics(const tile_context *ctx) { return context_valid(ctx) ? ctx->diagnostics : ""; }
 
-void tile_options_init(tile_options *opts) {
-  if (!opts) return;
-  memset(opts, 0, sizeof *opts);
-  opts->config = -1;
+void tile_options_init_size(tile_options *opts, size_t struct_size) {
+  if (!opts || struct_size < sizeof opts->struct_size) return;
+  if (struct_size <= STRUCT_SIZE_PLAUSIBLE) memset(opts, 0, struct_size); /* a newer struct's fields: 0 */
+  opts->struct_size = struct_size;  /* one this library does not know is refused where the options are used */
+  if (struct_size >= offsetof(tile_options, config) + sizeof opts->config) opts->config = -1;
+}
+
+/* The tile_options layouts this library reads, by struct_size, oldest first (docs/abi.md, section 10):
+ * a field added to tile_options adds the new size here; an older size is read up to its end, the fields
+ * after it keeping tile_options_init's defaults. */
+static const size_t OPTIONS_SIZES[] = {sizeof(tile_options)};
+
+static tile_status check_options_size(tile_context *ctx, size_t size, const char *call, const char *sep) {
+  for (size_t i = 0; i < sizeof OPTIONS_SIZES / sizeof OPTIONS_SIZES[0]; i++)
+    if (size == OPTIONS_SIZES[i]) return TILE_OK;
+  if (size > sizeof(tile_options) && size <= STRUCT_SIZE_PLAUSIBLE)
+    return context_failf(ctx, TILE_ERROR_ARGUMENT,
+                         "%s%soptions: struct_size is %zu, larger than the tile_options of this library (%zu bytes, "
+                         "tile %s): the program was built against a newer tile.h",
+                         call, sep, size, sizeof(tile_options), TILE_VERSION_STRING);
+  return context_failf(ctx, TILE_ERROR_ARGUMENT,
+                       "%s%soptions: struct_size is %zu, not the size of a tile_options (%zu bytes): initialise them "
+                       "with tile_options_init (a program built against a tile.h older than struct_size must be rebuilt)",
+                       call, sep, size, sizeof(tile_options));
 }
 
 static int power_of_two(int n) { return n > 0 && !(n & (n - 1)); }
+
+tile_status context_read_options(tile_context *ctx, const tile_options *o, const char *call, tile_options *full) {
+  tile_options_init(full);
+  if (!o) return TILE_OK;
+  tile_status s = check_options_size(ctx, o->struct_size, call, *call ? ": " : "");
+  if (s != TILE_OK) return s;
+  memcpy(full, o, o->struct_size);
+  full->struct_size = sizeof *full;
+  return context_check_options(ctx, full, call);
+}
 
 tile_status context_check_options(tile_context *ctx, const tile_options *o, const char *call) {
   const char *sep = *call ? ": " : "";
@@ -177,7 +222,8 @@ tile_status context_check_options(tile_context *ctx, const tile_options *o, cons
 tile_status tile_options_check(tile_context *ctx, const tile_options *opts) {
   if (!context_valid(ctx)) return TILE_ERROR_ARGUMENT;
   context_begin(ctx);
-  return context_check_options(ctx, opts, ""); /* the message is the caller's to place (tilec's "--num-stages") */
+  tile_options full;
+  return context_read_options(ctx, opts, "", &full); /* the message is the caller's to place (tilec's "--num-stages") */
 }
 
 void context_begin(tile_context *ctx) {

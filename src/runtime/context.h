@@ -29,17 +29,18 @@ struct tile_context {
   char diagnostics_fallback[512]; /* the same for the diagnostics */
   size_t memory_cap;      /* bytes one compilation may use */
   /* the environment, read once by tile_context_create (malloc'd; NULL when unset) */
-  int on_cpu;             /* kernels run on the CPU interpreter (TILE_INTERPRET=1, tile_context_use_cpu) */
+  int on_cpu;             /* kernels run on the CPU interpreter (TILE_INTERPRET=1/true/yes/on, tile_context_use_cpu) */
   char *cache_dir;        /* TILE_CACHE_DIR, else $HOME/.cache/tile; NULL: no disk cache */
   char *ptxas_path;       /* TILE_PTXAS_PATH */
   int ptxas_timeout_s;      /* TILE_PTXAS_TIMEOUT: wall-clock seconds a ptxas run may take (0: no limit) */
   size_t ptxas_memory_mib;  /* TILE_PTXAS_MEMORY: its address space in MiB (0: no limit) */
-  char ptxas_limits_error[160]; /* why one of them is unusable, reported when ptxas would run ("": none) */
   char *cuda_library;     /* TILE_CUDA_LIBRARY */
   char *search_path;      /* PATH, the last place ptxas is looked for */
   char *libdevice_path;   /* TILE_LIBDEVICE_PATH, else $CUDA_HOME (else /usr/local/cuda)/nvvm/libdevice/libdevice.10.bc */
   int compile_threads;    /* TILE_COMPILE_THREADS: 1 to PARALLEL_MAX_THREADS; 0: one per core (kernel.c) */
   double interp_time_limit; /* TILE_INTERPRET_TIMEOUT: seconds an interpreted launch may run; 0: no limit */
+  int print_autotuning;   /* TILE_PRINT_AUTOTUNING: the autotuner writes each config's time and its choice to stderr */
+  char environment_error[256]; /* the first variable with a value it cannot use ("": none); fails tile_context_create */
   /* the GPU side (src/runtime) */
   struct Device *device;  /* opened on the first call that needs it; NULL before */
   char device_error[600]; /* why opening failed ("": not tried since the last tile_device_open) */
@@ -53,6 +54,10 @@ struct tile_context {
 };
 
 static inline int context_valid(const tile_context *ctx) { return ctx && ctx->magic == CONTEXT_MAGIC; }
+
+/* The largest struct_size of tile_options or tile_arg taken for a newer tile.h's (docs/abi.md, section
+ * 10); a larger one is no layout at all (garbage, or a struct from before struct_size). */
+enum { STRUCT_SIZE_PLAUSIBLE = 4096 };
 
 /* tile_options.refill's values, for messages. */
 #define REFILL_VALUES "0 (TILE_REFILL_AUTO), 1 (TILE_REFILL_EARLY) or 2 (TILE_REFILL_LATE)"
@@ -73,6 +78,11 @@ static inline int context_valid(const tile_context *ctx) { return ctx && ctx->ma
  * and the defines.  TILE_OK, or TILE_ERROR_ARGUMENT with "CALL: options:
  * num_stages must be ..." (call "": no prefix). */
 tile_status context_check_options(tile_context *ctx, const tile_options *o, const char *call);
+/* What every call taking options does first: *full is `o` (NULL: the defaults) in this library's layout,
+ * read up to o->struct_size (a size it does not know is TILE_ERROR_ARGUMENT, "CALL: options: struct_size
+ * is ..."), the fields after it at their defaults; then context_check_options on it.  The call uses *full
+ * from then on, never `o`. */
+tile_status context_read_options(tile_context *ctx, const tile_options *o, const char *call, tile_options *full);
 
 /* Starts an API call: clears the last call's message (cheap when there is none). */
 void context_begin(tile_context *ctx);

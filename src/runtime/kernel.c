@@ -191,9 +191,11 @@ void kernel_prebuild(tile_kernel *k, const uint16_t *key, int key_len, const Var
 }
 
 static tile_status check_call(tile_kernel *k, const tile_arg *args, int n, const char *call) {
+  char err[512];
   if (n < 0 || n > MAX_KERNEL_ARGS || (n && !args))
     return context_failf(k->ctx, TILE_ERROR_ARGUMENT, "%s: NULL arguments, or not from 0 to %d of them", call,
                          MAX_KERNEL_ARGS);
+  if (args_layout(args, n, err, sizeof err)) return context_failf(k->ctx, TILE_ERROR_ARGUMENT, "%s: %s", call, err);
   return TILE_OK;
 }
 

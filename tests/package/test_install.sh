@@ -3,7 +3,9 @@
 # cmake --install, then a project of its own (consumer/) built with find_package(tile) and run on the
 # interpreter; the same program built with nothing but `pkg-config --cflags --libs tile`, and one
 # with tile_rt; the installed tilec run; a find_package asking for another version refused; the
-# pkg-config files still right after the prefix is moved; every tile_* import of the programs bound to
+# pkg-config files still right after the prefix is moved; a bundle from the installed `tilec pack` loaded
+# and launched by one C file built with pkg-config (libtile on the interpreter; libtile_rt, which runs
+# bundles on the GPU only, saying so on the interpreter); every tile_* import of the programs bound to
 # the version node TILE_<major>; examples/ship, the three tutorials shipped through tile_add_kernels.
 #   test_install.sh BUILD_DIR
 set -euo pipefail
@@ -60,6 +62,15 @@ check "pkg-config tile: one C file built and run on the interpreter" \
   sh -c "cc -std=c11 '$here/consumer/main.c' -o '$tmp/pc' \$(pkg-config --cflags --libs tile) -Wl,-rpath,\$(pkg-config --variable=libdir tile) && '$tmp/pc'"
 check "pkg-config tile_rt: one C file built and run" \
   sh -c "cc -std=c11 '$here/consumer/rt.c' -o '$tmp/pc_rt' \$(pkg-config --cflags --libs tile_rt) -Wl,-rpath,\$(pkg-config --variable=libdir tile_rt) && '$tmp/pc_rt'"
+check "tilec pack (installed): the vector add bundle" \
+  "$prefix/bin/tilec" pack "$here/../../examples/vector_add/vector_add.tl" --signature "*fp32,*fp32,*fp32,i32" \
+  --arch sm_80 -D BLOCK_SIZE=1024 -o "$tmp/add.tlk"
+check "pkg-config tile: one C file loads the bundle and launches it on the interpreter, every element right" \
+  sh -c "cc -std=c11 '$here/consumer/bundle.c' -o '$tmp/bundle' \$(pkg-config --cflags --libs tile) -Wl,-rpath,\$(pkg-config --variable=libdir tile) &&
+         '$tmp/bundle' '$tmp/add.tlk' | grep -q '^bundle: .* on the interpreter: 0 of 1000 wrong$'"
+check "pkg-config tile_rt: the same file builds, loads the bundle, and on the interpreter says it runs bundles on the GPU only" \
+  sh -c "cc -std=c11 '$here/consumer/bundle.c' -o '$tmp/bundle_rt' \$(pkg-config --cflags --libs tile_rt) -Wl,-rpath,\$(pkg-config --variable=libdir tile_rt) &&
+         ! '$tmp/bundle_rt' '$tmp/add.tlk' 2>'$tmp/bundle_rt.err' && grep -q '^bundle: launch: .*(libtile_rt runs bundles on the GPU only)' '$tmp/bundle_rt.err'"
 mv "$prefix" "$tmp/moved"
 export PKG_CONFIG_PATH=$tmp/moved/$libdir/pkgconfig
 check "pkg-config after the prefix moved: the new place" \

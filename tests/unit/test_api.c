@@ -98,6 +98,11 @@ static void test_builtin_reference(void) {
   CHECK(tile_emit(ctx, "", "", 0, NULL, TILE_STAGE_BUILTINS, &text) == TILE_OK);
   CHECK_CONTAINS(text, "| `load` | `(pointer, mask=None, other=None,");
   CHECK_CONTAINS(text, "| `dot` |");
+  /* the standard library (lang/stdlib.tl) too, from its source: parameters with defaults, the docstring */
+  CHECK_CONTAINS(text, "| `cdiv` | `(x, div)` | `tl.`, standard library | Ceiling division: the number of blocks of "
+                       "size `div` that cover `x`. |\n");
+  CHECK_CONTAINS(text, "| `softmax` | `(x, dim=None, keep_dims=False, ieee_rounding=False)` | `tl.`, standard library |");
+  CHECK_CONTAINS(text, "the grid in column-major groups of size_g rows, so that programs"); /* lines joined */
   CHECK_CONTAINS(tile_build_info(), "LLVM 19");
   tile_context_destroy(ctx);
 }

@@ -19,6 +19,8 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -551,6 +553,93 @@ static void test_cpu_host_configs(void) {
   tile_context_destroy(ctx);
 }
 
+/* ---- TILE_PRINT_AUTOTUNING ------------------------------------------------------------------ */
+
+static char captured[8192];
+
+/* Sends stderr to a file until end_capture, which reads it into `captured`. */
+static int begin_capture(void) {
+  char path[128];
+  snprintf(path, sizeof path, "%s/stderr.txt", cache_dir);
+  fflush(stderr);
+  int saved = dup(2), fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+  CHECK(saved >= 0 && fd >= 0 && dup2(fd, 2) == 2);
+  close(fd);
+  return saved;
+}
+
+static const char *end_capture(int saved) {
+  char path[128];
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  snprintf(path, sizeof path, "%s/stderr.txt", cache_dir);
+  FILE *f = fopen(path, "rb");
+  size_t n = f ? fread(captured, 1, sizeof captured - 1, f) : 0;
+  captured[n] = 0;
+  if (f) fclose(f);
+  remove(path);
+  return captured;
+}
+
+/* Each config's time and the choice with its key on stderr, as Triton's TRITON_PRINT_AUTOTUNING=1 prints them:
+ * when tuned, when the choice comes from disk, and on the interpreter; nothing without the variable, nothing
+ * when the choice is in memory. */
+static void test_print(void) {
+  setenv("TILE_PRINT_AUTOTUNING", "1", 1);
+  tile_context *ctx = context(0);
+  unsetenv("TILE_PRINT_AUTOTUNING");
+  tile_kernel *k = kernel(ctx, bump_source, -1);
+  Buffers b = buffers(ctx, 4321); /* a key no other test uses: tuned here */
+  set_times(4, 3, 1, 2);
+  int saved = begin_capture();
+  CHECK(launch(k, &b, 3) == TILE_OK && tile_kernel_config(k) == 3);
+  const char *text = end_capture(saved);
+  CHECK_CONTAINS(text, "tile autotuning for kernel 'bump' with key n=4321:\n  config 0: skipped (");
+  CHECK_CONTAINS(text, "\n  config 1: 4.0000 ms (1 warp)\n  config 2: 3.0000 ms (2 warps)\n"
+                       "  config 3: 1.0000 ms (4 warps)\n  config 4: 2.0000 ms (8 warps)\n"
+                       "tile autotuning for kernel 'bump' finished after ");
+  CHECK_CONTAINS(text, " s; best config selected: config 3 (BLOCK: 512, num_warps: 4, num_stages: 3);\n");
+  saved = begin_capture();
+  CHECK(launch(k, &b, 3) == TILE_OK); /* chosen already: nothing to say */
+  CHECK(!strcmp(end_capture(saved), ""));
+  tile_context_destroy(ctx);
+  /* another process's view: the choice from the disk cache, said so */
+  setenv("TILE_PRINT_AUTOTUNING", "yes", 1);
+  ctx = context(0);
+  unsetenv("TILE_PRINT_AUTOTUNING");
+  k = kernel(ctx, bump_source, -1);
+  b = buffers(ctx, 4321);
+  saved = begin_capture();
+  CHECK(launch(k, &b, 3) == TILE_OK && tile_kernel_config(k) == 3);
+  CHECK_CONTAINS(end_capture(saved), "tile autotuning for kernel 'bump' with key n=4321:\n"
+                                     "  config 3, tuned by an earlier run (disk cache)\n"
+                                     "tile autotuning for kernel 'bump' finished after ");
+  tile_context_destroy(ctx);
+  /* the interpreter: the first config that compiles */
+  setenv("TILE_PRINT_AUTOTUNING", "on", 1);
+  ctx = context(1);
+  unsetenv("TILE_PRINT_AUTOTUNING");
+  k = kernel(ctx, bump_source, -1);
+  b = buffers(ctx, 100);
+  saved = begin_capture();
+  CHECK(launch(k, &b, 3) == TILE_OK && tile_kernel_config(k) == 1);
+  text = end_capture(saved);
+  CHECK_CONTAINS(text, "tile autotuning for kernel 'bump' with key n=100 (CPU interpreter: nothing timed, the first "
+                       "config that compiles):\n  config 0: skipped (");
+  CHECK_CONTAINS(text, "best config selected: config 1 (BLOCK: 128, num_warps: 1, num_stages: 3);\n");
+  tile_context_destroy(ctx);
+  /* not asked: the library prints nothing */
+  ctx = context(0);
+  k = kernel(ctx, bump_source, -1);
+  b = buffers(ctx, 4322);
+  saved = begin_capture();
+  CHECK(launch(k, &b, 3) == TILE_OK && tile_kernel_config(k) == 3);
+  CHECK(!strcmp(end_capture(saved), ""));
+  CHECK_CONTAINS(tile_diagnostics(ctx), "chose config 3"); /* the same report, where it always is */
+  tile_context_destroy(ctx);
+}
+
 /* ---- compiling the configs on several threads ------------------------------------------------ */
 
 static int cache_entries(const char *dir) {
@@ -656,6 +745,7 @@ int main(void) {
   test_errors();
   test_cpu();
   test_cpu_host_configs();
+  test_print();
   test_threads();
   test_refill();
   test_tma();

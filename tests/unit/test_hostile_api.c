@@ -242,6 +242,133 @@ static void test_endless_loop(void) {
   unsetenv("TILE_INTERPRET_TIMEOUT");
 }
 
+/* ---- 3b. the environment: every TILE_* value checked once, at tile_context_create ------------- */
+
+/* The message tile_context_create gives with `name` set to `value` ("" when it succeeds); the context it
+ * makes either way is checked to be one (usable, destroyable). */
+static const char *create_with(const char *name, const char *value, int *on_cpu) {
+  static char message[512];
+  setenv(name, value, 1);
+  tile_context *ctx = NULL;
+  tile_status s = tile_context_create(&ctx);
+  unsetenv(name);
+  CHECK(ctx != NULL);
+  snprintf(message, sizeof message, "%s", tile_error(ctx));
+  CHECK((s == TILE_OK) == !message[0] && (s == TILE_OK || s == TILE_ERROR_ARGUMENT));
+  if (on_cpu) *on_cpu = tile_context_on_cpu(ctx);
+  tile_context_destroy(ctx);
+  return message;
+}
+
+static void test_environment(void) {
+  int on = -1;
+  /* TILE_INTERPRET: once only "1" turned it on, and "true" silently ran on the GPU */
+  const char *yes[] = {"1", "true", "TRUE", "yes", "Yes", "on", "ON"}, *no[] = {"", "0", "false", "False", "no", "off", "OFF"};
+  for (int i = 0; i < 7; i++) {
+    CHECK(!strcmp(create_with("TILE_INTERPRET", yes[i], &on), "") && on == 1);
+    CHECK(!strcmp(create_with("TILE_INTERPRET", no[i], &on), "") && on == 0);
+  }
+  CHECK(!strcmp(create_with("TILE_INTERPRET", "maybe", &on),
+                "TILE_INTERPRET is 'maybe': expected 1, true, yes or on (kernels run on the CPU interpreter), "
+                "or 0, false, no, off or nothing"));
+  CHECK(on == 0);
+  CHECK(!strcmp(create_with("TILE_INTERPRET", "2", NULL), "TILE_INTERPRET is '2': expected 1, true, yes or on "
+                                                          "(kernels run on the CPU interpreter), or 0, false, no, off or nothing"));
+  CHECK(!strcmp(create_with("TILE_PRINT_AUTOTUNING", "Yes", NULL), ""));
+  CHECK_CONTAINS(create_with("TILE_PRINT_AUTOTUNING", "verbose", NULL), "TILE_PRINT_AUTOTUNING is 'verbose': expected 1, true");
+  /* the numbers, one parser: once TILE_INTERPRET_TIMEOUT=abc was the default without a word */
+  CHECK(!strcmp(create_with("TILE_INTERPRET_TIMEOUT", "abc", NULL),
+                "TILE_INTERPRET_TIMEOUT is 'abc': expected a number of seconds from 0 (no limit) to 1000000000"));
+  CHECK(!strcmp(create_with("TILE_INTERPRET_TIMEOUT", "-1", NULL),
+                "TILE_INTERPRET_TIMEOUT is '-1': expected a number of seconds from 0 (no limit) to 1000000000"));
+  CHECK(!strcmp(create_with("TILE_INTERPRET_TIMEOUT", "nan", NULL),
+                "TILE_INTERPRET_TIMEOUT is 'nan': expected a number of seconds from 0 (no limit) to 1000000000"));
+  CHECK(!strcmp(create_with("TILE_INTERPRET_TIMEOUT", "0.25", NULL), ""));
+  CHECK(!strcmp(create_with("TILE_INTERPRET_TIMEOUT", "0", NULL), ""));
+  CHECK(!strcmp(create_with("TILE_PTXAS_TIMEOUT", "5m", NULL),
+                "TILE_PTXAS_TIMEOUT is '5m': expected a whole number of seconds from 0 (no limit) to 16777216"));
+  CHECK(!strcmp(create_with("TILE_PTXAS_TIMEOUT", "1.5", NULL),
+                "TILE_PTXAS_TIMEOUT is '1.5': expected a whole number of seconds from 0 (no limit) to 16777216"));
+  CHECK(!strcmp(create_with("TILE_PTXAS_TIMEOUT", "16777217", NULL),
+                "TILE_PTXAS_TIMEOUT is '16777217': expected a whole number of seconds from 0 (no limit) to 16777216"));
+  CHECK(!strcmp(create_with("TILE_PTXAS_TIMEOUT", "16777216", NULL), ""));
+  CHECK(!strcmp(create_with("TILE_PTXAS_MEMORY", "-1", NULL),
+                "TILE_PTXAS_MEMORY is '-1': expected a whole number of MiB from 0 (no limit) to 1073741824"));
+  CHECK(!strcmp(create_with("TILE_PTXAS_MEMORY", "99999999999999999999999", NULL),
+                "TILE_PTXAS_MEMORY is '99999999999999999999999': expected a whole number of MiB from 0 (no limit) to 1073741824"));
+  CHECK(!strcmp(create_with("TILE_COMPILE_THREADS", "65", NULL),
+                "TILE_COMPILE_THREADS is '65': expected a whole number of threads from 0 (one per core, at most 16) to 64"));
+  CHECK(!strcmp(create_with("TILE_COMPILE_THREADS", "4x", NULL),
+                "TILE_COMPILE_THREADS is '4x': expected a whole number of threads from 0 (one per core, at most 16) to 64"));
+  CHECK(!strcmp(create_with("TILE_COMPILE_THREADS", "64", NULL), ""));
+  /* a long value is cut in the message, not overflowing it */
+  char long_value[600];
+  memset(long_value, '7', sizeof long_value - 1);
+  long_value[sizeof long_value - 1] = 0;
+  CHECK_CONTAINS(create_with("TILE_PTXAS_MEMORY", long_value, NULL),
+                 "TILE_PTXAS_MEMORY is '7777777777777777777777777777777777777777': expected");
+  /* the first bad variable is named; the context keeps the defaults and runs */
+  setenv("TILE_INTERPRET_TIMEOUT", "soon", 1);
+  setenv("TILE_INTERPRET", "1", 1);
+  tile_context *ctx = NULL;
+  CHECK(tile_context_create(&ctx) == TILE_ERROR_ARGUMENT);
+  CHECK_CONTAINS(tile_error(ctx), "TILE_INTERPRET_TIMEOUT is 'soon'");
+  unsigned grid[3] = {1, 1, 1};
+  float x[8];
+  tile_arg args[] = {tile_buffer(x, "fp32", 8), tile_int(8)};
+  tile_options o = with_block();
+  CHECK(tile_run_cpu(ctx, "fill.tl", store_n, sizeof store_n - 1, &o, grid, args, 2, NULL) == TILE_OK && x[7] == 7);
+  tile_context_destroy(ctx);
+  unsetenv("TILE_INTERPRET_TIMEOUT");
+  unsetenv("TILE_INTERPRET");
+}
+
+/* ---- 3c. struct sizes (docs/abi.md, section 10) --------------------------------------------- */
+
+/* A struct from a newer tile.h (larger) is refused, naming both sizes; tile_options_init_size writes
+ * nothing past the size it is given; a tile_arg not made by the makers is refused before it is read. */
+static void test_struct_sizes(void) {
+  tile_context *ctx = cpu_context();
+  const char *text;
+  struct {
+    tile_options o;
+    long long newer_field;
+    unsigned char guard[16];
+  } big;
+  memset(&big, 0xAB, sizeof big);
+  tile_options_init_size(&big.o, sizeof big.o + sizeof big.newer_field);
+  CHECK(big.newer_field == 0 && big.guard[0] == 0xAB && big.guard[15] == 0xAB && big.o.config == -1);
+  CHECK(tile_emit(ctx, "k.tl", store_n, sizeof store_n - 1, &big.o, TILE_STAGE_TOKENS, &text) == TILE_ERROR_ARGUMENT);
+  char want[256];
+  snprintf(want, sizeof want, "tile_emit: options: struct_size is %zu, larger than the tile_options of this library (%zu "
+           "bytes, tile %s): the program was built against a newer tile.h", sizeof big.o + 8, sizeof big.o, tile_version());
+  CHECK(!strcmp(tile_error(ctx), want));
+  CHECK(tile_options_check(ctx, &big.o) == TILE_ERROR_ARGUMENT);
+  /* a size smaller than any layout: only struct_size is written, and it is refused */
+  tile_options small;
+  memset(&small, 0xAB, sizeof small);
+  tile_options_init_size(&small, 16);
+  CHECK(small.struct_size == 16 && small.num_defines == (int)0xABABABAB);
+  CHECK(tile_options_check(ctx, &small) == TILE_ERROR_ARGUMENT);
+  CHECK_CONTAINS(tile_error(ctx), "options: struct_size is 16, not the size of a tile_options (");
+  /* a tile_arg of another size among good ones */
+  tile_options o = with_block();
+  float x[8];
+  tile_arg args[] = {tile_buffer(x, "fp32", 8), tile_int(8)};
+  args[1].struct_size = sizeof(tile_arg) + 8;
+  unsigned grid[3] = {1, 1, 1};
+  CHECK(tile_run_cpu(ctx, "fill.tl", store_n, sizeof store_n - 1, &o, grid, args, 2, NULL) == TILE_ERROR_ARGUMENT);
+  snprintf(want, sizeof want, "argument 1: struct_size is %zu, larger than the tile_arg of this library (%zu bytes, tile "
+           "%s): the program was built against a newer tile.h", sizeof(tile_arg) + 8, sizeof(tile_arg), tile_version());
+  CHECK(!strcmp(tile_error(ctx), want));
+  tile_kernel *k;
+  CHECK(tile_kernel_create(ctx, "fill.tl", store_n, sizeof store_n - 1, &o, &k) == TILE_OK);
+  args[1].struct_size = 0;
+  CHECK(tile_launch(k, grid, NULL, args, 2) == TILE_ERROR_ARGUMENT);
+  CHECK_CONTAINS(tile_error(ctx), "tile_launch: argument 1: struct_size is 0, not the size of a tile_arg (");
+  tile_context_destroy(ctx);
+}
+
 /* ---- 4. options out of range at the edge ------------------------------------------------- */
 
 static void test_option_ranges(void) {
@@ -345,7 +472,7 @@ int main(int argc, char **argv) {
     void (*run)(void);
   } tests[] = {
 #define TEST(name) {#name, test_##name},
-      TEST(null_defines) TEST(foreign_handles) TEST(run_cpu_checks_arguments) TEST(float_that_does_not_fit) TEST(huge_count) TEST(endless_loop)
+      TEST(null_defines) TEST(foreign_handles) TEST(run_cpu_checks_arguments) TEST(float_that_does_not_fit) TEST(huge_count) TEST(endless_loop) TEST(environment) TEST(struct_sizes)
       TEST(option_ranges) TEST(constexpr_on_cpu) TEST(metadata_numbers) TEST(fifo_source)
 #undef TEST
   };

@@ -107,19 +107,38 @@ static const char usage[] =
     "  --version             print the version and exit\n"
     "  --help                print this help and exit\n"
     "\n"
-    "tilec pack writes a kernel bundle (docs/abi.md, section 12): for each signature,\n"
-    "config (--config all, the default: every @triton.autotune config) and\n"
-    "architecture a cubin, its PTX and their metadata, and the tile IR the CPU\n"
-    "interpreter runs; tile_kernel_load_bundle loads it.  --launcher STEM also writes\n"
-    "STEM.h and STEM.c: the bundle as bytes, KERNEL_load() and a typed KERNEL_launch()\n"
-    "whose grid is --grid's expression over the integer parameters and constexprs\n"
-    "(\"(triton.cdiv(n_elements, meta['BLOCK_SIZE']),)\"), else a grid argument.\n"
+    "tilec run FILE.tl ... runs a kernel on the CPU interpreter or the GPU with\n"
+    "arguments from the command line; tilec pack FILE.tl ... writes a kernel\n"
+    "bundle. 'tilec run --help' and 'tilec pack --help' describe them.\n";
+
+static const char pack_usage[] =
+    "usage: tilec pack FILE.tl --signature SIG [--signature SIG]... --arch ARCH[,ARCH]...\n"
+    "                  [--kernel NAME] [-D NAME=VALUE]... [--config N|all] -o KERNEL.tlk\n"
+    "                  [--launcher STEM [--grid EXPR]] [options]\n"
     "\n"
-    "tilec run runs the kernel on the CPU interpreter (--device cpu, the default)\n"
-    "or the GPU (--device gpu; the kernel is compiled for the GPU present). Each ARG, one per\n"
-    "non-constexpr parameter: a number (a scalar), PATH.npy (an input buffer of\n"
-    "the file's dtype), or out:PATH.npy:DTYPE:D0xD1... (an output buffer, poisoned\n"
-    "before the run and written to PATH after it).\n";
+    "Writes a kernel bundle (docs/abi.md, section 12): for each signature, config\n"
+    "and architecture a cubin, its PTX and their metadata, and the tile IR the CPU\n"
+    "interpreter runs; tile_kernel_load_bundle loads it.\n"
+    "\n"
+    "options:\n"
+    "  -o FILE.tlk           the bundle to write (required)\n"
+    "  --signature SIG       one specialisation, in Triton's AOT form (\"*fp32:16,i32\");\n"
+    "                        repeat it for more (1 to 64)\n"
+    "  --arch ARCH[,ARCH]... the targets, 1 to 16 (sm_80,sm_90a)\n"
+    "  --kernel NAME         the kernel to pack (default: the one function no other\n"
+    "                        function calls)\n"
+    "  -D NAME=VALUE         value of a tl.constexpr parameter\n"
+    "  --config N|all        the @triton.autotune configs to bundle: config N alone, or\n"
+    "                        all of them (the default); a launch tunes among them\n"
+    "  --launcher STEM       also write STEM.h and STEM.c: the bundle as bytes,\n"
+    "                        KERNEL_load() and a typed KERNEL_launch()\n"
+    "  --grid EXPR           the launcher's grid, Triton's expression over the integer\n"
+    "                        parameters and constexprs (\"(triton.cdiv(n_elements,\n"
+    "                        meta['BLOCK_SIZE']),)\"); without it KERNEL_launch takes\n"
+    "                        a grid argument\n"
+    "  --help                print this help and exit\n"
+    "The compile options of 'tilec --help' (--num-warps, --num-stages, --refill,\n"
+    "--tma, --passes, --libdevice, --time) apply to every image.\n";
 
 static int usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "tilec: error: ");
@@ -173,7 +192,7 @@ static int parse_args(int argc, char **argv, Args *a) {
     const char *arg = argv[i], *v, *missing = tilec_missing_value(argc, argv, i, valued);
     if (missing) return usage_error("%s needs a value", missing);
     if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
-      fputs(usage, stdout);
+      fputs(a->pack ? pack_usage : usage, stdout);
       return 2;
     } else if (!strcmp(arg, "--version")) {
       printf("tilec %s (%s)\n", tile_version(), tile_build_info());
@@ -371,11 +390,8 @@ static int compile(int argc, char **argv) {
       return usage_error("unknown --emit stage '%s' (expected tokens, ast, tir, axisinfo, tgir, llir, ptx, metadata or cubin)",
                          a.emit);
   }
-  tile_context *ctx;
-  if (tile_context_create(&ctx) != TILE_OK) {
-    fprintf(stderr, "tilec: error: out of memory\n");
-    return 1;
-  }
+  tile_context *ctx = tilec_context("tilec");
+  if (!ctx) return 1;
   int rc;
   if (tile_options_check(ctx, &a.opts) != TILE_OK) { /* the ranges the library takes, as every API call checks */
     fprintf(stderr, "tilec: error: %s\n", tile_error(ctx));
@@ -427,10 +443,9 @@ static int pack(int argc, char **argv) {
   size_t len, size;
   char *source = tilec_read_file(a.input, &len);
   if (!source) return 1;
-  tile_context *ctx;
-  if (tile_context_create(&ctx) != TILE_OK) {
+  tile_context *ctx = tilec_context("tilec");
+  if (!ctx) {
     free(source);
-    fprintf(stderr, "tilec: error: out of memory\n");
     return 1;
   }
   const void *bundle = NULL;

@@ -2,9 +2,11 @@
  * from the command line, .npy inputs and outputs.
  *   tilec run FILE.tl [--kernel NAME] --grid G0[,G1[,G2]] [-D NAME=VALUE]...
  *             [--device cpu|gpu] [--passes=LIST] -- ARG...
- * ARG is a number (a scalar), PATH.npy (an input buffer of the file's dtype)
- * or out:PATH.npy:DTYPE:D0xD1... (an output buffer, poisoned before the run
- * and written to PATH after it).  Both devices go through the same calls
+ * ARG is a number (a scalar), PATH.npy (an input buffer of the file's dtype),
+ * out:PATH.npy:DTYPE:D0xD1... (an output buffer, poisoned before the run and
+ * written to PATH after it), zeros:PATH.npy:DTYPE:D0xD1... (the same, starting
+ * at zero: an atomic accumulator) or inout:PATH.npy (read from PATH, written
+ * back to it after the run).  Both devices go through the same calls
  * (tile_malloc, copies, tile_kernel_create_file, tile_launch): with --device
  * cpu the context runs on the interpreter. */
 #include "run.h"
@@ -13,6 +15,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,15 +32,49 @@ struct RunArgs {
   tile_arg args[MAX_ARGS];
   NpyArray arrays[MAX_ARGS];     /* inputs and outputs (an output's dtype and shape once parsed), freed at the end */
   const char *out_paths[MAX_ARGS]; /* malloc'd */
-  const char *in_paths[MAX_ARGS]; /* the .npy inputs, borrowed from argv */
+  const char *in_paths[MAX_ARGS]; /* the .npy inputs (inout: too), borrowed from argv */
+  int zeros[MAX_ARGS];           /* an output that starts at zero (zeros:), not poisoned */
   void *buffers[MAX_ARGS];       /* each buffer's device copy */
   int n_args;
 };
 
-static int run_error(const char *fmt, const char *arg) {
+static const char run_usage[] =
+    "usage: tilec run FILE.tl [--kernel NAME] --grid G0[,G1[,G2]] [-D NAME=VALUE]...\n"
+    "                 [--device cpu|gpu] [--signature SIG] [--passes=LIST] -- ARG...\n"
+    "\n"
+    "Runs a kernel on the CPU interpreter (--device cpu, the default) or the GPU\n"
+    "(--device gpu; the kernel is compiled for the GPU present), through the same\n"
+    "calls a C program makes (tile_malloc, tile_kernel_create_file, tile_launch).\n"
+    "\n"
+    "options:\n"
+    "  --grid G0[,G1[,G2]]   the number of programs along each axis (required)\n"
+    "  --kernel NAME         the kernel to run (default: the one function no other\n"
+    "                        function calls)\n"
+    "  -D NAME=VALUE         value of a tl.constexpr parameter\n"
+    "  --device cpu|gpu      where it runs (default cpu)\n"
+    "  --signature SIG       parameter types, instead of the arguments' own\n"
+    "  --passes=LIST         tile IR passes to run (none: the IR as lowered)\n"
+    "  --help                print this help and exit\n"
+    "\n"
+    "Each ARG, one per non-constexpr parameter, is one of:\n"
+    "  NUMBER                a scalar: an integer (0x for hex), else a float\n"
+    "  PATH.npy              an input buffer of the file's dtype and shape\n"
+    "  out:PATH.npy:DTYPE:D0xD1...\n"
+    "                        an output buffer of that dtype and shape, poisoned (NaN,\n"
+    "                        or 0xA5 bytes) before the run, written to PATH after it\n"
+    "  zeros:PATH.npy:DTYPE:D0xD1...\n"
+    "                        the same, but starting at zero (an atomic accumulator)\n"
+    "  inout:PATH.npy        read from PATH before the run, written back to it after\n"
+    "No output may be the kernel's source or another argument's file.\n";
+
+static int run_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int run_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
   fprintf(stderr, "tilec run: error: ");
-  fprintf(stderr, fmt, arg);
+  vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
+  va_end(ap);
   return 1;
 }
 
@@ -71,15 +108,16 @@ static void poison(NpyArray *a) {
   }
 }
 
-/* out:PATH.npy:DTYPE:D0xD1... */
+/* out:PATH.npy:DTYPE:D0xD1... and zeros:PATH.npy:DTYPE:D0xD1... */
 static int parse_output(RunArgs *r, const char *arg) {
   char buf[1024];
-  snprintf(buf, sizeof buf, "%s", arg + 4);
+  const char *kind = r->zeros[r->n_args] ? "zeros" : "out";
+  snprintf(buf, sizeof buf, "%s", strchr(arg, ':') + 1);
   char *dims = strrchr(buf, ':');
-  if (!dims) return run_error("'%s': expected out:PATH.npy:DTYPE:D0xD1...", arg);
+  if (!dims) return run_error("'%s': expected %s:PATH.npy:DTYPE:D0xD1...", arg, kind);
   *dims++ = 0;
   char *dtype = strrchr(buf, ':');
-  if (!dtype) return run_error("'%s': expected out:PATH.npy:DTYPE:D0xD1...", arg);
+  if (!dtype) return run_error("'%s': expected %s:PATH.npy:DTYPE:D0xD1...", arg, kind);
   *dtype++ = 0;
   NpyDtype t;
   if (npy_dtype_from_name(dtype, &t)) return run_error("unknown dtype '%s' (expected e.g. fp32, fp16, i32)", dtype);
@@ -128,18 +166,33 @@ static int parse_scalar(const char *s, int index, tile_arg *out) {
   return 1;
 }
 
+static int is_npy(const char *path) {
+  size_t n = strlen(path);
+  return n >= 4 && !strcmp(path + n - 4, ".npy");
+}
+
+/* inout:PATH.npy: an input whose buffer is written back to its file. */
+static int parse_inout(RunArgs *r, const char *arg) {
+  const char *path = arg + 6;
+  if (!is_npy(path)) return run_error("'%s': expected inout:PATH.npy", arg);
+  r->in_paths[r->n_args] = path;
+  if (!(r->out_paths[r->n_args++] = strdup(path))) return run_error("%s", "out of memory");
+  return 0;
+}
+
 static int parse_kernel_arg(RunArgs *r, const char *arg) {
   if (r->n_args == MAX_ARGS) return run_error("%s", "too many arguments (the limit is 64)");
   if (!strncmp(arg, "out:", 4)) return parse_output(r, arg);
+  if (!strncmp(arg, "zeros:", 6)) return r->zeros[r->n_args] = 1, parse_output(r, arg);
+  if (!strncmp(arg, "inout:", 6)) return parse_inout(r, arg);
   int scalar = parse_scalar(arg, r->n_args + 1, &r->args[r->n_args]);
   if (scalar) return scalar < 0 ? 1 : (r->n_args++, 0);
-  size_t n = strlen(arg);
-  if (n < 4 || strcmp(arg + n - 4, ".npy")) return run_error("argument '%s' is not a number, a .npy file or out:...", arg);
+  if (!is_npy(arg)) return run_error("argument '%s' is not a number, a .npy file, out:, zeros: or inout:...", arg);
   r->in_paths[r->n_args++] = arg;
   return 0;
 }
 
-/* Reads the inputs and makes the outputs, poisoned: the files parsing only named. */
+/* Reads the inputs and makes the outputs, poisoned (zeros: zeroed): the files parsing only named. */
 static int load_buffers(RunArgs *r) {
   for (int i = 0; i < r->n_args; i++) {
     NpyArray *a = &r->arrays[i], spec = *a; /* npy_alloc clears *a before reading the shape */
@@ -148,21 +201,22 @@ static int load_buffers(RunArgs *r) {
     if (r->in_paths[i] ? npy_read(r->in_paths[i], a, err, sizeof err)
                        : npy_alloc(a, spec.dtype, spec.rank, spec.shape, err, sizeof err))
       return run_error("%s", err);
-    if (r->out_paths[i]) poison(a);
+    if (r->out_paths[i] && !r->in_paths[i] && !r->zeros[i]) poison(a); /* npy_alloc's memory is zeroed */
     r->args[i] = tile_buffer(a->data, npy_dtype_name(a->dtype), a->count);
   }
   return 0;
 }
 
 /* An output written over the kernel's source, an input or another output
- * would destroy it (compared by identity: tilec_same_file). */
+ * would destroy it (compared by identity: tilec_same_file); an inout:
+ * argument's own input is its output. */
 static int clobbers(const RunArgs *r) {
   for (int i = 0; i < r->n_args; i++) {
     const char *out = r->out_paths[i];
     if (!out) continue;
     if (tilec_same_file(out, r->input)) return run_error("cannot write '%s': it is the kernel's source", out);
     for (int j = 0; j < r->n_args; j++) {
-      const char *other = r->in_paths[j] ? r->in_paths[j] : j < i ? r->out_paths[j] : NULL;
+      const char *other = j == i ? NULL : r->in_paths[j] ? r->in_paths[j] : j < i ? r->out_paths[j] : NULL;
       if (other && tilec_same_file(out, other))
         return run_error("cannot write '%s': it is also another argument's file", out);
     }
@@ -258,13 +312,22 @@ int tilec_same_file(const char *a, const char *b) {
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino && (na == nb || (na && nb && !strcmp(na, nb)));
 }
 
+tile_context *tilec_context(const char *who) {
+  tile_context *ctx = NULL;
+  if (tile_context_create(&ctx) == TILE_OK) return ctx;
+  fprintf(stderr, "%s: error: %s\n", who, ctx ? tile_error(ctx) : "out of memory");
+  tile_context_destroy(ctx);
+  return NULL;
+}
+
 static int fail(tile_context *ctx, tile_status s) {
   fputs(tile_diagnostics(ctx), stderr);
   if (s != TILE_ERROR_COMPILE) fprintf(stderr, "tilec run: error: %s\n", tile_error(ctx));
   return 1;
 }
 
-/* Each buffer to the device (outputs too: their poison shows what the kernel did not write). */
+/* Each buffer to the device (outputs too: their poison shows what the kernel did not write, their zeros are
+ * what an accumulator starts from). */
 static tile_status to_device(tile_context *ctx, RunArgs *r) {
   for (int i = 0; i < r->n_args; i++) {
     if (r->args[i].kind != TILE_ARG_BUFFER) continue;
@@ -296,8 +359,8 @@ static int write_outputs(RunArgs *r) {
 }
 
 static int execute(RunArgs *r) {
-  tile_context *ctx;
-  if (tile_context_create(&ctx) != TILE_OK) return run_error("%s", "out of memory");
+  tile_context *ctx = tilec_context("tilec run");
+  if (!ctx) return 1;
   tile_kernel *k = NULL;
   tile_status s = !strcmp(r->device, "cpu") ? tile_context_use_cpu(ctx) : TILE_OK;
   if (s == TILE_OK) s = to_device(ctx, r);
@@ -331,7 +394,15 @@ void tilec_run_free(RunArgs *r) {
   free(r);
 }
 
+/* --help before the `--` that starts the kernel's arguments. */
+static int wants_help(int argc, char **argv) {
+  for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return 1;
+  return 0;
+}
+
 int tilec_run(int argc, char **argv) {
+  if (wants_help(argc, argv)) return fputs(run_usage, stdout), 0;
   RunArgs *r = tilec_run_parse(argc, argv);
   int rc = !r || load_buffers(r) || execute(r);
   tilec_run_free(r);

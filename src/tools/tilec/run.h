@@ -11,6 +11,8 @@ typedef struct RunArgs RunArgs;
  * stderr, when it is wrong. */
 RunArgs *tilec_run_parse(int argc, char **argv);
 void tilec_run_free(RunArgs *r);
+/* A context, or NULL with why on stderr ("WHO: error: TILE_INTERPRET is 'maybe': ..."). */
+tile_context *tilec_context(const char *who);
 /* A whole file (at most 64 MiB), malloc'd and NUL-terminated; NULL, with
  * "cannot read 'PATH': why" on stderr, if it cannot be read. */
 char *tilec_read_file(const char *path, size_t *len);

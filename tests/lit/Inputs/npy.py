@@ -8,6 +8,7 @@
   npy.py affine X Y R C XS YS A B    check Y[r*YS+c] == fp32(X[r*XS+c]*A + B) for r < R, c < C and every
                                      other element of Y NaN (as tilec run leaves outputs no one writes)
   npy.py matmulf X Y Z M K N         check Z == X @ Y (fp32, row-major) within 1e-5 * (1 + sum |x*y|)
+  npy.py histogram X H BINS [S]      check H[b] == S * (count of X's values v with (v + 100) % BINS == b) (S: 1)
   npy.py print PATH                  print the values, one line
 """
 import math
@@ -89,6 +90,11 @@ def main(argv):
                 if len(z) != m * n or not abs(z[i * n + j] - ref) <= 1e-5 * (1 + size):
                     bad.append(i * n + j)
         print("ok %d" % len(z) if not bad else "mismatch at %s" % bad[:5])
+    elif cmd == "histogram":
+        x, h, bins = load(argv[2]), load(argv[3]), int(argv[4])
+        scale = int(argv[5]) if len(argv) > 5 else 1
+        ref = [scale * sum(1 for v in x if (v + 100) % bins == b) for b in range(bins)]
+        print("ok %d" % len(x) if h == ref else "mismatch: %s, expected %s" % (h, ref))
     elif cmd == "softmax":
         x, z, rows, cols = load(argv[2]), load(argv[3]), int(argv[4]), int(argv[5])
         worst = 0.0
