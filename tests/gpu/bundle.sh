@@ -67,7 +67,7 @@ EOF
 {
   cat "$bundle/files.txt"
   (cd "$build" && ls libtile.so.[0-9] libtile_rt.so.[0-9] tilec examples/vector_add examples/softmax examples/matmul examples/attention \
-    bench/bench 2>/dev/null)
+    bench/bench bench/launch_host 2>/dev/null)
 } | sort -u >"$bundle/files.all"
 while read -r file; do
   mkdir -p "$bundle/build/$(dirname "$file")"
