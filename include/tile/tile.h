@@ -107,7 +107,7 @@ typedef struct tile_options {
   const char *libdevice;     /* libdevice.10.bc, linked when a kernel calls math the GPU has no instruction
                                 for (logf, sinf, fp64 exp); NULL: the context's (TILE_LIBDEVICE_PATH, else
                                 $CUDA_HOME/nvvm/libdevice/libdevice.10.bc, else under /usr/local/cuda) */
-  int refill;                /* when a pipelined loop with a dot refills its shared-memory buffers:
+  tile_refill refill;        /* when a pipelined loop with a dot refills its shared-memory buffers:
                                 TILE_REFILL_AUTO (0: the compiler's choice, and a JIT kernel's autotuner
                                 times the other schedule too), _EARLY (at the top of an iteration, with
                                 one buffer more where it fits), _LATE (after the iteration's reads and a
@@ -115,7 +115,7 @@ typedef struct tile_options {
   int time_stages;           /* nonzero: each compilation adds a note to tile_diagnostics with the
                                 milliseconds of each stage that ran ("time: frontend 0.42 ms, tile IR ...,
                                 ptxas 21.3 ms; total 35.1 ms"); a disk-cache hit compiles nothing */
-  int tma;                   /* TILE_TMA_AUTO (0): on sm_90a a pipelined loop's wgmma operands come by the
+  tile_tma tma;              /* TILE_TMA_AUTO (0): on sm_90a a pipelined loop's wgmma operands come by the
                                 tensor memory accelerator where their pointers and masks describe a 2-D box
                                 of a parameter's tensor (the launch encodes its tensor map; docs/tgir.md);
                                 TILE_TMA_OFF: always cp.async */

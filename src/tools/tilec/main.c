@@ -233,11 +233,11 @@ static int parse_args(int argc, char **argv, Args *a) {
     } else if ((v = option_value(argc, argv, &i, "--num-stages"))) {
       if (!integer(v, &a->opts.num_stages)) return usage_error("--num-stages needs a number from 1 to 16, got '%s'", v);
     } else if ((v = option_value(argc, argv, &i, "--refill"))) {
-      const char *when[] = {"auto", "early", "late"};
-      a->opts.refill = -1;
-      for (int w = 0; w < 3; w++)
-        if (!strcmp(v, when[w])) a->opts.refill = w;
-      if (a->opts.refill < 0) return usage_error("--refill needs auto, early or late, got '%s'", v);
+      const char *when[] = {"auto", "early", "late"}; /* tile_refill's order */
+      int w = 0;
+      while (w < 3 && strcmp(v, when[w])) w++;
+      if (w == 3) return usage_error("--refill needs auto, early or late, got '%s'", v);
+      a->opts.refill = (tile_refill)w;
     } else if ((v = option_value(argc, argv, &i, "--tma"))) {
       if (strcmp(v, "auto") && strcmp(v, "off")) return usage_error("--tma needs auto or off, got '%s'", v);
       a->opts.tma = strcmp(v, "off") ? TILE_TMA_AUTO : TILE_TMA_OFF;
