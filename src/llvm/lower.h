@@ -88,13 +88,15 @@ enum { MMA_F16, MMA_BF16, MMA_TF32, MMA_S8 };
   X(target, cp_async_commit, (Lower *L))                                                                     \
   X(target, cp_async_wait, (Lower *L, int pending))                                                          \
   /* wgmma (sm_90a), by the 128 threads of a warpgroup: wgmma.fence; one m64n{n}k{16,8} (kind MMA_F16,    \
-   * MMA_BF16, MMA_TF32) on acc[n / 2] (f32, updated in place) from shared-memory descriptors (i64);      \
-   * commit_group; wait_group (acc: the registers that must be ready after it) */                            \
+   * MMA_BF16, MMA_TF32) on acc[n / 2] (f32, updated in place) from shared-memory descriptors (i64), or    \
+   * with a_desc NULL A from a_words[4] (i32: fp16/bf16 pairs, mma.sync's A fragment; no trans_a);        \
+   * commit_group; wait_group (acc: the registers that must be ready after it; keep: inputs that must      \
+   * stay live until it, a register A's words) */                                                           \
   X(target, wgmma_fence, (Lower *L))                                                                         \
-  X(target, wgmma, (Lower *L, int kind, int n, LLVMValueRef *acc, LLVMValueRef a_desc, LLVMValueRef b_desc, \
-                    int trans_a, int trans_b))                                                               \
+  X(target, wgmma, (Lower *L, int kind, int n, LLVMValueRef *acc, LLVMValueRef a_desc, LLVMValueRef *a_words, \
+                    LLVMValueRef b_desc, int trans_a, int trans_b))                                          \
   X(target, wgmma_commit, (Lower *L))                                                                        \
-  X(target, wgmma_wait, (Lower *L, int pending, LLVMValueRef *acc, int n_acc))                              \
+  X(target, wgmma_wait, (Lower *L, int pending, LLVMValueRef *acc, int n_acc, LLVMValueRef *keep, int n_keep)) \
   /* fence.proxy.async.shared::cta: generic-proxy writes to shared memory seen by wgmma */                  \
   X(target, fence_proxy_async, (Lower *L))
 #define TARGET_TC_FIELD(target, name, params) void (*name) params;

@@ -1,6 +1,9 @@
 /* dot on wgmma (version 3 mma layouts, sm_90a).
  *
- * A and B are buffers in NVMMA layouts (accelerate-matmul put them there).
+ * B is a buffer in an NVMMA layout (accelerate-matmul put it there); A is
+ * one too, or a tile in the mma's #dot_op layout: wgmma's register form,
+ * whose four 32-bit registers per thread are mma.sync's A fragment for
+ * the warp's 16 rows of the warpgroup's 64.
  * Four consecutive warps make a warpgroup of 64 rows; each warpgroup
  * issues, per K step of the instruction (16, or 8 for tf32) and per
  * repetition of its m64n{n} tile over the dot's tile, one
@@ -17,7 +20,11 @@
  * Operands stored along M or N (imm-trans 1) are allowed for fp16 and bf16.
  *
  * The wgmmas of one dot are one commit group; without a dot_wait using the
- * result, the dot waits for it at once (wait_group 0).  Operands written
+ * result, the dot waits for it at once (wait_group 0).  A register-A dot
+ * always waits so (the pipeline step leaves only dots reading two
+ * pipelined buffers in flight): the ISA forbids changing A's registers
+ * before the wgmma that reads them completes, and the wait, which also
+ * takes them as inputs, keeps them live until then.  Operands written
  * by st.shared are fenced with fence.proxy.async before the barrier that
  * publishes them; cp.async's are not (lower_async.c).  tf32 operands
  * are not rounded first: the tensor cores ignore the low 13 bits. */
@@ -72,6 +79,22 @@ static LLVMValueRef descriptor(Lower *L, const Operand *o, int64_t row, int64_t 
   return LLVMBuildAdd(L->b, o->start, lower_int(L, L->i64, off >> 4), "");
 }
 
+/* The four words of A for the instruction at rows m.. and K k0.. (register
+ * parts): a0 rows +0 K +0..1, a1 rows +8, a2 K +8, a3 both, each a pair
+ * of K-consecutive fp16 or bf16 elements in one register. */
+static void register_a(Lower *L, const LinearLayout *la, Regs a, int64_t m, int64_t k0, LLVMValueRef *words) {
+  int64_t cols = la->shape[1];
+  for (int i = 0; i < 4; i++) {
+    LLVMValueRef pair[2];
+    for (int j = 0; j < 2; j++) {
+      int r = ll_find_register(la, (uint32_t)((m + 8 * (i & 1)) * cols + k0 + 8 * (i >> 1) + j));
+      if (r < 0) lower_fail(L, "internal error: a wgmma register A lacks an element its accumulator tile needs");
+      pair[j] = a.v[r];
+    }
+    words[i] = lower_pack(L, pair, 2, L->i32);
+  }
+}
+
 static int wgmma_kind(DType t) { return t == DT_BF16 ? MMA_BF16 : t == DT_FP32 ? MMA_TF32 : MMA_F16; }
 
 /* Whether a dot_wait takes the dot's result (the wait is there, later). */
@@ -83,30 +106,51 @@ static int waited_later(Lower *L, const TirOp *op) {
 void lower_wgmma_dot(Lower *L, const TirOp *op) {
   const Layout *mma = tir_layout(L->f, op->results.data[0]);
   const Type *ta = lower_type(L, op->operands.data[0]);
-  if (!layout_is_shared(tir_layout(L->f, op->operands.data[0])))
-    lower_fail(L, "wgmma with A in registers is not supported (A must be in shared memory)");
+  int a_regs = !layout_is_shared(tir_layout(L->f, op->operands.data[0]));
+  if (a_regs && ta->elem != DT_FP16 && ta->elem != DT_BF16)
+    lower_fail(L, "wgmma with A in registers takes fp16 or bf16 (A is %s)", dtype_name(ta->elem));
   LinearLayout acc_ll;
   lower_linear(L, op->results.data[0], &acc_ll);
   if (acc_ll.n_reg < 2 || acc_ll.reg[0] != 1 || acc_ll.reg[1] != 8 * (uint32_t)acc_ll.shape[1] ||
       acc_ll.shape[0] < 16 * mma->warps_per_cta[0])
     lower_fail(L, "internal error: a wgmma accumulator tile smaller than its warpgroups' instructions");
-  for (int k = 0; k < 2; k++) lower_buffer_read_async_proxy(L, op->operands.data[k]);
+  for (int k = a_regs; k < 2; k++) lower_buffer_read_async_proxy(L, op->operands.data[k]);
   Operand a, b;
-  operand(L, op->operands.data[0], 0, &acc_ll, &a);
+  LinearLayout a_ll;
+  Regs av = {0};
+  if (a_regs) {
+    lower_linear(L, op->operands.data[0], &a_ll);
+    av = lower_operand(L, op, 0, &a_ll);
+  } else {
+    operand(L, op->operands.data[0], 0, &acc_ll, &a);
+  }
   operand(L, op->operands.data[1], 1, &acc_ll, &b);
   Regs c = lower_operand(L, op, 2, &acc_ll), acc = lower_regs(L, c.n);
   for (int r = 0; r < c.n; r++) acc.v[r] = LLVMTypeOf(c.v[r]) == L->f32 ? c.v[r] : LLVMBuildFPExt(L->b, c.v[r], L->f32, "");
   int n = mma->instr[1], k_step = mma->instr[2], per = n / 2, kind = wgmma_kind(ta->elem);
+  /* the A words every wgmma reads, kept for the wait */
+  int n_words = 0;
+  LLVMValueRef *words = a_regs ? arena_alloc(L->arena, sizeof(LLVMValueRef) * (size_t)(av.n / 2 + 4)) : NULL;
+  if (a_regs && waited_later(L, op)) lower_fail(L, "internal error: a wgmma with A in registers left in flight");
   L->target->wgmma_fence(L);
   for (int64_t k0 = 0; k0 < ta->shape[1]; k0 += k_step)
-    for (int r = 0; r < acc.n; r += per) {
+    for (int r = 0, m = -1; r < acc.n; r += per) { /* repetitions along N inside those along M */
       int64_t x[MAX_RANK];
       ll_coords(&acc_ll, ll_reg_offset(&acc_ll, (uint32_t)r), x);
-      L->target->wgmma(L, kind, n, acc.v + r, descriptor(L, &a, x[0], k0), descriptor(L, &b, k0, x[1]), a.trans,
-                       b.trans);
+      LLVMValueRef b_desc = descriptor(L, &b, k0, x[1]);
+      if (!a_regs) {
+        L->target->wgmma(L, kind, n, acc.v + r, descriptor(L, &a, x[0], k0), NULL, b_desc, a.trans, b.trans);
+        continue;
+      }
+      if (x[0] != m) { /* the next 64 rows: their A words */
+        register_a(L, &a_ll, av, x[0], k0, words + n_words);
+        n_words += 4;
+        m = (int)x[0];
+      }
+      L->target->wgmma(L, kind, n, acc.v + r, NULL, words + n_words - 4, b_desc, 0, b.trans);
     }
   L->target->wgmma_commit(L);
-  if (!waited_later(L, op)) L->target->wgmma_wait(L, 0, acc.v, acc.n);
+  if (!waited_later(L, op)) L->target->wgmma_wait(L, 0, acc.v, acc.n, words, n_words);
   LLVMTypeRef et = lower_elem_type(L, lower_type(L, op->results.data[0]));
   for (int r = 0; r < acc.n && !waited_later(L, op); r++)
     if (et != L->f32) acc.v[r] = LLVMBuildFPTrunc(L->b, acc.v[r], et, "");
@@ -124,7 +168,7 @@ void lower_dot_wait(Lower *L, const TirOp *op) {
     Regs x = lower_get(L, op->operands.data[k]);
     for (int r = 0; r < x.n; r++) all[at++] = x.v[r];
   }
-  L->target->wgmma_wait(L, (int)op->ival, all, total);
+  L->target->wgmma_wait(L, (int)op->ival, all, total, NULL, 0);
   for (int k = 0, at = 0; k < op->operands.len; k++) {
     Regs x = lower_regs(L, lower_get(L, op->operands.data[k]).n);
     LLVMTypeRef et = lower_elem_type(L, lower_type(L, op->results.data[k]));

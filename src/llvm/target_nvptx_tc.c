@@ -100,20 +100,33 @@ static void tied_asm(Lower *L, const char *text, LLVMValueRef *acc, int n, LLVMV
 
 static const char *const wgmma_types[] = {[MMA_F16] = "f16.f16", [MMA_BF16] = "bf16.bf16", [MMA_TF32] = "tf32.tf32"};
 
-/* "{ .reg .pred p; setp.ne.b32 p, 1, 0; wgmma... {$0..}, $n, $n+1, p, 1, 1[, ta, tb]; }": scale-d on. */
-void nvptx_wgmma(Lower *L, int kind, int n, LLVMValueRef *acc, LLVMValueRef a_desc, LLVMValueRef b_desc, int trans_a,
-                 int trans_b) {
-  int regs = n / 2;
-  const char *trans = kind == MMA_TF32 ? "" : arena_printf(L->arena, ", %d, %d", trans_a, trans_b);
+/* "{ .reg .pred p; setp.ne.b32 p, 1, 0; wgmma... {$0..}, A, $b, p, 1, 1[, ta], tb; }": scale-d on; A is
+ * a descriptor or ({ $a0, .., $a3 }) four registers, a form without imm-trans-a. */
+void nvptx_wgmma(Lower *L, int kind, int n, LLVMValueRef *acc, LLVMValueRef a_desc, LLVMValueRef *a_words,
+                 LLVMValueRef b_desc, int trans_a, int trans_b) {
+  int regs = n / 2, n_a = a_desc ? 1 : 4;
+  const char *trans = kind == MMA_TF32 ? ""
+                      : a_desc         ? arena_printf(L->arena, ", %d, %d", trans_a, trans_b)
+                                       : arena_printf(L->arena, ", %d", trans_b);
+  const char *a = a_desc ? arena_printf(L->arena, "$%d", regs) : registers(L, regs, 4);
   const char *text = arena_printf(L->arena,
                                   "{ .reg .pred p; setp.ne.b32 p, 1, 0; wgmma.mma_async.sync.aligned.m64n%dk%d.f32.%s "
-                                  "%s, $%d, $%d, p, 1, 1%s; }",
-                                  n, kind == MMA_TF32 ? 8 : 16, wgmma_types[kind], registers(L, 0, regs), regs,
-                                  regs + 1, trans);
-  LLVMValueRef descs[2] = {a_desc, b_desc};
-  tied_asm(L, text, acc, regs, descs, 2, "l,l");
+                                  "%s, %s, $%d, p, 1, 1%s; }",
+                                  n, kind == MMA_TF32 ? 8 : 16, wgmma_types[kind], registers(L, 0, regs), a,
+                                  regs + n_a, trans);
+  LLVMValueRef in[5] = {a_desc, b_desc};
+  if (!a_desc) {
+    for (int i = 0; i < 4; i++) in[i] = a_words[i];
+    in[4] = b_desc;
+  }
+  tied_asm(L, text, acc, regs, in, n_a + 1, a_desc ? "l,l" : "r,r,r,r,l");
 }
 
-void nvptx_wgmma_wait(Lower *L, int pending, LLVMValueRef *acc, int n_acc) {
-  tied_asm(L, arena_printf(L->arena, "wgmma.wait_group.sync.aligned %d;", pending), acc, n_acc, NULL, 0, "");
+/* The registers in `keep` are inputs of the wait, so they live until it. */
+void nvptx_wgmma_wait(Lower *L, int pending, LLVMValueRef *acc, int n_acc, LLVMValueRef *keep, int n_keep) {
+  Buf cons;
+  buf_init(&cons, L->arena);
+  for (int i = 0; i < n_keep; i++) buf_printf(&cons, "%sr", i ? "," : "");
+  tied_asm(L, arena_printf(L->arena, "wgmma.wait_group.sync.aligned %d;", pending), acc, n_acc, keep, n_keep,
+           buf_cstr(&cons));
 }

@@ -65,18 +65,19 @@ void sim_wgmma_fence(Lower *L) { call0(L, "tile_sim_wgmma_fence"); }
 void sim_wgmma_commit(Lower *L) { call0(L, "tile_sim_wgmma_commit"); }
 void sim_fence_proxy_async(Lower *L) { call0(L, "tile_sim_fence_proxy_async"); }
 
-/* The simulator computes at the call; acc goes through a stack array. */
-void sim_wgmma(Lower *L, int kind, int n, LLVMValueRef *acc, LLVMValueRef a_desc, LLVMValueRef b_desc, int trans_a,
-               int trans_b) {
+/* The simulator computes at the call; acc and a register A go through stack arrays. */
+void sim_wgmma(Lower *L, int kind, int n, LLVMValueRef *acc, LLVMValueRef a_desc, LLVMValueRef *a_words,
+               LLVMValueRef b_desc, int trans_a, int trans_b) {
   LLVMValueRef d = stored(L, L->f32, acc, n / 2);
+  LLVMValueRef words = a_desc ? LLVMConstNull(L->generic_ptr) : stored(L, L->i32, a_words, 4);
   LLVMTypeRef p[9] = {L->i32, L->i32, L->generic_ptr, L->i64, L->generic_ptr, L->i64, L->i32, L->i32, L->i32};
-  LLVMValueRef a[9] = {lower_i32(L, kind), lower_i32(L, n), d, a_desc, LLVMConstNull(L->generic_ptr), b_desc,
-                       lower_i32(L, 1), lower_i32(L, trans_a), lower_i32(L, trans_b)};
+  LLVMValueRef a[9] = {lower_i32(L, kind), lower_i32(L, n), d, a_desc ? a_desc : LLVMConstInt(L->i64, 0, 0), words,
+                       b_desc, lower_i32(L, 1), lower_i32(L, trans_a), lower_i32(L, trans_b)};
   lower_call(L, "tile_sim_wgmma", L->void_t, p, 9, a);
   loaded(L, L->f32, d, n / 2, acc);
 }
 
-void sim_wgmma_wait(Lower *L, int pending, LLVMValueRef *acc, int n_acc) {
+void sim_wgmma_wait(Lower *L, int pending, LLVMValueRef *acc, int n_acc, LLVMValueRef *keep, int n_keep) {
   LLVMValueRef x = lower_i32(L, pending);
   lower_call(L, "tile_sim_wgmma_wait", L->void_t, &L->i32, 1, &x);
 }

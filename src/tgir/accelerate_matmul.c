@@ -10,9 +10,13 @@
  *     multiple of 64, fp16/bf16 (tf32 when both operands are K-major, as
  *     wgmma reads tf32 only so); warps 4 along M, doubled along M while the
  *     tile has more rows, else along N; one instruction covers N / wn
- *     columns (at most 256).  A and B go into shared memory in NVMMA
- *     layouts (local_alloc), contiguous along the dimension their source
- *     layout is contiguous in;
+ *     columns (at most 256).  B goes into shared memory in an NVMMA
+ *     layout (local_alloc), contiguous along the dimension its source
+ *     layout is contiguous in; so does A when it is loaded (through layout
+ *     conversions and transposes, from a load or a loop-carried value) or
+ *     not 16-bit: else (fp16 or bf16 computed in registers, as the P of
+ *     attention's P @ V) A stays in registers, in the #dot_op layout of the
+ *     mma (wgmma's register-A fragments), as Triton's rule has it;
  *   - else 2 (mma.sync): warps doubled along M or N, whichever has more
  *     16 x 16 tiles per warp (M on a tie), batch first for batched dots;
  *     A and B in the #dot_op layouts of the mma, converted (stage-operands
@@ -131,6 +135,22 @@ static int convert(Accel *A, int v, const Layout *l, Loc loc) {
   return tir_layout(A->f, v) == l ? v : emit_of(A, TIR_CONVERT_LAYOUT, v, l, loc);
 }
 
+/* Whether a wgmma's A stays in registers: fp16 or bf16, and computed
+ * rather than loaded (looking through layout conversions and transposes;
+ * a value without a defining op is a loop-carried one, staged as a load
+ * is).  A loaded tile is copied into shared memory anyway, and the
+ * pipeline step turns that copy into asynchronous ones; a computed one
+ * would be written there by its threads, fenced and published by a
+ * barrier, where the conversion into the fragments is (from an mma
+ * accumulator) a renaming of registers. */
+static int a_in_registers(Accel *A, const TirOp *dot) {
+  DType elem = T(A, dot->operands.data[0])->elem;
+  if (elem != DT_FP16 && elem != DT_BF16) return 0;
+  const TirOp *def = A->defs[dot->operands.data[0]];
+  while (def && (def->code == TIR_CONVERT_LAYOUT || def->code == TIR_TRANS)) def = A->defs[def->operands.data[0]];
+  return def && def->code != TIR_LOAD;
+}
+
 /* A wgmma operand: its source tile into a shared buffer in an NVMMA layout
  * contiguous where the source is (else K-major). */
 static int to_buffer(Accel *A, const TirOp *dot, int k) {
@@ -156,7 +176,7 @@ static void accelerate(Accel *A, TirOp *dot, const Plan *p) {
   }
   int bits = dtype_bits(T(A, dot->operands.data[0])->elem), kw = bits >= 32 ? 1 : 32 / bits;
   for (int k = 0; k < 2; k++) {
-    int v = p->version == 3 ? to_buffer(A, dot, k)
+    int v = p->version == 3 && (k == 1 || !a_in_registers(A, dot)) ? to_buffer(A, dot, k)
                             : convert(A, source_of(A, dot->operands.data[k]),
                                       layout_dot_operand(f->layout_table, k, mma, kw), dot->loc);
     dot->operands.data[k] = v;

@@ -1,7 +1,7 @@
 /* stage-operands: the operands of mma.sync dots go through shared memory
  * explicitly (Triton's reduce-data-duplication for dot operands).
  *
- * A convert_layout to a #dot_op layout of an mma becomes
+ * A convert_layout to a #dot_op layout of an mma.sync (version 2) becomes
  *     %buf = local_alloc %x : T #shared        (swizzled for ldmatrix)
  *     %op  = local_load %buf : T #dot_op
  * so code generation writes the tile once, in 16-byte vectors where its
@@ -18,8 +18,12 @@
  * neither rewrites the buffer each iteration nor keeps the source tile
  * live in registers beside it.
  *
+ * A wgmma's register A (a #dot_op of a version 3 mma) keeps its
+ * convert_layout: from the accumulator layout, as accelerate-matmul makes
+ * it, it only renames registers (lower_layout.c).
+ *
  * Requires: GPU-layout IR after accelerate-matmul and remove-converts.
- * Guarantees: no convert_layout to an mma dot-operand layout is left; no
+ * Guarantees: no convert_layout to an mma.sync dot-operand layout is left; no
  *   for loop stages an operand defined outside it; the values computed
  *   are the same.
  * Invalidates: nothing (the conversions' results keep their ids). */
@@ -30,7 +34,8 @@
 static int is_operand_conversion(const TirFunc *f, const TirOp *op) {
   if (op->code != TIR_CONVERT_LAYOUT) return 0;
   const Layout *to = tir_layout(f, op->results.data[0]), *from = tir_layout(f, op->operands.data[0]);
-  return to && to->kind == LAYOUT_DOT_OPERAND && to->parent->kind == LAYOUT_MMA && from && !layout_is_shared(from);
+  return to && to->kind == LAYOUT_DOT_OPERAND && to->parent->kind == LAYOUT_MMA && to->parent->version == 2 && from &&
+         !layout_is_shared(from);
 }
 
 /* The shared layout for operand op_index of tile x: contiguous where x's

@@ -176,6 +176,45 @@ static void test_operand_coverage(int op, int kw, int64_t rows, int64_t cols, in
   free(seen);
 }
 
+/* wgmma's register A (#dot_op opIdx 0 of a version 3 mma, kWidth 2): per
+ * warp of a warpgroup 16 rows, per thread mma.sync's m16n8k16 A fragment,
+ * K steps of 16 in further registers, then the next 64 x wm rows; the
+ * warpgroups along N hold copies.  The accumulator of the same mma over a
+ * tile of the same shape has every element in the same thread (the
+ * conversion after the fp32 -> fp16 cast renames registers); B has no such
+ * layout. */
+static void test_wgmma_register_a(int wm, int wn, int64_t rows, int64_t k) {
+  LayoutTable *t = table();
+  int warps[2] = {wm, wn}, instr[3] = {16, 64, 16};
+  const char *why;
+  const Layout *acc = layout_mma(t, 3, 2, warps, instr, &why);
+  const Layout *l = layout_dot_operand(t, 0, acc, 2);
+  LinearLayout ll = linear(l, 2, rows, k, 0);
+  int64_t k_steps = k / 16, m_reps = rows / (16 * wm);
+  CHECK(ll_registers(&ll) == 8 * k_steps * m_reps);
+  int bad = 0;
+  for (int w = 0; w < wm * wn; w++)
+    for (int lane = 0; lane < 32; lane++)
+      for (int64_t rep = 0; rep < k_steps * m_reps; rep++)
+        for (int i = 0; i < 4; i++)
+          for (int j = 0; j < 2; j++) {
+            int64_t row, col, r, c;
+            operand_fragment(0, 2, lane, i, j, &row, &col);
+            row += 16 * (w % wm) + 16 * wm * (rep / k_steps);
+            col += 16 * (rep % k_steps);
+            rc_of(ll_offset(&ll, (uint32_t)(8 * rep + 2 * i + j), (uint32_t)lane, (uint32_t)w), k, &r, &c);
+            bad += r != row || c != col;
+          }
+  CHECK(bad == 0);
+  if (wn == 1) {
+    LinearLayout a = linear(acc, 2, rows, k, 0);
+    CHECK(ll_same_threads(&a, &ll));
+  }
+  int64_t shape[2] = {k, 64};
+  LinearLayout b;
+  CHECK(layout_linear(layout_dot_operand(t, 1, acc, 2), 2, shape, &b, &why) != 0);
+}
+
 /* ---- shared memory ---- */
 
 /* The swizzled offset straight from the definition (rank 2, order [1, 0]
@@ -304,6 +343,11 @@ int main(void) {
   test_mma_v3_accumulator(8, 1);
   test_mma_v3_accumulator(128, 1);
   test_mma_v3_accumulator(256, 2);
+  test_wgmma_register_a(4, 1, 64, 16);
+  test_wgmma_register_a(4, 1, 64, 64);
+  test_wgmma_register_a(8, 1, 128, 64);
+  test_wgmma_register_a(4, 1, 256, 128);
+  test_wgmma_register_a(4, 2, 64, 64);
   for (int op = 0; op < 2; op++)
     for (int kw = 1; kw <= 4; kw *= 2) {
       test_mma_operand(op, kw, 1, 1);
