@@ -881,6 +881,25 @@ static Node *check_static_print(Call *c) {
   return mk_const(S, c->node->loc, value_new(S, V_NONE));
 }
 
+/* tl.assume(cond): Triton hands the promise to LLVM; tile's analyses do not
+ * read it yet, so once checked it leaves no code (what a false promise
+ * gives is undefined in both). */
+static Node *check_assume(Call *c) {
+  Node *cond = c->arg[0];
+  if (is_const(cond) && !cond->type) {
+    int ok;
+    Value *v = const_of(c->S, cond, "the condition");
+    if (!v) return poison(c->S, c->node->loc);
+    if (!value_truth(v, &ok)) return fail(c, cond, "%s", "the condition is the constexpr False");
+    return mk_const(c->S, c->node->loc, value_new(c->S, V_NONE));
+  }
+  cond = tile_arg(c, 0, "the condition");
+  if (!cond) return poison(c->S, c->node->loc);
+  if (cond->type->is_ptr || cond->type->elem != DT_I1)
+    return fail(c, cond, "the condition must be a boolean (a comparison), not %s", type_str(c->S->arena, cond->type));
+  return mk_const(c->S, c->node->loc, value_new(c->S, V_NONE));
+}
+
 static Node *check_device_assert(Call *c) {
   Node *cond = tile_arg(c, 0, "the condition");
   if (!cond || !mask_arg(c, 2)) return poison(c->S, c->node->loc);
