@@ -226,6 +226,10 @@ static int const_bool_arg(Call *c, int i, const char *what) {
 
 static int dtype_arg(Call *c, int i, DType *dt, int *is_ptr) {
   Node *n = c->arg[i];
+  if (is_const_kind(n, V_MISSING_DTYPE)) {
+    fail(c, n, "tl.%s is part of Triton but not supported by tile yet", n->cval->s);
+    return 0;
+  }
   if (!is_const_kind(n, V_DTYPE)) {
     if (!is_poison(n)) fail(c, n, "%s", "expected a dtype such as tl.float32");
     return 0;
@@ -1006,6 +1010,36 @@ static Node *check_py_len(Call *c) {
   if (!v) return poison(c->S, c->node->loc);
   if (v->kind == V_STR) return mk_const(c->S, c->node->loc, value_int(c->S, (int64_t)v->slen));
   return fail(c, x, "%s", "expects a tuple, a string or a tile");
+}
+
+/* Whether x is an instance of the class value cls; -1 when cls is not a class isinstance knows. */
+static int instance_of(Node *x, const Value *cls) {
+  int desc = x->kind == ND_DESC && x->ival == DESC_TENSOR;
+  switch (cls->kind) {
+  case V_TENSOR: return !desc && (x->type != NULL || x->kind == ND_DESC); /* a block pointer is a tensor in Triton */
+  case V_CONSTEXPR: return is_const(x) && !x->type;
+  case V_CLASS:
+    if (!strcmp(cls->s, "dtype")) return is_const(x) && !x->type && x->cval->kind == V_DTYPE;
+    return desc;
+  case V_LIST:
+    for (int i = 0; i < cls->items.len; i++) {
+      int r = instance_of(x, cls->items.data[i]);
+      if (r != 0) return r;
+    }
+    return 0;
+  default: return -1;
+  }
+}
+
+/* isinstance(obj, classinfo), folded: what a helper taking either a
+ * descriptor or a pointer (tutorial 06) asks of its argument. */
+static Node *check_py_isinstance(Call *c) {
+  Value *cls = const_of(c->S, c->arg[1], "the class");
+  if (!cls || is_poison(c->arg[0])) return poison(c->S, c->node->loc);
+  int r = instance_of(c->arg[0], cls);
+  if (r < 0)
+    return fail(c, c->arg[1], "%s", "the class must be tl.tensor, tl.tensor_descriptor, tl.constexpr or tl.dtype, or a tuple of them");
+  return mk_const(c->S, c->node->loc, value_bool(c->S, r));
 }
 
 Node *check_builtin_call(Sema *S, Node *call, int id, Node *self, Node **args, int n_args, Node **kw, int n_kw) {

@@ -236,12 +236,25 @@ static Node *module_constant(Sema *S, Loc use, const char *name) {
   return v;
 }
 
+static int unsupported(const char *ns, const char *name);
+
 /* Names a kernel may reach through `tl.` (builtins, dtypes, the standard library). */
 static Node *namespace_member(Sema *S, Loc loc, const char *name) {
+  if (!strncmp(name, "float8", 6) && unsupported("tl", name)) {
+    /* fp8: a value that constexpr code can compare (`if dtype == tl.float8e5:`), an error where it is used */
+    Value *v = value_new(S, V_MISSING_DTYPE);
+    v->s = name;
+    return mk_const(S, loc, v);
+  }
   int dt = dtype_lookup(name);
   if (dt >= 0 && !strcmp(dtype_triton_name((DType)dt), name)) return mk_const(S, loc, value_dtype(S, (DType)dt, 0));
   if (!strcmp(name, "constexpr")) return mk_const(S, loc, value_new(S, V_CONSTEXPR));
   if (!strcmp(name, "tensor")) return mk_const(S, loc, value_new(S, V_TENSOR));
+  if (!strcmp(name, "tensor_descriptor") || !strcmp(name, "tensor_descriptor_base") || !strcmp(name, "dtype")) {
+    Value *v = value_new(S, V_CLASS);
+    v->s = name;
+    return mk_const(S, loc, v);
+  }
   if (!strcmp(name, "language") || !strcmp(name, "core") || !strcmp(name, "standard"))
     return mk_const(S, loc, namespace_value(S, "tl"));
   if (!strcmp(name, "math")) return mk_const(S, loc, namespace_value(S, "tl.math"));
