@@ -820,6 +820,13 @@ static Node *check_cast(Call *c) {
   int to_ptr;
   if (!x || !dtype_arg(c, 1, &dt, &to_ptr)) return poison(S, c->node->loc);
   int bitcast = const_bool_arg(c, 3, "bitcast");
+  if (to_ptr != x->type->is_ptr && dtype_kind(to_ptr ? x->type->elem : dt) != DK_FLOAT &&
+      dtype_bits(to_ptr ? x->type->elem : dt) == 64) {
+    /* a 64-bit integer to a pointer and back is the address itself, with or without bitcast=True, as
+       in Triton (tutorial 08 loads its matrices' addresses as uint64) */
+    bitcast = 1;
+    c->arg[3] = mk_const(S, c->arg[3]->loc, value_bool(S, 1));
+  }
   if (to_ptr != x->type->is_ptr && !(bitcast && (to_ptr ? dtype_bits(x->type->elem) == 64 : dtype_bits(dt) == 64)))
     return fail(c, c->arg[1], "%s", arena_printf(S->arena, "cannot convert %s to %s%s", type_str(S->arena, x->type),
                                                  to_ptr ? "*" : "", dtype_name(dt)));
