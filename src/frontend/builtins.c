@@ -935,6 +935,12 @@ static Node *check_device_print(Call *c) {
 
 static Node *check_debug_barrier(Call *c) { return result(c, NULL); }
 
+/* gdc_wait, gdc_launch_dependents: programmatic dependent launch's waits and
+ * signals.  Tile's launches never let a grid start before the one it
+ * depends on has finished (no PDL launch attribute yet), and then both are
+ * no-ops on the GPU too, so they leave no code. */
+static Node *check_gdc(Call *c) { return mk_const(c->S, c->node->loc, value_new(c->S, V_NONE)); }
+
 static Node *check_random(Call *c) {
   Node *seed = tile_arg(c, 0, "seed"), *off = seed ? tile_arg(c, 1, "offset") : NULL;
   int64_t rounds;
@@ -1069,6 +1075,7 @@ Node *check_builtin_call(Sema *S, Node *call, int id, Node *self, Node **args, i
 
 static const char *flag_text(int flags) {
   if (flags & PY) return "Python builtin";
+  if (flags & CUDA) return "`tl.extra.cuda.`";
   if (flags & TL && flags & METHOD) return "`tl.`, method";
   return flags & METHOD ? "method" : "`tl.`";
 }

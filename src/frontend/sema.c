@@ -290,6 +290,12 @@ static Node *member_of(Sema *S, Loc loc, const char *ns, const char *name) {
   if (!strcmp(ns, "tl.extra") || !strcmp(ns, "tl.extra.cuda")) {
     if (!strcmp(name, "libdevice")) return mk_const(S, loc, namespace_value(S, "libdevice"));
     if (!strcmp(ns, "tl.extra") && !strcmp(name, "cuda")) return mk_const(S, loc, namespace_value(S, "tl.extra.cuda"));
+    int id = !strcmp(ns, "tl.extra.cuda") ? builtin_lookup(name, CUDA) : -1;
+    if (id >= 0) {
+      Value *v = value_new(S, V_BUILTIN);
+      v->i = id;
+      return mk_const(S, loc, v);
+    }
     return NULL;
   }
   Node *m = namespace_member(S, loc, name);
