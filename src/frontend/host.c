@@ -550,10 +550,13 @@ static HostVal *display(Host *h, HostEnv *env, Node *n, HostKind kind) {
   HostVal *v = host_value(h, kind);
   for (int i = 0; i < n->args.len; i++) {
     Node *e = n->args.data[i];
-    int star = e->kind == ND_UNARY && e->op == TK_STAR;
+    int star = e->kind == ND_UNARY && (e->op == TK_STAR || e->op == TK_POW);
     HostVal *item = eval(h, env, star ? e->a : e);
     if (item->kind == H_UNKNOWN) return item;
-    if (star) { /* [*xs, *ys] */
+    if (star && kind == H_DICT) { /* {**d, ...} */
+      if (item->kind != H_DICT) return host_unknown(h, e->loc, "'**' needs a dict, not %s", host_type_name(item));
+      for (int j = 0; j < item->keys.len; j++) host_dict_set(h, v, item->keys.data[j], item->items.data[j]);
+    } else if (star) { /* [*xs, *ys] */
       HostVal *seq = iterable(h, e->loc, item);
       if (seq->kind == H_UNKNOWN) return seq;
       for (int j = 0; j < seq->items.len; j++) vec_push(h->arena, &v->items, seq->items.data[j]);
@@ -656,6 +659,10 @@ static HostVal *eval(Host *h, HostEnv *env, Node *n) {
     if (v->kind == H_UNKNOWN) return v;
     if (v->kind == H_MULTIPLE) return multiple_binary(h, n->loc, TK_KW_IF, v, v);
     return eval(h, env, host_truth(v) ? n->b : n->c);
+  case ND_ASSIGN: /* NAME := value */
+    v = eval(h, env, n->b);
+    env_set(h, env, n->args.data[0]->name, v);
+    return v;
   case ND_LAMBDA:
     v = host_value(h, H_FUNC);
     v->node = n;

@@ -119,8 +119,19 @@ static Node *parse_bool(Parser *P, TokenKind op);
 static Node *parse_conditional(Parser *P);
 static Node *parse_testlist(Parser *P, Node *(*item)(Parser *));
 static Node *parse_starred(Parser *P, Node *(*item)(Parser *));
+static Node *parse_host_simple(Parser *P);
 static void check_target(Parser *P, Node *t);
 static Node *parse_comprehension(Parser *P, const Token *open, Node *element, TokenKind close);
+
+static int at_soft_keyword(Parser *P, const char *word) {
+  Token *t = tok(P);
+  return t->kind == TK_NAME && t->loc.len == (int)strlen(word) && !strncmp(t->text, word, strlen(word)) && !P->in_jit;
+}
+
+/* Where a comprehension's clauses begin: 'for', or host code's 'async for'. */
+static int at_comp_for(Parser *P) {
+  return at(P, TK_KW_FOR) || (at_soft_keyword(P, "async") && next_tok(P)->kind == TK_KW_FOR);
+}
 
 /* Literal strings next to each other concatenate, as in Python. */
 static Node *parse_strings(Parser *P) {
@@ -160,7 +171,7 @@ static Node *parse_paren(Parser *P) {
 /* set: '{' test (',' test)* [','] '}' after its first element, or a set
  * comprehension -- host code. */
 static Node *parse_set(Parser *P, const Token *open, Node *first) {
-  if (at(P, TK_KW_FOR)) {
+  if (at_comp_for(P)) {
     Node *comp = parse_comprehension(P, open, first, TK_RBRACE);
     comp->ival = 1; /* a set */
     return comp;
@@ -180,11 +191,20 @@ static Node *parse_dict(Parser *P) {
   Token *open = advance(P);
   Node *n = new_node(P, ND_DICT, open->loc);
   while (!at(P, TK_RBRACE)) {
+    if (at(P, TK_POW) && !P->in_jit) { /* {**d, ...}: a '**' UNARY as both key and value */
+      Node *spread = new_node(P, ND_UNARY, advance(P)->loc);
+      spread->op = TK_POW;
+      spread->a = parse_expr(P);
+      vec_push(P->arena, &n->args, spread);
+      vec_push(P->arena, &n->kwargs, spread);
+      if (!accept(P, TK_COMMA)) break;
+      continue;
+    }
     vec_push(P->arena, &n->args, parse_starred(P, parse_test));
     if (n->args.len == 1 && !at(P, TK_COLON)) return parse_set(P, open, n->args.data[0]);
     expect(P, TK_COLON, "':' in dictionary");
     vec_push(P->arena, &n->kwargs, parse_test(P));
-    if (n->args.len == 1 && at(P, TK_KW_FOR)) {
+    if (n->args.len == 1 && at_comp_for(P)) {
       Node *comp = parse_comprehension(P, open, n->args.data[0], TK_RBRACE);
       comp->c = n->kwargs.data[0];
       return comp;
@@ -198,7 +218,8 @@ static Node *parse_dict(Parser *P) {
 /* comp_for: ('for' targets 'in' or_test ('if' or_test)*)+ -- host code (configs,
  * heuristics).  Each clause is a FOR node: a target, b iterable, body its ifs. */
 static void parse_comp_clauses(Parser *P, Node *n) {
-  while (at(P, TK_KW_FOR)) {
+  while (at_comp_for(P)) {
+    if (!at(P, TK_KW_FOR)) advance(P); /* host code's 'async for' */
     Node *clause = new_node(P, ND_FOR, advance(P)->loc);
     clause->a = parse_testlist(P, parse_expr);
     check_target(P, clause->a);
@@ -227,7 +248,7 @@ static Node *parse_list(Parser *P) {
   Node *n = new_node(P, ND_LIST, open->loc);
   if (!at(P, TK_RBRACKET)) {
     Node *first = parse_starred(P, parse_test);
-    if (at(P, TK_KW_FOR)) return parse_comprehension(P, open, first, TK_RBRACKET);
+    if (at_comp_for(P)) return parse_comprehension(P, open, first, TK_RBRACKET);
     vec_push(P->arena, &n->args, first);
     if (accept(P, TK_COMMA)) {
       int comma = 0;
@@ -295,7 +316,7 @@ static void parse_call_args(Parser *P, Node *call, const Token *open) {
       if (call->kwargs.len)
         fail_at(P, tok(P), "%s", "positional argument follows keyword argument");
       Node *arg = parse_test(P);
-      if (at(P, TK_KW_FOR)) arg = parse_comprehension(P, open, arg, TK_RPAREN); /* f(x for x in xs) */
+      if (at_comp_for(P)) arg = parse_comprehension(P, open, arg, TK_RPAREN); /* f(x for x in xs) */
       vec_push(P->arena, &call->args, arg);
     }
     if (!accept(P, TK_COMMA)) break;
@@ -363,8 +384,10 @@ static Node *parse_power(Parser *P) {
   return n;
 }
 
-/* factor: ('+'|'-'|'~') factor | power */
+/* factor: ('+'|'-'|'~') factor | ['await'] power  ('await' in host code only, kept as its operand) */
 static Node *parse_factor(Parser *P) {
+  TokenKind after = next_tok(P)->kind;
+  if (at_soft_keyword(P, "await") && (after == TK_NAME || after == TK_LPAREN || after == TK_LBRACKET)) advance(P);
   if (at(P, TK_PLUS) || at(P, TK_MINUS) || at(P, TK_TILDE)) {
     Token *t = advance(P);
     enter(P);
@@ -511,6 +534,12 @@ static Node *parse_lambda(Parser *P) {
 static Node *parse_test(Parser *P) {
   enter(P);
   Node *n = at(P, TK_KW_LAMBDA) ? parse_lambda(P) : parse_conditional(P);
+  if (at(P, TK_WALRUS) && n->kind == ND_NAME && !P->in_jit) { /* NAME ':=' test, host code: an ASSIGN */
+    Node *a = new_node(P, ND_ASSIGN, advance(P)->loc);
+    vec_push(P->arena, &a->args, n);
+    a->b = parse_test(P);
+    n = a;
+  }
   leave(P);
   return n;
 }
@@ -624,7 +653,8 @@ static Node *parse_expr_stmt(Parser *P) {
   }
   Node *n = new_node(P, ND_ASSIGN, tok(P)->loc);
   vec_push(P->arena, &n->args, lhs);
-  while (accept(P, TK_ASSIGN)) vec_push(P->arena, &n->args, parse_testlist(P, parse_test));
+  while (accept(P, TK_ASSIGN))
+    vec_push(P->arena, &n->args, at(P, TK_KW_YIELD) ? parse_host_simple(P) : parse_testlist(P, parse_test)); /* x = yield v */
   n->b = n->args.data[--n->args.len]; /* the value is the last; the rest are targets */
   for (int i = 0; i < n->args.len; i++) check_target(P, n->args.data[i]);
   return n;
@@ -716,7 +746,8 @@ static Node *parse_host_simple(Parser *P) {
   Node *n = new_node(P, t->kind == TK_KW_DEL ? ND_DEL : t->kind == TK_KW_YIELD ? ND_YIELD : ND_GLOBAL, advance(P)->loc);
   n->op = t->kind;
   if (t->kind == TK_KW_YIELD) {
-    if (!at(P, TK_NEWLINE) && !at(P, TK_SEMI) && !at(P, TK_EOF)) n->a = parse_testlist(P, parse_test);
+    accept(P, TK_KW_FROM);
+    if (!at(P, TK_NEWLINE) && !at(P, TK_SEMI) && !at(P, TK_EOF) && !at(P, TK_RPAREN)) n->a = parse_testlist(P, parse_test);
     return n;
   }
   do {
@@ -968,6 +999,11 @@ static void synchronize(Parser *P) {
 
 static void parse_compound(Parser *P, NodeVec *body) {
   Token *t = tok(P);
+  TokenKind after = next_tok(P)->kind;
+  if (at_soft_keyword(P, "async") && (after == TK_KW_DEF || after == TK_KW_FOR || after == TK_KW_WITH)) {
+    advance(P); /* host code: an async def, for or with parses as the plain one */
+    t = tok(P);
+  }
   switch (t->kind) {
   case TK_KW_IF: vec_push(P->arena, body, parse_if(P)); return;
   case TK_KW_FOR: vec_push(P->arena, body, parse_for(P)); return;

@@ -136,7 +136,7 @@ static void test_deep_nesting_is_an_error(void) {
  * kept for the host evaluator, which runs none of it): classes, with, try,
  * raise, global, del, yield, nested defs, attribute and element targets,
  * starred targets and displays, sets, keyword-only parameters, lambdas with
- * defaults. */
+ * defaults, '**' in dicts, ':=', async and await. */
 static void test_host_code_parses(void) {
   Parsed p;
   Node *root = parse(&p,
@@ -164,9 +164,14 @@ static void test_host_code_parses(void) {
                      "first, *rest = [*xs, *ys]\n"
                      "ok = n in {16, 32, 64} and {c for c in cs}\n"
                      "f = lambda a, b=2, *args, **kw: a\n"
-                     "def g(a, /, b): return a\n");
+                     "def g(a, /, b): return a\n"
+                     "d = {**base, 'k': 1}\n"
+                     "if (n := len(d)) > 1: x = yield from gen()\n"
+                     "async def fetch(us):\n"
+                     "    async with s() as c:\n"
+                     "        return [await c.get(u) async for u in us]\n");
   CHECK(p.diags.errors == 0);
-  CHECK(root->body.len == 7);
+  CHECK(root->body.len == 10);
   CHECK(root->body.data[0]->kind == ND_CLASS && root->body.data[1]->kind == ND_TRY && root->body.data[2]->kind == ND_WITH);
   CHECK(root->body.data[1]->args.len == 1 && root->body.data[1]->orelse.len == 1 && root->body.data[1]->kwargs.len == 1);
   CHECK_CONTAINS(dump(&p, root), "Raise <21:5>");
