@@ -32,7 +32,7 @@ struct Node {
   NodeVec kwargs;      /* CALL keyword args (KEYWORD nodes), DICT values, FUNCDEF decorators */
   NodeVec body;        /* statement blocks; MODULE top-level statements */
   NodeVec orelse;      /* IF else-branch (elif is a nested IF) */
-  int64_t ival;        /* INT, BOOL */
+  int64_t ival;        /* INT, BOOL; LISTCOMP: 1 for a set comprehension */
   double fval;         /* FLOAT */
   const char *str;     /* STR (decoded) */
   size_t str_len;
@@ -48,6 +48,8 @@ typedef struct Module {
 } Module;
 
 const char *node_kind_name(NodeKind k);
+/* The keyword of a host-only statement ("class", "with", "global", ...). */
+const char *ast_keyword(const Node *n);
 Node *node_new(Arena *a, NodeKind kind, Loc loc);
 
 /* How deeply expressions and blocks may nest: parentheses, operator chains

@@ -12,6 +12,19 @@ static const char *const kind_names[] = {
 
 const char *node_kind_name(NodeKind k) { return kind_names[k]; }
 
+const char *ast_keyword(const Node *n) {
+  switch (n->kind) {
+  case ND_CLASS: return "class";
+  case ND_WITH: return "with";
+  case ND_TRY: return "try";
+  case ND_RAISE: return "raise";
+  case ND_GLOBAL: return token_kind_name(n->op);
+  case ND_DEL: return "del";
+  case ND_YIELD: return "yield";
+  default: return node_kind_name(n->kind);
+  }
+}
+
 Node *node_new(Arena *a, NodeKind kind, Loc loc) {
   Node *n = arena_alloc(a, sizeof *n);
   n->kind = kind;

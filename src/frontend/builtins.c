@@ -226,6 +226,10 @@ static int const_bool_arg(Call *c, int i, const char *what) {
 
 static int dtype_arg(Call *c, int i, DType *dt, int *is_ptr) {
   Node *n = c->arg[i];
+  if (is_const_kind(n, V_MISSING_DTYPE)) {
+    fail(c, n, "tl.%s is part of Triton but not supported by tile yet", n->cval->s);
+    return 0;
+  }
   if (!is_const_kind(n, V_DTYPE)) {
     if (!is_poison(n)) fail(c, n, "%s", "expected a dtype such as tl.float32");
     return 0;
@@ -816,6 +820,13 @@ static Node *check_cast(Call *c) {
   int to_ptr;
   if (!x || !dtype_arg(c, 1, &dt, &to_ptr)) return poison(S, c->node->loc);
   int bitcast = const_bool_arg(c, 3, "bitcast");
+  if (to_ptr != x->type->is_ptr && dtype_kind(to_ptr ? x->type->elem : dt) != DK_FLOAT &&
+      dtype_bits(to_ptr ? x->type->elem : dt) == 64) {
+    /* a 64-bit integer to a pointer and back is the address itself, with or without bitcast=True, as
+       in Triton (tutorial 08 loads its matrices' addresses as uint64) */
+    bitcast = 1;
+    c->arg[3] = mk_const(S, c->arg[3]->loc, value_bool(S, 1));
+  }
   if (to_ptr != x->type->is_ptr && !(bitcast && (to_ptr ? dtype_bits(x->type->elem) == 64 : dtype_bits(dt) == 64)))
     return fail(c, c->arg[1], "%s", arena_printf(S->arena, "cannot convert %s to %s%s", type_str(S->arena, x->type),
                                                  to_ptr ? "*" : "", dtype_name(dt)));
@@ -881,6 +892,25 @@ static Node *check_static_print(Call *c) {
   return mk_const(S, c->node->loc, value_new(S, V_NONE));
 }
 
+/* tl.assume(cond): Triton hands the promise to LLVM; tile's analyses do not
+ * read it yet, so once checked it leaves no code (what a false promise
+ * gives is undefined in both). */
+static Node *check_assume(Call *c) {
+  Node *cond = c->arg[0];
+  if (is_const(cond) && !cond->type) {
+    int ok;
+    Value *v = const_of(c->S, cond, "the condition");
+    if (!v) return poison(c->S, c->node->loc);
+    if (!value_truth(v, &ok)) return fail(c, cond, "%s", "the condition is the constexpr False");
+    return mk_const(c->S, c->node->loc, value_new(c->S, V_NONE));
+  }
+  cond = tile_arg(c, 0, "the condition");
+  if (!cond) return poison(c->S, c->node->loc);
+  if (cond->type->is_ptr || cond->type->elem != DT_I1)
+    return fail(c, cond, "the condition must be a boolean (a comparison), not %s", type_str(c->S->arena, cond->type));
+  return mk_const(c->S, c->node->loc, value_new(c->S, V_NONE));
+}
+
 static Node *check_device_assert(Call *c) {
   Node *cond = tile_arg(c, 0, "the condition");
   if (!cond || !mask_arg(c, 2)) return poison(c->S, c->node->loc);
@@ -904,6 +934,12 @@ static Node *check_device_print(Call *c) {
 }
 
 static Node *check_debug_barrier(Call *c) { return result(c, NULL); }
+
+/* gdc_wait, gdc_launch_dependents: programmatic dependent launch's waits and
+ * signals.  Tile's launches never let a grid start before the one it
+ * depends on has finished (no PDL launch attribute yet), and then both are
+ * no-ops on the GPU too, so they leave no code. */
+static Node *check_gdc(Call *c) { return mk_const(c->S, c->node->loc, value_new(c->S, V_NONE)); }
 
 static Node *check_random(Call *c) {
   Node *seed = tile_arg(c, 0, "seed"), *off = seed ? tile_arg(c, 1, "offset") : NULL;
@@ -989,6 +1025,36 @@ static Node *check_py_len(Call *c) {
   return fail(c, x, "%s", "expects a tuple, a string or a tile");
 }
 
+/* Whether x is an instance of the class value cls; -1 when cls is not a class isinstance knows. */
+static int instance_of(Node *x, const Value *cls) {
+  int desc = x->kind == ND_DESC && x->ival == DESC_TENSOR;
+  switch (cls->kind) {
+  case V_TENSOR: return !desc && (x->type != NULL || x->kind == ND_DESC); /* a block pointer is a tensor in Triton */
+  case V_CONSTEXPR: return is_const(x) && !x->type;
+  case V_CLASS:
+    if (!strcmp(cls->s, "dtype")) return is_const(x) && !x->type && x->cval->kind == V_DTYPE;
+    return desc;
+  case V_LIST:
+    for (int i = 0; i < cls->items.len; i++) {
+      int r = instance_of(x, cls->items.data[i]);
+      if (r != 0) return r;
+    }
+    return 0;
+  default: return -1;
+  }
+}
+
+/* isinstance(obj, classinfo), folded: what a helper taking either a
+ * descriptor or a pointer (tutorial 06) asks of its argument. */
+static Node *check_py_isinstance(Call *c) {
+  Value *cls = const_of(c->S, c->arg[1], "the class");
+  if (!cls || is_poison(c->arg[0])) return poison(c->S, c->node->loc);
+  int r = instance_of(c->arg[0], cls);
+  if (r < 0)
+    return fail(c, c->arg[1], "%s", "the class must be tl.tensor, tl.tensor_descriptor, tl.constexpr or tl.dtype, or a tuple of them");
+  return mk_const(c->S, c->node->loc, value_bool(c->S, r));
+}
+
 Node *check_builtin_call(Sema *S, Node *call, int id, Node *self, Node **args, int n_args, Node **kw, int n_kw) {
   Node *all[66];
   int n = 0;
@@ -1009,6 +1075,7 @@ Node *check_builtin_call(Sema *S, Node *call, int id, Node *self, Node **args, i
 
 static const char *flag_text(int flags) {
   if (flags & PY) return "Python builtin";
+  if (flags & CUDA) return "`tl.extra.cuda.`";
   if (flags & TL && flags & METHOD) return "`tl.`, method";
   return flags & METHOD ? "method" : "`tl.`";
 }

@@ -493,6 +493,18 @@ static HostVal *bind(Host *h, HostEnv *env, Node *target, HostVal *v) {
   return host_unknown(h, target->loc, "cannot assign to this expression in host code");
 }
 
+/* A set is a tuple of distinct elements here: what config code asks of one
+ * (`in`, `len`, iteration) answers the same, in the order written. */
+static HostVal *distinct(Host *h, HostVal *seq) {
+  HostVal *set = host_value(h, H_TUPLE);
+  for (int i = 0; i < seq->items.len; i++) {
+    int seen = 0;
+    for (int j = 0; j < set->items.len && !seen; j++) seen = equal(set->items.data[j], seq->items.data[i]);
+    if (!seen) vec_push(h->arena, &set->items, seq->items.data[i]);
+  }
+  return set;
+}
+
 /* One clause of a comprehension and the clauses after it. */
 static HostVal *comprehend(Host *h, HostEnv *env, Node *n, int clause, HostVal *out) {
   if (clause == n->args.len) {
@@ -526,7 +538,7 @@ static HostVal *comprehend(Host *h, HostEnv *env, Node *n, int clause, HostVal *
 static HostVal *comprehension(Host *h, HostEnv *env, Node *n) {
   HostVal *out = host_value(h, n->c ? H_DICT : H_LIST);
   HostVal *bad = comprehend(h, env_new(h, env), n, 0, out);
-  return bad ? bad : out;
+  return bad ? bad : n->ival ? distinct(h, out) : out;
 }
 
 /* ---- expressions ---------------------------------------------------------------------------- */
@@ -537,9 +549,18 @@ static HostVal *subscript(Host *h, HostEnv *env, Node *n);
 static HostVal *display(Host *h, HostEnv *env, Node *n, HostKind kind) {
   HostVal *v = host_value(h, kind);
   for (int i = 0; i < n->args.len; i++) {
-    HostVal *item = eval(h, env, n->args.data[i]);
+    Node *e = n->args.data[i];
+    int star = e->kind == ND_UNARY && (e->op == TK_STAR || e->op == TK_POW);
+    HostVal *item = eval(h, env, star ? e->a : e);
     if (item->kind == H_UNKNOWN) return item;
-    if (kind == H_DICT) {
+    if (star && kind == H_DICT) { /* {**d, ...} */
+      if (item->kind != H_DICT) return host_unknown(h, e->loc, "'**' needs a dict, not %s", host_type_name(item));
+      for (int j = 0; j < item->keys.len; j++) host_dict_set(h, v, item->keys.data[j], item->items.data[j]);
+    } else if (star) { /* [*xs, *ys] */
+      HostVal *seq = iterable(h, e->loc, item);
+      if (seq->kind == H_UNKNOWN) return seq;
+      for (int j = 0; j < seq->items.len; j++) vec_push(h->arena, &v->items, seq->items.data[j]);
+    } else if (kind == H_DICT) {
       HostVal *value = eval(h, env, n->kwargs.data[i]);
       if (value->kind == H_UNKNOWN) return value;
       host_dict_set(h, v, item, value);
@@ -619,6 +640,9 @@ static HostVal *eval(Host *h, HostEnv *env, Node *n) {
   case ND_TUPLE: return display(h, env, n, H_TUPLE);
   case ND_LIST: return display(h, env, n, H_LIST);
   case ND_DICT: return display(h, env, n, H_DICT);
+  case ND_SET:
+    v = display(h, env, n, H_TUPLE);
+    return v->kind == H_UNKNOWN ? v : distinct(h, v);
   case ND_LISTCOMP: return comprehension(h, env, n);
   case ND_BINOP: {
     HostVal *x = eval(h, env, n->a);
@@ -635,6 +659,10 @@ static HostVal *eval(Host *h, HostEnv *env, Node *n) {
     if (v->kind == H_UNKNOWN) return v;
     if (v->kind == H_MULTIPLE) return multiple_binary(h, n->loc, TK_KW_IF, v, v);
     return eval(h, env, host_truth(v) ? n->b : n->c);
+  case ND_ASSIGN: /* NAME := value */
+    v = eval(h, env, n->b);
+    env_set(h, env, n->args.data[0]->name, v);
+    return v;
   case ND_LAMBDA:
     v = host_value(h, H_FUNC);
     v->node = n;
@@ -1300,6 +1328,63 @@ static Flow assign(Host *h, HostEnv *env, Node *n, HostVal **out) {
   return FLOW_NEXT;
 }
 
+static void unknown_names(Host *h, HostEnv *env, NodeVec *body, HostVal *why);
+
+/* Binds the names a target assigns to `why`. */
+static void unknown_target(Host *h, HostEnv *env, Node *t, HostVal *why) {
+  if (t->kind == ND_NAME) env_set(h, env, t->name, why);
+  if (t->kind == ND_TUPLE || t->kind == ND_LIST)
+    for (int i = 0; i < t->args.len; i++) unknown_target(h, env, t->args.data[i], why);
+  if (t->kind == ND_UNARY && t->op == TK_STAR) unknown_target(h, env, t->a, why);
+}
+
+/* Binds every name a statement may assign to `why`, an UNKNOWN: what a
+ * statement the evaluator does not run (class, with, try) defines is then
+ * an error where it is needed, with the reason, not an undefined name. */
+static void unknown_names_of(Host *h, HostEnv *env, Node *s, HostVal *why) {
+  switch (s->kind) {
+  case ND_ASSIGN:
+    for (int i = 0; i < s->args.len; i++) unknown_target(h, env, s->args.data[i], why);
+    break;
+  case ND_AUGASSIGN:
+  case ND_ANNASSIGN: unknown_target(h, env, s->a, why); break;
+  case ND_FUNCDEF:
+  case ND_CLASS: env_set(h, env, s->name, why); break;
+  case ND_IMPORT:
+    for (int i = 0; i < s->args.len; i++) env_set(h, env, s->args.data[i]->name, why);
+    break;
+  case ND_FOR: unknown_target(h, env, s->a, why); break;
+  case ND_EXCEPT:
+    if (s->name) env_set(h, env, s->name, why);
+    break;
+  case ND_WITH:
+    for (int i = 0; i < s->args.len; i++)
+      if (s->args.data[i]->kind == ND_ASSIGN) unknown_names_of(h, env, s->args.data[i], why);
+    break;
+  case ND_TRY: unknown_names(h, env, &s->args, why); break;
+  default: break;
+  }
+  if (s->kind == ND_CLASS || s->kind == ND_FUNCDEF) return; /* their bodies are their own scopes */
+  unknown_names(h, env, &s->body, why);
+  unknown_names(h, env, &s->orelse, why);
+  if (s->kind == ND_TRY) unknown_names(h, env, &s->kwargs, why);
+}
+
+static void unknown_names(Host *h, HostEnv *env, NodeVec *body, HostVal *why) {
+  for (int i = 0; i < body->len; i++) unknown_names_of(h, env, body->data[i], why);
+}
+
+/* class, with, try, global, nonlocal, del, yield: host code the evaluator
+ * does not run; raise: an error where it is reached. */
+static Flow host_only(Host *h, HostEnv *env, Node *n, HostVal **out) {
+  HostVal *why;
+  if (n->kind == ND_RAISE) why = host_unknown(h, n->loc, "host code raised an exception here");
+  else if (n->kind == ND_CLASS) why = host_unknown(h, n->loc, "'%s' is a class; tile does not evaluate classes", n->name);
+  else why = host_unknown(h, n->loc, "tile does not evaluate '%s' statements", ast_keyword(n));
+  unknown_names_of(h, env, n, why);
+  return fail(out, why);
+}
+
 static Flow exec_stmt(Host *h, HostEnv *env, Node *n, HostVal **out) {
   HostVal *stop = step(h, n), *v;
   if (stop) return fail(out, stop);
@@ -1342,6 +1427,13 @@ static Flow exec_stmt(Host *h, HostEnv *env, Node *n, HostVal **out) {
     return FLOW_NEXT;
   case ND_PASS:
   case ND_IMPORT: return FLOW_NEXT;
+  case ND_CLASS:
+  case ND_WITH:
+  case ND_TRY:
+  case ND_RAISE:
+  case ND_GLOBAL:
+  case ND_DEL:
+  case ND_YIELD: return host_only(h, env, n, out);
   default: return fail(out, host_unknown(h, n->loc, "this statement cannot be evaluated in host code"));
   }
 }

@@ -118,8 +118,20 @@ static void parse_block(Parser *P, NodeVec *body);
 static Node *parse_bool(Parser *P, TokenKind op);
 static Node *parse_conditional(Parser *P);
 static Node *parse_testlist(Parser *P, Node *(*item)(Parser *));
+static Node *parse_starred(Parser *P, Node *(*item)(Parser *));
+static Node *parse_host_simple(Parser *P);
 static void check_target(Parser *P, Node *t);
 static Node *parse_comprehension(Parser *P, const Token *open, Node *element, TokenKind close);
+
+static int at_soft_keyword(Parser *P, const char *word) {
+  Token *t = tok(P);
+  return t->kind == TK_NAME && t->loc.len == (int)strlen(word) && !strncmp(t->text, word, strlen(word)) && !P->in_jit;
+}
+
+/* Where a comprehension's clauses begin: 'for', or host code's 'async for'. */
+static int at_comp_for(Parser *P) {
+  return at(P, TK_KW_FOR) || (at_soft_keyword(P, "async") && next_tok(P)->kind == TK_KW_FOR);
+}
 
 /* Literal strings next to each other concatenate, as in Python. */
 static Node *parse_strings(Parser *P) {
@@ -140,7 +152,7 @@ static Node *parse_strings(Parser *P) {
 /* testlist_comp: test (',' test)* [','] inside brackets; `close` ends it. */
 static void parse_elements(Parser *P, NodeVec *out, TokenKind close, int *saw_comma) {
   while (!at(P, close)) {
-    vec_push(P->arena, out, parse_test(P));
+    vec_push(P->arena, out, parse_starred(P, parse_test));
     if (!accept(P, TK_COMMA)) break;
     *saw_comma = 1;
   }
@@ -156,14 +168,43 @@ static Node *parse_paren(Parser *P) {
   return n;
 }
 
+/* set: '{' test (',' test)* [','] '}' after its first element, or a set
+ * comprehension -- host code. */
+static Node *parse_set(Parser *P, const Token *open, Node *first) {
+  if (at_comp_for(P)) {
+    Node *comp = parse_comprehension(P, open, first, TK_RBRACE);
+    comp->ival = 1; /* a set */
+    return comp;
+  }
+  Node *n = new_node(P, ND_SET, open->loc);
+  vec_push(P->arena, &n->args, first);
+  if (accept(P, TK_COMMA)) {
+    int comma = 0;
+    parse_elements(P, &n->args, TK_RBRACE, &comma);
+  }
+  expect_close(P, TK_RBRACE, "'}'", open);
+  return n;
+}
+
+/* dict: '{' [test ':' test (',' test ':' test)* [','] | comprehension] '}', or a set */
 static Node *parse_dict(Parser *P) {
   Token *open = advance(P);
   Node *n = new_node(P, ND_DICT, open->loc);
   while (!at(P, TK_RBRACE)) {
-    vec_push(P->arena, &n->args, parse_test(P));
+    if (at(P, TK_POW) && !P->in_jit) { /* {**d, ...}: a '**' UNARY as both key and value */
+      Node *spread = new_node(P, ND_UNARY, advance(P)->loc);
+      spread->op = TK_POW;
+      spread->a = parse_expr(P);
+      vec_push(P->arena, &n->args, spread);
+      vec_push(P->arena, &n->kwargs, spread);
+      if (!accept(P, TK_COMMA)) break;
+      continue;
+    }
+    vec_push(P->arena, &n->args, parse_starred(P, parse_test));
+    if (n->args.len == 1 && !at(P, TK_COLON)) return parse_set(P, open, n->args.data[0]);
     expect(P, TK_COLON, "':' in dictionary");
     vec_push(P->arena, &n->kwargs, parse_test(P));
-    if (n->args.len == 1 && at(P, TK_KW_FOR)) {
+    if (n->args.len == 1 && at_comp_for(P)) {
       Node *comp = parse_comprehension(P, open, n->args.data[0], TK_RBRACE);
       comp->c = n->kwargs.data[0];
       return comp;
@@ -177,7 +218,8 @@ static Node *parse_dict(Parser *P) {
 /* comp_for: ('for' targets 'in' or_test ('if' or_test)*)+ -- host code (configs,
  * heuristics).  Each clause is a FOR node: a target, b iterable, body its ifs. */
 static void parse_comp_clauses(Parser *P, Node *n) {
-  while (at(P, TK_KW_FOR)) {
+  while (at_comp_for(P)) {
+    if (!at(P, TK_KW_FOR)) advance(P); /* host code's 'async for' */
     Node *clause = new_node(P, ND_FOR, advance(P)->loc);
     clause->a = parse_testlist(P, parse_expr);
     check_target(P, clause->a);
@@ -205,8 +247,8 @@ static Node *parse_list(Parser *P) {
   Token *open = advance(P);
   Node *n = new_node(P, ND_LIST, open->loc);
   if (!at(P, TK_RBRACKET)) {
-    Node *first = parse_test(P);
-    if (at(P, TK_KW_FOR)) return parse_comprehension(P, open, first, TK_RBRACKET);
+    Node *first = parse_starred(P, parse_test);
+    if (at_comp_for(P)) return parse_comprehension(P, open, first, TK_RBRACKET);
     vec_push(P->arena, &n->args, first);
     if (accept(P, TK_COMMA)) {
       int comma = 0;
@@ -274,7 +316,7 @@ static void parse_call_args(Parser *P, Node *call, const Token *open) {
       if (call->kwargs.len)
         fail_at(P, tok(P), "%s", "positional argument follows keyword argument");
       Node *arg = parse_test(P);
-      if (at(P, TK_KW_FOR)) arg = parse_comprehension(P, open, arg, TK_RPAREN); /* f(x for x in xs) */
+      if (at_comp_for(P)) arg = parse_comprehension(P, open, arg, TK_RPAREN); /* f(x for x in xs) */
       vec_push(P->arena, &call->args, arg);
     }
     if (!accept(P, TK_COMMA)) break;
@@ -342,8 +384,10 @@ static Node *parse_power(Parser *P) {
   return n;
 }
 
-/* factor: ('+'|'-'|'~') factor | power */
+/* factor: ('+'|'-'|'~') factor | ['await'] power  ('await' in host code only, kept as its operand) */
 static Node *parse_factor(Parser *P) {
+  TokenKind after = next_tok(P)->kind;
+  if (at_soft_keyword(P, "await") && (after == TK_NAME || after == TK_LPAREN || after == TK_LBRACKET)) advance(P);
   if (at(P, TK_PLUS) || at(P, TK_MINUS) || at(P, TK_TILDE)) {
     Token *t = advance(P);
     enter(P);
@@ -467,13 +511,17 @@ static Node *parse_bool(Parser *P, TokenKind op) {
   return n;
 }
 
-/* lambda: 'lambda' [NAME (',' NAME)*] ':' test -- kept for @heuristics */
+/* lambda: 'lambda' [['*' | '**'] NAME ['=' test] (',' ...)*] ':' test -- kept for @heuristics */
 static Node *parse_lambda(Parser *P) {
   Node *n = new_node(P, ND_LAMBDA, advance(P)->loc);
-  while (at(P, TK_NAME)) {
-    Token *name = advance(P);
+  while (at(P, TK_NAME) || at(P, TK_STAR) || at(P, TK_POW)) {
+    int stars = at(P, TK_STAR) ? 1 : at(P, TK_POW) ? 2 : 0;
+    if (stars) advance(P);
+    Token *name = expect(P, TK_NAME, "a parameter name");
     Node *p = new_node(P, ND_PARAM, name->loc);
     p->name = arena_strndup(P->arena, name->text, (size_t)name->loc.len);
+    p->ival = stars;
+    if (accept(P, TK_ASSIGN)) p->b = parse_test(P);
     vec_push(P->arena, &n->args, p);
     if (!accept(P, TK_COMMA)) break;
   }
@@ -486,6 +534,12 @@ static Node *parse_lambda(Parser *P) {
 static Node *parse_test(Parser *P) {
   enter(P);
   Node *n = at(P, TK_KW_LAMBDA) ? parse_lambda(P) : parse_conditional(P);
+  if (at(P, TK_WALRUS) && n->kind == ND_NAME && !P->in_jit) { /* NAME ':=' test, host code: an ASSIGN */
+    Node *a = new_node(P, ND_ASSIGN, advance(P)->loc);
+    vec_push(P->arena, &a->args, n);
+    a->b = parse_test(P);
+    n = a;
+  }
   leave(P);
   return n;
 }
@@ -503,9 +557,19 @@ static Node *parse_conditional(Parser *P) {
   return n;
 }
 
+/* '*' expr in a target or a display (`a, *rest = xs`, `[*a, *b]`): a UNARY
+ * node; host code only. */
+static Node *parse_starred(Parser *P, Node *(*item)(Parser *)) {
+  if (!at(P, TK_STAR) || P->in_jit) return item(P);
+  Node *n = new_node(P, ND_UNARY, advance(P)->loc);
+  n->op = TK_STAR;
+  n->a = parse_expr(P);
+  return n;
+}
+
 /* testlist: test (',' test)* [','] -- a bare tuple when there is a comma */
 static Node *parse_testlist(Parser *P, Node *(*item)(Parser *)) {
-  Node *first = item(P);
+  Node *first = parse_starred(P, item);
   if (!at(P, TK_COMMA)) return first;
   Node *t = new_node(P, ND_TUPLE, first->loc);
   vec_push(P->arena, &t->args, first);
@@ -513,7 +577,7 @@ static Node *parse_testlist(Parser *P, Node *(*item)(Parser *)) {
     if (at(P, TK_NEWLINE) || at(P, TK_ASSIGN) || at(P, TK_KW_IN) || at(P, TK_SEMI) ||
         at(P, TK_RPAREN))
       break;
-    vec_push(P->arena, &t->args, item(P));
+    vec_push(P->arena, &t->args, parse_starred(P, item));
   }
   return t;
 }
@@ -543,10 +607,18 @@ static TokenKind augassign_op(TokenKind k) {
   }
 }
 
+/* Targets of assignments and loops: names and tuples of them; in host code
+ * also attributes, elements and starred names (the checker rejects those
+ * where a kernel reaches them). */
 static void check_target(Parser *P, Node *t) {
   if (t->kind == ND_NAME) return;
   if (t->kind == ND_TUPLE || t->kind == ND_LIST) {
     for (int i = 0; i < t->args.len; i++) check_target(P, t->args.data[i]);
+    return;
+  }
+  if (!P->in_jit && (t->kind == ND_ATTR || t->kind == ND_SUBSCRIPT)) return;
+  if (!P->in_jit && t->kind == ND_UNARY && t->op == TK_STAR) {
+    check_target(P, t->a);
     return;
   }
   diag_error(P->diags, t->loc,
@@ -581,7 +653,8 @@ static Node *parse_expr_stmt(Parser *P) {
   }
   Node *n = new_node(P, ND_ASSIGN, tok(P)->loc);
   vec_push(P->arena, &n->args, lhs);
-  while (accept(P, TK_ASSIGN)) vec_push(P->arena, &n->args, parse_testlist(P, parse_test));
+  while (accept(P, TK_ASSIGN))
+    vec_push(P->arena, &n->args, at(P, TK_KW_YIELD) ? parse_host_simple(P) : parse_testlist(P, parse_test)); /* x = yield v */
   n->b = n->args.data[--n->args.len]; /* the value is the last; the rest are targets */
   for (int i = 0; i < n->args.len; i++) check_target(P, n->args.data[i]);
   return n;
@@ -655,6 +728,40 @@ static Node *parse_import(Parser *P) {
   return n;
 }
 
+/* raise_stmt: 'raise' [test ['from' test]] -- everywhere: in a kernel it is
+ * an error only where the checker reaches it (not in a branch that folds away). */
+static Node *parse_raise(Parser *P) {
+  Node *n = new_node(P, ND_RAISE, advance(P)->loc);
+  if (at(P, TK_NEWLINE) || at(P, TK_SEMI) || at(P, TK_EOF)) return n;
+  n->a = parse_test(P);
+  if (accept(P, TK_KW_FROM)) n->b = parse_test(P);
+  return n;
+}
+
+/* global_stmt: ('global' | 'nonlocal') NAME (',' NAME)*
+ * del_stmt: 'del' targets;  yield_stmt: 'yield' [testlist] -- host code only. */
+static Node *parse_host_simple(Parser *P) {
+  Token *t = tok(P);
+  if (P->in_jit) fail_at(P, t, "'%s' is not supported in kernels", token_kind_name(t->kind));
+  Node *n = new_node(P, t->kind == TK_KW_DEL ? ND_DEL : t->kind == TK_KW_YIELD ? ND_YIELD : ND_GLOBAL, advance(P)->loc);
+  n->op = t->kind;
+  if (t->kind == TK_KW_YIELD) {
+    accept(P, TK_KW_FROM);
+    if (!at(P, TK_NEWLINE) && !at(P, TK_SEMI) && !at(P, TK_EOF) && !at(P, TK_RPAREN)) n->a = parse_testlist(P, parse_test);
+    return n;
+  }
+  do {
+    Node *x = t->kind == TK_KW_DEL ? parse_expr(P) : NULL;
+    if (!x) {
+      Token *name = expect(P, TK_NAME, "a name");
+      x = new_node(P, ND_NAME, name->loc);
+      x->name = arena_strndup(P->arena, name->text, (size_t)name->loc.len);
+    }
+    vec_push(P->arena, &n->args, x);
+  } while (accept(P, TK_COMMA));
+  return n;
+}
+
 static Node *parse_simple(Parser *P) {
   Token *t = tok(P);
   Node *n;
@@ -673,12 +780,11 @@ static Node *parse_simple(Parser *P) {
     return n;
   case TK_KW_IMPORT:
   case TK_KW_FROM: return parse_import(P);
+  case TK_KW_RAISE: return parse_raise(P);
   case TK_KW_GLOBAL:
   case TK_KW_NONLOCAL:
   case TK_KW_DEL:
-  case TK_KW_YIELD:
-  case TK_KW_RAISE:
-    fail_at(P, t, "'%s' is not supported in kernels", token_kind_name(t->kind));
+  case TK_KW_YIELD: return parse_host_simple(P);
   default: return parse_expr_stmt(P);
   }
 }
@@ -727,11 +833,19 @@ static Node *parse_while(Parser *P) {
   return n;
 }
 
-/* param: ['*' | '**'] NAME [':' test] ['=' test]; stars (ival 1, 2) in host code only */
+/* param: ['*' | '**'] NAME [':' test] ['=' test]; stars (ival 1, 2) in host code only.
+ * A bare '*' or '/' (keyword-only and positional-only markers, host code
+ * only) gives NULL: the host evaluator binds the parameters around it as
+ * ordinary ones. */
 static Node *parse_param(Parser *P) {
   int stars = at(P, TK_STAR) ? 1 : at(P, TK_POW) ? 2 : 0;
-  if ((stars && P->in_jit) || at(P, TK_SLASH) || (stars == 1 && next_tok(P)->kind != TK_NAME))
+  int marker = at(P, TK_SLASH) || (stars == 1 && next_tok(P)->kind != TK_NAME);
+  if ((stars || marker) && P->in_jit)
     fail_at(P, tok(P), "%s", "'*args', '**kwargs' and '/' parameters are not supported in kernels");
+  if (marker) {
+    advance(P);
+    return NULL;
+  }
   if (stars) advance(P);
   Token *name = expect(P, TK_NAME, "a parameter name");
   Node *p = new_node(P, ND_PARAM, name->loc);
@@ -769,16 +883,18 @@ static int is_jit_decorator(NodeVec decorators) {
 /* funcdef: decorator* 'def' NAME '(' [param (',' param)*] ')' ['->' test] ':' block */
 static Node *parse_funcdef(Parser *P, NodeVec decorators) {
   Token *def = expect(P, TK_KW_DEF, "'def' after decorators");
-  if (P->in_function)
+  if (P->in_function && P->in_jit)
     fail_at(P, def, "%s", "nested function definitions are not supported; define helpers at module level");
   Token *name = expect(P, TK_NAME, "a function name");
   Node *fn = new_node(P, ND_FUNCDEF, name->loc);
   fn->name = arena_strndup(P->arena, name->text, (size_t)name->loc.len);
   fn->kwargs = decorators;
+  int outer_function = P->in_function, outer_jit = P->in_jit;
   P->in_jit = decorators.len > 0 && is_jit_decorator(decorators);
   expect(P, TK_LPAREN, "'(' after the function name");
   while (!at(P, TK_RPAREN)) {
-    vec_push(P->arena, &fn->args, parse_param(P));
+    Node *p = parse_param(P);
+    if (p) vec_push(P->arena, &fn->args, p);
     if (!accept(P, TK_COMMA)) break;
   }
   expect(P, TK_RPAREN, "')' to close the parameter list");
@@ -786,8 +902,32 @@ static Node *parse_funcdef(Parser *P, NodeVec decorators) {
   if (accept(P, TK_ARROW)) fn->a = parse_test(P);
   P->in_function = 1;
   parse_block(P, &fn->body);
-  P->in_function = P->in_jit = 0;
+  P->in_function = outer_function;
+  P->in_jit = outer_jit;
   return fn;
+}
+
+/* classdef: decorator* 'class' NAME ['(' arglist ')'] ':' block -- host code
+ * only; its body is parsed as module code (methods are host functions). */
+static Node *parse_class(Parser *P, NodeVec decorators) {
+  Token *kw = advance(P);
+  if (P->in_jit) fail_at(P, kw, "'%s' statements are not supported in kernels", token_kind_name(kw->kind));
+  Token *name = expect(P, TK_NAME, "a class name");
+  Node *n = new_node(P, ND_CLASS, name->loc);
+  n->name = arena_strndup(P->arena, name->text, (size_t)name->loc.len);
+  n->kwargs = decorators;
+  Token *open = tok(P);
+  if (accept(P, TK_LPAREN)) {
+    Node *bases = new_node(P, ND_CALL, open->loc);
+    parse_call_args(P, bases, open);
+    n->args = bases->args;
+    for (int i = 0; i < bases->kwargs.len; i++) vec_push(P->arena, &n->args, bases->kwargs.data[i]); /* metaclass=... */
+  }
+  int outer_function = P->in_function;
+  P->in_function = 0;
+  parse_block(P, &n->body);
+  P->in_function = outer_function;
+  return n;
 }
 
 static Node *parse_decorated(Parser *P) {
@@ -796,7 +936,49 @@ static Node *parse_decorated(Parser *P) {
     vec_push(P->arena, &decorators, parse_test(P));
     expect(P, TK_NEWLINE, "end of line after the decorator");
   }
+  if (at(P, TK_KW_CLASS)) return parse_class(P, decorators);
   return parse_funcdef(P, decorators);
+}
+
+/* with_stmt: 'with' test ['as' target] (',' test ['as' target])* ':' block --
+ * host code only; an item with a target is an ASSIGN of the target. */
+static Node *parse_with(Parser *P) {
+  Node *n = new_node(P, ND_WITH, advance(P)->loc);
+  do {
+    Node *e = parse_test(P);
+    if (at(P, TK_KW_AS)) {
+      Node *a = new_node(P, ND_ASSIGN, advance(P)->loc);
+      Node *t = parse_expr(P);
+      check_target(P, t);
+      vec_push(P->arena, &a->args, t);
+      a->b = e;
+      e = a;
+    }
+    vec_push(P->arena, &n->args, e);
+  } while (accept(P, TK_COMMA));
+  parse_block(P, &n->body);
+  return n;
+}
+
+/* try_stmt: 'try' block ('except' [test ['as' NAME]] block)* ['else' block]
+ *           ['finally' block] -- host code only */
+static Node *parse_try(Parser *P) {
+  Node *n = new_node(P, ND_TRY, advance(P)->loc);
+  parse_block(P, &n->body);
+  while (at(P, TK_KW_EXCEPT)) {
+    Node *h = new_node(P, ND_EXCEPT, advance(P)->loc);
+    if (!at(P, TK_COLON)) h->a = parse_test(P);
+    if (accept(P, TK_KW_AS)) {
+      Token *name = expect(P, TK_NAME, "a name after 'as'");
+      h->name = arena_strndup(P->arena, name->text, (size_t)name->loc.len);
+    }
+    parse_block(P, &h->body);
+    vec_push(P->arena, &n->args, h);
+  }
+  if (n->args.len && accept(P, TK_KW_ELSE)) parse_block(P, &n->orelse);
+  if (accept(P, TK_KW_FINALLY)) parse_block(P, &n->kwargs);
+  else if (!n->args.len) fail_expected(P, "'except' or 'finally'");
+  return n;
 }
 
 static void parse_statement(Parser *P, NodeVec *body);
@@ -817,6 +999,11 @@ static void synchronize(Parser *P) {
 
 static void parse_compound(Parser *P, NodeVec *body) {
   Token *t = tok(P);
+  TokenKind after = next_tok(P)->kind;
+  if (at_soft_keyword(P, "async") && (after == TK_KW_DEF || after == TK_KW_FOR || after == TK_KW_WITH)) {
+    advance(P); /* host code: an async def, for or with parses as the plain one */
+    t = tok(P);
+  }
   switch (t->kind) {
   case TK_KW_IF: vec_push(P->arena, body, parse_if(P)); return;
   case TK_KW_FOR: vec_push(P->arena, body, parse_for(P)); return;
@@ -827,10 +1014,16 @@ static void parse_compound(Parser *P, NodeVec *body) {
     vec_push(P->arena, body, parse_funcdef(P, none));
     return;
   }
-  case TK_KW_CLASS:
+  case TK_KW_CLASS: {
+    NodeVec none = {0};
+    vec_push(P->arena, body, parse_class(P, none));
+    return;
+  }
   case TK_KW_WITH:
   case TK_KW_TRY:
-    fail_at(P, t, "'%s' statements are not supported in kernels", token_kind_name(t->kind));
+    if (P->in_jit) fail_at(P, t, "'%s' statements are not supported in kernels", token_kind_name(t->kind));
+    vec_push(P->arena, body, t->kind == TK_KW_WITH ? parse_with(P) : parse_try(P));
+    return;
   case TK_INDENT: fail_at(P, t, "%s", "unexpected indent");
   case TK_KW_ELIF:
   case TK_KW_ELSE: fail_at(P, t, "'%s' without a matching 'if'", token_kind_name(t->kind));

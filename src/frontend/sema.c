@@ -122,7 +122,8 @@ static const char *defined_name(const Node *s, int *is_function) {
   *is_function = s->kind == ND_FUNCDEF;
   if (*is_function) return s->name;
   if (s->kind == ND_ASSIGN && s->args.len == 1 && s->args.data[0]->kind == ND_NAME) return s->args.data[0]->name;
-  if (s->kind == ND_ANNASSIGN && s->b) return s->a->name;
+  if (s->kind == ND_ANNASSIGN && s->b && s->a->kind == ND_NAME) return s->a->name;
+  if (s->kind == ND_CLASS) return s->name; /* host code: an error where a kernel uses it */
   return NULL;
 }
 
@@ -133,10 +134,13 @@ static int symbol_order(const void *x, const void *y) {
 }
 
 static Node *import_value(Sema *S, Loc loc, const char *path);
-/* Host code a kernel file imports for its launcher and decorators: accepted, not for kernels to use. */
+/* Host code a kernel file imports for its launcher, decorators and tests (torch, Triton's host
+ * modules, the Python modules Triton's tutorials import): accepted, not for kernels to use. */
 static int is_host_module(const char *path) {
   static const char *const host[] = {"torch", "triton.jit", "triton.autotune", "triton.heuristics", "triton.Config",
-                                     "triton.testing", "triton.runtime"};
+                                     "triton.testing", "triton.runtime", "triton.profiler", "triton.tools",
+                                     "pytest", "argparse", "contextlib", "dataclasses", "functools", "inspect",
+                                     "itertools", "os", "pathlib", "sys", "time", "typing"};
   for (size_t i = 0; i < sizeof host / sizeof host[0]; i++) {
     size_t n = strlen(host[i]);
     if (!strncmp(path, host[i], n) && (path[n] == 0 || path[n] == '.')) return 1;
@@ -209,6 +213,11 @@ static Node *module_constant(Sema *S, Loc use, const char *name) {
   if (sym->value) return sym->value;
   int at = sym->index;
   Node *stmt = S->mod->root->body.data[at];
+  if (stmt->kind == ND_CLASS) {
+    diag_error(S->diags, use, "'%s' is a class, which is host code; a kernel cannot use it", name);
+    diag_note(S->diags, stmt->loc, "defined here");
+    return sym->value = poison(S, use);
+  }
   Scope saved = S->scope;
   int saved_limit = S->module_limit;
   const char *saved_prefix = S->prefix;
@@ -227,12 +236,25 @@ static Node *module_constant(Sema *S, Loc use, const char *name) {
   return v;
 }
 
+static int unsupported(const char *ns, const char *name);
+
 /* Names a kernel may reach through `tl.` (builtins, dtypes, the standard library). */
 static Node *namespace_member(Sema *S, Loc loc, const char *name) {
+  if (!strncmp(name, "float8", 6) && unsupported("tl", name)) {
+    /* fp8: a value that constexpr code can compare (`if dtype == tl.float8e5:`), an error where it is used */
+    Value *v = value_new(S, V_MISSING_DTYPE);
+    v->s = name;
+    return mk_const(S, loc, v);
+  }
   int dt = dtype_lookup(name);
   if (dt >= 0 && !strcmp(dtype_triton_name((DType)dt), name)) return mk_const(S, loc, value_dtype(S, (DType)dt, 0));
   if (!strcmp(name, "constexpr")) return mk_const(S, loc, value_new(S, V_CONSTEXPR));
   if (!strcmp(name, "tensor")) return mk_const(S, loc, value_new(S, V_TENSOR));
+  if (!strcmp(name, "tensor_descriptor") || !strcmp(name, "tensor_descriptor_base") || !strcmp(name, "dtype")) {
+    Value *v = value_new(S, V_CLASS);
+    v->s = name;
+    return mk_const(S, loc, v);
+  }
   if (!strcmp(name, "language") || !strcmp(name, "core") || !strcmp(name, "standard"))
     return mk_const(S, loc, namespace_value(S, "tl"));
   if (!strcmp(name, "math")) return mk_const(S, loc, namespace_value(S, "tl.math"));
@@ -268,6 +290,12 @@ static Node *member_of(Sema *S, Loc loc, const char *ns, const char *name) {
   if (!strcmp(ns, "tl.extra") || !strcmp(ns, "tl.extra.cuda")) {
     if (!strcmp(name, "libdevice")) return mk_const(S, loc, namespace_value(S, "libdevice"));
     if (!strcmp(ns, "tl.extra") && !strcmp(name, "cuda")) return mk_const(S, loc, namespace_value(S, "tl.extra.cuda"));
+    int id = !strcmp(ns, "tl.extra.cuda") ? builtin_lookup(name, CUDA) : -1;
+    if (id >= 0) {
+      Value *v = value_new(S, V_BUILTIN);
+      v->i = id;
+      return mk_const(S, loc, v);
+    }
     return NULL;
   }
   Node *m = namespace_member(S, loc, name);
@@ -732,6 +760,12 @@ static void assign_to(Sema *S, Node *target, Node *value, Loc loc) {
     assign_name(S, target, value, loc);
     return;
   }
+  if (target->kind != ND_TUPLE && target->kind != ND_LIST) { /* host code's targets, in a helper without @jit */
+    diag_error(S->diags, target->loc, target->kind == ND_SUBSCRIPT ? "cannot assign to an element of a tile; use tl.where or tl.store"
+                                      : target->kind == ND_ATTR ? "cannot assign to an attribute in a kernel"
+                                                                : "cannot assign to this expression in a kernel");
+    return;
+  }
   /* tuple unpacking */
   Node *tuple = value;
   if (is_const_kind(value, V_LIST)) tuple = const_to_node(S, value->loc, value->cval);
@@ -827,6 +861,7 @@ static int block_assigns(NodeVec *body, const char *name) {
 
 static int target_has(Node *t, const char *name) {
   if (t->kind == ND_NAME) return !strcmp(t->name, name);
+  if (t->kind != ND_TUPLE && t->kind != ND_LIST) return 0;
   for (int i = 0; i < t->args.len; i++)
     if (target_has(t->args.data[i], name)) return 1;
   return 0;
@@ -1234,6 +1269,17 @@ static void check_assert(Sema *S, Node *n) {
   }
 }
 
+/* A raise the checker reaches: Triton raises it while compiling, so does
+ * tile.  One reached in a helper makes the helper's value an error value,
+ * so the caller's use of it stays silent. */
+static void check_raise(Sema *S, Node *n) {
+  Node *e = n->a && n->a->kind == ND_CALL ? n->a->a : n->a;
+  const char *what = e && (e->kind == ND_NAME || e->kind == ND_ATTR) ? e->name : NULL;
+  diag_error(S->diags, n->loc, "raise%s%s is reached when the kernel is compiled; a kernel may raise only in a branch that folds away",
+             what ? " " : "", what ? what : "");
+  if (!S->ret) S->ret = poison(S, n->loc);
+}
+
 static void check_stmt(Sema *S, Node *n) {
   switch (n->kind) {
   case ND_ASSIGN: check_assign(S, n); break;
@@ -1252,6 +1298,16 @@ static void check_stmt(Sema *S, Node *n) {
     diag_error(S->diags, n->loc, "'%s' is not supported in kernels (Triton has no early loop exit)",
                n->kind == ND_BREAK ? "break" : "continue");
     break;
+  case ND_FUNCDEF:
+    diag_error(S->diags, n->loc, "nested function definitions are not supported; define helpers at module level");
+    break;
+  case ND_RAISE: check_raise(S, n); break;
+  case ND_CLASS:
+  case ND_WITH:
+  case ND_TRY:
+  case ND_GLOBAL:
+  case ND_DEL:
+  case ND_YIELD: diag_error(S->diags, n->loc, "'%s' statements are not supported in kernels", ast_keyword(n)); break;
   default: diag_error(S->diags, n->loc, "this statement is not supported inside a kernel"); break;
   }
 }

@@ -32,6 +32,8 @@ typedef enum {
   V_NAMESPACE,    /* tl, triton, triton.language, tl.math */
   V_CONSTEXPR,    /* tl.constexpr itself, as an annotation or called: tl.constexpr(3) */
   V_TENSOR,       /* tl.tensor, as an annotation (the signature gives the type) */
+  V_CLASS,        /* tl.tensor_descriptor, tl.dtype for isinstance: s the name */
+  V_MISSING_DTYPE, /* a dtype Triton has and tile does not (tl.float8e5): s the name; compared, never used */
   V_LIST,         /* a constexpr list or tuple (shapes, autotune configs) */
   V_CONFIG,       /* triton.Config(...) in an autotune decorator */
   V_LAMBDA,       /* a lambda, kept for @heuristics */

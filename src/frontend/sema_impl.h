@@ -6,7 +6,7 @@
 
 #include "sema.h"
 
-enum { TL = 1, METHOD = 2, PY = 4 };
+enum { TL = 1, METHOD = 2, PY = 4, CUDA = 8 /* tl.extra.cuda.NAME */ };
 
 typedef struct Binding {
   const char *name;

@@ -77,6 +77,8 @@ static void print_value(Buf *b, const Value *v) {
   case V_NAMESPACE: buf_printf(b, "module %s", v->s); break;
   case V_CONSTEXPR: buf_puts(b, "tl.constexpr"); break;
   case V_TENSOR: buf_puts(b, "tl.tensor"); break;
+  case V_CLASS:
+  case V_MISSING_DTYPE: buf_printf(b, "tl.%s", v->s); break;
   case V_BLOCK_TYPE:
     buf_puts(b, "<[");
     for (int i = 0; i < v->items.len; i++) buf_printf(b, "%s%lld", i ? ", " : "", (long long)v->items.data[i]->i);
@@ -130,6 +132,7 @@ int value_equal(const Value *x, const Value *y) {
   case V_STR: return x->slen == y->slen && !memcmp(x->s, y->s, x->slen);
   case V_NONE: return 1;
   case V_DTYPE: return x->dtype == y->dtype && x->dtype_is_ptr == y->dtype_is_ptr;
+  case V_MISSING_DTYPE: return !strcmp(x->s, y->s);
   case V_BLOCK_TYPE:
     if (x->dtype != y->dtype || x->dtype_is_ptr != y->dtype_is_ptr || x->items.len != y->items.len) return 0;
     for (int i = 0; i < x->items.len; i++)

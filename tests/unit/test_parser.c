@@ -101,6 +101,7 @@ static void test_chained_comparison(void) {
 static void test_recovery_reports_each_error(void) {
   Parsed p;
   parse(&p,
+        "@triton.jit\n"
         "def k(a):\n"
         "    x = 1 +\n"
         "    y = 2\n"
@@ -108,10 +109,10 @@ static void test_recovery_reports_each_error(void) {
         "    class C: pass\n"
         "    w = f(a=1, 2)\n");
   CHECK(p.diags.errors == 4);
-  CHECK_CONTAINS(buf_cstr(&p.errors), "p.tl:2:12: error: expected an expression, found end of line");
-  CHECK_CONTAINS(buf_cstr(&p.errors), "p.tl:4:9: error: cannot assign to an element of a tile");
-  CHECK_CONTAINS(buf_cstr(&p.errors), "p.tl:5:5: error: 'class' statements are not supported in kernels");
-  CHECK_CONTAINS(buf_cstr(&p.errors), "p.tl:6:16: error: positional argument follows keyword argument");
+  CHECK_CONTAINS(buf_cstr(&p.errors), "p.tl:3:12: error: expected an expression, found end of line");
+  CHECK_CONTAINS(buf_cstr(&p.errors), "p.tl:5:9: error: cannot assign to an element of a tile");
+  CHECK_CONTAINS(buf_cstr(&p.errors), "p.tl:6:5: error: 'class' statements are not supported in kernels");
+  CHECK_CONTAINS(buf_cstr(&p.errors), "p.tl:7:16: error: positional argument follows keyword argument");
   arena_free(&p.arena);
 }
 
@@ -131,6 +132,52 @@ static void test_deep_nesting_is_an_error(void) {
   arena_free(&p.arena);
 }
 
+/* What a Triton module's host code holds parses without an error (it is
+ * kept for the host evaluator, which runs none of it): classes, with, try,
+ * raise, global, del, yield, nested defs, attribute and element targets,
+ * starred targets and displays, sets, keyword-only parameters, lambdas with
+ * defaults, '**' in dicts, ':=', async and await. */
+static void test_host_code_parses(void) {
+  Parsed p;
+  Node *root = parse(&p,
+                     "class _attention(torch.autograd.Function, metaclass=M):\n"
+                     "    @staticmethod\n"
+                     "    def forward(ctx, q, *, causal=False, **kw):\n"
+                     "        ctx.causal = causal\n"
+                     "        nargs['desc_q'].block_shape = [1, 2]\n"
+                     "        p[:, :, M == 0] = float('-inf')\n"
+                     "        def grid(META): return (triton.cdiv(q, META['BLOCK']), 1, 1)\n"
+                     "        return grid\n"
+                     "try:\n"
+                     "    import apex\n"
+                     "except (ImportError, ModuleNotFoundError) as e:\n"
+                     "    HAS = False\n"
+                     "else:\n"
+                     "    HAS = True\n"
+                     "finally:\n"
+                     "    pass\n"
+                     "with torch.cuda.stream(s) as t, ctx():\n"
+                     "    global G\n"
+                     "    del x[0], y\n"
+                     "    yield a, b\n"
+                     "    raise ValueError('no') from None\n"
+                     "first, *rest = [*xs, *ys]\n"
+                     "ok = n in {16, 32, 64} and {c for c in cs}\n"
+                     "f = lambda a, b=2, *args, **kw: a\n"
+                     "def g(a, /, b): return a\n"
+                     "d = {**base, 'k': 1}\n"
+                     "if (n := len(d)) > 1: x = yield from gen()\n"
+                     "async def fetch(us):\n"
+                     "    async with s() as c:\n"
+                     "        return [await c.get(u) async for u in us]\n");
+  CHECK(p.diags.errors == 0);
+  CHECK(root->body.len == 10);
+  CHECK(root->body.data[0]->kind == ND_CLASS && root->body.data[1]->kind == ND_TRY && root->body.data[2]->kind == ND_WITH);
+  CHECK(root->body.data[1]->args.len == 1 && root->body.data[1]->orelse.len == 1 && root->body.data[1]->kwargs.len == 1);
+  CHECK_CONTAINS(dump(&p, root), "Raise <21:5>");
+  arena_free(&p.arena);
+}
+
 int main(void) {
   test_precedence();
   test_kernel_shape();
@@ -138,5 +185,6 @@ int main(void) {
   test_chained_comparison();
   test_recovery_reports_each_error();
   test_deep_nesting_is_an_error();
+  test_host_code_parses();
   return check_report();
 }
