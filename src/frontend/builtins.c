@@ -16,7 +16,7 @@ static const struct {
   const char *name, *params, *summary;
   int flags;
 } table[] = {
-#define BUILTIN(id, handler, flags, name, params, summary) {name, params, summary, flags},
+#define BUILTIN(id, handler, op, flags, name, params, summary) {name, params, summary, flags},
 #include "builtins.def"
 #undef BUILTIN
 };
@@ -1066,7 +1066,7 @@ Node *check_builtin_call(Sema *S, Node *call, int id, Node *self, Node **args, i
   for (int i = 0; i < c.n; i++)
     if (is_poison(bound[i])) return bound[i];
   switch (id) {
-#define BUILTIN(id, handler, flags, name, params, summary) case B_##id: return check_##handler(&c);
+#define BUILTIN(id, handler, op, flags, name, params, summary) case B_##id: return check_##handler(&c);
 #include "builtins.def"
 #undef BUILTIN
   default: return poison(S, call->loc);

@@ -288,11 +288,6 @@ static int lower_scan(Lower *L, Node *n, NodeVec *a, int id) {
   return r;
 }
 
-static int lower_unary_math(Lower *L, Node *n, TirCode code) {
-  int x = lower_expr(L, n->args.data[0]);
-  return emit(L, code, n->loc, n->type, x, -1, -1);
-}
-
 static int lower_nary(Lower *L, Node *n, TirCode code, int count) {
   int v[3] = {-1, -1, -1};
   for (int i = 0; i < count; i++) v[i] = lower_expr(L, n->args.data[i]);
@@ -384,10 +379,21 @@ static void atomic_order(TirOp *op, Node *n) {
   op->ival2 = scope && tir_scope_lookup(scope, strlen(scope)) > 0 ? tir_scope_lookup(scope, strlen(scope)) : SCOPE_GPU;
 }
 
+/* The tile IR op each builtin becomes one-to-one (lang/builtins.def's op
+ * column; TIR_COUNT: the builtin has a rule of its own below). */
+#define TIR_NONE TIR_COUNT
+static const TirCode builtin_ops[] = {
+#define BUILTIN(id, handler, op, flags, name, params, summary) TIR_##op,
+#include "builtins.def"
+#undef BUILTIN
+};
+#undef TIR_NONE
+
 static int lower_builtin(Lower *L, Node *n) {
   int id = builtin_id(n);
   NodeVec *a = &n->args;
   TirOp *op;
+  if (builtin_ops[id] != TIR_COUNT) return lower_nary(L, n, builtin_ops[id], tir_op_arity(builtin_ops[id]));
   switch (id) {
   case B_PROGRAM_ID:
   case B_NUM_PROGRAMS: {
@@ -422,29 +428,11 @@ static int lower_builtin(Lower *L, Node *n) {
   case B_DOT: return lower_dot(L, n, a);
   case B_SUM: case B_MAX: case B_MIN: case B_ARGMAX: case B_ARGMIN: return lower_reduce(L, n, a, id);
   case B_CUMSUM: case B_CUMPROD: return lower_scan(L, n, a, id);
-  case B_EXP: return lower_unary_math(L, n, TIR_EXP);
-  case B_EXP2: return lower_unary_math(L, n, TIR_EXP2);
-  case B_LOG: return lower_unary_math(L, n, TIR_LOG);
-  case B_LOG2: return lower_unary_math(L, n, TIR_LOG2);
-  case B_SQRT: return lower_unary_math(L, n, TIR_SQRT);
-  case B_RSQRT: return lower_unary_math(L, n, TIR_RSQRT);
-  case B_SIN: return lower_unary_math(L, n, TIR_SIN);
-  case B_COS: return lower_unary_math(L, n, TIR_COS);
-  case B_ERF: return lower_unary_math(L, n, TIR_ERF);
-  case B_FLOOR: return lower_unary_math(L, n, TIR_FLOOR);
-  case B_CEIL: return lower_unary_math(L, n, TIR_CEIL);
-  case B_ABS: return lower_unary_math(L, n, TIR_ABS);
-  case B_MAXIMUM: return lower_nary(L, n, TIR_MAXIMUM, 2);
-  case B_MINIMUM: return lower_nary(L, n, TIR_MINIMUM, 2);
-  case B_UMULHI: return lower_nary(L, n, TIR_UMULHI, 2);
-  case B_CLAMP: return lower_nary(L, n, TIR_CLAMP, 3);
-  case B_FMA: return lower_nary(L, n, TIR_FMA, 3);
   case B_DIV_RN: {
     int v = lower_nary(L, n, TIR_DIV, 2);
     last_op(L)->kind = DIV_RN;
     return v;
   }
-  case B_WHERE: return lower_nary(L, n, TIR_SELECT, 3);
   case B_EXPAND_DIMS: return lower_expand_dims(L, n, a);
   case B_BROADCAST_TO: return broadcast_to(L, n->loc, lower_expr(L, a->data[0]), n->type);
   case B_RESHAPE:

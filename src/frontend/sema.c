@@ -439,7 +439,7 @@ static Node *tile_attribute(Sema *S, Node *obj, Node *n) {
 }
 
 static const char *const namespace_names[] = {
-#define BUILTIN(id, handler, flags, name, params, summary) #id,
+#define BUILTIN(id, handler, op, flags, name, params, summary) #id,
 #include "builtins.def"
 #undef BUILTIN
 };

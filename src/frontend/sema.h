@@ -13,7 +13,7 @@
 
 /* The builtins of lang/builtins.def; typed calls carry their id. */
 typedef enum {
-#define BUILTIN(id, handler, flags, name, params, summary) B_##id,
+#define BUILTIN(id, handler, op, flags, name, params, summary) B_##id,
 #include "builtins.def"
 #undef BUILTIN
   B_COUNT
