@@ -134,6 +134,10 @@ typedef enum { PASS_TIR, PASS_TGIR } PassLevel;
  * IR passes.  Returns 0, or the number of problems (an unknown pass name, a
  * verifier failure) reported to `d`. */
 int passes_run(PassLevel level, TirFunc *f, const TgirOptions *o, const char *list, Diags *d, Buf *dump);
+/* Tile IR to GPU-layout IR: layout assignment (tgir_convert), then the
+ * GPU-layout IR passes `list` names, each verified; 0 or the number of
+ * problems reported to `d`. */
+int passes_to_tgir(TirFunc *f, const TgirOptions *o, const char *list, Diags *d, Buf *dump);
 /* "fold, combine, ..., pipeline, all, none": the names a list may hold. */
 const char *passes_names(Arena *a);
 

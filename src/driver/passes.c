@@ -71,15 +71,17 @@ static int check_names(const char *list, Arena *a, Diags *d) {
   return bad;
 }
 
-/* Prints into dump and verifies, after pass `name` of `level`. */
+/* What every pass ends with: the IR printed into dump (if set), and the level's verifier. */
 static int after_pass(PassLevel level, TirFunc *f, const char *name, Diags *d, Buf *dump) {
-  if (level == PASS_TGIR) return tgir_step_done(f, name, d, dump);
+  int gpu = level == PASS_TGIR;
+  if (gpu) tgir_compact_layouts(f);
   if (dump) {
     buf_printf(dump, "// after %s\n", name);
-    tir_print(f, dump);
+    (gpu ? tgir_print : tir_print)(f, dump);
   }
-  int problems = tir_verify(f, d);
-  if (problems) diag_note(d, (Loc){0}, "the tile IR verifier failed after pass '%s'", name);
+  int problems = gpu ? tgir_verify(f, d) : tir_verify(f, d);
+  if (problems)
+    diag_note(d, (Loc){0}, "the %s verifier failed after pass '%s'", gpu ? "GPU-layout IR" : "tile IR", name);
   return problems;
 }
 
@@ -93,4 +95,10 @@ int passes_run(PassLevel level, TirFunc *f, const TgirOptions *o, const char *li
     problems = after_pass(level, f, passes[i].name, d, dump);
   }
   return problems;
+}
+
+int passes_to_tgir(TirFunc *f, const TgirOptions *o, const char *list, Diags *d, Buf *dump) {
+  if (tgir_convert(f, o, d)) return 1;
+  int problems = after_pass(PASS_TGIR, f, "assign-layouts", d, dump);
+  return problems ? problems : passes_run(PASS_TGIR, f, o, list, d, dump);
 }

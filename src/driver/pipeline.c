@@ -174,7 +174,7 @@ static TirFunc *gpu_layout_ir(Compilation *c, const tile_options *opts, const Ar
   tir_print(f, &text);
   *tir = buf_cstr(&text);
   double clock = pipeline_clock_ms();
-  int failed = tgir_convert(f, &to, &c->diags, dump) || passes_run(PASS_TGIR, f, &to, opts->passes, &c->diags, dump);
+  int failed = passes_to_tgir(f, &to, opts->passes, &c->diags, dump);
   lap(c, TIME_TGIR, &clock);
   return failed ? NULL : f;
 }

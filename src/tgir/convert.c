@@ -1,6 +1,6 @@
-/* Tile IR to GPU-layout IR: layout assignment, and what every step ends
- * with (unused layouts dropped, the verifier); the optional steps that
- * follow are run by the pass manager (src/driver/passes.c). */
+/* Tile IR to GPU-layout IR: layout assignment, and dropping the layouts no
+ * value uses (after every step); the verifier and the optional steps that
+ * follow are the pass manager's (src/driver/passes.c). */
 #include "passes.h"
 
 static int valid_warps(int n) { return n >= 1 && n <= 32 && (n & (n - 1)) == 0; }
@@ -18,7 +18,7 @@ static void mark_used(const TirFunc *f, const TirBlock *b, const Layout **used) 
 /* A fresh layout table holding only the layouts values use (and their
  * parents), in the old order, numbered densely: the printed definitions
  * are the ones the function refers to. */
-static void compact_layouts(TirFunc *f) {
+void tgir_compact_layouts(TirFunc *f) {
   const Layout **used = arena_alloc(f->arena, sizeof *used * ((size_t)f->types.len + 1));
   mark_used(f, f->body, used);
   LayoutTable *fresh = arena_alloc(f->arena, sizeof *fresh);
@@ -34,18 +34,7 @@ static void compact_layouts(TirFunc *f) {
   f->layout_table = fresh;
 }
 
-int tgir_step_done(TirFunc *f, const char *step, Diags *d, Buf *dump) {
-  compact_layouts(f);
-  if (dump) {
-    buf_printf(dump, "// after %s\n", step);
-    tgir_print(f, dump);
-  }
-  int problems = tgir_verify(f, d);
-  if (problems) diag_note(d, (Loc){0}, "the GPU-layout IR verifier failed after step '%s'", step);
-  return problems;
-}
-
-int tgir_convert(TirFunc *f, const TgirOptions *o, Diags *d, Buf *dump) {
+int tgir_convert(TirFunc *f, const TgirOptions *o, Diags *d) {
   if (o->num_warps) f->num_warps = o->num_warps;
   if (!valid_warps(f->num_warps)) {
     diag_error(d, (Loc){0}, "num_warps must be a power of two from 1 to 32, not %d", f->num_warps);
@@ -55,7 +44,7 @@ int tgir_convert(TirFunc *f, const TgirOptions *o, Diags *d, Buf *dump) {
   table->arena = f->arena;
   f->layout_table = table;
   tgir_assign(f, table, tgir_coalesce(f, table));
-  return tgir_step_done(f, "assign-layouts", d, dump);
+  return 0;
 }
 
 int tgir_check_text(TirFunc *f, Diags *d) {

@@ -26,15 +26,15 @@ typedef struct TgirOptions {
 /* Tile IR to GPU-layout IR, in place: assign-layouts gives every tile value
  * a layout (coalesced layouts for memory ops from AxisInfo, the FMA
  * accumulator layout for dots) and a convert_layout wherever a use needs
- * another, then tgir_step_done.  The optional steps (remove-converts,
+ * another.  The verifier and the optional steps (remove-converts,
  * accelerate-matmul, ...; src/tgir/passes.h) follow, run by the driver's
- * pass manager.  Returns 0, or the number of errors reported to `d`. */
-int tgir_convert(TirFunc *f, const TgirOptions *o, Diags *d, Buf *dump);
+ * pass manager (passes_to_tgir).  Returns 0, or the number of errors
+ * reported to `d` (a num_warps that is not a power of two from 1 to 32). */
+int tgir_convert(TirFunc *f, const TgirOptions *o, Diags *d);
 
-/* What every step ends with: the layout table compacted to the layouts in
- * use, the IR printed into `dump` (if set) after a "// after STEP" line,
- * and the verifier.  Returns the number of problems reported to `d`. */
-int tgir_step_done(TirFunc *f, const char *step, Diags *d, Buf *dump);
+/* A fresh layout table holding only the layouts values use, in the old
+ * order: what every step ends with, so printed definitions are used ones. */
+void tgir_compact_layouts(TirFunc *f);
 
 /* GPU-layout IR read from text (tir_read of tgir_print's output), made
  * ready for the steps: a layout table if the text had none, and the

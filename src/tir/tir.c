@@ -100,8 +100,10 @@ void tir_ops_reference(Buf *out) {
   }
 }
 
-/* The names of ops' kinds, as the textual form writes them (cmp.lt). */
-static const char *const *kind_names(TirCode code, int *count) {
+/* The names of ops' kinds as the textual form writes them: after a dot
+ * (cmp.lt) or, with `modifiers`, cast's and division's roundings after the
+ * operands (cast %1 rtz), written only when not the first. */
+static const char *const *kind_names(TirCode code, int modifiers, int *count) {
 #define NAME(id, name) name,
   static const char *const cmp[] = {
 #define CMP_KIND NAME
@@ -123,6 +125,14 @@ static const char *const *kind_names(TirCode code, int *count) {
 #define RAND_KIND NAME
 #include "kinds.def"
   };
+  static const char *const rounding[] = {
+#define ROUND_KIND NAME
+#include "kinds.def"
+  };
+  static const char *const division[] = {
+#define DIV_KIND NAME
+#include "kinds.def"
+  };
 #undef NAME
   static const char *const atomic[] = {
 #define ATOMIC(id, name, ptx) name,
@@ -134,68 +144,59 @@ static const char *const *kind_names(TirCode code, int *count) {
 #undef LIBDEVICE
   };
 #define KINDS(table) (*count = (int)(sizeof table / sizeof table[0]), table)
-  switch (code) {
-  case TIR_CMP: return KINDS(cmp);
-  case TIR_REDUCE: case TIR_SCAN: return KINDS(reduce);
-  case TIR_ATOMIC_RMW: return KINDS(atomic);
-  case TIR_DOT: return KINDS(dot);
-  case TIR_HINT: return KINDS(hint);
-  case TIR_RAND: return KINDS(rand);
-  case TIR_LIBDEVICE: return KINDS(libdevice);
-  default: *count = 0; return NULL;
+  if (modifiers) {
+    if (code == TIR_CAST) return KINDS(rounding);
+    if (code == TIR_DIV) return KINDS(division);
+  } else {
+    switch (code) {
+    case TIR_CMP: return KINDS(cmp);
+    case TIR_REDUCE: case TIR_SCAN: return KINDS(reduce);
+    case TIR_ATOMIC_RMW: return KINDS(atomic);
+    case TIR_DOT: return KINDS(dot);
+    case TIR_HINT: return KINDS(hint);
+    case TIR_RAND: return KINDS(rand);
+    case TIR_LIBDEVICE: return KINDS(libdevice);
+    default: break;
+    }
   }
 #undef KINDS
+  *count = 0;
+  return NULL;
+}
+
+static int lookup(const char *const *names, int n, const char *name, size_t len) {
+  for (int i = 0; i < n; i++)
+    if (strlen(names[i]) == len && !strncmp(names[i], name, len)) return i;
+  return -1;
 }
 
 const char *tir_kind_name(TirCode code, int kind) {
   int n;
-  const char *const *names = kind_names(code, &n);
+  const char *const *names = kind_names(code, 0, &n);
   return names && kind >= 0 && kind < n ? names[kind] : NULL;
 }
 
 int tir_kind_lookup(TirCode code, const char *name, size_t len) {
   int n;
-  const char *const *names = kind_names(code, &n);
-  for (int i = 0; i < n; i++)
-    if (strlen(names[i]) == len && !strncmp(names[i], name, len)) return i;
-  return -1;
-}
-
-/* Cast's rounding and division's: written after the operands (cast %1 rtz), and only when not the first. */
-static const char *const *modifier_names(TirCode code, int *count) {
-#define NAME(id, name) name,
-  static const char *const rounding[] = {
-#define ROUND_KIND NAME
-#include "kinds.def"
-  };
-  static const char *const division[] = {
-#define DIV_KIND NAME
-#include "kinds.def"
-  };
-#undef NAME
-  *count = code == TIR_CAST ? (int)(sizeof rounding / sizeof *rounding)
-         : code == TIR_DIV  ? (int)(sizeof division / sizeof *division)
-                            : 0;
-  return code == TIR_CAST ? rounding : code == TIR_DIV ? division : NULL;
+  const char *const *names = kind_names(code, 0, &n);
+  return lookup(names, n, name, len);
 }
 
 const char *tir_modifier_name(TirCode code, int kind) {
   int n;
-  const char *const *names = modifier_names(code, &n);
+  const char *const *names = kind_names(code, 1, &n);
   return names && kind > 0 && kind < n ? names[kind] : NULL;
 }
 
 int tir_modifier_lookup(TirCode code, const char *name, size_t len) {
   int n;
-  const char *const *names = modifier_names(code, &n);
-  for (int i = 0; i < n; i++)
-    if (strlen(names[i]) == len && !strncmp(names[i], name, len)) return i;
-  return -1;
+  const char *const *names = kind_names(code, 1, &n);
+  return lookup(names, n, name, len);
 }
 
 const char *tir_kind_choices(TirCode code, int modifiers, Arena *a) {
   int n;
-  const char *const *names = modifiers ? modifier_names(code, &n) : kind_names(code, &n);
+  const char *const *names = kind_names(code, modifiers, &n);
   Buf b;
   buf_init(&b, a);
   for (int i = 0; i < n; i++) buf_printf(&b, "%s\"%s\"", i == 0 ? "" : i == n - 1 ? " or " : ", ", names[i]);
@@ -204,7 +205,7 @@ const char *tir_kind_choices(TirCode code, int modifiers, Arena *a) {
 
 int tir_has_kinds(TirCode code) {
   int n;
-  return kind_names(code, &n) != NULL;
+  return kind_names(code, 0, &n) != NULL;
 }
 
 /* Atomics' memory semantics and scopes, loads' and stores' eviction policies (lang/memory.def), in

@@ -61,7 +61,7 @@ static void check_gpu_layout_ir(Compilation *c, TirFunc *f, int tir_status) {
   static unsigned char tir_memory[64][BUFFER_BYTES];
   memcpy(tir_memory, memory, sizeof memory);
   TgirOptions o = {4, 90, 1, NULL, 0, 0};
-  if (tgir_convert(f, &o, &c->diags, NULL) || passes_run(PASS_TGIR, f, &o, NULL, &c->diags, NULL)) abort(); /* the verifier failed: a compiler bug */
+  if (passes_to_tgir(f, &o, NULL, &c->diags, NULL)) abort(); /* the verifier failed: a compiler bug */
   Buf text, again, cleaned;
   buf_init(&text, &c->arena);
   tgir_print(f, &text);
@@ -97,7 +97,7 @@ static void lower_for_sim(Compilation *c, const char *tir, size_t len) {
   *src = (Source){"fuzz.tir", tir, len};
   TirFunc *g = tir_read(src, &c->arena, &c->diags);
   TgirOptions o = {4, 80, 0, NULL, 0, 0};
-  if (!g || tgir_convert(g, &o, &c->diags, NULL) || passes_run(PASS_TGIR, g, &o, NULL, &c->diags, NULL)) abort();
+  if (!g || passes_to_tgir(g, &o, NULL, &c->diags, NULL)) abort();
   lower(c, g, "sim");
 }
 

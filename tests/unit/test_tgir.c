@@ -85,7 +85,7 @@ static TirFunc *compile(Compilation *c, const Kernel *k, int gpu) {
   TirFunc *f = tir_lower(ck, &c->arena, &c->diags);
   if (c->diags.errors || tir_verify(f, &c->diags) || passes_run(PASS_TIR, f, NULL, NULL, &c->diags, NULL)) return NULL;
   TgirOptions o = {k->num_warps, 90, 1, NULL, 0, 0};
-  return !gpu || !(tgir_convert(f, &o, &c->diags, NULL) || passes_run(PASS_TGIR, f, &o, NULL, &c->diags, NULL)) ? f
+  return !gpu || !(passes_to_tgir(f, &o, NULL, &c->diags, NULL)) ? f
                                                                                                             : NULL;
 }
 
