@@ -98,7 +98,7 @@ int passes_run(PassLevel level, TirFunc *f, const TgirOptions *o, const char *li
 }
 
 int passes_to_tgir(TirFunc *f, const TgirOptions *o, const char *list, Diags *d, Buf *dump) {
-  if (tgir_convert(f, o, d)) return 1;
+  tgir_convert(f);
   int problems = after_pass(PASS_TGIR, f, "assign-layouts", d, dump);
   return problems ? problems : passes_run(PASS_TGIR, f, o, list, d, dump);
 }

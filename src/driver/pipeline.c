@@ -158,7 +158,7 @@ static tile_status assemble(Compilation *c, const char *ptxas, GpuArtifacts *out
  * *tir (not for .tgir input). */
 static TirFunc *gpu_layout_ir(Compilation *c, const tile_options *opts, const Arch *arch, Buf *dump,
                               const char **tir) {
-  TgirOptions to = {opts->num_warps, arch->cc, arch->wgmma, opts->passes, opts->refill,
+  TgirOptions to = {arch->cc, arch->wgmma, opts->passes, opts->refill,
                     arch->tma && opts->tma == TILE_TMA_AUTO};
   if (c->input == INPUT_TGIR) {
     TirFunc *f = tir_read(&c->source, &c->arena, &c->diags);
@@ -186,14 +186,6 @@ static tile_status gpu_stages(Compilation *c, const tile_options *opts, tile_sta
   const Arch *arch = arch_find(out->arch);
   if (!arch) {
     diag_error(&c->diags, (Loc){0}, "unknown --arch '%s' (known: %s)", out->arch, arch_names(1));
-    return TILE_ERROR_COMPILE;
-  }
-  if (opts->tma != TILE_TMA_AUTO && opts->tma != TILE_TMA_OFF) {
-    diag_error(&c->diags, (Loc){0}, "tma must be " TMA_VALUES ", not %d", opts->tma);
-    return TILE_ERROR_COMPILE;
-  }
-  if (opts->refill < TILE_REFILL_AUTO || opts->refill > TILE_REFILL_LATE) {
-    diag_error(&c->diags, (Loc){0}, "refill must be %s, not %d", REFILL_VALUES, opts->refill);
     return TILE_ERROR_COMPILE;
   }
   Buf dump;

@@ -1194,7 +1194,10 @@ static HostVal *attribute(Host *h, Loc loc, HostVal *obj, const char *name) {
   if (obj->kind == H_CONFIG) {
     if (!strcmp(name, "kwargs")) return obj->items.data[0];
     HostVal *v = host_dict_get(obj->items.data[1], name);
-    int fallback = !strcmp(name, "num_warps") ? 4 : !strcmp(name, "num_stages") ? 3 : !strcmp(name, "num_ctas") ? 1 : 0;
+    int fallback = !strcmp(name, "num_warps")    ? ARCH_DEFAULT_WARPS
+                   : !strcmp(name, "num_stages") ? ARCH_DEFAULT_STAGES
+                   : !strcmp(name, "num_ctas")   ? 1
+                                                 : 0;
     if (v || fallback) return v ? v : host_int(h, fallback);
     if (!strcmp(name, "pre_hook") || !strcmp(name, "maxnreg")) return host_value(h, H_NONE);
   }

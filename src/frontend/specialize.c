@@ -310,8 +310,11 @@ static void record_config(Sema *S, Node *dec, const HostVal *c) {
   TuneConfig tc = {0};
   const HostVal *kwargs = c->items.data[0], *options = c->items.data[1];
   tc.loc = dec->loc;
-  tc.num_warps = option_int(S, options, "num_warps", 4, dec->loc);
-  tc.num_stages = option_int(S, options, "num_stages", 3, dec->loc);
+  tc.num_warps = option_int(S, options, "num_warps", ARCH_DEFAULT_WARPS, dec->loc);
+  if (!arch_valid_warps(tc.num_warps))
+    diag_error(S->diags, dec->loc, "triton.Config's num_warps must be a power of two from 1 to %d, not %d",
+               ARCH_MAX_WARPS, tc.num_warps);
+  tc.num_stages = option_int(S, options, "num_stages", ARCH_DEFAULT_STAGES, dec->loc);
   tc.num_ctas = option_int(S, options, "num_ctas", 1, dec->loc);
   for (int j = 0; j < kwargs->keys.len; j++) {
     Value *v = kwargs->keys.data[j]->kind == H_STR ? constexpr_of(S, kwargs->items.data[j]) : NULL;

@@ -530,7 +530,7 @@ int llvm_generate(const TirFunc *f, const GpuTarget *t, int want_llir, int want_
   L->wgmma = arch->wgmma;
   L->arena = a;
   L->diags = d;
-  L->num_threads = WARP_SIZE * (f->num_warps ? f->num_warps : 4);
+  L->num_threads = WARP_SIZE * f->num_warps;
   L->axis = tir_axis_info(f);
   L->values = arena_alloc(a, sizeof(Regs) * (size_t)(f->types.len + 1));
   L->uses = arena_alloc(a, sizeof(int) * (size_t)(f->types.len + 1));

@@ -16,6 +16,13 @@ typedef struct Arch {
   int sms;                 /* SMs of the reference GPU */
 } Arch;
 
+/* A program's warps: a power of two up to 32 (1024 threads, every target's
+ * most), 4 and 3 pipelining stages unless an option or config says
+ * otherwise.  Each place a count enters (options, a config, IR text)
+ * checks it with arch_valid_warps. */
+enum { ARCH_MAX_WARPS = 32, ARCH_DEFAULT_WARPS = 4, ARCH_DEFAULT_STAGES = 3 };
+static inline int arch_valid_warps(int n) { return n >= 1 && n <= ARCH_MAX_WARPS && (n & (n - 1)) == 0; }
+
 /* The target named `name`; NULL for an unknown one. */
 const Arch *arch_find(const char *name);
 /* The first target of compute capability cc (sm_90 for 90); NULL if none. */

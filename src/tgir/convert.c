@@ -3,7 +3,6 @@
  * follow are the pass manager's (src/driver/passes.c). */
 #include "passes.h"
 
-static int valid_warps(int n) { return n >= 1 && n <= 32 && (n & (n - 1)) == 0; }
 
 static void mark_used(const TirFunc *f, const TirBlock *b, const Layout **used) {
   for (int i = 0; i < b->args.len; i++) used[b->args.data[i]] = tir_layout(f, b->args.data[i]);
@@ -34,17 +33,11 @@ void tgir_compact_layouts(TirFunc *f) {
   f->layout_table = fresh;
 }
 
-int tgir_convert(TirFunc *f, const TgirOptions *o, Diags *d) {
-  if (o->num_warps) f->num_warps = o->num_warps;
-  if (!valid_warps(f->num_warps)) {
-    diag_error(d, (Loc){0}, "num_warps must be a power of two from 1 to 32, not %d", f->num_warps);
-    return 1;
-  }
+void tgir_convert(TirFunc *f) {
   LayoutTable *table = arena_alloc(f->arena, sizeof *table);
   table->arena = f->arena;
   f->layout_table = table;
   tgir_assign(f, table, tgir_coalesce(f, table));
-  return 0;
 }
 
 int tgir_check_text(TirFunc *f, Diags *d) {

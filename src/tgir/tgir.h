@@ -15,7 +15,6 @@
 #include "tile/tile.h"
 
 typedef struct TgirOptions {
-  int num_warps;          /* warps per program (a power of two, 1..32); 0: the function's */
   int compute_capability; /* 80, 86, 89, 90: what the layouts may assume (below 80: no tensor cores) */
   int wgmma;              /* sm_90a: wgmma may be used (compute_capability 90) */
   const char *passes;     /* optional steps (--passes): "remove-converts", "all", "none"; NULL: all */
@@ -28,9 +27,9 @@ typedef struct TgirOptions {
  * accumulator layout for dots) and a convert_layout wherever a use needs
  * another.  The verifier and the optional steps (remove-converts,
  * accelerate-matmul, ...; src/tgir/passes.h) follow, run by the driver's
- * pass manager (passes_to_tgir).  Returns 0, or the number of errors
- * reported to `d` (a num_warps that is not a power of two from 1 to 32). */
-int tgir_convert(TirFunc *f, const TgirOptions *o, Diags *d);
+ * pass manager (passes_to_tgir), for the function's num_warps (set by the
+ * pipeline from the options or the config, checked where it entered). */
+void tgir_convert(TirFunc *f);
 
 /* A fresh layout table holding only the layouts values use, in the old
  * order: what every step ends with, so printed definitions are used ones. */

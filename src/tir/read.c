@@ -689,6 +689,7 @@ TirFunc *tir_read(const Source *text, Arena *a, Diags *d) {
   read_params(&R);
   expect(&R, "num_warps=");
   R.f->num_warps = (int)integer(&R);
+  if (!arch_valid_warps(R.f->num_warps)) fail(&R, "num_warps: a power of two from 1 to 32");
   expect(&R, "num_stages=");
   R.f->num_stages = (int)integer(&R);
   expect(&R, "{");

@@ -22,8 +22,8 @@ TirFunc *tir_func_new(Arena *a, const char *name) {
   f->arena = a;
   f->name = name;
   f->body = tir_block_new(f);
-  f->num_warps = 4;
-  f->num_stages = 3;
+  f->num_warps = ARCH_DEFAULT_WARPS;
+  f->num_stages = ARCH_DEFAULT_STAGES;
   return f;
 }
 

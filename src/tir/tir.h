@@ -6,6 +6,7 @@
 #ifndef TILE_TIR_H
 #define TILE_TIR_H
 
+#include "../support/arch.h"
 #include "../support/dtypes.h"
 #include "../support/diag.h"
 
