@@ -79,6 +79,10 @@ struct TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump
 /* The kernel's declaration and decorators (sema_declare), without checking
  * its body; NULL after errors or for IR text. */
 const CheckedKernel *pipeline_declare(Compilation *c, const tile_options *opts);
+/* Its two halves: the source parsed (NULL after syntax errors, or for IR
+ * text), and the declaration of the parsed module. */
+Module *pipeline_parse(Compilation *c);
+const CheckedKernel *pipeline_declare_module(Compilation *c, const Module *m, const tile_options *opts);
 /* lang/stdlib.tl, parsed (for the builtin reference too). */
 Module *pipeline_stdlib(Compilation *c);
 /* With opts->time_stages, a note of the time each stage that ran took

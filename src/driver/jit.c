@@ -482,23 +482,6 @@ static JitSource *copy_source(const char *name, const char *text, size_t len, co
   return NULL;
 }
 
-/* Parses the source, so syntax errors show at creation rather than at the first launch. */
-static tile_status check_syntax(tile_context *ctx, const char *name, const char *text, size_t len) {
-  Compilation *c = compilation_begin(ctx, name, text, len);
-  if (!c) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
-  tile_status s = TILE_ERROR_MEMORY;
-  if (setjmp(c->guard.jump) == 0) {
-    if (c->input == INPUT_TILE) {
-      TokenVec toks = lex(&c->source, &c->diags);
-      parse_module(&c->source, &toks, &c->diags);
-    }
-    s = c->diags.errors ? TILE_ERROR_COMPILE : TILE_OK;
-  } else if (c->diags.errors) {
-    s = TILE_ERROR_COMPILE;
-  }
-  return end_compile(c, s);
-}
-
 /* ---- the autotuner's view of a kernel ---------------------------------------------------- */
 
 static const char *keep_name(JitTuning *j, const char *name) {
@@ -559,25 +542,36 @@ KernelTuning *jit_tuning_of(const CheckedKernel *k, int tune_refill, int tune_tm
 }
 
 /* When the options fix no config: a kernel whose source lists several is
- * tuned at launch (*out), one that lists one uses it.  A source that does
- * not declare a kernel cleanly gets neither; its launches report why. */
-static tile_status declare_tuning(tile_context *ctx, JitSource *src, const KernelTuning **out) {
+ * tuned at launch (*out), one that lists one uses it.  A declaration that
+ * fails gives neither, and its messages are not the creation's: the
+ * kernel's launches report them. */
+static tile_status declare_tuning(Compilation *c, const Module *m, JitSource *src, const KernelTuning **out) {
+  int listed = c->diags.list.len, errors = c->diags.errors;
+  const CheckedKernel *k = pipeline_declare_module(c, m, &src->opts);
+  c->diags.list.len = listed, c->diags.errors = errors;
+  int configs = k ? k->meta.configs.len : 0;
+  if (configs == 1) src->opts.config = 0;
+  if (configs <= 1) return TILE_OK;
+  KernelTuning *j = jit_tuning_of(k, src->opts.refill == TILE_REFILL_AUTO, src->opts.tma == TILE_TMA_AUTO);
+  *out = j;
+  return j ? TILE_OK : context_fail(c->ctx, TILE_ERROR_MEMORY, "out of memory");
+}
+
+/* Parses the source once: its syntax errors and warnings show at creation,
+ * not at the first launch, and the parsed module gives the tuning. */
+static tile_status declare(tile_context *ctx, JitSource *src, const KernelTuning **out) {
   *out = NULL;
-  if (src->opts.config >= 0) return TILE_OK;
   Compilation *c = compilation_begin(ctx, src->name, src->text, src->len);
   if (!c) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
-  volatile tile_status s = TILE_OK;
+  volatile tile_status s = TILE_ERROR_MEMORY;
   if (setjmp(c->guard.jump) == 0) {
-    const CheckedKernel *k = pipeline_declare(c, &src->opts);
-    int configs = k ? k->meta.configs.len : 0;
-    if (configs == 1) src->opts.config = 0;
-    KernelTuning *j = configs > 1 ? jit_tuning_of(k, src->opts.refill == TILE_REFILL_AUTO, src->opts.tma == TILE_TMA_AUTO)
-                               : NULL;
-    if (configs > 1 && !j) s = context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
-    *out = j;
+    Module *m = pipeline_parse(c);
+    s = c->diags.errors ? TILE_ERROR_COMPILE : TILE_OK;
+    if (m && src->opts.config < 0) s = declare_tuning(c, m, src, out);
+  } else if (c->diags.errors) {
+    s = TILE_ERROR_COMPILE;
   }
-  compilation_end(c);
-  return s;
+  return end_compile(c, s);
 }
 
 tile_status tile_kernel_create(tile_context *ctx, const char *name, const char *source, size_t len,
@@ -593,8 +587,7 @@ tile_status tile_kernel_create(tile_context *ctx, const char *name, const char *
   JitSource *src = copy_source(name, source, len, opts);
   if (!src) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
   const KernelTuning *tuning = NULL;
-  s = declare_tuning(ctx, src, &tuning);
-  if (s == TILE_OK) s = check_syntax(ctx, name, source, len); /* last: its warnings are the call's diagnostics */
+  s = declare(ctx, src, &tuning);
   tile_kernel *k = s == TILE_OK ? kernel_new(ctx, &jit_compiler, src) : NULL;
   if (!k) {
     release(&(tile_kernel){.source = src, .tuning = tuning});

@@ -74,14 +74,22 @@ static void launch_shape(TirFunc *f, const CheckedKernel *k, const tile_options 
   if (o->num_stages) f->num_stages = o->num_stages;
 }
 
-const CheckedKernel *pipeline_declare(Compilation *c, const tile_options *opts) {
+Module *pipeline_parse(Compilation *c) {
   if (c->input != INPUT_TILE) return NULL;
   TokenVec toks = lex(&c->source, &c->diags);
   Module *m = parse_module(&c->source, &toks, &c->diags);
-  if (c->diags.errors) return NULL;
+  return c->diags.errors ? NULL : m;
+}
+
+const CheckedKernel *pipeline_declare_module(Compilation *c, const Module *m, const tile_options *opts) {
   SemaOptions so = {0};
   sema_options(opts, &so);
   return sema_declare(m, pipeline_stdlib(c), &so, &c->diags);
+}
+
+const CheckedKernel *pipeline_declare(Compilation *c, const tile_options *opts) {
+  Module *m = pipeline_parse(c);
+  return m ? pipeline_declare_module(c, m, opts) : NULL;
 }
 
 /* Source to optimised tile IR; NULL after errors (in c->diags). */
