@@ -320,6 +320,13 @@ tile_context *tilec_context(const char *who) {
   return NULL;
 }
 
+/* A successful call's warnings and notes (the source's, the compile's, the autotuner's) on stderr
+ * now: the next call on the context starts its diagnostics afresh. */
+static tile_status relay(tile_context *ctx, tile_status s) {
+  if (s == TILE_OK) fputs(tile_diagnostics(ctx), stderr);
+  return s;
+}
+
 static int fail(tile_context *ctx, tile_status s) {
   fputs(tile_diagnostics(ctx), stderr);
   if (s != TILE_ERROR_COMPILE) fprintf(stderr, "tilec run: error: %s\n", tile_error(ctx));
@@ -364,12 +371,11 @@ static int execute(RunArgs *r) {
   tile_kernel *k = NULL;
   tile_status s = !strcmp(r->device, "cpu") ? tile_context_use_cpu(ctx) : TILE_OK;
   if (s == TILE_OK) s = to_device(ctx, r);
-  if (s == TILE_OK) s = tile_kernel_create_file(ctx, r->input, &r->opts, &k);
-  if (s == TILE_OK) s = tile_launch(k, r->grid, NULL, r->args, r->n_args);
+  if (s == TILE_OK) s = relay(ctx, tile_kernel_create_file(ctx, r->input, &r->opts, &k));
+  if (s == TILE_OK) s = relay(ctx, tile_launch(k, r->grid, NULL, r->args, r->n_args));
   if (s == TILE_OK) s = tile_synchronize(ctx);
   if (s == TILE_OK) s = from_device(ctx, r);
   int rc = s == TILE_OK ? write_outputs(r) : fail(ctx, s);
-  if (s == TILE_OK) fputs(tile_diagnostics(ctx), stderr);
   tile_context_destroy(ctx); /* frees the kernel and the device buffers */
   return rc;
 }
