@@ -325,9 +325,12 @@ TILE_API void tile_event_destroy(tile_context *ctx, tile_event e);
  * error).  Without ptxas the image is PTX, which the driver compiles.
  * The options (kernel, defines, config, num_warps, arch...) are copied and
  * fixed here; a given opts->signature fixes the types instead of the
- * arguments.  The source is parsed here (syntax errors come back now);
- * the rest of the checking happens per specialisation.  The kernel belongs
- * to ctx and dies with it at the latest.
+ * arguments.  The source is parsed and the kernel declared here: syntax
+ * errors, a define the kernel does not take, an unknown arch, an autotune
+ * decorator in error come back now; the body is checked per
+ * specialisation.  A launch must pass one argument per run-time (not
+ * constexpr) parameter; another count is TILE_ERROR_ARGUMENT naming them.
+ * The kernel belongs to ctx and dies with it at the latest.
  *
  * Autotuning.  When the source has @triton.autotune(configs=[...], key=[...])
  * with several configs and opts->config is -1, the kernel is tuned at launch,

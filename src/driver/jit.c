@@ -33,6 +33,8 @@ typedef struct JitSource {
   tile_options opts;       /* strings point to the copies below */
   char **defines;
   char *kernel, *signature, *passes, *arch, *libdevice;
+  char *declared_name, *declared_params; /* from the declaration at creation (NULL: none) */
+  int num_declared_params;
 } JitSource;
 
 /* A kernel's KernelTuning in one block: the arrays it points to, then the
@@ -382,6 +384,8 @@ static void release(tile_kernel *k) {
   free(src->passes);
   free(src->arch);
   free(src->libdevice);
+  free(src->declared_name);
+  free(src->declared_params);
   free(src);
   k->source = NULL;
 }
@@ -542,14 +546,9 @@ KernelTuning *jit_tuning_of(const CheckedKernel *k, int tune_refill, int tune_tm
 }
 
 /* When the options fix no config: a kernel whose source lists several is
- * tuned at launch (*out), one that lists one uses it.  A declaration that
- * fails gives neither, and its messages are not the creation's: the
- * kernel's launches report them. */
-static tile_status declare_tuning(Compilation *c, const Module *m, JitSource *src, const KernelTuning **out) {
-  int listed = c->diags.list.len, errors = c->diags.errors;
-  const CheckedKernel *k = pipeline_declare_module(c, m, &src->opts);
-  c->diags.list.len = listed, c->diags.errors = errors;
-  int configs = k ? k->meta.configs.len : 0;
+ * tuned at launch (*out), one that lists one uses it. */
+static tile_status declare_tuning(Compilation *c, const CheckedKernel *k, JitSource *src, const KernelTuning **out) {
+  int configs = k && src->opts.config < 0 ? k->meta.configs.len : 0;
   if (configs == 1) src->opts.config = 0;
   if (configs <= 1) return TILE_OK;
   KernelTuning *j = jit_tuning_of(k, src->opts.refill == TILE_REFILL_AUTO, src->opts.tma == TILE_TMA_AUTO);
@@ -557,8 +556,25 @@ static tile_status declare_tuning(Compilation *c, const Module *m, JitSource *sr
   return j ? TILE_OK : context_fail(c->ctx, TILE_ERROR_MEMORY, "out of memory");
 }
 
-/* Parses the source once: its syntax errors and warnings show at creation,
- * not at the first launch, and the parsed module gives the tuning. */
+/* The declared kernel's name and run-time parameters ("x_ptr, n"), for the
+ * launches' argument count; none when the declaration failed. */
+static void remember_params(Compilation *c, const CheckedKernel *k, JitSource *src) {
+  if (!k) return;
+  size_t bytes = 1;
+  for (int i = 0; i < k->params.len; i++) bytes += strlen(k->params.data[i].name) + 2;
+  if (!(src->declared_params = calloc(1, bytes)) || !(src->declared_name = strdup(k->def->name)))
+    guard_fail(&c->guard, "out of memory for the kernel's parameters");
+  for (int i = 0; i < k->params.len; i++) {
+    if (k->params.data[i].is_constexpr) continue;
+    if (src->num_declared_params++) strcat(src->declared_params, ", ");
+    strcat(src->declared_params, k->params.data[i].name);
+  }
+}
+
+/* Parses and declares the kernel once, at creation: syntax errors, a
+ * define or config the kernel does not have, a kernel name not in the
+ * source fail the creation (not the first launch); the declaration gives
+ * the tuning and the run-time parameters a launch must pass. */
 static tile_status declare(tile_context *ctx, JitSource *src, const KernelTuning **out) {
   *out = NULL;
   Compilation *c = compilation_begin(ctx, src->name, src->text, src->len);
@@ -567,7 +583,12 @@ static tile_status declare(tile_context *ctx, JitSource *src, const KernelTuning
   if (setjmp(c->guard.jump) == 0) {
     Module *m = pipeline_parse(c);
     s = c->diags.errors ? TILE_ERROR_COMPILE : TILE_OK;
-    if (m && src->opts.config < 0) s = declare_tuning(c, m, src, out);
+    const CheckedKernel *k = m ? pipeline_declare_module(c, m, &src->opts) : NULL;
+    s = c->diags.errors ? TILE_ERROR_COMPILE : TILE_OK;
+    if (k && s == TILE_OK) {
+      remember_params(c, k, src);
+      s = declare_tuning(c, k, src, out);
+    }
   } else if (c->diags.errors) {
     s = TILE_ERROR_COMPILE;
   }
@@ -584,6 +605,9 @@ tile_status tile_kernel_create(tile_context *ctx, const char *name, const char *
   tile_status s = context_read_options(ctx, opts, "tile_kernel_create", &full);
   if (s != TILE_OK) return s;
   opts = &full;
+  if (opts->arch && !arch_find(opts->arch)) /* at creation, not at the first launch */
+    return context_failf(ctx, TILE_ERROR_ARGUMENT, "tile_kernel_create: unknown arch '%s' (known: %s)", opts->arch,
+                         arch_names(1));
   JitSource *src = copy_source(name, source, len, opts);
   if (!src) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
   const KernelTuning *tuning = NULL;
@@ -595,6 +619,9 @@ tile_status tile_kernel_create(tile_context *ctx, const char *name, const char *
   }
   k->tuning = tuning;
   k->fixed_signature = opts->signature != NULL;
+  k->declared_name = src->declared_name;
+  k->declared_params = src->declared_params;
+  k->num_declared_params = src->num_declared_params;
   *out = k;
   return TILE_OK;
 }

@@ -740,7 +740,10 @@ static int declare(Sema *S, const Module *m, const Module *stdlib, const SemaOpt
 
 CheckedKernel *sema_declare(const Module *m, const Module *stdlib, const SemaOptions *opts, Diags *d) {
   Sema S = {0};
-  return declare(&S, m, stdlib, opts, d) ? S.kernel : NULL;
+  if (!declare(&S, m, stdlib, opts, d)) return NULL;
+  /* the -D values too: one the kernel does not take is the caller's mistake, found before any launch */
+  for (int i = 0; i < opts->n_defines; i++) apply_define(&S, opts->defines[i]);
+  return d->errors ? NULL : S.kernel;
 }
 
 CheckedKernel *sema_check(const Module *m, const Module *stdlib, const SemaOptions *opts, Diags *d) {

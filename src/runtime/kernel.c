@@ -133,6 +133,9 @@ tile_status kernel_key(tile_kernel *k, const tile_arg *args, int n, uint16_t *ke
   char err[512];
   *key_len = NO_KEY;
   if (!k->compiler || k->fixed_signature || !args) return TILE_OK;
+  if (k->declared_params && n != k->num_declared_params)
+    return context_failf(k->ctx, TILE_ERROR_ARGUMENT, "kernel '%s' takes %d argument%s (%s), not %d", k->declared_name,
+                         k->num_declared_params, k->num_declared_params == 1 ? "" : "s", k->declared_params, n);
   if (args_key(args, n, key, err, sizeof err)) return context_fail(k->ctx, TILE_ERROR_ARGUMENT, err);
   *key_len = n;
   return TILE_OK;

@@ -96,6 +96,9 @@ struct tile_kernel {
   const KernelCompiler *compiler; /* NULL: loaded ahead of time */
   void *source;               /* the compiler's: the source and options */
   int fixed_signature;        /* one specialisation whatever the arguments' types */
+  const char *declared_name;  /* the compiler's: the kernel as declared, its run-time parameters' names */
+  const char *declared_params; /* ("x_ptr, n"), so a launch with another count is an argument error; NULL: unknown */
+  int num_declared_params;
   Spec *specs;                /* most recently used first */
   Spec *current;              /* compiled or launched last: what the accessors describe */
   const KernelTuning *tuning; /* the compiler's; NULL: launches compile the kernel's options as they are */

@@ -305,10 +305,13 @@ static void test_errors(void) {
       "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
       "    tl.store(x_ptr + offs, 1.0, mask=offs < n)\n";
   tile_context *ctx = context(0);
-  tile_kernel *k = kernel(ctx, not_a_buffer, -1);
-  Buffers b = buffers(ctx, 1000);
-  CHECK(launch(k, &b, 3) == TILE_ERROR_COMPILE);
+  tile_kernel *k = NULL;
+  tile_options o;
+  tile_options_init(&o);
+  /* the declaration is checked when the kernel is created, not at its first launch */
+  CHECK(tile_kernel_create(ctx, "bump.tl", not_a_buffer, strlen(not_a_buffer), &o, &k) == TILE_ERROR_COMPILE && !k);
   CHECK_CONTAINS(tile_error(ctx), "bump.tl:4:32: error: autotune reset_to_zero 'n' must be a pointer parameter (a buffer) of 'bump'");
+  Buffers b = buffers(ctx, 1000);
   /* a reset_to_zero buffer whose size is unknown: no count, not tile_malloc memory */
   k = kernel(ctx, bump_source, -1);
   static float outside[16];

@@ -468,6 +468,55 @@ static void test_fifo_source(void) {
 }
 
 /* All of them, or the one named: test_hostile_api endless_loop */
+/* tile_kernel_create refuses what no launch could compile: an unknown arch, a define the kernel does not
+ * take, a define for a run-time parameter, a declaration in error; a launch with another argument count
+ * than the kernel's run-time parameters is an argument error naming them. */
+static void test_create_checks_options(void) {
+  static const char source[] = "import triton\nimport triton.language as tl\n@triton.jit\n"
+                               "def k(x_ptr, n, BLOCK: tl.constexpr):\n"
+                               "    offs = tl.arange(0, BLOCK)\n    tl.store(x_ptr + offs, 1.0, mask=offs < n)\n";
+  static const struct {
+    const char *arch, *define;
+    tile_status status;
+    const char *message;
+  } cases[] = {
+      {"sm_75", "BLOCK=16", TILE_ERROR_ARGUMENT, "tile_kernel_create: unknown arch 'sm_75' (known: sm_80, sm_86, "},
+      {NULL, "BLOK=16", TILE_ERROR_COMPILE, "<-D>:1:1: error: kernel 'k' has no constexpr parameter 'BLOK'"},
+      {NULL, "n=16", TILE_ERROR_COMPILE, "'n' is a run-time parameter of 'k'"},
+  };
+  tile_context *ctx = NULL;
+  CHECK(tile_context_create(&ctx) == TILE_OK && tile_context_use_cpu(ctx) == TILE_OK);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    tile_options o;
+    tile_options_init(&o);
+    o.arch = cases[i].arch;
+    o.defines = &cases[i].define;
+    o.num_defines = 1;
+    tile_kernel *k = NULL;
+    CHECK(tile_kernel_create(ctx, "k.tl", source, sizeof source - 1, &o, &k) == cases[i].status && !k);
+    CHECK_CONTAINS(tile_error(ctx), cases[i].message);
+  }
+  tile_options o;
+  tile_options_init(&o);
+  const char *block = "BLOCK=16";
+  o.defines = &block;
+  o.num_defines = 1;
+  tile_kernel *k = NULL;
+  CHECK(tile_kernel_create(ctx, "k.tl", source, sizeof source - 1, &o, &k) == TILE_OK);
+  float *x = NULL; /* on the interpreter, tile_malloc's host memory */
+  CHECK(tile_malloc(ctx, (void **)&x, 16 * sizeof *x) == TILE_OK);
+  for (int i = 0; i < 16; i++) x[i] = -1.0f;
+  tile_arg args[2] = {tile_buffer(x, "fp32", 16), tile_int(5)};
+  unsigned grid[3] = {1, 1, 1};
+  CHECK(tile_launch(k, grid, NULL, args, 1) == TILE_ERROR_ARGUMENT);
+  CHECK(!strcmp(tile_error(ctx), "kernel 'k' takes 2 arguments (x_ptr, n), not 1"));
+  CHECK(x[0] == -1.0f); /* nothing ran */
+  tile_status s = tile_launch(k, grid, NULL, args, 2);
+  if (s != TILE_OK) fprintf(stderr, "launch: %s\n", tile_error(ctx));
+  CHECK(s == TILE_OK && tile_synchronize(ctx) == TILE_OK && x[4] == 1.0f && x[5] == -1.0f);
+  tile_context_destroy(ctx);
+}
+
 int main(int argc, char **argv) {
   static const struct {
     const char *name;
@@ -475,7 +524,7 @@ int main(int argc, char **argv) {
   } tests[] = {
 #define TEST(name) {#name, test_##name},
       TEST(null_defines) TEST(foreign_handles) TEST(run_cpu_checks_arguments) TEST(float_that_does_not_fit) TEST(huge_count) TEST(endless_loop) TEST(environment) TEST(struct_sizes)
-      TEST(option_ranges) TEST(constexpr_on_cpu) TEST(metadata_numbers) TEST(fifo_source)
+      TEST(option_ranges) TEST(constexpr_on_cpu) TEST(metadata_numbers) TEST(fifo_source) TEST(create_checks_options)
 #undef TEST
   };
   unsetenv("TILE_INTERPRET");

@@ -425,9 +425,9 @@ static void test_argument_checks(void) {
   tile_arg args[] = {tile_buffer(f.x, "fp32", 64), tile_buffer(f.y, "fp32", 64), tile_buffer(f.z, "fp32", 64), tile_int(64)};
   tile_arg a[4];
   memcpy(a, args, sizeof a);
-  a[3] = tile_buffer(f.x, "fp32", 64); /* from the arguments: the compiler says what is wrong */
-  expect_error(&f, jit, a, 3, TILE_ERROR_COMPILE, "<signature>:1:1: error: the signature has 3 entries but kernel 'add' has 4 non-constexpr parameters\n"
-                                                  "*fp32:16,*fp32:16,*fp32:16\n^~~~~~~~~~~~~~~~~~~~~~~~~~\n");
+  a[3] = tile_buffer(f.x, "fp32", 64);
+  /* a count other than the declaration's: an argument error naming the parameters, not a signature */
+  expect_error(&f, jit, a, 3, TILE_ERROR_ARGUMENT, "kernel 'add' takes 4 arguments (x_ptr, y_ptr, out_ptr, n), not 3");
   expect_error(&f, fixed, args, 3, TILE_ERROR_ARGUMENT, "kernel 'add' takes 4 arguments (its non-constexpr parameters), not 3");
   expect_error(&f, fixed, a, 4, TILE_ERROR_ARGUMENT, "argument 3 ('n'): a buffer for a parameter of type i32");
   memcpy(a, args, sizeof a);
