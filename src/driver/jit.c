@@ -572,9 +572,10 @@ static void remember_params(Compilation *c, const CheckedKernel *k, JitSource *s
 }
 
 /* Parses and declares the kernel once, at creation: syntax errors, a
- * define or config the kernel does not have, a kernel name not in the
- * source fail the creation (not the first launch); the declaration gives
- * the tuning and the run-time parameters a launch must pass. */
+ * define the kernel does not take, a kernel name not in the source, an
+ * autotune decorator in error fail the creation (not the first launch);
+ * the declaration gives the tuning and the run-time parameters a launch
+ * must pass. */
 static tile_status declare(tile_context *ctx, JitSource *src, const KernelTuning **out) {
   *out = NULL;
   Compilation *c = compilation_begin(ctx, src->name, src->text, src->len);
@@ -582,7 +583,6 @@ static tile_status declare(tile_context *ctx, JitSource *src, const KernelTuning
   volatile tile_status s = TILE_ERROR_MEMORY;
   if (setjmp(c->guard.jump) == 0) {
     Module *m = pipeline_parse(c);
-    s = c->diags.errors ? TILE_ERROR_COMPILE : TILE_OK;
     const CheckedKernel *k = m ? pipeline_declare_module(c, m, &src->opts) : NULL;
     s = c->diags.errors ? TILE_ERROR_COMPILE : TILE_OK;
     if (k && s == TILE_OK) {
