@@ -308,24 +308,29 @@ static Node *padding_value(Sema *S, Loc loc, const char *padding) {
 
 static unsigned all_dims(int rank) { return (1u << rank) - 1; }
 
+/* The pointer tile and mask of desc.load's or desc.store's block (arg[0] the descriptor, arg[1] the
+ * offsets); NULL after an error. */
+static Node *desc_block(Sema *S, Node *call, Node **arg, const char *fn, Node **ptr, Node **mask) {
+  Node *d = desc_arg(S, arg[0], DESC_TENSOR, fn);
+  Node *offsets[MAX_DESC_RANK];
+  if (!d || !index_list(S, arg[1], desc_rank(d), DT_I32, fn, "offsets", offsets) ||
+      !block_address(S, call, d, offsets, all_dims(desc_rank(d)), ptr, mask))
+    return NULL;
+  return d;
+}
+
 /* desc.load(offsets) */
 Node *desc_load(Sema *S, Node *call, Node **arg) {
-  Node *d = desc_arg(S, arg[0], DESC_TENSOR, "load_tensor_descriptor");
-  Node *offsets[MAX_DESC_RANK], *ptr, *mask;
-  if (!d || !index_list(S, arg[1], desc_rank(d), DT_I32, "load_tensor_descriptor", "offsets", offsets) ||
-      !block_address(S, call, d, offsets, all_dims(desc_rank(d)), &ptr, &mask))
-    return poison(S, call->loc);
+  Node *ptr, *mask, *d = desc_block(S, call, arg, "load_tensor_descriptor", &ptr, &mask);
+  if (!d) return poison(S, call->loc);
   Node *kw[2] = {keyword(S, call->loc, "mask", mask), keyword(S, call->loc, "other", padding_value(S, call->loc, d->str))};
   return call_builtin(S, call, B_LOAD, &ptr, 1, kw, 2);
 }
 
 /* desc.store(offsets, value) */
 Node *desc_store(Sema *S, Node *call, Node **arg) {
-  Node *d = desc_arg(S, arg[0], DESC_TENSOR, "store_tensor_descriptor");
-  Node *offsets[MAX_DESC_RANK], *ptr, *mask;
-  if (!d || !index_list(S, arg[1], desc_rank(d), DT_I32, "store_tensor_descriptor", "offsets", offsets) ||
-      !block_address(S, call, d, offsets, all_dims(desc_rank(d)), &ptr, &mask))
-    return poison(S, call->loc);
+  Node *ptr, *mask;
+  if (!desc_block(S, call, arg, "store_tensor_descriptor", &ptr, &mask)) return poison(S, call->loc);
   Node *args[2] = {ptr, arg[2]};
   Node *kw[1] = {keyword(S, call->loc, "mask", mask)};
   return call_builtin(S, call, B_STORE, args, 2, kw, 1);

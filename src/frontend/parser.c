@@ -168,6 +168,17 @@ static Node *parse_paren(Parser *P) {
   return n;
 }
 
+/* A list's or set's elements after the first, and its closing bracket. */
+static Node *display_rest(Parser *P, Node *n, Node *first, TokenKind close, const char *closing, const Token *open) {
+  vec_push(P->arena, &n->args, first);
+  if (accept(P, TK_COMMA)) {
+    int comma = 0;
+    parse_elements(P, &n->args, close, &comma);
+  }
+  expect_close(P, close, closing, open);
+  return n;
+}
+
 /* set: '{' test (',' test)* [','] '}' after its first element, or a set
  * comprehension -- host code. */
 static Node *parse_set(Parser *P, const Token *open, Node *first) {
@@ -176,14 +187,7 @@ static Node *parse_set(Parser *P, const Token *open, Node *first) {
     comp->ival = 1; /* a set */
     return comp;
   }
-  Node *n = new_node(P, ND_SET, open->loc);
-  vec_push(P->arena, &n->args, first);
-  if (accept(P, TK_COMMA)) {
-    int comma = 0;
-    parse_elements(P, &n->args, TK_RBRACE, &comma);
-  }
-  expect_close(P, TK_RBRACE, "'}'", open);
-  return n;
+  return display_rest(P, new_node(P, ND_SET, open->loc), first, TK_RBRACE, "'}'", open);
 }
 
 /* dict: '{' [test ':' test (',' test ':' test)* [','] | comprehension] '}', or a set */
@@ -249,11 +253,7 @@ static Node *parse_list(Parser *P) {
   if (!at(P, TK_RBRACKET)) {
     Node *first = parse_starred(P, parse_test);
     if (at_comp_for(P)) return parse_comprehension(P, open, first, TK_RBRACKET);
-    vec_push(P->arena, &n->args, first);
-    if (accept(P, TK_COMMA)) {
-      int comma = 0;
-      parse_elements(P, &n->args, TK_RBRACKET, &comma);
-    }
+    return display_rest(P, n, first, TK_RBRACKET, "']'", open);
   }
   expect_close(P, TK_RBRACKET, "']'", open);
   return n;

@@ -188,8 +188,6 @@ static tile_status check_options_size(tile_context *ctx, size_t size, const char
                        call, sep, size, sizeof(tile_options));
 }
 
-static int power_of_two(int n) { return n > 0 && !(n & (n - 1)); }
-
 tile_status context_read_options(tile_context *ctx, const tile_options *o, const char *call, tile_options *full) {
   tile_options_init(full);
   if (!o) return TILE_OK;
@@ -204,7 +202,7 @@ tile_status context_check_options(tile_context *ctx, const tile_options *o, cons
   const char *sep = *call ? ": " : "";
   if (!o) return TILE_OK;
 #define CHECK_RANGE(field, lo, hi, rule)                                                                  \
-  if (o->field < (lo) || o->field > (hi) || (!strcmp(#field, "num_warps") && o->field && !power_of_two(o->field))) \
+  if (o->field < (lo) || o->field > (hi) || (!strcmp(#field, "num_warps") && o->field && !arch_valid_warps(o->field))) \
     return context_failf(ctx, TILE_ERROR_ARGUMENT, "%s%soptions: " #field " must be %s, not %d", call, sep, rule, o->field);
   OPTION_RANGES(CHECK_RANGE)
 #undef CHECK_RANGE

@@ -4,6 +4,7 @@
 #ifndef TILE_CONTEXT_H
 #define TILE_CONTEXT_H
 
+#include "../support/arch.h"
 #include "../support/arena.h"
 #include "tile/tile.h"
 
@@ -67,7 +68,7 @@ enum { STRUCT_SIZE_PLAUSIBLE = 4096 };
 /* tile_options' integer fields that have a range: field, lowest, highest
  * and the rule as messages say it (num_warps must also be a power of two). */
 #define OPTION_RANGES(X)                                                               \
-  X(num_warps, 0, 32, "0 (the default) or a power of two from 1 to 32")                \
+  X(num_warps, 0, ARCH_MAX_WARPS, "0 (the default) or a power of two from 1 to 32")    \
   X(num_stages, 0, 16, "from 0 (the default) to 16")                                   \
   X(config, -1, (1 << 20) - 1, "-1 (none) or an index from 0 to 1048575")              \
   X(refill, TILE_REFILL_AUTO, TILE_REFILL_LATE, REFILL_VALUES)                         \
