@@ -100,6 +100,15 @@ int context_ptxas(tile_context *ctx, char *path, size_t size, char *err, size_t 
 Compilation *compilation_begin(tile_context *ctx, const char *name, const char *source, size_t len);
 Compilation *compilation_new(tile_context *ctx, const char *name, const char *source, size_t len);
 void compilation_end(Compilation *c);
+/* Runs fn(c, ud) under the compilation's guard, the protected call of the
+ * compiler's entry points (support/diag.h, guard_run): fn's status, or when
+ * a guard_fail unwound it, TILE_ERROR_COMPILE after errors (too many) and
+ * else TILE_ERROR_MEMORY, the reason in c->guard.message.  Touches nothing
+ * of the context: builds on worker threads use it. */
+typedef tile_status CompileFn(Compilation *c, void *ud);
+tile_status compilation_run(Compilation *c, CompileFn *fn, void *ud);
+/* keep_diagnostics, and the guard's message as the context's error after TILE_ERROR_MEMORY. */
+tile_status compilation_report(Compilation *c, tile_status s);
 /* Copies the compilation's diagnostics into ctx (tile_diagnostics, tile_error). */
 void keep_diagnostics(tile_context *ctx, Compilation *c, tile_status s);
 /* The metadata JSON (docs/abi.md) of the kernel c compiled to f: g is the GPU
@@ -108,9 +117,10 @@ void keep_diagnostics(tile_context *ctx, Compilation *c, tile_status s);
 const char *describe_kernel(Compilation *c, const struct TirFunc *f, const GpuArtifacts *g, int image_is_ptx);
 /* Runs f on the interpreter over the host buffers of args (bytes[i]: the
  * size of argument i's buffer) for at most time_limit_s seconds (0: no
- * limit); device_print text goes to `printed`.
- * TILE_OK, or TILE_ERROR_ARGUMENT / TILE_ERROR_RUNTIME with err (launch.c). */
-tile_status launch_interpreted(const struct TirFunc *f, const unsigned grid[3], const tile_arg *args, int n,
+ * limit), protected by `guard` (that of the arenas of f and `printed`);
+ * device_print text goes to `printed`.  TILE_OK, or TILE_ERROR_ARGUMENT /
+ * TILE_ERROR_RUNTIME / TILE_ERROR_MEMORY with err (launch.c). */
+tile_status launch_interpreted(Guard *guard, const struct TirFunc *f, const unsigned grid[3], const tile_arg *args, int n,
                                const size_t *bytes, double time_limit_s, Buf *printed, char *err, size_t errsize);
 /* A specialisation compiled for the interpreter (a JIT kernel's, or a
  * bundle's tile IR): its compilation stays alive in Spec.program. */

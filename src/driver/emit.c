@@ -74,22 +74,51 @@ int context_ptxas(tile_context *ctx, char *path, size_t size, char *err, size_t 
   return ptxas_locate(ctx->ptxas_path, ctx->search_path, path, size, err, errsize);
 }
 
-/* Runs one compilation under its guard: a longjmp from anywhere inside
- * lands here and becomes a status. */
-static tile_status run_protected(Compilation *c, const tile_options *opts, tile_stage stage, const char **text) {
-  tile_context *ctx = c->ctx;
+typedef struct Protected {
+  Compilation *c;
+  CompileFn *fn;
+  void *ud;
+  tile_status status;
+} Protected;
+
+static void run_compile_fn(void *ud) {
+  Protected *p = ud;
+  p->status = p->fn(p->c, p->ud);
+}
+
+tile_status compilation_run(Compilation *c, CompileFn *fn, void *ud) {
+  Protected p = {c, fn, ud, TILE_ERROR_MEMORY};
+  snprintf(c->guard.message, sizeof c->guard.message, "out of memory");
+  if (guard_run(&c->guard, run_compile_fn, &p)) return c->diags.errors ? TILE_ERROR_COMPILE : TILE_ERROR_MEMORY;
+  return p.status;
+}
+
+tile_status compilation_report(Compilation *c, tile_status s) {
+  keep_diagnostics(c->ctx, c, s);
+  return s == TILE_ERROR_MEMORY ? context_fail(c->ctx, s, c->guard.message) : s;
+}
+
+typedef struct Emit {
+  const tile_options *opts;
+  tile_stage stage;
   Buf out;
-  buf_init(&out, &c->arena);
-  if (setjmp(c->guard.jump) == 0) {
-    tile_status s = TILE_OK;
-    if (stage == TILE_STAGE_BUILTINS) builtins_reference(pipeline_stdlib(c), &out);
-    else if (stage == TILE_STAGE_OPS) tir_ops_reference(&out);
-    else s = pipeline_run(c, opts, stage, &out);
-    return keep_results(ctx, c, s, &out, text);
-  }
-  if (c->diags.errors) /* too many errors: report the ones collected */
-    return keep_results(ctx, c, TILE_ERROR_COMPILE, &out, text);
-  return context_fail(ctx, TILE_ERROR_MEMORY, c->guard.message);
+} Emit;
+
+static tile_status emit_stage(Compilation *c, void *ud) {
+  Emit *e = ud;
+  if (e->stage == TILE_STAGE_BUILTINS) builtins_reference(pipeline_stdlib(c), &e->out);
+  else if (e->stage == TILE_STAGE_OPS) tir_ops_reference(&e->out);
+  else return pipeline_run(c, e->opts, e->stage, &e->out);
+  return TILE_OK;
+}
+
+/* One compilation to a stage's text; after too many errors, the ones collected. */
+static tile_status run_protected(Compilation *c, const tile_options *opts, tile_stage stage, const char **text) {
+  Emit e = {.opts = opts, .stage = stage};
+  buf_init(&e.out, &c->arena);
+  tile_status s = compilation_run(c, emit_stage, &e);
+  if (s == TILE_ERROR_MEMORY) return compilation_report(c, s);
+  return keep_results(c->ctx, c, s, &e.out, text);
 }
 
 tile_status tile_emit(tile_context *ctx, const char *name, const char *source, size_t len,
@@ -127,24 +156,32 @@ tile_status tile_emit_file(tile_context *ctx, const char *path, const tile_optio
 
 /* ---- ahead-of-time compilation ------------------------------------------------------ */
 
-/* The GPU pipeline to a cubin (or PTX), then the metadata, under c's guard. */
-static tile_status compile_image(Compilation *c, const tile_options *opts, int want_ptx, const void **image,
-                                 size_t *size, const char **metadata) {
+typedef struct Image {
+  const tile_options *opts;
+  int want_ptx;
+  const void *bytes;
+  size_t size;
+  const char *metadata;
+} Image;
+
+/* The GPU pipeline to a cubin (or PTX), then the metadata. */
+static tile_status compile_image(Compilation *c, void *ud) {
+  Image *im = ud;
   char ptxas[4096], why[512];
-  if (!want_ptx && context_ptxas(c->ctx, ptxas, sizeof ptxas, why, sizeof why)) {
+  if (!im->want_ptx && context_ptxas(c->ctx, ptxas, sizeof ptxas, why, sizeof why)) {
     diag_error(&c->diags, (Loc){0}, "%s", why);
     return TILE_ERROR_COMPILE;
   }
   GpuArtifacts g;
-  tile_status s = pipeline_gpu(c, opts, want_ptx ? TILE_STAGE_PTX : TILE_STAGE_METADATA, ptxas, &g);
+  tile_status s = pipeline_gpu(c, im->opts, im->want_ptx ? TILE_STAGE_PTX : TILE_STAGE_METADATA, ptxas, &g);
   if (s != TILE_OK) return s;
   if (!g.ptx) {
     diag_error(&c->diags, (Loc){0}, "no PTX for target '%s'", g.arch);
     return TILE_ERROR_COMPILE;
   }
-  *image = want_ptx ? (const void *)g.ptx : (const void *)g.cubin;
-  *size = want_ptx ? g.ptx_len : g.cubin_size;
-  *metadata = describe_kernel(c, g.f, &g, want_ptx);
+  im->bytes = im->want_ptx ? (const void *)g.ptx : (const void *)g.cubin;
+  im->size = im->want_ptx ? g.ptx_len : g.cubin_size;
+  im->metadata = describe_kernel(c, g.f, &g, im->want_ptx);
   return TILE_OK;
 }
 
@@ -162,23 +199,18 @@ tile_status tile_compile(tile_context *ctx, const char *name, const char *source
   if (s != TILE_OK) return s;
   Compilation *c = compilation_begin(ctx, name, source, len);
   if (!c) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
-  s = TILE_ERROR_MEMORY;
-  const void *bytes = NULL;
-  const char *json = NULL;
-  if (setjmp(c->guard.jump) == 0) s = compile_image(c, &o, ptx, &bytes, size, &json);
-  else if (c->diags.errors) s = TILE_ERROR_COMPILE;
-  keep_diagnostics(ctx, c, s);
+  Image im = {.opts = &o, .want_ptx = ptx};
+  s = compilation_report(c, compilation_run(c, compile_image, &im));
   if (s == TILE_OK) {
-    void *copy = arena_alloc(&ctx->results, *size + 1);
-    if (copy) memcpy(copy, bytes, *size);
+    void *copy = arena_alloc(&ctx->results, im.size + 1);
+    if (copy) memcpy(copy, im.bytes, im.size);
     *image = copy;
-    *metadata = arena_strdup(&ctx->results, json);
+    *size = im.size;
+    *metadata = arena_strdup(&ctx->results, im.metadata);
     if (!copy || !*metadata) {
-      s = context_failf(ctx, TILE_ERROR_MEMORY, "out of memory for the %zu-byte image and its metadata", *size);
+      s = context_failf(ctx, TILE_ERROR_MEMORY, "out of memory for the %zu-byte image and its metadata", im.size);
       *image = NULL, *size = 0, *metadata = NULL;
     }
-  } else if (s == TILE_ERROR_MEMORY) {
-    context_fail(ctx, s, c->guard.message);
   }
   compilation_end(c);
   return s;

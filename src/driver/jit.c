@@ -130,10 +130,31 @@ static tile_options spec_options(const tile_kernel *k, const Spec *s) {
 }
 
 static tile_status end_compile(Compilation *c, tile_status s) {
-  keep_diagnostics(c->ctx, c, s);
-  if (s == TILE_ERROR_MEMORY) context_fail(c->ctx, s, c->guard.message);
+  s = compilation_report(c, s);
   compilation_end(c);
   return s;
+}
+
+typedef struct CpuBuild {
+  Spec *s;
+  const tile_options *o;
+} CpuBuild;
+
+static tile_status build_tir(Compilation *c, void *ud) {
+  CpuBuild *b = ud;
+  Spec *s = b->s;
+  TirFunc *f = pipeline_tir(c, b->o, NULL);
+  pipeline_note_times(c, b->o);
+  if (!f) return TILE_ERROR_COMPILE;
+  s->metadata = arena_strdup(&s->arena, describe_kernel(c, f, NULL, 0));
+  Buf tir;
+  buf_init(&tir, &s->arena);
+  tir_print(f, &tir);
+  s->text[TILE_STAGE_TIR] = buf_cstr(&tir);
+  CpuProgram *p = arena_alloc(&c->arena, sizeof *p);
+  *p = (CpuProgram){c, f};
+  s->program = p;
+  return TILE_OK;
 }
 
 /* The tile IR for the interpreter, kept with its compilation. */
@@ -142,25 +163,9 @@ static tile_status build_cpu(tile_kernel *k, Spec *s) {
   tile_options o = spec_options(k, s);
   Compilation *c = compilation_begin(k->ctx, src->name, src->text, src->len);
   if (!c) return context_fail(k->ctx, TILE_ERROR_MEMORY, "out of memory");
+  CpuBuild b = {s, &o};
   s->arena.guard = &c->guard;
-  volatile tile_status status = TILE_ERROR_MEMORY; /* set between setjmp and a possible longjmp */
-  if (setjmp(c->guard.jump) == 0) {
-    TirFunc *f = pipeline_tir(c, &o, NULL);
-    pipeline_note_times(c, &o);
-    status = f ? TILE_OK : TILE_ERROR_COMPILE;
-    if (f) {
-      s->metadata = arena_strdup(&s->arena, describe_kernel(c, f, NULL, 0));
-      Buf tir;
-      buf_init(&tir, &s->arena);
-      tir_print(f, &tir);
-      s->text[TILE_STAGE_TIR] = buf_cstr(&tir);
-      CpuProgram *p = arena_alloc(&c->arena, sizeof *p);
-      *p = (CpuProgram){c, f};
-      s->program = p;
-    }
-  } else if (c->diags.errors) {
-    status = TILE_ERROR_COMPILE;
-  }
+  tile_status status = compilation_run(c, build_tir, &b);
   s->arena.guard = NULL;
   if (status == TILE_OK) { /* the compilation lives on in s->program */
     keep_diagnostics(k->ctx, c, status);
@@ -172,31 +177,31 @@ static tile_status build_cpu(tile_kernel *k, Spec *s) {
 
 static const char *keep_text(Spec *s, const char *text) { return text ? arena_strdup(&s->arena, text) : NULL; }
 
-static void keep_image(Spec *s, const void *image, size_t size, int is_ptx) {
-  unsigned char *copy = arena_alloc(&s->arena, size + 1); /* zeroed: PTX ends with a NUL */
-  memcpy(copy, image, size);
-  s->image = copy;
-  s->image_size = size;
-  s->image_is_ptx = is_ptx;
+typedef struct EntryCheck {
+  Arena arena;
+  const CacheEntry *e;
+  char *why;
+  size_t whysize;
+  int status;
+} EntryCheck;
+
+static void check_metadata(void *ud) {
+  EntryCheck *x = ud;
+  KernelMetadata m;
+  if (meta_parse(&x->arena, x->e->metadata, x->e->metadata_len, &m, x->why, x->whysize)) return;
+  x->status = !strcmp(m.target, x->e->image_is_ptx ? "ptx" : "cubin") ? 1 : -1;
+  if (x->status < 0) snprintf(x->why, x->whysize, "its metadata says %s, its header the other", m.target);
 }
 
 /* An entry whose checksum holds but whose metadata does not read, or names
  * another kind of image, was written wrong: -1 with why, to be rebuilt
  * rather than fail every launch after it. */
 static int check_entry(const CacheEntry *e, char *why, size_t whysize) {
-  Arena a;
-  Guard guard;
-  KernelMetadata m;
-  volatile int status = -1; /* set between setjmp and a possible longjmp */
-  arena_init(&a, 1 << 24);
-  a.guard = &guard;
-  snprintf(why, whysize, "out of memory reading its metadata");
-  if (setjmp(guard.jump) == 0 && !meta_parse(&a, e->metadata, e->metadata_len, &m, why, whysize)) {
-    status = !strcmp(m.target, e->image_is_ptx ? "ptx" : "cubin") ? 1 : -1;
-    if (status < 0) snprintf(why, whysize, "its metadata says %s, its header the other", m.target);
-  }
-  arena_free(&a);
-  return status;
+  EntryCheck x = {.e = e, .why = why, .whysize = whysize, .status = -1};
+  arena_init(&x.arena, 1 << 24);
+  if (arena_run(&x.arena, check_metadata, &x)) snprintf(why, whysize, "out of memory reading its metadata");
+  arena_free(&x.arena);
+  return x.status;
 }
 
 /* The entry for `key` if the cache has a sound one; a note naming it if it had a bad one. */
@@ -207,15 +212,8 @@ static int from_cache(tile_kernel *k, Spec *s, const char *key, char *note, size
   if (found > 0 && (found = check_entry(&e, why, sizeof why)) < 0) cache_entry_free(&e);
   if (found < 0) snprintf(note, notesize, "cache: ignored the entry %s/%s.tile (%s) and compiled again", k->ctx->cache_dir, key, why);
   if (found <= 0) return 0;
-  Guard guard;
-  s->arena.guard = &guard;
-  if (setjmp(guard.jump) == 0) {
-    keep_image(s, e.image, e.image_size, e.image_is_ptx);
-    s->metadata = arena_strdup(&s->arena, e.metadata);
-  } else { /* out of memory: compile instead, which will say so */
-    found = 0;
-  }
-  s->arena.guard = NULL;
+  if (spec_copy_in(s, e.image, e.image_size, e.image_is_ptx, e.metadata, e.metadata_len))
+    found = 0; /* out of memory: compile instead, which will say so */
   cache_entry_free(&e);
   return found;
 }
@@ -272,33 +270,33 @@ static void prepare_job(GpuJob *j, tile_kernel *k, Spec *s) {
     j->status = context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
 }
 
+static tile_status gpu_pipeline(Compilation *c, void *ud) {
+  GpuJob *j = ud;
+  Spec *s = j->s;
+  GpuArtifacts g;
+  tile_status status = pipeline_gpu(c, &j->o, j->want_ptx ? TILE_STAGE_PTX : TILE_STAGE_METADATA, j->ptxas[0] ? j->ptxas : NULL, &g);
+  if (status != TILE_OK) return status;
+  if (!g.ptx) {
+    diag_error(&c->diags, (Loc){0}, "no PTX for target '%s'", g.arch);
+    return TILE_ERROR_COMPILE;
+  }
+  const char *metadata = describe_kernel(c, g.f, &g, j->want_ptx);
+  if (spec_copy_in(s, j->want_ptx ? (const void *)g.ptx : g.cubin, j->want_ptx ? g.ptx_len : g.cubin_size, j->want_ptx,
+                   metadata, strlen(metadata)))
+    guard_fail(&c->guard, "out of memory keeping the compiled image");
+  s->text[TILE_STAGE_TIR] = keep_text(s, g.tir);
+  s->text[TILE_STAGE_TGIR] = keep_text(s, g.tgir);
+  s->text[TILE_STAGE_LLIR] = keep_text(s, g.llir);
+  s->text[TILE_STAGE_PTX] = keep_text(s, g.ptx);
+  return TILE_OK;
+}
+
 /* The pipeline for the GPU; the image, metadata and stage texts into j->s.
  * Reads the context (libdevice's path), writes nothing of it. */
 static void compile_job(GpuJob *j) {
-  Compilation *c = j->c;
-  Spec *s = j->s;
-  s->arena.guard = &c->guard;
-  GpuArtifacts g;
-  volatile tile_status status = TILE_ERROR_MEMORY; /* set between setjmp and a possible longjmp */
-  if (setjmp(c->guard.jump) == 0) {
-    status = pipeline_gpu(c, &j->o, j->want_ptx ? TILE_STAGE_PTX : TILE_STAGE_METADATA, j->ptxas[0] ? j->ptxas : NULL, &g);
-    if (status == TILE_OK && !g.ptx) {
-      diag_error(&c->diags, (Loc){0}, "no PTX for target '%s'", g.arch);
-      status = TILE_ERROR_COMPILE;
-    }
-    if (status == TILE_OK) {
-      s->metadata = arena_strdup(&s->arena, describe_kernel(c, g.f, &g, j->want_ptx));
-      keep_image(s, j->want_ptx ? (const void *)g.ptx : g.cubin, j->want_ptx ? g.ptx_len : g.cubin_size, j->want_ptx);
-      s->text[TILE_STAGE_TIR] = keep_text(s, g.tir);
-      s->text[TILE_STAGE_TGIR] = keep_text(s, g.tgir);
-      s->text[TILE_STAGE_LLIR] = keep_text(s, g.llir);
-      s->text[TILE_STAGE_PTX] = keep_text(s, g.ptx);
-    }
-  } else if (c->diags.errors) {
-    status = TILE_ERROR_COMPILE;
-  }
-  s->arena.guard = NULL;
-  j->status = status;
+  j->s->arena.guard = &j->c->guard;
+  j->status = compilation_run(j->c, gpu_pipeline, j);
+  j->s->arena.guard = NULL;
 }
 
 /* The compilation's messages into the context, which starts afresh as at
@@ -350,12 +348,9 @@ tile_status jit_run_cpu(tile_kernel *k, Spec *s, const unsigned grid[3], const t
   arena_init(&printed_arena, k->ctx->memory_cap);
   printed_arena.guard = guard;
   char err[512];
-  volatile tile_status status = TILE_ERROR_MEMORY; /* set between setjmp and a possible longjmp */
   Buf printed;
   buf_init(&printed, &printed_arena);
-  if (setjmp(guard->jump) == 0) status = launch_interpreted(p->f, grid, args, n, bytes, k->ctx->interp_time_limit, &printed, err,
-                                                                sizeof err);
-  else snprintf(err, sizeof err, "%s", guard->message);
+  tile_status status = launch_interpreted(guard, p->f, grid, args, n, bytes, k->ctx->interp_time_limit, &printed, err, sizeof err);
   if (printed.len) { /* device_print writes to stdout, as the GPU's printf does */
     fwrite(printed.data, 1, printed.len, stdout);
     fflush(stdout);
@@ -404,39 +399,10 @@ static void choice_key(const tile_kernel *k, const char *what, char hex[65]) {
   sha256_hex(digest, hex);
 }
 
-/* An integer field of a choice entry's JSON within [0, limit), or -1. */
-static int read_index(const Json *entry, const char *field, int limit) {
-  const Json *v = json_get(entry, field);
-  return v && v->kind == JSON_NUMBER && v->is_int && v->i >= 0 && v->i < limit ? (int)v->i : -1;
-}
-
-/* The "config", "refill" and "tma" of a choice entry's JSON; config -1 if unreadable. */
-static Variant read_choice(const char *json, size_t len) {
-  Arena a;
-  Guard guard;
-  char why[128];
-  volatile int config = -1, refill = TILE_REFILL_AUTO, tma = TILE_TMA_AUTO; /* set between setjmp and a longjmp */
-  arena_init(&a, 1 << 20);
-  a.guard = &guard;
-  if (setjmp(guard.jump) == 0) {
-    const Json *entry = json_parse(&a, json, len, why, sizeof why);
-    refill = json_get(entry, "refill") ? read_index(entry, "refill", TILE_REFILL_LATE + 1) : TILE_REFILL_AUTO;
-    tma = json_get(entry, "tma") ? read_index(entry, "tma", TILE_TMA_OFF + 1) : TILE_TMA_AUTO;
-    config = refill >= 0 && tma >= 0 ? read_index(entry, "config", 1 << 20) : -1;
-  }
-  arena_free(&a);
-  return (Variant){config, refill < 0 ? TILE_REFILL_AUTO : refill, tma < 0 ? TILE_TMA_AUTO : tma};
-}
-
 static Variant load_choice(tile_kernel *k, const char *what) {
-  char key[65], why[256];
-  CacheEntry e;
-  if (!k->ctx->cache_dir) return AS_GIVEN;
+  char key[65];
   choice_key(k, what, key);
-  if (cache_read(k->ctx->cache_dir, key, &e, why, sizeof why) <= 0) return AS_GIVEN;
-  Variant v = read_choice(e.metadata, e.metadata_len);
-  cache_entry_free(&e);
-  return v;
+  return autotune_read_choice(k, key, 1 << 20);
 }
 
 static void save_choice(tile_kernel *k, const char *what, Variant v, const char *timings) {
@@ -571,6 +537,21 @@ static void remember_params(Compilation *c, const CheckedKernel *k, JitSource *s
   }
 }
 
+typedef struct Declaring {
+  JitSource *src;
+  const KernelTuning **out;
+} Declaring;
+
+static tile_status declare_kernel(Compilation *c, void *ud) {
+  Declaring *d = ud;
+  Module *m = pipeline_parse(c);
+  const CheckedKernel *k = m ? pipeline_declare_module(c, m, &d->src->opts) : NULL;
+  if (c->diags.errors) return TILE_ERROR_COMPILE;
+  if (!k) return TILE_OK;
+  remember_params(c, k, d->src);
+  return declare_tuning(c, k, d->src, d->out);
+}
+
 /* Parses and declares the kernel once, at creation: syntax errors, a
  * define the kernel does not take, a kernel name not in the source, an
  * autotune decorator in error fail the creation (not the first launch);
@@ -580,19 +561,8 @@ static tile_status declare(tile_context *ctx, JitSource *src, const KernelTuning
   *out = NULL;
   Compilation *c = compilation_begin(ctx, src->name, src->text, src->len);
   if (!c) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
-  volatile tile_status s = TILE_ERROR_MEMORY;
-  if (setjmp(c->guard.jump) == 0) {
-    Module *m = pipeline_parse(c);
-    const CheckedKernel *k = m ? pipeline_declare_module(c, m, &src->opts) : NULL;
-    s = c->diags.errors ? TILE_ERROR_COMPILE : TILE_OK;
-    if (k && s == TILE_OK) {
-      remember_params(c, k, src);
-      s = declare_tuning(c, k, src, out);
-    }
-  } else if (c->diags.errors) {
-    s = TILE_ERROR_COMPILE;
-  }
-  return end_compile(c, s);
+  Declaring d = {src, out};
+  return end_compile(c, compilation_run(c, declare_kernel, &d));
 }
 
 tile_status tile_kernel_create(tile_context *ctx, const char *name, const char *source, size_t len,

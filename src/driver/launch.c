@@ -48,8 +48,21 @@ static int bind_arguments(const TirFunc *f, const tile_arg *args, int n, const s
   return 1;
 }
 
-tile_status launch_interpreted(const TirFunc *f, const unsigned grid[3], const tile_arg *args, int n,
-                               const size_t *bytes, double time_limit_s, Buf *printed, char *err, size_t errsize) {
+typedef struct Interpreting {
+  const TirFunc *f;
+  const unsigned *grid;
+  const tile_arg *args;
+  int n;
+  const size_t *bytes;
+  double time_limit_s;
+  Buf *printed;
+  char *err;
+  size_t errsize;
+  tile_status status;
+} Interpreting;
+
+static tile_status interpret(const TirFunc *f, const unsigned grid[3], const tile_arg *args, int n, const size_t *bytes,
+                             double time_limit_s, Buf *printed, char *err, size_t errsize) {
   InterpLaunch L = {0};
   InterpBuffer buffers[MAX_KERNEL_ARGS];
   InterpArg iargs[MAX_KERNEL_ARGS]; /* params that take arguments: at most n <= MAX_KERNEL_ARGS */
@@ -68,10 +81,16 @@ tile_status launch_interpreted(const TirFunc *f, const unsigned grid[3], const t
   return TILE_ERROR_RUNTIME;
 }
 
-/* The pipeline under the compilation's guard; NULL after errors. */
-static TirFunc *compile_protected(Compilation *c, const tile_options *opts) {
-  if (setjmp(c->guard.jump) != 0) return NULL;
-  return pipeline_tir(c, opts, NULL);
+static void run_interpreter(void *ud) {
+  Interpreting *r = ud;
+  r->status = interpret(r->f, r->grid, r->args, r->n, r->bytes, r->time_limit_s, r->printed, r->err, r->errsize);
+}
+
+tile_status launch_interpreted(Guard *guard, const TirFunc *f, const unsigned grid[3], const tile_arg *args, int n,
+                               const size_t *bytes, double time_limit_s, Buf *printed, char *err, size_t errsize) {
+  Interpreting r = {f, grid, args, n, bytes, time_limit_s, printed, err, errsize, TILE_ERROR_MEMORY};
+  if (guard_run(guard, run_interpreter, &r)) snprintf(err, errsize, "%s", guard->message); /* device_print's text over the cap */
+  return r.status;
 }
 
 /* Each buffer's bytes from its count: at most what the interpreter can address. */
@@ -90,14 +109,30 @@ static int buffer_bytes(const KernelMetadata *m, const tile_arg *args, size_t *b
   return 0;
 }
 
+typedef struct Running {
+  const tile_options *opts;
+  const tile_arg *args;
+  int n;
+  TirFunc *f;
+  size_t bytes[MAX_KERNEL_ARGS];
+  char err[512];
+} Running;
+
+static tile_status compile_tir(Compilation *c, void *ud) {
+  Running *r = ud;
+  r->f = pipeline_tir(c, r->opts, NULL);
+  return r->f ? TILE_OK : TILE_ERROR_COMPILE;
+}
+
 /* The arguments checked against the kernel's metadata, as tile_launch checks
- * them (src/runtime/args.c), and each buffer's bytes; under c's guard. */
-static tile_status check_arguments(Compilation *c, const TirFunc *f, const tile_arg *args, int n, size_t *bytes,
-                                   char *err, size_t errsize) {
+ * them (src/runtime/args.c), and each buffer's bytes. */
+static tile_status check_arguments(Compilation *c, void *ud) {
+  Running *r = ud;
   KernelMetadata m;
-  const char *json = describe_kernel(c, f, NULL, 0);
-  if (meta_parse(&c->arena, json, strlen(json), &m, err, errsize)) return TILE_ERROR_COMPILE;
-  if (args_check(&m, args, n, NULL, NULL, err, errsize) || buffer_bytes(&m, args, bytes, err, errsize))
+  const char *json = describe_kernel(c, r->f, NULL, 0);
+  if (meta_parse(&c->arena, json, strlen(json), &m, r->err, sizeof r->err)) return TILE_ERROR_COMPILE;
+  if (args_check(&m, r->args, r->n, NULL, NULL, r->err, sizeof r->err) ||
+      buffer_bytes(&m, r->args, r->bytes, r->err, sizeof r->err))
     return TILE_ERROR_ARGUMENT;
   return TILE_OK;
 }
@@ -105,21 +140,16 @@ static tile_status check_arguments(Compilation *c, const TirFunc *f, const tile_
 static tile_status run(Compilation *c, const tile_options *opts, const unsigned grid[3], const tile_arg *args, int n,
                        const char **printed) {
   tile_context *ctx = c->ctx;
-  char err[512] = "";
-  TirFunc *f = compile_protected(c, opts);
-  keep_diagnostics(ctx, c, f ? TILE_OK : TILE_ERROR_COMPILE);
-  if (!f) return c->diags.errors ? TILE_ERROR_COMPILE : context_fail(ctx, TILE_ERROR_MEMORY, c->guard.message);
-  size_t bytes[MAX_KERNEL_ARGS] = {0};
+  Running r = {.opts = opts, .args = args, .n = n};
+  tile_status s = compilation_run(c, compile_tir, &r);
+  if (s != TILE_OK) return compilation_report(c, s);
+  keep_diagnostics(ctx, c, s);
   Buf out;
   buf_init(&out, &c->arena);
-  volatile tile_status s = TILE_ERROR_MEMORY; /* set between setjmp and a possible longjmp */
-  if (setjmp(c->guard.jump) == 0) {
-    s = check_arguments(c, f, args, n, bytes, err, sizeof err);
-    if (s == TILE_OK) s = launch_interpreted(f, grid, args, n, bytes, ctx->interp_time_limit, &out, err, sizeof err);
-  } else {
-    snprintf(err, sizeof err, "%s", c->guard.message); /* device_print's text over the cap */
-  }
-  if (s != TILE_OK) return context_fail(ctx, s, err);
+  s = compilation_run(c, check_arguments, &r);
+  if (s == TILE_ERROR_MEMORY) snprintf(r.err, sizeof r.err, "%s", c->guard.message);
+  if (s == TILE_OK) s = launch_interpreted(&c->guard, r.f, grid, args, n, r.bytes, ctx->interp_time_limit, &out, r.err, sizeof r.err);
+  if (s != TILE_OK) return context_fail(ctx, s, r.err);
   if (printed && !(*printed = arena_strndup(&ctx->results, buf_cstr(&out), out.len)))
     return context_failf(ctx, TILE_ERROR_MEMORY, "out of memory for the %zu bytes device_print wrote", out.len);
   return s;

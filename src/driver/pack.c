@@ -82,7 +82,17 @@ static const char *manifest(Packer *p, const CheckedKernel *k, const char *const
 }
 
 /* The tile IR for the interpreter (spec, config), or for each arch a cubin and its PTX; under c's guard. */
-static tile_status compile_unit(Packer *p, Compilation *c, const tile_options *o, int spec, int config) {
+typedef struct Unit {
+  Packer *p;
+  const tile_options *o;
+  int spec, config;
+} Unit;
+
+static tile_status compile_unit(Compilation *c, void *ud) {
+  const Unit *u = ud;
+  Packer *p = u->p;
+  const tile_options *o = u->o;
+  int spec = u->spec, config = u->config;
   if (!o->arch) {
     TirFunc *f = pipeline_tir(c, o, NULL);
     if (!f) return TILE_ERROR_COMPILE;
@@ -113,11 +123,8 @@ static tile_status compile_unit(Packer *p, Compilation *c, const tile_options *o
 static tile_status compile_one(Packer *p, const tile_options *o, int spec, int config) {
   Compilation *c = compilation_new(p->ctx, p->name, p->source, p->len);
   if (!c) return context_fail(p->ctx, TILE_ERROR_MEMORY, "out of memory");
-  volatile tile_status s = TILE_ERROR_MEMORY; /* set between setjmp and a possible longjmp */
-  if (setjmp(c->guard.jump) == 0) s = compile_unit(p, c, o, spec, config);
-  else if (c->diags.errors) s = TILE_ERROR_COMPILE;
-  keep_diagnostics(p->ctx, c, s);
-  if (s == TILE_ERROR_MEMORY) context_fail(p->ctx, s, c->guard.message);
+  Unit u = {p, o, spec, config};
+  tile_status s = compilation_report(c, compilation_run(c, compile_unit, &u));
   compilation_end(c);
   if (s == TILE_OK) return s;
   char what[64] = "";
@@ -128,21 +135,24 @@ static tile_status compile_one(Packer *p, const tile_options *o, int spec, int c
                                                      o->arch ? o->arch : "the CPU interpreter", tile_error(p->ctx));
 }
 
+typedef struct Declaring {
+  const tile_options *o;
+  const CheckedKernel **k;
+} Declaring;
+
+static tile_status declare_kernel(Compilation *c, void *ud) {
+  Declaring *d = ud;
+  *d->k = pipeline_declare(c, d->o);
+  return *d->k ? TILE_OK : TILE_ERROR_COMPILE;
+}
+
 /* The kernel's declaration: its name and the configs to bundle (opts->config's alone, else every one). */
 static tile_status declare(Packer *p, const char *signature, const CheckedKernel **k, Compilation **c) {
   tile_options o = p->opts;
   o.signature = signature;
   if (!(*c = compilation_new(p->ctx, p->name, p->source, p->len))) return context_fail(p->ctx, TILE_ERROR_MEMORY, "out of memory");
-  volatile tile_status s = TILE_ERROR_MEMORY;
-  if (setjmp((*c)->guard.jump) == 0) {
-    *k = pipeline_declare(*c, &o);
-    s = *k ? TILE_OK : TILE_ERROR_COMPILE;
-  } else if ((*c)->diags.errors) {
-    s = TILE_ERROR_COMPILE;
-  }
-  keep_diagnostics(p->ctx, *c, s);
-  if (s == TILE_ERROR_MEMORY) context_fail(p->ctx, s, (*c)->guard.message);
-  return s;
+  Declaring d = {&o, k};
+  return compilation_report(*c, compilation_run(*c, declare_kernel, &d));
 }
 
 static tile_status check_lists(tile_context *ctx, const char *const *signatures, int num_signatures,
@@ -197,6 +207,22 @@ static tile_status pack(Packer *p, const char *const *signatures, int num_signat
   return copy ? TILE_OK : context_failf(p->ctx, TILE_ERROR_MEMORY, "out of memory for the %zu-byte bundle", *size);
 }
 
+typedef struct Packing {
+  Packer *p;
+  const char *const *signatures;
+  int num_signatures;
+  const char *const *archs;
+  int num_archs;
+  const void **bundle;
+  size_t *size;
+  tile_status status;
+} Packing;
+
+static void run_pack(void *ud) {
+  Packing *k = ud;
+  k->status = pack(k->p, k->signatures, k->num_signatures, k->archs, k->num_archs, k->bundle, k->size);
+}
+
 tile_status tile_pack(tile_context *ctx, const char *name, const char *source, size_t len, const tile_options *opts,
                       const char *const *signatures, int num_signatures, const char *const *archs, int num_archs,
                       const void **bundle, size_t *size) {
@@ -213,11 +239,10 @@ tile_status tile_pack(tile_context *ctx, const char *name, const char *source, s
   if (!p) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
   p->ctx = ctx, p->name = name ? name : "<input>", p->source = source, p->len = len;
   p->opts = o;
-  Guard guard;
   arena_init(&p->arena, 0);
-  p->arena.guard = &guard;
-  if (setjmp(guard.jump) == 0) s = pack(p, signatures, num_signatures, archs, num_archs, bundle, size);
-  else s = context_fail(ctx, TILE_ERROR_MEMORY, "out of memory packing a bundle");
+  Packing k = {p, signatures, num_signatures, archs, num_archs, bundle, size, TILE_ERROR_MEMORY};
+  if (arena_run(&p->arena, run_pack, &k)) s = context_fail(ctx, TILE_ERROR_MEMORY, "out of memory packing a bundle");
+  else s = k.status;
   if (s != TILE_OK) *bundle = NULL, *size = 0;
   arena_free(&p->arena);
   free(p);
@@ -245,27 +270,31 @@ static int bind_positions(TirFunc *f, const KernelMetadata *m, Diags *d) {
   return 0;
 }
 
+typedef struct TirEntry {
+  Spec *s;
+  const BundleEntry *e;
+} TirEntry;
+
+static tile_status read_entry(Compilation *c, void *ud) {
+  TirEntry *t = ud;
+  TirFunc *f = tir_read(&c->source, &c->arena, &c->diags);
+  if (!f || f->layout_table || tir_verify(f, &c->diags) || bind_positions(f, &t->e->meta, &c->diags) ||
+      tir_check_limits(f, &c->diags))
+    return TILE_ERROR_ARGUMENT;
+  CpuProgram *program = arena_alloc(&c->arena, sizeof *program);
+  *program = (CpuProgram){c, f};
+  t->s->program = program;
+  return TILE_OK;
+}
+
 static tile_status read_tir(tile_kernel *k, Spec *s, const BundleEntry *e) {
   const Bundle *b = k->source;
   Compilation *c = compilation_new(k->ctx, b->name, (const char *)e->data, e->size);
   if (!c) return context_fail(k->ctx, TILE_ERROR_MEMORY, "out of memory");
-  volatile tile_status st = TILE_ERROR_MEMORY; /* set between setjmp and a possible longjmp */
-  TirFunc *volatile f = NULL;
-  if (setjmp(c->guard.jump) == 0) {
-    f = tir_read(&c->source, &c->arena, &c->diags);
-    st = !f || f->layout_table || tir_verify(f, &c->diags) || bind_positions(f, &e->meta, &c->diags) ||
-                 tir_check_limits(f, &c->diags)
-             ? TILE_ERROR_ARGUMENT
-             : TILE_OK;
-    if (st == TILE_OK) {
-      CpuProgram *program = arena_alloc(&c->arena, sizeof *program);
-      *program = (CpuProgram){c, f};
-      s->program = program;
-      return st;
-    }
-  } else if (c->diags.errors) {
-    st = TILE_ERROR_ARGUMENT;
-  }
+  TirEntry t = {s, e};
+  tile_status st = compilation_run(c, read_entry, &t);
+  if (st == TILE_OK) return st; /* the compilation lives on in s->program */
+  if (st == TILE_ERROR_COMPILE) st = TILE_ERROR_ARGUMENT; /* too many errors */
   keep_diagnostics(k->ctx, c, TILE_ERROR_COMPILE);
   st = context_failf(k->ctx, st, "kernel '%s' (bundle '%s'): its tile IR for %s does not read back: %s", b->kernel,
                      b->name, b->signatures[e->spec], st == TILE_ERROR_MEMORY ? c->guard.message : tile_error(k->ctx));

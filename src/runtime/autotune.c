@@ -621,23 +621,68 @@ tile_status autotune_compile(tile_kernel *k, const uint16_t *key, int key_len, c
   return st;
 }
 
+typedef struct ChoiceText {
+  Arena arena;
+  const char *what, *timings;
+  Variant v;
+  Buf json;
+} ChoiceText;
+
+static void choice_json(void *ud) {
+  ChoiceText *c = ud;
+  buf_init(&c->json, &c->arena);
+  buf_printf(&c->json, "{\"config\": %d, \"refill\": %d, \"tma\": %d, \"timings_ms\": %s, \"case\": ", c->v.config,
+             c->v.refill, c->v.tma, c->timings);
+  json_put_string(&c->json, c->what);
+  buf_puts(&c->json, "}\n");
+  buf_cstr(&c->json);
+}
+
 void autotune_write_choice(tile_kernel *k, const char *key, const char *what, Variant v, const char *timings) {
   char why[512];
-  Arena a;
-  Guard guard;
-  arena_init(&a, 1 << 24);
-  a.guard = &guard;
-  if (setjmp(guard.jump) == 0) {
-    Buf json;
-    buf_init(&json, &a);
-    buf_printf(&json, "{\"config\": %d, \"refill\": %d, \"tma\": %d, \"timings_ms\": %s, \"case\": ", v.config, v.refill,
-               v.tma, timings);
-    json_put_string(&json, what);
-    buf_puts(&json, "}\n");
+  ChoiceText c = {.what = what, .timings = timings, .v = v};
+  arena_init(&c.arena, 1 << 24);
+  if (!arena_run(&c.arena, choice_json, &c)) {
     static const char tag[] = "tile autotune choice";
-    CacheEntry e = {(unsigned char *)tag, sizeof tag - 1, 0, (char *)buf_cstr(&json), json.len};
+    CacheEntry e = {(unsigned char *)tag, sizeof tag - 1, 0, (char *)buf_cstr(&c.json), c.json.len};
     if (cache_write(k->ctx->cache_dir, key, &e, why, sizeof why))
       context_note(k->ctx, "cache: %s; the autotuner's choice was not cached", why);
   }
-  arena_free(&a);
+  arena_free(&c.arena);
+}
+
+/* An integer field of a choice entry's JSON within [0, limit), or -1. */
+static int read_index(const Json *entry, const char *field, int limit) {
+  const Json *v = json_get(entry, field);
+  return v && v->kind == JSON_NUMBER && v->is_int && v->i >= 0 && v->i < limit ? (int)v->i : -1;
+}
+
+typedef struct ChoiceRead {
+  Arena arena;
+  const CacheEntry *entry;
+  int num_configs;
+  Variant v;
+} ChoiceRead;
+
+static void parse_choice(void *ud) {
+  ChoiceRead *r = ud;
+  char why[128];
+  const Json *entry = json_parse(&r->arena, r->entry->metadata, r->entry->metadata_len, why, sizeof why);
+  int refill = json_get(entry, "refill") ? read_index(entry, "refill", TILE_REFILL_LATE + 1) : TILE_REFILL_AUTO;
+  int tma = json_get(entry, "tma") ? read_index(entry, "tma", TILE_TMA_OFF + 1) : TILE_TMA_AUTO;
+  int config = refill >= 0 && tma >= 0 ? read_index(entry, "config", r->num_configs) : -1;
+  if (config >= 0) r->v = (Variant){config, refill, tma};
+}
+
+Variant autotune_read_choice(tile_kernel *k, const char *key, int num_configs) {
+  char why[256];
+  CacheEntry e;
+  ChoiceRead r = {.num_configs = num_configs, .v = AS_GIVEN};
+  if (!k->ctx->cache_dir || cache_read(k->ctx->cache_dir, key, &e, why, sizeof why) <= 0) return r.v;
+  r.entry = &e;
+  arena_init(&r.arena, 1 << 20);
+  arena_run(&r.arena, parse_choice, &r); /* out of memory: no choice, the kernel is tuned again */
+  arena_free(&r.arena);
+  cache_entry_free(&e);
+  return r.v;
 }

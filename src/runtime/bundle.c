@@ -312,25 +312,31 @@ static int decode(Reader *r) {
   return 0;
 }
 
+typedef struct Decoding {
+  Reader r;
+  const char *name;
+  const void *data;
+  size_t size;
+  int status;
+} Decoding;
+
+static void copy_and_decode(void *ud) {
+  Decoding *d = ud;
+  Bundle *b = d->r.b;
+  b->name = arena_strdup(&b->arena, d->name);
+  unsigned char *copy = arena_alloc(&b->arena, d->size + 1);
+  memcpy(copy, d->data, d->size);
+  b->bytes = copy;
+  b->size = d->size;
+  d->status = decode(&d->r);
+}
+
 int bundle_decode(Bundle *b, const char *name, const void *data, size_t size, char *err, size_t errsize) {
   memset(b, 0, sizeof *b);
   arena_init(&b->arena, 0);
-  Guard guard;
-  Reader r = {b, err, errsize, 0};
-  volatile int status = -1; /* set between setjmp and a possible longjmp */
-  b->arena.guard = &guard;
-  if (setjmp(guard.jump) == 0) {
-    b->name = arena_strdup(&b->arena, name ? name : "<memory>");
-    unsigned char *copy = arena_alloc(&b->arena, size + 1);
-    memcpy(copy, data, size);
-    b->bytes = copy;
-    b->size = size;
-    status = decode(&r);
-  } else {
-    snprintf(err, errsize, "bundle '%s': out of memory reading it", name ? name : "<memory>");
-  }
-  b->arena.guard = NULL;
-  return status;
+  Decoding d = {{b, err, errsize, 0}, name ? name : "<memory>", data, size, -1};
+  if (arena_run(&b->arena, copy_and_decode, &d)) snprintf(err, errsize, "bundle '%s': out of memory reading it", d.name);
+  return d.status;
 }
 
 void bundle_free(Bundle *b) { arena_free(&b->arena); }

@@ -117,23 +117,10 @@ static const BundleEntry *find_tir(const Bundle *b, int spec, int config) {
   return NULL;
 }
 
-/* The entry's image (a NUL after it, for PTX) and metadata into s. */
+/* The entry's image (none for tile IR) and metadata into s. */
 static tile_status keep_entry(tile_kernel *k, Spec *s, const BundleEntry *e) {
-  Guard guard;
-  s->arena.guard = &guard;
-  if (setjmp(guard.jump)) {
-    s->arena.guard = NULL;
+  if (spec_copy_in(s, e->kind == BUNDLE_TIR ? NULL : e->data, e->size, e->kind == BUNDLE_PTX, e->metadata, e->metadata_len))
     return context_fail(k->ctx, TILE_ERROR_MEMORY, "out of memory loading a bundled kernel");
-  }
-  s->metadata = arena_strndup(&s->arena, e->metadata, e->metadata_len);
-  if (e->kind != BUNDLE_TIR) {
-    unsigned char *copy = arena_alloc(&s->arena, e->size + 1);
-    memcpy(copy, e->data, e->size);
-    s->image = copy;
-    s->image_size = e->size;
-    s->image_is_ptx = e->kind == BUNDLE_PTX;
-  }
-  s->arena.guard = NULL;
   return TILE_OK;
 }
 
@@ -195,24 +182,9 @@ static void choice_key(const Bundle *b, const char *what, char hex[65]) {
 
 static Variant load_choice(tile_kernel *k, const char *what) {
   const Bundle *b = k->source;
-  char key[65], why[256];
-  CacheEntry e;
-  Variant v = AS_GIVEN;
-  if (!k->ctx->cache_dir) return v;
+  char key[65];
   choice_key(b, what, key);
-  if (cache_read(k->ctx->cache_dir, key, &e, why, sizeof why) <= 0) return v;
-  Arena a;
-  Guard guard;
-  arena_init(&a, 1 << 20);
-  a.guard = &guard;
-  if (setjmp(guard.jump) == 0) {
-    const Json *config = json_get(json_parse(&a, e.metadata, e.metadata_len, why, sizeof why), "config");
-    if (config && config->kind == JSON_NUMBER && config->is_int && config->i >= 0 && config->i < b->num_configs)
-      v.config = (int)config->i;
-  }
-  arena_free(&a);
-  cache_entry_free(&e);
-  return v;
+  return autotune_read_choice(k, key, b->num_configs);
 }
 
 static void save_choice(tile_kernel *k, const char *what, Variant v, const char *timings) {

@@ -76,18 +76,22 @@ static Spec *spec_new(const uint16_t *key, int key_len, int on_cpu, Variant v) {
   return s;
 }
 
-/* Reads s->metadata into s->meta; a guard catches exhaustion of the spec's arena. */
-static tile_status read_meta(tile_context *ctx, Spec *s, tile_status on_error) {
-  Guard guard;
+typedef struct MetaRead {
+  Spec *s;
+  int failed;
   char err[512];
-  volatile int failed = 1;
-  s->arena.guard = &guard;
-  if (setjmp(guard.jump) == 0)
-    failed = meta_parse(&s->arena, s->metadata, strlen(s->metadata), &s->meta, err, sizeof err) != 0;
-  else
-    snprintf(err, sizeof err, "out of memory reading kernel metadata");
-  s->arena.guard = NULL;
-  return failed ? context_fail(ctx, on_error, err) : TILE_OK;
+} MetaRead;
+
+static void parse_meta(void *ud) {
+  MetaRead *r = ud;
+  r->failed = meta_parse(&r->s->arena, r->s->metadata, strlen(r->s->metadata), &r->s->meta, r->err, sizeof r->err) != 0;
+}
+
+/* Reads s->metadata into s->meta. */
+static tile_status read_meta(tile_context *ctx, Spec *s, tile_status on_error) {
+  MetaRead r = {s, 1, ""};
+  if (arena_run(&s->arena, parse_meta, &r)) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory reading kernel metadata");
+  return r.failed ? context_fail(ctx, on_error, r.err) : TILE_OK;
 }
 
 static tile_status load(tile_kernel *k, Spec *s) {
@@ -390,21 +394,30 @@ static tile_status check_image(tile_context *ctx, const KernelMetadata *m, const
   return TILE_OK;
 }
 
-/* Copies the image (with a NUL after it, for PTX) and the metadata into s. */
-static tile_status keep_aot(tile_context *ctx, Spec *s, const void *image, size_t size, const char *metadata) {
-  Guard guard;
-  s->arena.guard = &guard;
-  if (setjmp(guard.jump)) {
-    s->arena.guard = NULL;
-    return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory loading a kernel");
-  }
-  unsigned char *copy = arena_alloc(&s->arena, size + 1);
-  memcpy(copy, image, size);
+typedef struct Kept {
+  Spec *s;
+  const void *image;
+  size_t size;
+  int is_ptx;
+  const char *metadata;
+  size_t metadata_len;
+} Kept;
+
+static void copy_into_spec(void *ud) {
+  Kept *k = ud;
+  Spec *s = k->s;
+  s->metadata = arena_strndup(&s->arena, k->metadata, k->metadata_len);
+  if (!k->image) return;
+  unsigned char *copy = arena_alloc(&s->arena, k->size + 1); /* zeroed: PTX ends with a NUL */
+  memcpy(copy, k->image, k->size);
   s->image = copy;
-  s->image_size = size;
-  s->metadata = arena_strdup(&s->arena, metadata);
-  s->arena.guard = NULL;
-  return TILE_OK;
+  s->image_size = k->size;
+  s->image_is_ptx = k->is_ptx;
+}
+
+int spec_copy_in(Spec *s, const void *image, size_t size, int is_ptx, const char *metadata, size_t metadata_len) {
+  Kept k = {s, image, size, is_ptx, metadata, metadata_len};
+  return arena_run(&s->arena, copy_into_spec, &k) ? -1 : 0;
 }
 
 tile_status tile_kernel_load(tile_context *ctx, const void *image, size_t size, const char *metadata, tile_kernel **out) {
@@ -416,7 +429,9 @@ tile_status tile_kernel_load(tile_context *ctx, const void *image, size_t size, 
   Spec *s = spec_new(NULL, NO_KEY, 0, AS_GIVEN);
   if (!s) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
   tile_kernel k0 = {.ctx = ctx}; /* frees s on failure: no compiler */
-  tile_status st = keep_aot(ctx, s, image, size, metadata);
+  tile_status st = spec_copy_in(s, image, size, 0, metadata, strlen(metadata))
+                       ? context_fail(ctx, TILE_ERROR_MEMORY, "out of memory loading a kernel")
+                       : TILE_OK;
   if (st == TILE_OK) st = read_meta(ctx, s, TILE_ERROR_ARGUMENT);
   if (st == TILE_OK) st = check_image(ctx, &s->meta, image, size);
   s->image_is_ptx = st == TILE_OK && !strcmp(s->meta.target, "ptx");

@@ -120,6 +120,9 @@ tile_status kernel_key(tile_kernel *k, const tile_arg *args, int n, uint16_t *ke
 /* The specialisation for `key` compiled with variant v, moved to the front
  * of the list; compiled, and loaded when a GPU is there, if new.  An AOT
  * kernel's one specialisation whatever the key. */
+/* Copies an image (NULL: none; a NUL after it, for PTX) and its metadata
+ * into s's arena; -1 when out of memory. */
+int spec_copy_in(Spec *s, const void *image, size_t size, int is_ptx, const char *metadata, size_t metadata_len);
 tile_status kernel_specialize(tile_kernel *k, const uint16_t *key, int key_len, Variant v, Spec **out);
 /* Compiles, several at once, the specialisations for `key` of variants
  * v[0..count) that k lacks, so that kernel_specialize then finds them;
@@ -148,6 +151,9 @@ tile_status autotune_compile(tile_kernel *k, const uint16_t *key, int key_len, c
  * to the disk cache as entry `key`: {"config", "refill", "tma",
  * "timings_ms", "case"}; a note in k's context if it cannot. */
 void autotune_write_choice(tile_kernel *k, const char *key, const char *what, Variant v, const char *timings);
+/* The choice entry `key` wrote, if it is sound and its config is below
+ * num_configs; else AS_GIVEN (the kernel is tuned again). */
+Variant autotune_read_choice(tile_kernel *k, const char *key, int num_configs);
 /* Frees k->choices. */
 void autotune_release(tile_kernel *k);
 

@@ -127,3 +127,18 @@ _Noreturn void guard_fail(Guard *g, const char *fmt, ...) {
   va_end(ap);
   longjmp(g->jump, 1);
 }
+
+int guard_run(Guard *g, GuardedFn *fn, void *ud) {
+  if (setjmp(g->jump)) return 1;
+  fn(ud);
+  return 0;
+}
+
+int arena_run(Arena *a, GuardedFn *fn, void *ud) {
+  Guard guard;
+  Guard *outer = a->guard;
+  a->guard = &guard;
+  int unwound = guard_run(&guard, fn, ud);
+  a->guard = outer;
+  return unwound;
+}

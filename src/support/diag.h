@@ -50,7 +50,17 @@ void diag_warning(Diags *d, Loc loc, const char *fmt, ...) __attribute__((format
 void diag_note(Diags *d, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void diag_render(const Diags *d, Buf *out);
 
-/* Unwind to the guard's setjmp with a message; never returns. */
+/* Unwind to the guard's protected call with a message; never returns. */
 _Noreturn void guard_fail(Guard *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The protected call, as Lua's luaD_rawrunprotected: runs fn(ud) so that a
+ * guard_fail inside it (an exhausted arena, too many errors) returns here.
+ * 0 when fn returned, 1 when it was unwound (the reason in g->message).
+ * The library's one setjmp for unwinding; fn keeps its results in *ud, so
+ * no local of the caller changes between the setjmp and the longjmp. */
+typedef void GuardedFn(void *ud);
+int guard_run(Guard *g, GuardedFn *fn, void *ud);
+/* guard_run with allocations from `a` unwinding to the call (a guard of its own, detached after). */
+int arena_run(Arena *a, GuardedFn *fn, void *ud);
 
 #endif
