@@ -77,14 +77,17 @@ static const Layout *get_from(Prop *P, int v, int min_depth) {
   return P->depth[root(P, v)] >= min_depth ? get(P, v) : NULL;
 }
 
-/* Whether v may take layout l: reduce and trans results only the layouts
- * their operand can give them; nothing takes a dot-operand layout. */
+/* Whether v may take layout l: reduce, trans, join and split results only
+ * the layouts their operand can give them; nothing takes a dot-operand
+ * layout. */
 static int acceptable(Prop *P, int v, const Layout *l) {
   const Type *t = tir_type(P->f, v);
   if (!l || t->rank == 0 || l->rank != t->rank || l->kind == LAYOUT_DOT_OPERAND || layout_is_shared(l)) return 0;
   const TirOp *op = P->def[v];
   if (op && op->code == TIR_REDUCE) return l->kind == LAYOUT_SLICE && l->dim == op->axis;
   if (op && op->code == TIR_TRANS) return l->kind == LAYOUT_BLOCKED;
+  if (op && op->code == TIR_SPLIT) return l->kind == LAYOUT_BLOCKED;
+  if (op && op->code == TIR_JOIN) return layout_joined(P->f->layout_table, layout_joined(P->f->layout_table, l, 1), 0) == l;
   return 1;
 }
 
@@ -219,7 +222,9 @@ static const Layout *derived_layout(Prop *P, const TirOp *op, int min_depth) {
   case TIR_BROADCAST: return in;
   case TIR_EXPAND_DIMS: return in && in->kind == LAYOUT_SLICE && in->dim == op->axis ? in->parent : NULL;
   case TIR_REDUCE:
-  case TIR_TRANS: return tgir_result_layout(P->f, op, in);
+  case TIR_TRANS:
+  case TIR_JOIN:
+  case TIR_SPLIT: return tgir_result_layout(P->f, op, in);
   default: return NULL;
   }
 }
