@@ -321,10 +321,19 @@ static void backward(Prop *P) {
 
 /* ---- what no anchor reaches ---- */
 
+static const Layout *default_layout(Prop *P, const Type *t) {
+  return layout_default(P->f->layout_table, t->rank, t->shape, NULL, NULL, P->f->num_warps);
+}
+
+/* The default layout of v's shape; for a join's result, the joined
+ * default of its operands' (the only kind it may take). */
 static int seed_value(Prop *P, int v) {
   const Type *t = tir_type(P->f, v);
   if (t->rank == 0 || root(P, v) != v || get(P, v)) return 0;
-  return choose(P, v, layout_default(P->f->layout_table, t->rank, t->shape, NULL, NULL, P->f->num_warps));
+  const TirOp *op = P->def[v];
+  if (op && op->code == TIR_JOIN)
+    return choose(P, v, layout_joined(P->f->layout_table, default_layout(P, tir_type(P->f, op->operands.data[0])), 0));
+  return choose(P, v, default_layout(P, t));
 }
 
 /* The default layout for the first value in program order without one. */
