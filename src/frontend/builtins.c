@@ -884,8 +884,8 @@ static Node *check_cat(Call *c) {
     return fail(c, c->node, "%s", arena_printf(S->arena, "input and other must be tiles of one shape, got %s and %s",
                                                shape_str(S->arena, a->type), shape_str(S->arena, b->type)));
   int64_t dim;
-  if (!const_of(S, c->arg[2], "can_reorder") || !pair_args(c, "input", "other") || !normalize_axis(c, 3, a->type->rank, &dim))
-    return poison(S, c->node->loc);
+  int ok = const_of(S, c->arg[2], "can_reorder") && pair_args(c, "input", "other");
+  if (!ok || !normalize_axis(c, 3, a->type->rank, &dim)) return poison(S, c->node->loc);
   c->arg[3] = mk_const(S, c->arg[3]->loc, value_int(S, dim));
   Type *t = type_tile(S->arena, c->arg[0]->type, c->arg[0]->type->rank, c->arg[0]->type->shape);
   t->shape[dim] *= 2;

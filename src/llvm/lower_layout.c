@@ -120,13 +120,16 @@ static int half_layout(Lower *L, const LinearLayout *pair, LinearLayout *half) {
   }
   for (int i = 0; i < pair->n_lane; i++) others_clear &= !(pair->lane[i] & 1), half->lane[i] >>= 1;
   for (int i = 0; i < pair->n_warp; i++) others_clear &= !(pair->warp[i] & 1), half->warp[i] >>= 1;
-  if (bit < 0 || !others_clear) lower_fail(L, "internal error: %s of a pair not held in registers", tir_op_name(L->op->code));
+  if (bit < 0 || !others_clear)
+    lower_fail(L, "internal error: %s of a pair not held in registers", tir_op_name(L->op->code));
   half->rank--;
   return bit;
 }
 
 /* The pair register holding element `k` (0 or 1) of half register h. */
-static int pair_register(int h, int bit, int k) { return (h >> bit << (bit + 1)) | (k << bit) | (h & ((1 << bit) - 1)); }
+static int pair_register(int h, int bit, int k) {
+  return (h >> bit << (bit + 1)) | (k << bit) | (h & ((1 << bit) - 1));
+}
 
 void lower_join(Lower *L, const TirOp *op) {
   LinearLayout to, half;

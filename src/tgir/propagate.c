@@ -87,7 +87,8 @@ static int acceptable(Prop *P, int v, const Layout *l) {
   if (op && op->code == TIR_REDUCE) return l->kind == LAYOUT_SLICE && l->dim == op->axis;
   if (op && op->code == TIR_TRANS) return l->kind == LAYOUT_BLOCKED;
   if (op && op->code == TIR_SPLIT) return l->kind == LAYOUT_BLOCKED;
-  if (op && op->code == TIR_JOIN) return layout_joined(P->f->layout_table, layout_joined(P->f->layout_table, l, 1), 0) == l;
+  if (op && op->code == TIR_JOIN) /* only a joined layout: the one its operands' layout joins back to */
+    return layout_joined(P->f->layout_table, layout_joined(P->f->layout_table, l, 1), 0) == l;
   return 1;
 }
 

@@ -136,6 +136,7 @@ const Layout *tgir_result_layout(const TirFunc *f, const TirOp *op, const Layout
   if (!operand) return NULL;
   if (op->code == TIR_REDUCE) return layout_slice(f->layout_table, op->axis, operand);
   if (op->code == TIR_TRANS) return layout_transposed(f->layout_table, operand, op->ints, 0);
-  if (op->code == TIR_JOIN || op->code == TIR_SPLIT) return layout_joined(f->layout_table, operand, op->code == TIR_SPLIT);
+  if (op->code == TIR_JOIN || op->code == TIR_SPLIT)
+    return layout_joined(f->layout_table, operand, op->code == TIR_SPLIT);
   return NULL;
 }
