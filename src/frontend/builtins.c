@@ -813,6 +813,107 @@ static Node *check_permute(Call *c) {
   return result(c, type_tile(S->arena, x->type, rank, shape));
 }
 
+/* The two operands of join, interleave and cat: tiles or scalars of one
+ * dtype (no promotion, as Triton), broadcast to one shape. */
+static int pair_args(Call *c, const char *first, const char *second) {
+  Sema *S = c->S;
+  Node *xs[2] = {tile_arg(c, 0, first), NULL};
+  if (!xs[0] || !(xs[1] = tile_arg(c, 1, second))) return 0;
+  const Type *a = xs[0]->type, *b = xs[1]->type;
+  if (a->elem != b->elem || a->is_ptr != b->is_ptr) {
+    fail(c, c->node, "%s", arena_printf(S->arena, "%s and %s differ in dtype (%s and %s); cast one with .to()", first,
+                                        second, type_str(S->arena, type_tile(S->arena, a, 0, a->shape)),
+                                        type_str(S->arena, type_tile(S->arena, b, 0, b->shape))));
+    return 0;
+  }
+  if (!common_broadcast(c, xs, 2)) return 0;
+  c->arg[0] = xs[0];
+  c->arg[1] = xs[1];
+  if (xs[0]->type->rank + 1 > MAX_RANK) {
+    fail(c, c->node, "%s", "too many dimensions");
+    return 0;
+  }
+  if (2 * type_numel(xs[0]->type) > MAX_TILE_ELEMENTS) {
+    fail(c, c->node, "%s", "the result would have more than 2^20 elements");
+    return 0;
+  }
+  return 1;
+}
+
+/* join: a new last dimension of 2; interleave: that dimension merged into
+ * the one before it (two scalars make a tile of 2 either way). */
+static Node *check_join(Call *c) {
+  if (!pair_args(c, "a", "b")) return poison(c->S, c->node->loc);
+  const Type *t = c->arg[0]->type;
+  int64_t shape[MAX_RANK];
+  memcpy(shape, t->shape, sizeof shape);
+  int rank = t->rank;
+  if (c->id == B_JOIN || rank == 0) shape[rank++] = 2;
+  else shape[rank - 1] *= 2;
+  return result(c, type_tile(c->S->arena, t, rank, shape));
+}
+
+/* (a[..., 0], a[..., 1]): two calls on one evaluation of a, told apart by ival. */
+static Node *check_split(Call *c) {
+  Sema *S = c->S;
+  Node *x = tile_arg(c, 0, "a");
+  if (!x) return poison(S, c->node->loc);
+  const Type *t = x->type;
+  if (t->rank == 0 || t->shape[t->rank - 1] != 2)
+    return fail(c, x, "%s", arena_printf(S->arena, "needs a tile whose last dimension is 2, got %s",
+                                         t->rank ? shape_str(S->arena, t) : "a scalar"));
+  c->arg[0] = materialize(S, x, c->node->loc);
+  Type *half = type_tile(S->arena, t, t->rank - 1, t->shape);
+  Node *pair = node_new(S->arena, ND_TUPLE, c->node->loc);
+  for (int k = 0; k < 2; k++) {
+    Node *r = result(c, half);
+    r->ival = k;
+    vec_push(S->arena, &pair->args, r);
+  }
+  return pair;
+}
+
+/* cat along dim: both operands have one shape (tile dimensions are powers
+ * of two, so only equal sizes add up to one); can_reorder is accepted and
+ * the elements are never reordered, as Triton does now. */
+static Node *check_cat(Call *c) {
+  Sema *S = c->S;
+  Node *a = tile_arg(c, 0, "input"), *b = a ? tile_arg(c, 1, "other") : NULL;
+  if (!b) return poison(S, c->node->loc);
+  if (a->type->rank == 0 || !type_same_shape(a->type, b->type))
+    return fail(c, c->node, "%s", arena_printf(S->arena, "input and other must be tiles of one shape, got %s and %s",
+                                               shape_str(S->arena, a->type), shape_str(S->arena, b->type)));
+  int64_t dim;
+  int ok = const_of(S, c->arg[2], "can_reorder") && pair_args(c, "input", "other");
+  if (!ok || !normalize_axis(c, 3, a->type->rank, &dim)) return poison(S, c->node->loc);
+  c->arg[3] = mk_const(S, c->arg[3]->loc, value_int(S, dim));
+  Type *t = type_tile(S->arena, c->arg[0]->type, c->arg[0]->type->rank, c->arg[0]->type->shape);
+  t->shape[dim] *= 2;
+  return result(c, t);
+}
+
+/* flip along dim (the last when None); dim is made non-negative for the lowering. */
+static Node *check_flip(Call *c) {
+  Sema *S = c->S;
+  Node *x = tile_arg(c, 0, "x");
+  if (!x) return poison(S, c->node->loc);
+  if (x->type->rank == 0) return fail(c, x, "%s", "x must be a tile, not a scalar");
+  int64_t dim = x->type->rank - 1;
+  if (!is_none(c->arg[1]) && !normalize_axis(c, 1, x->type->rank, &dim)) return poison(S, c->node->loc);
+  c->arg[1] = mk_const(S, c->arg[1]->loc, value_int(S, dim));
+  return result(c, x->type);
+}
+
+/* broadcast(input, other): the pair broadcast to their common shape. */
+static Node *check_broadcast(Call *c) {
+  Sema *S = c->S;
+  Node *xs[2] = {tile_arg(c, 0, "input"), NULL};
+  if (!xs[0] || !(xs[1] = tile_arg(c, 1, "other")) || !common_broadcast(c, xs, 2)) return poison(S, c->node->loc);
+  Node *pair = node_new(S->arena, ND_TUPLE, c->node->loc);
+  for (int k = 0; k < 2; k++) vec_push(S->arena, &pair->args, xs[k]);
+  return pair;
+}
+
 static Node *check_cast(Call *c) {
   Sema *S = c->S;
   Node *x = tile_arg(c, 0, "input");

@@ -327,6 +327,95 @@ static int lower_permute(Lower *L, Node *n, NodeVec *a) {
   return r;
 }
 
+/* ---- join, split and what is built from them ---- */
+
+static int reshape(Lower *L, Loc loc, int v, int rank, const int64_t *shape) {
+  Type *t = type_tile(L->f->arena, ty(L, v), rank, shape);
+  return type_same_shape(ty(L, v), t) ? v : emit(L, TIR_RESHAPE, loc, t, v, -1, -1);
+}
+
+static int permute(Lower *L, Loc loc, int v, const int *perm) {
+  Type *t = ty(L, v);
+  int64_t shape[MAX_RANK];
+  for (int i = 0; i < t->rank; i++) shape[i] = t->shape[perm[i]];
+  int r = emit(L, TIR_TRANS, loc, type_tile(L->f->arena, t, t->rank, shape), v, -1, -1);
+  TirOp *op = last_op(L);
+  op->n_ints = t->rank;
+  for (int i = 0; i < t->rank; i++) op->ints[i] = perm[i];
+  return r;
+}
+
+/* Two tiles of one type (rank >= 1) side by side in a new last dimension. */
+static int join(Lower *L, Loc loc, int a, int b) {
+  Type *t = ty(L, a);
+  int64_t shape[MAX_RANK];
+  memcpy(shape, t->shape, sizeof shape);
+  shape[t->rank] = 2;
+  return emit(L, TIR_JOIN, loc, type_tile(L->f->arena, t, t->rank + 1, shape), a, b, -1);
+}
+
+static int split(Lower *L, Loc loc, int v, int half) {
+  Type *t = ty(L, v);
+  int r = emit(L, TIR_SPLIT, loc, type_tile(L->f->arena, t, t->rank - 1, t->shape), v, -1, -1);
+  last_op(L)->ival = half;
+  return r;
+}
+
+/* join and interleave: scalars become tiles of one element first (the op
+ * joins tiles); interleave is the join reshaped. */
+static int lower_join(Lower *L, Node *n, NodeVec *a) {
+  int x = lower_expr(L, a->data[0]), y = lower_expr(L, a->data[1]);
+  if (ty(L, x)->rank == 0) {
+    int64_t one = 1;
+    x = emit(L, TIR_SPLAT, n->loc, type_tile(L->f->arena, ty(L, x), 1, &one), x, -1, -1);
+    y = emit(L, TIR_SPLAT, n->loc, type_tile(L->f->arena, ty(L, y), 1, &one), y, -1, -1);
+  }
+  return reshape(L, n->loc, join(L, n->loc, x, y), n->type->rank, n->type->shape);
+}
+
+/* One half of split (the checker made one call per half, n->ival); a
+ * pair of scalars comes from a [1, 2] tile. */
+static int lower_split(Lower *L, Node *n, NodeVec *a) {
+  int x = lower_expr(L, a->data[0]);
+  if (ty(L, x)->rank == 1) {
+    int64_t shape[2] = {1, 2};
+    x = reshape(L, n->loc, x, 2, shape);
+  }
+  return reshape(L, n->loc, split(L, n->loc, x, (int)n->ival), n->type->rank, n->type->shape);
+}
+
+/* cat along dim: the join's new dimension moved in front of dim, the two
+ * merged: [..., 2, N, ...] in row-major order is a then b. */
+static int lower_cat(Lower *L, Node *n, NodeVec *a) {
+  int x = lower_expr(L, a->data[0]), y = lower_expr(L, a->data[1]);
+  int rank = ty(L, x)->rank, dim = (int)const_int(a->data[3]), perm[MAX_RANK];
+  for (int i = 0, j = 0; i <= rank; i++) perm[i] = i == dim ? rank : j++;
+  int r = permute(L, n->loc, join(L, n->loc, x, y), perm);
+  return reshape(L, n->loc, r, n->type->rank, n->type->shape);
+}
+
+/* Reversing dim flips every bit of its index: one bit at a time, the tile
+ * viewed as [outer, 2, inner] with that bit in the middle, whose halves
+ * trade places (split, then join the other way round). */
+static int lower_flip(Lower *L, Node *n, NodeVec *a) {
+  int v = lower_expr(L, a->data[0]);
+  Type *t = ty(L, v);
+  int dim = (int)const_int(a->data[1]);
+  int64_t size = t->shape[dim], outer = 1, inner = 1;
+  for (int i = 0; i < t->rank; i++) {
+    if (i < dim) outer *= t->shape[i];
+    if (i > dim) inner *= t->shape[i];
+  }
+  static const int swap_last[3] = {0, 2, 1};
+  for (int64_t bit = 1; bit < size; bit *= 2) {
+    int64_t view[3] = {outer * size / (2 * bit), 2, bit * inner};
+    v = permute(L, n->loc, reshape(L, n->loc, v, 3, view), swap_last);
+    v = join(L, n->loc, split(L, n->loc, v, 1), split(L, n->loc, v, 0));
+    v = permute(L, n->loc, v, swap_last);
+  }
+  return reshape(L, n->loc, v, t->rank, t->shape);
+}
+
 static int lower_hint(Lower *L, Node *n, NodeVec *a, int id) {
   int v = lower_expr(L, a->data[0]);
   int r = emit(L, TIR_HINT, n->loc, n->type, v, -1, -1);
@@ -439,6 +528,11 @@ static int lower_builtin(Lower *L, Node *n) {
   case B_VIEW: return emit(L, TIR_RESHAPE, n->loc, n->type, lower_expr(L, a->data[0]), -1, -1);
   case B_TRANS:
   case B_PERMUTE: return lower_permute(L, n, a);
+  case B_JOIN:
+  case B_INTERLEAVE: return lower_join(L, n, a);
+  case B_SPLIT: return lower_split(L, n, a);
+  case B_CAT: return lower_cat(L, n, a);
+  case B_FLIP: return lower_flip(L, n, a);
   case B_TO:
   case B_CAST: {
     int r = emit(L, a->data[3]->cval->i ? TIR_BITCAST : TIR_CAST, n->loc, n->type, lower_expr(L, a->data[0]), -1, -1);

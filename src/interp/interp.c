@@ -499,6 +499,21 @@ static void exec_trans(Interp *I, const TirOp *op) {
   }
 }
 
+/* The pair dimension of join and split is the last, so element k of a
+ * half is element 2k + h of the pair. */
+static void exec_join(Interp *I, const TirOp *op) {
+  Slot *a = in(I, op, 0), *b = in(I, op, 1), *d = out(I, op);
+  for (int64_t k = 0; k < a->n; k++) {
+    d->i[2 * k] = a->i[k];
+    d->i[2 * k + 1] = b->i[k];
+  }
+}
+
+static void exec_split(Interp *I, const TirOp *op) {
+  Slot *s = in(I, op, 0), *d = out(I, op);
+  for (int64_t k = 0; k < d->n; k++) d->i[k] = s->i[2 * k + op->ival];
+}
+
 /* Expand_dims, reshape and hints keep row-major order: the words copy. */
 static void exec_copy(Interp *I, const TirOp *op) {
   Slot *s = in(I, op, 0), *d = out(I, op);
@@ -800,6 +815,8 @@ static void exec_op(Interp *I, const TirOp *op) {
   case TIR_SPLAT: case TIR_BROADCAST: exec_broadcast(I, op); break;
   case TIR_EXPAND_DIMS: case TIR_RESHAPE: case TIR_HINT: case TIR_CONVERT_LAYOUT: exec_copy(I, op); break;
   case TIR_TRANS: exec_trans(I, op); break;
+  case TIR_JOIN: exec_join(I, op); break;
+  case TIR_SPLIT: exec_split(I, op); break;
   case TIR_ADDPTR: exec_addptr(I, op); break;
   case TIR_LOAD: exec_load(I, op); break;
   case TIR_STORE: exec_store(I, op); break;

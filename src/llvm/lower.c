@@ -272,6 +272,8 @@ static void lower_op(Lower *L, const TirOp *op) {
   case TIR_BROADCAST: case TIR_EXPAND_DIMS: case TIR_RESHAPE: case TIR_TRANS: case TIR_CONVERT_LAYOUT: case TIR_HINT:
     if (!L->deferred[op->results.data[0]]) lower_shape_op(L, op);
     break;
+  case TIR_JOIN: lower_join(L, op); break;
+  case TIR_SPLIT: lower_split(L, op); break;
   case TIR_ADDPTR: lower_addptr(L, op); break;
   case TIR_LOAD: lower_load(L, op); break;
   case TIR_STORE: lower_store(L, op); break;

@@ -378,6 +378,8 @@ LLVMValueRef lower_cast_value(Lower *L, LLVMValueRef v, const Type *from, const 
 
 void lower_splat(Lower *L, const TirOp *op);
 void lower_shape_op(Lower *L, const TirOp *op);      /* broadcast, expand_dims, reshape, trans, convert, hint */
+void lower_join(Lower *L, const TirOp *op);
+void lower_split(Lower *L, const TirOp *op);
 /* A value moved from layout `from` to layout `to` (same shape unless map says otherwise). */
 Regs lower_move(Lower *L, Regs src, const LinearLayout *from, const LinearLayout *to, const BitMap *map,
                 LLVMTypeRef elem);

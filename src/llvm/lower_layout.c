@@ -101,3 +101,58 @@ void lower_shape_op(Lower *L, const TirOp *op) {
   }
   lower_result(L, op, 0, lower_move(L, lower_get(L, src), &from, &to, m, lower_elem_type(L, dt)));
 }
+
+/* join and split: the pair's last dimension is bit 0 of its flat offsets.
+ * A half is the pair's layout with the register bit holding that bit
+ * dropped and the other offsets halved; the layout rules (rules.c) keep
+ * that dimension in registers, so the halves are the pair's registers
+ * with that bit 0 or 1, and moving them to the operands' or results'
+ * layouts renames registers (through shared memory if they differ).
+ * Returns the register bit. */
+static int half_layout(Lower *L, const LinearLayout *pair, LinearLayout *half) {
+  int bit = -1;
+  *half = *pair;
+  half->n_reg = 0;
+  int others_clear = 1; /* no other basis touches the pair's bit */
+  for (int i = 0; i < pair->n_reg; i++) {
+    if (pair->reg[i] == 1) bit = i;
+    else others_clear &= !(pair->reg[i] & 1), half->reg[half->n_reg++] = pair->reg[i] >> 1;
+  }
+  for (int i = 0; i < pair->n_lane; i++) others_clear &= !(pair->lane[i] & 1), half->lane[i] >>= 1;
+  for (int i = 0; i < pair->n_warp; i++) others_clear &= !(pair->warp[i] & 1), half->warp[i] >>= 1;
+  if (bit < 0 || !others_clear)
+    lower_fail(L, "internal error: %s of a pair not held in registers", tir_op_name(L->op->code));
+  half->rank--;
+  return bit;
+}
+
+/* The pair register holding element `k` (0 or 1) of half register h. */
+static int pair_register(int h, int bit, int k) {
+  return (h >> bit << (bit + 1)) | (k << bit) | (h & ((1 << bit) - 1));
+}
+
+void lower_join(Lower *L, const TirOp *op) {
+  LinearLayout to, half;
+  lower_linear(L, op->results.data[0], &to);
+  int bit = half_layout(L, &to, &half);
+  LLVMTypeRef elem = lower_elem_type(L, lower_type(L, op->results.data[0]));
+  Regs out = lower_regs(L, ll_registers(&to));
+  for (int k = 0; k < 2; k++) {
+    LinearLayout from;
+    lower_linear(L, op->operands.data[k], &from);
+    Regs h = lower_move(L, lower_get(L, op->operands.data[k]), &from, &half, NULL, elem);
+    for (int r = 0; r < h.n; r++) out.v[pair_register(r, bit, k)] = h.v[r];
+  }
+  lower_result(L, op, 0, out);
+}
+
+void lower_split(Lower *L, const TirOp *op) {
+  LinearLayout from, half, to;
+  lower_linear(L, op->operands.data[0], &from);
+  lower_linear(L, op->results.data[0], &to);
+  int bit = half_layout(L, &from, &half);
+  Regs src = lower_get(L, op->operands.data[0]), h = lower_regs(L, ll_registers(&half));
+  for (int r = 0; r < h.n; r++) h.v[r] = src.v[pair_register(r, bit, (int)op->ival)];
+  h.uniform = src.uniform;
+  lower_result(L, op, 0, lower_move(L, h, &half, &to, NULL, lower_elem_type(L, lower_type(L, op->results.data[0]))));
+}

@@ -8,7 +8,9 @@
  *   ops the coalesced layout of their pointers (coalesce.c), dots the FMA
  *   accumulator layout (layout_fma_accumulator) with operands in its
  *   dot-operand layouts.  Reduce results get the slice of their operand's
- *   layout, trans results the permuted layout, scans their operand's;
+ *   layout, trans results the permuted layout, join and split results
+ *   theirs with the pair dimension in registers (layout_joined), scans
+ *   their operand's;
  *   everything else the default blocked layout of its shape.
  * Invalidates: nothing; remove-converts then removes what is needless. */
 #include "passes.h"
@@ -72,7 +74,12 @@ static const Layout *own_layout(Assign *A, const TirOp *op) {
   case TIR_ATOMIC_CAS: return memory_layout(A, op);
   case TIR_DOT: return layout_fma_accumulator(A->table, T(A, lead)->rank, T(A, lead)->shape, A->f->num_warps);
   case TIR_REDUCE:
-  case TIR_TRANS: l = tgir_result_layout(A->f, op, in); break;
+  case TIR_TRANS:
+  case TIR_SPLIT: l = tgir_result_layout(A->f, op, in); break;
+  case TIR_JOIN: /* operands not blocked are converted to the default layout first */
+    l = tgir_result_layout(A->f, op, in);
+    if (!l) l = layout_joined(A->table, default_layout(A, T(A, op->operands.data[0])), 0);
+    break;
   case TIR_SCAN:
   case TIR_HINT:
   case TIR_ASSERT: l = in; break;

@@ -77,14 +77,18 @@ static const Layout *get_from(Prop *P, int v, int min_depth) {
   return P->depth[root(P, v)] >= min_depth ? get(P, v) : NULL;
 }
 
-/* Whether v may take layout l: reduce and trans results only the layouts
- * their operand can give them; nothing takes a dot-operand layout. */
+/* Whether v may take layout l: reduce, trans, join and split results only
+ * the layouts their operand can give them; nothing takes a dot-operand
+ * layout. */
 static int acceptable(Prop *P, int v, const Layout *l) {
   const Type *t = tir_type(P->f, v);
   if (!l || t->rank == 0 || l->rank != t->rank || l->kind == LAYOUT_DOT_OPERAND || layout_is_shared(l)) return 0;
   const TirOp *op = P->def[v];
   if (op && op->code == TIR_REDUCE) return l->kind == LAYOUT_SLICE && l->dim == op->axis;
   if (op && op->code == TIR_TRANS) return l->kind == LAYOUT_BLOCKED;
+  if (op && op->code == TIR_SPLIT) return l->kind == LAYOUT_BLOCKED;
+  if (op && op->code == TIR_JOIN) /* only a joined layout: the one its operands' layout joins back to */
+    return layout_joined(P->f->layout_table, layout_joined(P->f->layout_table, l, 1), 0) == l;
   return 1;
 }
 
@@ -219,7 +223,9 @@ static const Layout *derived_layout(Prop *P, const TirOp *op, int min_depth) {
   case TIR_BROADCAST: return in;
   case TIR_EXPAND_DIMS: return in && in->kind == LAYOUT_SLICE && in->dim == op->axis ? in->parent : NULL;
   case TIR_REDUCE:
-  case TIR_TRANS: return tgir_result_layout(P->f, op, in);
+  case TIR_TRANS:
+  case TIR_JOIN:
+  case TIR_SPLIT: return tgir_result_layout(P->f, op, in);
   default: return NULL;
   }
 }
@@ -316,10 +322,19 @@ static void backward(Prop *P) {
 
 /* ---- what no anchor reaches ---- */
 
+static const Layout *default_layout(Prop *P, const Type *t) {
+  return layout_default(P->f->layout_table, t->rank, t->shape, NULL, NULL, P->f->num_warps);
+}
+
+/* The default layout of v's shape; for a join's result, the joined
+ * default of its operands' (the only kind it may take). */
 static int seed_value(Prop *P, int v) {
   const Type *t = tir_type(P->f, v);
   if (t->rank == 0 || root(P, v) != v || get(P, v)) return 0;
-  return choose(P, v, layout_default(P->f->layout_table, t->rank, t->shape, NULL, NULL, P->f->num_warps));
+  const TirOp *op = P->def[v];
+  if (op && op->code == TIR_JOIN)
+    return choose(P, v, layout_joined(P->f->layout_table, default_layout(P, tir_type(P->f, op->operands.data[0])), 0));
+  return choose(P, v, default_layout(P, t));
 }
 
 /* The default layout for the first value in program order without one. */

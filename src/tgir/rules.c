@@ -1,6 +1,6 @@
 /* The layout rules of GPU-layout IR, written once: what layout each op
- * needs of each operand given its own layout, and what layout reduce and
- * trans give their results.  Layout assignment follows them when it
+ * needs of each operand given its own layout, and what layout reduce,
+ * trans, join and split give their results.  Layout assignment follows them when it
  * inserts conversions, conversion removal when it rebuilds operands, and
  * the verifier checks them (docs/tgir.md lists them).
  *
@@ -64,6 +64,12 @@ static const Layout *shape_op_need(const TirFunc *f, const TirOp *op, const Layo
   case TIR_TRANS:
     *rule = "trans' result has its operand's blocked layout, permuted";
     return layout_transposed(t, own, op->ints, 1);
+  case TIR_JOIN:
+    *rule = "join's result has its operands' blocked layout with a last dimension of 2 in registers";
+    return layout_joined(t, own, 1);
+  case TIR_SPLIT:
+    *rule = "split's operand has its result's blocked layout with a last dimension of 2 in registers";
+    return layout_joined(t, own, 0);
   default: return NULL;
   }
 }
@@ -130,5 +136,7 @@ const Layout *tgir_result_layout(const TirFunc *f, const TirOp *op, const Layout
   if (!operand) return NULL;
   if (op->code == TIR_REDUCE) return layout_slice(f->layout_table, op->axis, operand);
   if (op->code == TIR_TRANS) return layout_transposed(f->layout_table, operand, op->ints, 0);
+  if (op->code == TIR_JOIN || op->code == TIR_SPLIT)
+    return layout_joined(f->layout_table, operand, op->code == TIR_SPLIT);
   return NULL;
 }

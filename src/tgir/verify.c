@@ -76,14 +76,22 @@ static void check_same(Verifier *V, const TirOp *op, int v, const Layout *want, 
                                 name_of(V, want), rule));
 }
 
-/* Rules on results: reduce, trans, and carried values' region arguments. */
+static const char *result_rule(TirCode code) {
+  switch (code) {
+  case TIR_REDUCE: return "reduce's result has the slice of its operand's layout along the axis";
+  case TIR_TRANS: return "trans' result has its operand's blocked layout, permuted";
+  case TIR_JOIN: return "join's result has its operands' blocked layout with a last dimension of 2 in registers";
+  default: return "split's result has its operand's blocked layout without the last dimension";
+  }
+}
+
+/* Rules on results: reduce, trans, join, split, and carried values' region arguments. */
 static void check_results(Verifier *V, const TirOp *op) {
   const TirFunc *f = V->f;
   int res = op->results.len ? op->results.data[0] : -1;
-  if ((op->code == TIR_REDUCE && tgir_is_tile(f, res)) || op->code == TIR_TRANS)
-    check_same(V, op, res, tgir_result_layout(f, op, tir_layout(f, op->operands.data[0])),
-               op->code == TIR_REDUCE ? "reduce's result has the slice of its operand's layout along the axis"
-                                      : "trans' result has its operand's blocked layout, permuted");
+  if ((op->code == TIR_REDUCE && tgir_is_tile(f, res)) || op->code == TIR_TRANS || op->code == TIR_JOIN ||
+      op->code == TIR_SPLIT)
+    check_same(V, op, res, tgir_result_layout(f, op, tir_layout(f, op->operands.data[0])), result_rule(op->code));
   const char *carried = "a carried value keeps its layout (init, region argument, yield and result share one)";
   if (op->code == TIR_FOR)
     for (int i = 0; i < op->results.len; i++)

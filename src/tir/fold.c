@@ -219,7 +219,9 @@ static int fold_constant(Fold *F, TirOp *op) {
     if (!constant_value(F, op->operands.data[i], &in[i])) return 0;
   Const out = {0, 0};
   switch (op->code) {
-  case TIR_SPLAT: case TIR_BROADCAST: case TIR_EXPAND_DIMS: case TIR_RESHAPE: case TIR_TRANS: out = in[0]; break;
+  case TIR_SPLAT: case TIR_BROADCAST: case TIR_EXPAND_DIMS: case TIR_RESHAPE: case TIR_TRANS: case TIR_SPLIT:
+    out = in[0];
+    break;
   default:
     if (!(tir_op_flags(op->code) & EW) || !evaluate(F, op, in, &out)) return 0;
   }
@@ -246,6 +248,24 @@ static void merge_shape_ops(const Fold *F, TirOp *op) {
   } else if (op->code == TIR_RESHAPE && d->code == TIR_RESHAPE) {
     op->operands.data[0] = d->operands.data[0];
   }
+}
+
+/* split of a join is the joined operand; a split of a splat a splat. */
+static int split_of_join(const Fold *F, TirOp *op) {
+  const TirOp *d = F->def[op->operands.data[0]];
+  if (d && d->code == TIR_JOIN) return d->operands.data[op->ival];
+  if (d && d->code == TIR_SPLAT) {
+    merge_shape_ops(F, op);
+    op->ival = 0;
+  }
+  return -1;
+}
+
+/* join of a pair's two halves, in order, is the pair. */
+static int join_of_halves(const Fold *F, const TirOp *op) {
+  const TirOp *a = F->def[op->operands.data[0]], *b = F->def[op->operands.data[1]];
+  if (!a || !b || a->code != TIR_SPLIT || b->code != TIR_SPLIT) return -1;
+  return a->ival == 0 && b->ival == 1 && a->operands.data[0] == b->operands.data[0] ? a->operands.data[0] : -1;
 }
 
 /* The arm of a commutative op that is the identity `n`/`x`, giving the other arm; -1 if neither. */
@@ -285,6 +305,8 @@ static int simplify(Fold *F, TirOp *op) {
     if (v[1] == v[2]) return v[1];
     if (constant_def(F, v[0])) return is_int_const(F, v[0], 0) ? v[2] : v[1];
     return -1;
+  case TIR_SPLIT: return split_of_join(F, op);
+  case TIR_JOIN: return join_of_halves(F, op);
   case TIR_TRANS:
     if (is_identity_permutation(op)) return v[0];
     merge_shape_ops(F, op);

@@ -135,6 +135,25 @@ const Layout *layout_transposed(LayoutTable *t, const Layout *l, const int64_t *
   return layout_blocked(t, l->rank, spt, tpw, wpc, order, &why);
 }
 
+const Layout *layout_joined(LayoutTable *t, const Layout *l, int inverse) {
+  if (!l || l->kind != LAYOUT_BLOCKED) return NULL;
+  int rank = inverse ? l->rank - 1 : l->rank + 1, pair = inverse ? rank : l->rank;
+  int spt[MAX_RANK], tpw[MAX_RANK], wpc[MAX_RANK], order[MAX_RANK];
+  if (rank < 1 || rank > MAX_RANK) return NULL;
+  if (inverse && (l->threads_per_warp[pair] != 1 || l->warps_per_cta[pair] != 1)) return NULL;
+  for (int d = 0; d < rank; d++) {
+    spt[d] = d == pair ? 2 : l->size_per_thread[d];
+    tpw[d] = d == pair ? 1 : l->threads_per_warp[d];
+    wpc[d] = d == pair ? 1 : l->warps_per_cta[d];
+  }
+  int n = 0;
+  if (!inverse) order[n++] = pair;
+  for (int i = 0; i < l->rank; i++)
+    if (l->order[i] != pair || !inverse) order[n++] = l->order[i];
+  const char *why;
+  return layout_blocked(t, rank, spt, tpw, wpc, order, &why);
+}
+
 /* Elements a thread holds along dimension d (at least 1). */
 static int64_t extent_per_thread(const int64_t *shape, const int *tpw, const int *wpc, int d) {
   int64_t e = shape[d] / ((int64_t)tpw[d] * wpc[d]);

@@ -91,6 +91,13 @@ const Layout *layout_reintern(LayoutTable *t, const Layout *l);
  * dimension d is operand dimension perm[d], with its sizes; NULL when `l`
  * is not blocked.  With `inverse`, the operand's layout for a result in `l`. */
 const Layout *layout_transposed(LayoutTable *t, const Layout *l, const int64_t *perm, int inverse);
+/* The layout of join(a, b) when a and b have blocked layout `l`: l with a
+ * last dimension of 2 held in one thread's registers, fastest (so join and
+ * split only rename registers); NULL when `l` is not blocked.  With
+ * `inverse`, the operands' layout for a result in `l` (split's result for
+ * an operand in `l`): its last dimension dropped; NULL unless that
+ * dimension is in registers only. */
+const Layout *layout_joined(LayoutTable *t, const Layout *l, int inverse);
 /* The FMA dot's accumulator: blocked, each thread a block of up to 4x4
  * elements in the last two dimensions (as many as the tile has per thread),
  * so each K step reuses a thread's A and B registers across the block. */

@@ -88,6 +88,17 @@ static void check_elementwise(Verifier *V, const TirOp *op) {
     problem(V, op, "%s", "needs a pointer and an integer offset");
 }
 
+/* join's result is its operands' shape and a last dimension of 2, which
+ * split's operand has and its result drops. */
+static void check_pair_dimension(Verifier *V, const TirOp *op, Type *x, Type *r) {
+  Type *pair = op->code == TIR_JOIN ? r : x, *half = op->code == TIR_JOIN ? x : r;
+  if (op->code == TIR_JOIN) check_same(V, op, T(V, op, 1), x, "joined operands");
+  if (op->code == TIR_SPLIT && op->ival != 0 && op->ival != 1) problem(V, op, "%s", "half must be 0 or 1");
+  int same = half->rank >= 1 && pair->rank == half->rank + 1 && pair->shape[half->rank] == 2;
+  for (int i = 0; same && i < half->rank; i++) same = pair->shape[i] == half->shape[i];
+  if (!same) problem(V, op, "%s", "the pair's shape must be the half's with a last dimension of 2");
+}
+
 static void check_shape_op(Verifier *V, const TirOp *op) {
   Type *x = T(V, op, 0), *r = R(V, op, 0);
   if (x->elem != r->elem || x->is_ptr != r->is_ptr) problem(V, op, "%s", "changes the element type");
@@ -112,6 +123,8 @@ static void check_shape_op(Verifier *V, const TirOp *op) {
   case TIR_HINT:
     if (type_numel(x) != type_numel(r)) problem(V, op, "%s", "element counts differ");
     break;
+  case TIR_JOIN:
+  case TIR_SPLIT: check_pair_dimension(V, op, x, r); break;
   case TIR_TRANS:
     if (op->n_ints != x->rank || r->rank != x->rank) problem(V, op, "%s", "the permutation must cover every dimension");
     for (int i = 0; i < op->n_ints && op->n_ints == x->rank; i++)
@@ -266,6 +279,7 @@ static void check_types(Verifier *V, const TirOp *op) {
   }
   switch (op->code) {
   case TIR_SPLAT: case TIR_BROADCAST: case TIR_EXPAND_DIMS: case TIR_RESHAPE: case TIR_TRANS: case TIR_HINT:
+  case TIR_JOIN: case TIR_SPLIT:
     check_shape_op(V, op);
     break;
   case TIR_LOAD: case TIR_STORE: case TIR_ATOMIC_RMW: case TIR_ATOMIC_CAS: check_memory(V, op); break;

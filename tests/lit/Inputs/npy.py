@@ -9,6 +9,9 @@
                                      other element of Y NaN (as tilec run leaves outputs no one writes)
   npy.py matmulf X Y Z M K N         check Z == X @ Y (fp32, row-major) within 1e-5 * (1 + sum |x*y|)
   npy.py histogram X H BINS [S]      check H[b] == S * (count of X's values v with (v + 100) % BINS == b) (S: 1)
+  npy.py shapes X Y Z R C BR BC      check Z against run_join_split.tl's sections, from the R x C inputs
+                                     padded with 0 to BR x BC: join, interleave, cat along 0 and 1,
+                                     flips, the halves of split
   npy.py print PATH                  print the values, one line
 """
 import math
@@ -95,6 +98,19 @@ def main(argv):
         scale = int(argv[5]) if len(argv) > 5 else 1
         ref = [scale * sum(1 for v in x if (v + 100) % bins == b) for b in range(bins)]
         print("ok %d" % len(x) if h == ref else "mismatch: %s, expected %s" % (h, ref))
+    elif cmd == "shapes":
+        x, y, z = load(argv[2]), load(argv[3]), load(argv[4])
+        rows, cols, br, bc = (int(v) for v in argv[5:9])
+        pad = lambda v: [[v[r * cols + c] if r < rows and c < cols else 0.0 for c in range(bc)] for r in range(br)]
+        a, b = pad(x), pad(y)
+        flat = lambda m: [v for row in m for v in row]
+        want = [v for r in range(br) for c in range(bc) for v in (a[r][c], b[r][c])]  # join
+        want += flat([[(a, b)[c % 2][r][c // 2] for c in range(2 * bc)] for r in range(br)])  # interleave
+        want += flat(a + b) + flat([a[r] + b[r] for r in range(br)])  # cat along 0, along 1
+        want += flat(a[::-1]) + flat([row[::-1] for row in b])  # flip along 0, along 1
+        want += flat([row[0::2] for row in a]) + flat([row[1::2] for row in a])  # split of a [BR, BC/2, 2] view
+        bad = [i for i in range(len(want)) if len(z) != len(want) or z[i] != want[i]]
+        print("ok %d" % len(z) if not bad else "mismatch at %s" % bad[:5])
     elif cmd == "softmax":
         x, z, rows, cols = load(argv[2]), load(argv[3]), int(argv[4]), int(argv[5])
         worst = 0.0
