@@ -127,6 +127,9 @@ int desc_rank(const Node *d);
 Node *desc_param(Sema *S, Loc loc, const DescParam *p, Node **parts);  /* base, shape, strides */
 const char *desc_str(Sema *S, const Node *d);                 /* "a tensor descriptor of fp16[64, 64]" */
 
+/* combine.c: tl.reduce and tl.associative_scan with a combine_fn; arg: the bound arguments */
+Node *combine_call(Sema *S, Node *call, int id, Node **arg, int n_args);
+
 /* libdevice.c */
 int libdevice_lookup(const char *name);   /* the first row of that name, or -1 */
 Node *check_libdevice_call(Sema *S, Node *call, int first_row, Node **args, int n_args, Node **kw, int n_kw);

@@ -29,7 +29,7 @@ typedef struct Cse {
 } Cse;
 
 static int candidate(const TirOp *op) {
-  return (tir_op_flags(op->code) & PURE) && !op->regions[0] && !op->regions[1] && op->results.len > 0;
+  return (tir_op_flags(op->code) & PURE) && !op->regions[0] && !op->regions[1] && !op->combine && op->results.len > 0;
 }
 
 static uint64_t double_bits(double d) {

@@ -72,7 +72,9 @@ static void print_attributes(const TirFunc *f, const TirOp *op, Buf *out) {
   case TIR_EXPAND_DIMS: buf_printf(out, " axis=%d", op->axis); break;
   case TIR_MAKE_RANGE: buf_printf(out, " %lld, %lld", (long long)op->ival, (long long)op->ival2); break;
   case TIR_REDUCE: buf_printf(out, " axis=%d", op->axis); break;
-  case TIR_SCAN: buf_printf(out, " axis=%d%s", op->axis, op->flags & SCAN_REVERSE ? " reverse" : ""); break;
+  case TIR_SCAN:
+  case TIR_SCAN_COMBINE: buf_printf(out, " axis=%d%s", op->axis, op->flags & SCAN_REVERSE ? " reverse" : ""); break;
+  case TIR_REDUCE_COMBINE: buf_printf(out, " axis=%d", op->axis); break;
   case TIR_RAND: buf_printf(out, " rounds=%lld", (long long)op->ival); break;
   case TIR_CAST:
   case TIR_DIV: if (tir_modifier_name(op->code, op->kind)) buf_printf(out, " %s", tir_modifier_name(op->code, op->kind)); break;
@@ -193,6 +195,12 @@ static void print_op(const TirFunc *f, const TirOp *op, Buf *out, int depth) {
   if (op->results.len) {
     buf_puts(out, " : ");
     print_types(f, out, op->results.data, op->results.len);
+  }
+  if (op->combine) {
+    buf_puts(out, " combine(");
+    print_values(out, op->combine->args.data, op->combine->args.len);
+    buf_puts(out, ")");
+    print_region(f, op->combine, out, depth);
   }
   print_loc(op, out);
 }
