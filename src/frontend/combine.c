@@ -16,23 +16,24 @@
 
 enum { MAX_COMBINE = 16 }; /* tiles a combine may carry */
 
-static Node *fail_at(Sema *S, Loc loc, const char *fn, const char *msg) {
+/* Reports "fn: msg" at loc; 0, for the checks' failure. */
+static int fail_at(Sema *S, Loc loc, const char *fn, const char *msg) {
   diag_error(S->diags, loc, "%s: %s", fn, msg);
-  return NULL;
+  return 0;
 }
 
 /* The input tiles, evaluated once, in order; 0 after an error. */
 static int input_tiles(Sema *S, const char *fn, Node *input, Node **tiles) {
   int n = input->kind == ND_TUPLE ? input->args.len : 1;
   if (n < 1 || n > MAX_COMBINE)
-    return !fail_at(S, input->loc, fn, arena_printf(S->arena, "input must be a tile or a tuple of 1 to %d tiles", MAX_COMBINE));
+    return fail_at(S, input->loc, fn, arena_printf(S->arena, "input must be a tile or a tuple of 1 to %d tiles", MAX_COMBINE));
   for (int i = 0; i < n; i++) {
     Node *x = runtime(S, input->kind == ND_TUPLE ? input->args.data[i] : input);
     if (is_poison(x)) return 0;
     if (!x->type || x->type->rank == 0 || x->type->is_ptr)
-      return !fail_at(S, x->loc, fn, arena_printf(S->arena, "input must be a tile of numbers, got %s", describe(S, x)));
+      return fail_at(S, x->loc, fn, arena_printf(S->arena, "input must be a tile of numbers, got %s", describe(S, x)));
     if (i && !type_same_shape(x->type, tiles[0]->type))
-      return !fail_at(S, x->loc, fn, arena_printf(S->arena, "the input tiles must have one shape: %s and %s",
+      return fail_at(S, x->loc, fn, arena_printf(S->arena, "the input tiles must have one shape: %s and %s",
                                                    type_str(S->arena, tiles[0]->type), type_str(S->arena, x->type)));
     tiles[i] = materialize(S, x, x->loc);
   }
@@ -47,8 +48,10 @@ static const char *decorator_name(const Node *d) {
 /* combine_fn: a @triton.jit function; its definition, or NULL after an error. */
 static Node *combine_function(Sema *S, const char *fn, Node *arg) {
   if (is_poison(arg)) return NULL;
-  if (!is_const_kind(arg, V_FUNC) || arg->cval->self)
-    return fail_at(S, arg->loc, fn, arena_printf(S->arena, "combine_fn must be a @triton.jit function, got %s", describe(S, arg)));
+  if (!is_const_kind(arg, V_FUNC) || arg->cval->self) {
+    fail_at(S, arg->loc, fn, arena_printf(S->arena, "combine_fn must be a @triton.jit function, got %s", describe(S, arg)));
+    return NULL;
+  }
   Node *def = arg->cval->func;
   for (int i = 0; i < def->kwargs.len; i++)
     if (!strcmp(decorator_name(def->kwargs.data[i]), "jit")) return def;
@@ -171,14 +174,14 @@ static Type *combined_type(Sema *S, const Type *t, int reduce, int64_t axis, int
 static int combine_axis(Sema *S, const char *fn, Node *arg, int rank, int reduce, int64_t *axis) {
   if (is_const_kind(arg, V_NONE)) {
     if (reduce) return 1;
-    return !fail_at(S, arg->loc, fn, "needs an axis");
+    return fail_at(S, arg->loc, fn, "needs an axis");
   }
   Value *v = const_of(S, arg, "axis");
   if (!v) return 0;
-  if (v->kind != V_INT) return !fail_at(S, arg->loc, fn, "axis must be a constexpr integer");
+  if (v->kind != V_INT) return fail_at(S, arg->loc, fn, "axis must be a constexpr integer");
   *axis = v->i;
   if (*axis < -rank || *axis >= rank)
-    return !fail_at(S, arg->loc, fn, arena_printf(S->arena, "axis %lld is out of range for a tile of rank %d", (long long)*axis, rank));
+    return fail_at(S, arg->loc, fn, arena_printf(S->arena, "axis %lld is out of range for a tile of rank %d", (long long)*axis, rank));
   if (*axis < 0) *axis += rank;
   return 1;
 }
