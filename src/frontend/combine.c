@@ -109,6 +109,10 @@ static int combine_results(Sema *S, Node *def, Node *ret, Node **tiles, int n, L
       return 0;
     }
     v = runtime(S, v);
+    if (!v->type) {
+      diag_error(S->diags, loc, "combine_fn '%s' returns %s as value %d; a combine returns scalars", def->name, describe(S, v), i);
+      return 0;
+    }
     if (is_const(ret->kind == ND_TUPLE ? ret->args.data[i] : ret)) v = cast(S, v, want->elem, 0);
     if (!type_equal(v->type, want)) {
       diag_error(S->diags, loc, "combine_fn '%s' returns %s as value %d, but input %d has elements of type %s", def->name,
@@ -118,6 +122,18 @@ static int combine_results(Sema *S, Node *def, Node *ret, Node **tiles, int n, L
     out[i] = v;
   }
   return 1;
+}
+
+/* Whether def takes 2N positional arguments (parameters with defaults may stay unbound). */
+static int takes_pairs(Sema *S, const char *fn, Node *arg, Node *def, int n) {
+  int required = 0;
+  for (int i = 0; i < def->args.len; i++) required += !def->args.data[i]->b;
+  if (required <= 2 * n && 2 * n <= def->args.len) return 1;
+  fail_at(S, arg->loc, fn, arena_printf(S->arena, "combine_fn '%s' takes %d argument%s, but a combine of %d tile%s takes %d "
+                                        "(the accumulated values, then the next element's)", def->name, def->args.len,
+                                        def->args.len == 1 ? "" : "s", n, n == 1 ? "" : "s", 2 * n));
+  diag_note(S->diags, def->loc, "'%s' is defined here", def->name);
+  return 0;
 }
 
 /* Checks combine_fn's body on 2N fresh scalars, into call's body, orelse and kwargs. */
@@ -195,6 +211,7 @@ Node *combine_call(Sema *S, Node *call, int id, Node **arg, int n_args) {
   int64_t axis = 0;
   if (!n || !combine_axis(S, fn, arg[1], tiles[0]->type->rank, reduce, &axis)) return poison(S, call->loc);
   Node *def = combine_function(S, fn, arg[2]);
+  if (def && !takes_pairs(S, fn, arg[2], def, n)) def = NULL;
   Value *flag = def ? const_of(S, arg[3], reduce ? "keep_dims" : "reverse") : NULL;
   if (!flag) return poison(S, call->loc);
   int ok, on = value_truth(flag, &ok);
