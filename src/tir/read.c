@@ -527,9 +527,10 @@ static void read_combine(Reader *R, TirOp *op) {
   expect(R, "combine");
   expect(R, "(");
   for (int i = 0; !at(R, ")"); i++) {
+    skip(R);
+    if (!op->operands.len || i >= 2 * op->operands.len) fail(R, "two arguments per operand");
     Loc loc = here(R);
     int arg = value_id(R);
-    if (!op->operands.len || i >= 2 * op->operands.len) fail(R, "two arguments per operand");
     Type *t = R->f->types.data[op->operands.data[i % op->operands.len]];
     define(R, arg, type_tile(R->f->arena, t, 0, NULL), loc);
     vec_push(R->f->arena, &op->combine->args, arg);
