@@ -13,7 +13,13 @@
  * scan: integers (whose sums and products are associative) in parallel,
  * over the bits of the axis coordinate; floats through shared memory, one
  * thread per line running the interpreter's sequential loop.  Results
- * equal the interpreter's bit for bit. */
+ * equal the interpreter's bit for bit.
+ *
+ * reduce_combine and scan_combine (a combine region over N tiles) take the
+ * same paths: a Partial holds N values and `combine` inlines the region
+ * (lower_inline) where the built-in kinds apply their op.  Integer scans
+ * (8 bits or more) run in parallel with the earlier block's values first,
+ * as the combine need not commute; float and i1 ones in order. */
 #include "lower.h"
 
 #include <string.h>
@@ -558,13 +564,11 @@ static void combine_lines(Lower *L, const TirOp *op, const Scan *s) {
   loop_end(L, &lines, lower_i32(L, L->num_threads));
 }
 
-/* scan_combine: each operand to its own scratch array, combine_lines, the
- * results read back.  Sequential along a line, so the results equal the
- * interpreter's bit for bit whatever the combine (floats, non-commutative
- * recurrences); a parallel tree is left for later. */
-static void lower_scan_combine(Lower *L, const TirOp *op) {
+/* scan_combine through shared memory: each operand to its own scratch
+ * array, combine_lines, the results read back.  Sequential along a line,
+ * so the results equal the interpreter's bit for bit whatever the combine. */
+static void scan_combine_lines(Lower *L, const TirOp *op) {
   int n = op->operands.len;
-  if (n > MAX_PARTS) lower_fail(L, "more than %d tiles combined", MAX_PARTS);
   Scan s[MAX_PARTS];
   LinearLayout ll[MAX_PARTS], want;
   int64_t total = 0;
@@ -587,6 +591,106 @@ static void lower_scan_combine(Lower *L, const TirOp *op) {
     lower_result(L, op, k, lower_move(L, out, &ll[k], &want, NULL, s[k].reg_type));
   }
   lower_shared_unknown(L);
+}
+
+/* ---- scans with a combine region, in parallel ---------------------------------------- */
+
+/* scan_parallel's merge over the bits of the axis coordinate with N values
+ * per element and a combine that need not commute: the earlier block's
+ * values are the combine's first arguments (the later block's for a
+ * reverse scan, whose order runs from the end).  p: the prefix within the
+ * block merged so far, t: that block's total, per register. */
+typedef struct ParallelCombine {
+  Reduction R;
+  int reverse;
+  int n;             /* registers */
+  Partial *p, *t;
+} ParallelCombine;
+
+static Partial select_partial(Lower *L, const Reduction *R, LLVMValueRef c, Partial x, Partial y) {
+  Partial r = {{NULL}};
+  for (int k = 0; k < R->parts; k++) r.v[k] = LLVMBuildSelect(L->b, c, x.v[k], y.v[k], "");
+  return r;
+}
+
+/* Element r and a partner block of total `other`; `later`: r's block comes after the partner's. */
+static void merge_combine(Lower *L, ParallelCombine *P, int r, Partial other, LLVMValueRef later) {
+  LLVMValueRef partner_first = P->reverse ? LLVMBuildNot(L->b, later, "") : later;
+  Partial p = combine(L, &P->R, other, P->p[r]);
+  Partial t_after = combine(L, &P->R, other, P->t[r]), t_before = combine(L, &P->R, P->t[r], other);
+  P->p[r] = select_partial(L, &P->R, partner_first, p, P->p[r]);
+  P->t[r] = select_partial(L, &P->R, partner_first, t_after, t_before);
+}
+
+/* Registers r and q = r | 1 << bit: q's element comes later along the axis. */
+static void merge_combine_registers(Lower *L, ParallelCombine *P, int bit) {
+  for (int r = 0; r < P->n; r++) {
+    if (r >> bit & 1) continue;
+    int q = r | 1 << bit;
+    Partial first = P->reverse ? P->t[q] : P->t[r], second = P->reverse ? P->t[r] : P->t[q];
+    if (P->reverse) P->p[r] = combine(L, &P->R, P->t[q], P->p[r]);
+    else P->p[q] = combine(L, &P->R, P->t[r], P->p[q]);
+    P->t[r] = P->t[q] = combine(L, &P->R, first, second);
+  }
+}
+
+/* The partner totals across warp bit `bit`, one part at a time. */
+static void merge_combine_warps(Lower *L, ParallelCombine *P, const LinearLayout *ll, int bit, uint32_t basis) {
+  Regs other[MAX_PARTS];
+  for (int k = 0; k < P->R.parts; k++) {
+    Regs tot = lower_regs(L, P->n);
+    for (int r = 0; r < P->n; r++) tot.v[r] = P->t[r].v[k];
+    other[k] = partner_totals(L, ll, tot, bit, basis);
+  }
+  for (int r = 0; r < P->n; r++) {
+    Partial o = {{NULL}};
+    for (int k = 0; k < P->R.parts; k++) o.v[k] = other[k].v[r];
+    merge_combine(L, P, r, o, tid_bit(L, bit));
+  }
+}
+
+static void scan_combine_parallel(Lower *L, const TirOp *op) {
+  int n = op->operands.len;
+  const Type *t = lower_type(L, op->operands.data[0]);
+  LinearLayout ll, want;
+  lower_linear(L, op->operands.data[0], &ll);
+  Regs x[MAX_PARTS];
+  for (int k = 0; k < n; k++) x[k] = lower_operand(L, op, k, k ? &ll : NULL);
+  ParallelCombine P = {{0, NULL, 0, n, op}, (op->flags & SCAN_REVERSE) != 0, x[0].n, NULL, NULL};
+  P.p = arena_alloc(L->arena, sizeof(Partial) * (size_t)P.n);
+  P.t = arena_alloc(L->arena, sizeof(Partial) * (size_t)P.n);
+  for (int r = 0; r < P.n; r++)
+    for (int k = 0; k < n; k++) P.p[r].v[k] = P.t[r].v[k] = x[k].v[r];
+  uint32_t stride = (uint32_t)shape_numel(t->rank - op->axis - 1, t->shape + op->axis + 1);
+  for (uint32_t b = stride; b < stride * (uint32_t)t->shape[op->axis]; b <<= 1) {
+    for (int i = 0; i < ll.n_reg; i++)
+      if (ll.reg[i] == b) merge_combine_registers(L, &P, i);
+    for (int i = 0; i < ll.n_lane; i++)
+      for (int r = 0; ll.lane[i] == b && r < P.n; r++)
+        merge_combine(L, &P, r, shuffle_partial(L, &P.R, P.t[r], 1 << i), tid_bit(L, i));
+    for (int i = 0; i < ll.n_warp; i++)
+      if (ll.warp[i] == b) merge_combine_warps(L, &P, &ll, LANE_BITS + i, b);
+  }
+  for (int k = 0; k < n; k++) {
+    Regs out = lower_regs(L, P.n);
+    for (int r = 0; r < P.n; r++) out.v[r] = P.p[r].v[k];
+    lower_linear(L, op->results.data[k], &want);
+    lower_result(L, op, k, lower_move(L, out, &ll, &want, NULL, lower_elem_type(L, lower_type(L, op->results.data[k]))));
+  }
+}
+
+/* Integer parts (8 bits or more) in parallel, as the built-in integer
+ * scans: the combine is taken to be associative, as Triton does; anything
+ * else (floats, whose results would depend on the order; i1) in order. */
+static void lower_scan_combine(Lower *L, const TirOp *op) {
+  if (op->operands.len > MAX_PARTS) lower_fail(L, "more than %d tiles combined", MAX_PARTS);
+  int parallel = 1;
+  for (int k = 0; k < op->operands.len; k++) {
+    const Type *t = lower_type(L, op->operands.data[k]);
+    parallel &= !t->is_ptr && dtype_is_int(t->elem) && dtype_bits(t->elem) >= 8;
+  }
+  if (parallel) scan_combine_parallel(L, op);
+  else scan_combine_lines(L, op);
 }
 
 void lower_scan(Lower *L, const TirOp *op) {
