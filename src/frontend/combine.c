@@ -60,23 +60,13 @@ static Node *combine_function(Sema *S, const char *fn, Node *arg) {
   return NULL;
 }
 
-static int has_side_effect(int id) {
-  switch (id) {
-  case B_LOAD: case B_STORE: case B_ATOMIC_ADD: case B_ATOMIC_MAX: case B_ATOMIC_MIN: case B_ATOMIC_AND:
-  case B_ATOMIC_OR: case B_ATOMIC_XOR: case B_ATOMIC_XCHG: case B_ATOMIC_CAS: case B_LOAD_TENSOR_DESCRIPTOR:
-  case B_STORE_TENSOR_DESCRIPTOR: case B_DEVICE_ASSERT: case B_DEVICE_PRINT: case B_PY_PRINT: case B_DEBUG_BARRIER:
-    return 1;
-  default: return 0;
-  }
-}
-
 /* A combine computes on scalars and nothing else, as Triton's combine
  * regions: no memory, no prints, no tiles, no run-time loops.  1 if n
  * and what it holds are such; else an error at the first offender. */
 static int scalar_only(Sema *S, const Node *def, const Node *n) {
   if (!n) return 1;
   const char *why = NULL;
-  if (n->kind == ND_CALL && n->a && is_const_kind(n->a, V_BUILTIN) && has_side_effect((int)n->a->cval->i))
+  if (n->kind == ND_CALL && n->a && is_const_kind(n->a, V_BUILTIN) && (builtin_flags((int)n->a->cval->i) & EFFECT))
     why = arena_printf(S->arena, "%s() has a side effect", builtin_name((int)n->a->cval->i));
   else if (n->kind == ND_FOR || n->kind == ND_WHILE) why = "a run-time loop is not supported";
   else if (n->type && n->type->rank > 0) why = arena_printf(S->arena, "%s is a tile; a combine works on scalars", type_str(S->arena, n->type));

@@ -6,7 +6,7 @@
 
 #include "sema.h"
 
-enum { TL = 1, METHOD = 2, PY = 4, CUDA = 8 /* tl.extra.cuda.NAME */ };
+enum { TL = 1, METHOD = 2, PY = 4, CUDA = 8 /* tl.extra.cuda.NAME */, EFFECT = 16 /* a side effect */ };
 
 typedef struct Binding {
   const char *name;
