@@ -100,9 +100,6 @@ static Partial combine(Lower *L, const Reduction *R, Partial a, Partial b) {
   return r;
 }
 
-/* Every value of p shuffled from the lane whose id differs by `mask`. */
-static Partial shuffle_partial(Lower *L, const Reduction *R, Partial p, int mask);
-
 /* shfl.sync.bfly of any register type, through 32-bit pieces. */
 static LLVMValueRef shuffle(Lower *L, LLVMValueRef v, int mask) {
   LLVMTypeRef t = LLVMTypeOf(v);
@@ -126,6 +123,7 @@ static LLVMValueRef shuffle(Lower *L, LLVMValueRef v, int mask) {
   return t == it ? r : LLVMBuildBitCast(L->b, r, t, "");
 }
 
+/* Every value of p shuffled from the lane whose id differs by `mask`. */
 static Partial shuffle_partial(Lower *L, const Reduction *R, Partial p, int mask) {
   Partial r = {{NULL}};
   for (int k = 0; k < R->parts; k++) r.v[k] = shuffle(L, p.v[k], mask);
