@@ -263,26 +263,34 @@ static tile_status emit_gpu_stage(Compilation *c, const tile_options *opts, tile
   return TILE_OK;
 }
 
-tile_status pipeline_run(Compilation *c, const tile_options *opts, tile_stage stage, Buf *out) {
-  if (stage == TILE_STAGE_TGIR || stage == TILE_STAGE_LLIR || stage == TILE_STAGE_PTX)
-    return emit_gpu_stage(c, opts, stage, out);
-  if (stage == TILE_STAGE_METADATA) return emit_metadata(c, opts, out);
+/* Tokens and the checked AST, of a kernel's source only. */
+static tile_status emit_front_stage(Compilation *c, const tile_options *opts, tile_stage stage, Buf *out) {
+  if (c->input != INPUT_TILE) {
+    diag_error(&c->diags, (Loc){0}, "%s holds %s: it has no tokens or AST to print", c->source.name,
+               c->input == INPUT_TIR ? "tile IR" : "GPU-layout IR");
+    return TILE_ERROR_COMPILE;
+  }
   TokenVec toks = lex(&c->source, &c->diags);
   if (stage == TILE_STAGE_TOKENS) {
     tokens_print(&toks, out);
     return c->diags.errors ? TILE_ERROR_COMPILE : TILE_OK;
   }
-  if (stage == TILE_STAGE_AST) {
-    Module *m = parse_module(&c->source, &toks, &c->diags);
-    if (c->diags.errors) return TILE_ERROR_COMPILE;
-    SemaOptions so = {0};
-    sema_options(opts, &so);
-    CheckedKernel *k = sema_check(m, pipeline_stdlib(c), &so, &c->diags);
-    if (!k) return TILE_ERROR_COMPILE;
-    if (k->typed) checked_print(k, out);
-    else ast_print(m->root, out);
-    return TILE_OK;
-  }
+  Module *m = parse_module(&c->source, &toks, &c->diags);
+  if (c->diags.errors) return TILE_ERROR_COMPILE;
+  SemaOptions so = {0};
+  sema_options(opts, &so);
+  CheckedKernel *k = sema_check(m, pipeline_stdlib(c), &so, &c->diags);
+  if (!k) return TILE_ERROR_COMPILE;
+  if (k->typed) checked_print(k, out);
+  else ast_print(m->root, out);
+  return TILE_OK;
+}
+
+tile_status pipeline_run(Compilation *c, const tile_options *opts, tile_stage stage, Buf *out) {
+  if (stage == TILE_STAGE_TGIR || stage == TILE_STAGE_LLIR || stage == TILE_STAGE_PTX)
+    return emit_gpu_stage(c, opts, stage, out);
+  if (stage == TILE_STAGE_METADATA) return emit_metadata(c, opts, out);
+  if (stage == TILE_STAGE_TOKENS || stage == TILE_STAGE_AST) return emit_front_stage(c, opts, stage, out);
   TirFunc *f = pipeline_tir(c, opts, opts->print_after_all ? out : NULL);
   pipeline_note_times(c, opts);
   if (!f) return TILE_ERROR_COMPILE;

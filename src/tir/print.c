@@ -55,59 +55,61 @@ static void print_tensor_map(const TirFunc *f, const TirTensorMap *m, Buf *out) 
   buf_printf(out, " box=[%d, %d] swizzle=%d)", m->box[0], m->box[1], m->swizzle);
 }
 
-/* The attributes after the operands, per op. */
-static void print_attributes(const TirFunc *f, const TirOp *op, Buf *out) {
-  switch (op->code) {
-  case TIR_MBAR_ALLOC: buf_printf(out, " count=%lld", (long long)op->ival); break;
-  case TIR_TMA_COPY:
-    if (op->ival >= 0 && op->ival < f->tensor_maps.len) print_tensor_map(f, &f->tensor_maps.data[op->ival], out);
-    break;
-  case TIR_CONSTANT:
+/* The attributes of attrs.def with a form of their own. */
+static void print_own(const TirFunc *f, const TirOp *op, TirAttr a, Buf *out) {
+  switch (a) {
+  case ATTR_VALUE:
     buf_puts(out, " ");
     if (dtype_is_float(tir_type(f, op->results.data[0])->elem)) print_float(out, op->fval);
     else buf_printf(out, "%lld", (long long)op->ival);
     break;
-  case TIR_PROGRAM_ID:
-  case TIR_NUM_PROGRAMS:
-  case TIR_EXPAND_DIMS: buf_printf(out, " axis=%d", op->axis); break;
-  case TIR_MAKE_RANGE: buf_printf(out, " %lld, %lld", (long long)op->ival, (long long)op->ival2); break;
-  case TIR_REDUCE: buf_printf(out, " axis=%d", op->axis); break;
-  case TIR_SCAN:
-  case TIR_SCAN_COMBINE: buf_printf(out, " axis=%d%s", op->axis, op->flags & SCAN_REVERSE ? " reverse" : ""); break;
-  case TIR_REDUCE_COMBINE: buf_printf(out, " axis=%d", op->axis); break;
-  case TIR_RAND: buf_printf(out, " rounds=%lld", (long long)op->ival); break;
-  case TIR_CAST:
-  case TIR_DIV: if (tir_modifier_name(op->code, op->kind)) buf_printf(out, " %s", tir_modifier_name(op->code, op->kind)); break;
-  case TIR_FOR: if (op->ival) buf_printf(out, " num_stages=%lld", (long long)op->ival); break;
-  case TIR_LOCAL_STORE: if (op->flags & FREE_SLOT) buf_puts(out, " free_slot"); break;
-  case TIR_ASYNC_WAIT:
-  case TIR_DOT_WAIT: buf_printf(out, " pending=%lld", (long long)op->ival); break;
-  case TIR_TRANS:
-  case TIR_HINT:
+  case ATTR_RANGE: buf_printf(out, " %lld, %lld", (long long)op->ival, (long long)op->ival2); break;
+  case ATTR_MAP:
+    if (op->ival >= 0 && op->ival < f->tensor_maps.len) print_tensor_map(f, &f->tensor_maps.data[op->ival], out);
+    break;
+  case ATTR_MODIFIER:
+    if (tir_modifier_name(op->code, op->kind)) buf_printf(out, " %s", tir_modifier_name(op->code, op->kind));
+    break;
+  case ATTR_INTS:
     buf_puts(out, " [");
     for (int i = 0; i < op->n_ints; i++) buf_printf(out, "%s%lld", i ? ", " : "", (long long)op->ints[i]);
     buf_puts(out, "]");
     break;
-  case TIR_PRINT:
-  case TIR_ASSERT:
+  case ATTR_TEXT:
     buf_puts(out, " ");
     print_string(out, op->str ? op->str : "");
-    if (op->flags & PRINT_HEX) buf_puts(out, " hex");
-    if (op->flags & ASSERT_TRAP) buf_puts(out, " trap");
-    break;
-  case TIR_ATOMIC_RMW:
-  case TIR_ATOMIC_CAS: /* printed when not the defaults, acq_rel and gpu */
-    if (op->ival) buf_printf(out, " sem=%s", tir_sem_name((int)op->ival));
-    if (op->ival2) buf_printf(out, " scope=%s", tir_scope_name((int)op->ival2));
-    break;
-  case TIR_LOAD:
-  case TIR_STORE:
-    if (op->str && *op->str) buf_printf(out, " cache=%s", op->str);
-    if (op->ival) buf_printf(out, " eviction=%s", tir_evict_name((int)op->ival));
-    if (op->flags & LOAD_VOLATILE) buf_puts(out, " volatile");
     break;
   default: break;
   }
+}
+
+static void print_attribute(const TirFunc *f, const TirOp *op, TirAttr a, Buf *out) {
+  switch (a) {
+#define ATTR_INT(id, spelling, field, always) \
+  case ATTR_##id: \
+    if ((always) || op->field) buf_printf(out, " " spelling "=%lld", (long long)op->field); \
+    break;
+#define ATTR_FLAG(id, spelling, bit) \
+  case ATTR_##id: \
+    if (op->flags & (bit)) buf_puts(out, " " spelling); \
+    break;
+#define ATTR_NAMED(id, spelling, field, table, what) \
+  case ATTR_##id: \
+    if (op->field) buf_printf(out, " " spelling "=%s", tir_##table##_name((int)op->field)); \
+    break;
+#define ATTR_WORD(id, spelling) \
+  case ATTR_##id: \
+    if (op->str && *op->str) buf_printf(out, " " spelling "=%s", op->str); \
+    break;
+#include "attrs.def"
+  default: print_own(f, op, a, out); break;
+  }
+}
+
+/* The attributes after the operands, as the op's row in ops.def names them. */
+static void print_attributes(const TirFunc *f, const TirOp *op, Buf *out) {
+  for (int a = 0; a < ATTR_COUNT; a++)
+    if (tir_op_has(op->code, (TirAttr)a)) print_attribute(f, op, (TirAttr)a, out);
 }
 
 /* The op's name, with its kind where it has one: cmp.lt, reduce.sum. */

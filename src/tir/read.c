@@ -449,50 +449,94 @@ static int64_t read_tensor_map(Reader *R) {
   return R->f->tensor_maps.len - 1;
 }
 
-/* The attributes between the operands and the ':' of the result types. */
-static void read_attributes(Reader *R, TirOp *op, int result_is_float_constant) {
-  for (;;) {
-    skip(R);
-    if (at(R, ":") || at(R, "loc(")) return;
-    if (accept(R, "axis=")) op->axis = (int)integer(R);
-    else if (op->code == TIR_MBAR_ALLOC && accept(R, "count=")) op->ival = integer(R);
-    else if (op->code == TIR_TMA_COPY && accept(R, "map(")) op->ival = read_tensor_map(R);
-    else if (accept(R, "rounds=") || accept(R, "pending=")) op->ival = integer(R);
-    else if (accept(R, "cache=")) {
-      size_t n;
-      const char *w = word(R, &n);
-      op->str = arena_strndup(R->f->arena, w, n);
-    } else if (accept(R, "eviction=")) {
-      op->ival = named(R, tir_evict_lookup, "an eviction policy: evict_first, evict_last or evict_normal");
-    } else if (accept(R, "sem=")) {
-      op->ival = named(R, tir_sem_lookup, "a memory semantics: acq_rel, acquire, release or relaxed");
-    } else if (accept(R, "scope=")) {
-      op->ival2 = named(R, tir_scope_lookup, "a scope: gpu, cta or sys");
-    } else if (accept(R, "volatile")) op->flags |= LOAD_VOLATILE;
-    else if (accept(R, "reverse")) op->flags |= SCAN_REVERSE;
-    else if (accept(R, "hex")) op->flags |= PRINT_HEX;
-    else if (accept(R, "trap")) op->flags |= ASSERT_TRAP;
-    else if (op->code == TIR_LOCAL_STORE && accept(R, "free_slot")) op->flags |= FREE_SLOT;
-    else if (modifier(R, op)) continue;
-    else if (at(R, "\"")) op->str = string(R);
-    else if (accept(R, "[")) {
-      while (!at(R, "]")) {
-        if (op->n_ints == MAX_RANK) fail(R, "at most 8 values");
-        op->ints[op->n_ints++] = integer(R);
-        if (!accept(R, ",")) break;
-      }
-      expect(R, "]");
-    } else if (op->code == TIR_CONSTANT && result_is_float_constant) op->fval = number(R);
-    else if (op->code == TIR_CONSTANT) {
+/* The attributes of attrs.def with a form of their own; 0 if it is not there. */
+static int read_own(Reader *R, TirOp *op, TirAttr a, int result_is_float_constant) {
+  switch (a) {
+  case ATTR_VALUE:
+    if (result_is_float_constant) {
+      op->fval = number(R);
+    } else {
       op->ival = integer(R);
       op->fval = (double)op->ival;
-    } else if (op->code == TIR_MAKE_RANGE) {
-      op->ival = integer(R);
-      expect(R, ",");
-      op->ival2 = integer(R);
-    } else {
-      fail(R, "an attribute, ':' or loc(...)");
     }
+    return 1;
+  case ATTR_RANGE:
+    op->ival = integer(R);
+    expect(R, ",");
+    op->ival2 = integer(R);
+    return 1;
+  case ATTR_MAP:
+    if (!accept(R, "map(")) return 0;
+    op->ival = read_tensor_map(R);
+    return 1;
+  case ATTR_MODIFIER: return modifier(R, op);
+  case ATTR_INTS:
+    if (!accept(R, "[")) return 0;
+    while (!at(R, "]")) {
+      if (op->n_ints == MAX_RANK) fail(R, "at most 8 values");
+      op->ints[op->n_ints++] = integer(R);
+      if (!accept(R, ",")) break;
+    }
+    expect(R, "]");
+    return 1;
+  case ATTR_TEXT:
+    if (!at(R, "\"")) return 0;
+    op->str = string(R);
+    return 1;
+  default: return 0;
+  }
+}
+
+/* One attribute at the reader's position; 0 if it is not there. */
+static int read_attribute(Reader *R, TirOp *op, TirAttr a, int result_is_float_constant) {
+  switch (a) {
+#define ATTR_INT(id, spelling, field, always) \
+  case ATTR_##id: \
+    if (!accept(R, spelling "=")) return 0; \
+    op->field = integer(R); \
+    return 1;
+#define ATTR_FLAG(id, spelling, bit) \
+  case ATTR_##id: \
+    if (!accept(R, spelling)) return 0; \
+    op->flags |= (bit); \
+    return 1;
+#define ATTR_NAMED(id, spelling, field, table, what) \
+  case ATTR_##id: \
+    if (!accept(R, spelling "=")) return 0; \
+    op->field = named(R, tir_##table##_lookup, what); \
+    return 1;
+#define ATTR_WORD(id, spelling) \
+  case ATTR_##id: { \
+    if (!accept(R, spelling "=")) return 0; \
+    size_t n; \
+    const char *w = word(R, &n); \
+    op->str = arena_strndup(R->f->arena, w, n); \
+    return 1; \
+  }
+#include "attrs.def"
+  default: return read_own(R, op, a, result_is_float_constant);
+  }
+}
+
+static void fail_attribute(Reader *R, const TirOp *op) {
+  const char *choices = tir_attribute_choices(op->code, R->f->arena);
+  const char *end = op->regions[0] ? "'->' or '{'" : "':' or loc(...)";
+  fail(R, *choices ? arena_printf(R->f->arena, "an attribute of %s (%s), %s", tir_op_name(op->code), choices, end) : end);
+}
+
+/* The attributes after the operands (before the ':' of the result types, or
+ * a for's '->' and region), as the op's row in ops.def names them, each once. */
+static void read_attributes(Reader *R, TirOp *op, int result_is_float_constant) {
+  unsigned seen = 0;
+  for (;;) {
+    skip(R);
+    if (at(R, ":") || at(R, "loc(") || at(R, "->") || at(R, "{")) return;
+    int a = 0;
+    while (a < ATTR_COUNT && (!tir_op_has(op->code, (TirAttr)a) || (seen >> a & 1) ||
+                              !read_attribute(R, op, (TirAttr)a, result_is_float_constant)))
+      a++;
+    if (a == ATTR_COUNT) fail_attribute(R, op);
+    seen |= 1u << a;
   }
 }
 
@@ -597,7 +641,7 @@ static void read_structured(Reader *R, TirOp *op, const int *ids, int n, Loc loc
     vec_push(R->f->arena, &r0->args, iv);
     expect(R, "iter");
     read_bindings(R, op, r0);
-    if (accept(R, "num_stages=")) op->ival = integer(R);
+    read_attributes(R, op, 0);
   } else if (op->code == TIR_IF) {
     tir_add_operand(R->f, op, use(R));
   } else {

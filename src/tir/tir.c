@@ -6,9 +6,10 @@
 static const struct {
   const char *name;
   int flags, arity;
+  unsigned attributes;
   const char *summary;
 } ops[] = {
-#define OP(id, name, flags, operands, summary) {name, flags, operands, summary},
+#define OP(id, name, flags, operands, attributes, summary) {name, flags, operands, attributes, summary},
 #include "ops.def"
 #undef OP
 };
@@ -16,6 +17,7 @@ static const struct {
 const char *tir_op_name(TirCode c) { return ops[c].name; }
 int tir_op_flags(TirCode c) { return ops[c].flags; }
 int tir_op_arity(TirCode c) { return ops[c].arity; }
+int tir_op_has(TirCode c, TirAttr a) { return (ops[c].attributes >> a) & 1; }
 
 TirFunc *tir_func_new(Arena *a, const char *name) {
   TirFunc *f = arena_alloc(a, sizeof *f);
@@ -90,13 +92,37 @@ void tir_set_layout(TirFunc *f, int value, const struct Layout *l) {
   f->layouts.data[value] = l;
 }
 
+/* How the reference and the reader's errors write each attribute of attrs.def. */
+static const char *const attribute_syntax[] = {
+#define ATTR_INT(id, spelling, field, always) spelling "=N",
+#define ATTR_FLAG(id, spelling, bit) spelling,
+#define ATTR_NAMED(id, spelling, field, table, what) spelling "=NAME",
+#define ATTR_WORD(id, spelling) spelling "=WORD",
+#define ATTR_OWN(id, syntax) syntax,
+#include "attrs.def"
+};
+
+static void print_attribute_syntax(Buf *out, TirCode c, const char *quote) {
+  int n = 0;
+  for (int a = 0; a < ATTR_COUNT; a++)
+    if (tir_op_has(c, (TirAttr)a)) buf_printf(out, "%s%s%s%s", n++ ? ", " : "", quote, attribute_syntax[a], quote);
+}
+
+const char *tir_attribute_choices(TirCode c, Arena *a) {
+  Buf b;
+  buf_init(&b, a);
+  print_attribute_syntax(&b, c, "");
+  return buf_cstr(&b);
+}
+
 void tir_ops_reference(Buf *out) {
-  buf_puts(out, "| op | operands | flags | meaning |\n|---|---|---|---|\n");
+  buf_puts(out, "| op | operands | attributes | flags | meaning |\n|---|---|---|---|---|\n");
   for (int i = 0; i < TIR_COUNT; i++) {
     int f = ops[i].flags;
-    buf_printf(out, "| `%s` | %s | %s%s%s%s | %s |\n", ops[i].name,
-               ops[i].arity < 0 ? "variable" : arena_printf(out->arena, "%d", ops[i].arity), f & PURE ? "pure " : "",
-               f & EW ? "elementwise " : "", f & TERM ? "terminator" : "", f & GPU ? "GPU-layout IR only" : "", ops[i].summary);
+    buf_printf(out, "| `%s` | %s | ", ops[i].name, ops[i].arity < 0 ? "variable" : arena_printf(out->arena, "%d", ops[i].arity));
+    print_attribute_syntax(out, (TirCode)i, "`");
+    buf_printf(out, " | %s%s%s%s | %s |\n", f & PURE ? "pure " : "", f & EW ? "elementwise " : "", f & TERM ? "terminator" : "",
+               f & GPU ? "GPU-layout IR only" : "", ops[i].summary);
   }
 }
 

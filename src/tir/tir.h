@@ -28,8 +28,20 @@ const char *libdevice_kind(int id);              /* the fp64 symbol without __nv
 LibdeviceSig libdevice_sig(int id);
 int libdevice_arity(int id);
 
+/* The attributes an op carries after its operands (attrs.def). */
 typedef enum {
-#define OP(id, name, flags, operands, summary) TIR_##id,
+#define ATTR_INT(id, spelling, field, always) ATTR_##id,
+#define ATTR_FLAG(id, spelling, bit) ATTR_##id,
+#define ATTR_NAMED(id, spelling, field, table, what) ATTR_##id,
+#define ATTR_WORD(id, spelling) ATTR_##id,
+#define ATTR_OWN(id, syntax) ATTR_##id,
+#include "attrs.def"
+  ATTR_COUNT
+} TirAttr;
+#define AT(id) (1u << ATTR_##id)
+
+typedef enum {
+#define OP(id, name, flags, operands, attributes, summary) TIR_##id,
 #include "ops.def"
 #undef OP
   TIR_COUNT
@@ -192,6 +204,8 @@ void tir_ops_reference(Buf *out);
 const char *tir_op_name(TirCode c);
 int tir_op_flags(TirCode c);
 int tir_op_arity(TirCode c);
+int tir_op_has(TirCode c, TirAttr a); /* its row in ops.def names the attribute */
+const char *tir_attribute_choices(TirCode c, Arena *a); /* "axis=N, reverse" */
 
 /* Building. */
 TirFunc *tir_func_new(Arena *a, const char *name);
