@@ -614,6 +614,8 @@ static Node *check_scan(Call *c) {
   return result(c, type_with_elem(c->S->arena, x->type, widened_for_sum(x->type->elem), 0));
 }
 
+static Node *check_combine(Call *c) { return combine_call(c->S, c->node, c->id, c->arg, c->n); }
+
 static Node *check_float_math(Call *c) {
   Node *x = tile_arg(c, 0, "x");
   if (!x) return poison(c->S, c->node->loc);
@@ -1215,7 +1217,7 @@ static void print_docstring(const Node *f, Buf *out) {
 static void stdlib_reference(const Module *stdlib, Buf *out) {
   for (int i = 0; stdlib && i < stdlib->root->body.len; i++) {
     const Node *f = stdlib->root->body.data[i];
-    if (f->kind != ND_FUNCDEF) continue;
+    if (f->kind != ND_FUNCDEF || f->name[0] == '_') continue; /* private helpers, as in Python */
     buf_printf(out, "| `%s` | `(", f->name);
     for (int p = 0; p < f->args.len; p++) {
       const Node *param = f->args.data[p];

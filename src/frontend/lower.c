@@ -711,9 +711,80 @@ static void lower_if(Lower *L, Node *n) {
   for (int i = 0; i < results.len && i < 64; i++) env_set(L, results.data[i].name, tir_add_result(L->f, op, types[i]));
 }
 
+/* ---- custom combines ------------------------------------------------------ */
+
+/* The combine region of tl.reduce / tl.associative_scan: the checked body
+ * of combine_fn (combine.c) on 2N scalar arguments, yielding its N values. */
+static TirBlock *combine_region(Lower *L, Node *n) {
+  TirBlock *b = tir_block_new(L->f), *saved = L->block;
+  Env outer = env_copy(L);
+  int returned = L->returned;
+  for (int i = 0; i < n->orelse.len; i++) {
+    Node *p = n->orelse.data[i];
+    int v = tir_value_new(L->f, p->type, p->name);
+    vec_push(L->f->arena, &b->args, v);
+    env_set(L, p->name, v);
+  }
+  lower_block(L, &n->body, b);
+  L->block = b;
+  TirOp *y = tir_op_new(L->f, TIR_YIELD, n->loc);
+  for (int i = 0; i < n->kwargs.len; i++) tir_add_operand(L->f, y, lower_expr(L, n->kwargs.data[i]));
+  tir_append(L->f, b, y);
+  L->block = saved;
+  L->env = outer;
+  L->returned = returned;
+  return b;
+}
+
+/* s: the assignment of a combine call's N results (combine.c).  One
+ * reduce_combine or scan_combine op; axis=None flattens the inputs first,
+ * keep_dims puts the reduced axes back as size 1. */
+static void lower_combine(Lower *L, Node *s) {
+  Node *n = s->b, *inputs = n->args.data[0];
+  int reduce = builtin_id(n) == B_REDUCE, all = reduce && is_none(n->args.data[1]);
+  Type *in = inputs->args.data[0]->type;
+  int axis = all ? 0 : (int)const_int(n->args.data[1]);
+  if (axis < 0) axis += in->rank;
+  TirOp *op = tir_op_new(L->f, reduce ? TIR_REDUCE_COMBINE : TIR_SCAN_COMBINE, n->loc);
+  op->axis = axis;
+  if (!reduce && n->args.data[3]->cval->i) op->flags |= SCAN_REVERSE;
+  for (int i = 0; i < inputs->args.len; i++) {
+    int x = lower_expr(L, inputs->args.data[i]);
+    int64_t numel = type_numel(in);
+    if (all && in->rank != 1) x = emit(L, TIR_RESHAPE, n->loc, type_tile(L->f->arena, ty(L, x), 1, &numel), x, -1, -1);
+    tir_add_operand(L->f, op, x);
+  }
+  op->combine = combine_region(L, n);
+  tir_append(L->f, L->block, op);
+  Type *src = ty(L, op->operands.data[0]);
+  int64_t shape[MAX_RANK];
+  for (int d = 0, j = 0; d < src->rank; d++)
+    if (d != axis || !reduce) shape[j++] = src->shape[d];
+  for (int i = 0; i < s->args.len; i++) {
+    Node *target = s->args.data[i];
+    int r = tir_add_result(L->f, op, type_tile(L->f->arena, target->type, src->rank - reduce, shape));
+    env_set(L, target->name, r);
+  }
+  for (int i = 0; reduce && i < s->args.len; i++) {
+    Node *target = s->args.data[i];
+    int r = op->results.data[i];
+    if (type_same_shape(ty(L, r), target->type)) continue;
+    r = all ? emit(L, TIR_RESHAPE, n->loc, target->type, r, -1, -1) : expand_dims(L, n->loc, r, axis);
+    env_set(L, target->name, r);
+  }
+}
+
+static int is_combine(const Node *n) {
+  return n && n->kind == ND_CALL && n->a->cval->kind == V_BUILTIN &&
+         (n->a->cval->i == B_REDUCE || n->a->cval->i == B_ASSOCIATIVE_SCAN);
+}
+
 static void lower_stmt(Lower *L, Node *s) {
   switch (s->kind) {
-  case ND_ASSIGN: env_set(L, s->args.data[0]->name, lower_expr(L, s->b)); break;
+  case ND_ASSIGN:
+    if (is_combine(s->b)) lower_combine(L, s);
+    else env_set(L, s->args.data[0]->name, lower_expr(L, s->b));
+    break;
   case ND_EXPR_STMT: lower_expr(L, s->a); break;
   case ND_IF: lower_if(L, s); break;
   case ND_FOR: lower_for(L, s); break;

@@ -6,7 +6,7 @@
 
 #include "sema.h"
 
-enum { TL = 1, METHOD = 2, PY = 4, CUDA = 8 /* tl.extra.cuda.NAME */ };
+enum { TL = 1, METHOD = 2, PY = 4, CUDA = 8 /* tl.extra.cuda.NAME */, EFFECT = 16 /* a side effect */ };
 
 typedef struct Binding {
   const char *name;
@@ -126,6 +126,9 @@ int desc_same_but_offsets(const Node *x, const Node *y);
 int desc_rank(const Node *d);
 Node *desc_param(Sema *S, Loc loc, const DescParam *p, Node **parts);  /* base, shape, strides */
 const char *desc_str(Sema *S, const Node *d);                 /* "a tensor descriptor of fp16[64, 64]" */
+
+/* combine.c: tl.reduce and tl.associative_scan with a combine_fn; arg: the bound arguments */
+Node *combine_call(Sema *S, Node *call, int id, Node **arg, int n_args);
 
 /* libdevice.c */
 int libdevice_lookup(const char *name);   /* the first row of that name, or -1 */

@@ -499,13 +499,22 @@ static void check_decorators(Sema *S, Node *def, const SemaOptions *opts) {
 
 /* ---- the kernel ---------------------------------------------------------- */
 
-/* Marks the module functions that `n` calls by bare name, except `caller` itself. */
+static void mark_called(Sema *S, const Node *name, const char *caller) {
+  if (name->kind != ND_NAME || !strcmp(name->name, caller)) return;
+  int count;
+  Symbol *sym = symbols_find(S, name->name, &count);
+  for (int i = 0; i < count; i++) sym[i].called = 1;
+}
+
+/* Marks the module functions that `n` calls by bare name, or passes to a
+ * call (tl.reduce's combine_fn), except `caller` itself. */
 static void mark_calls(Sema *S, const Node *n, const char *caller) {
   if (!n) return;
-  if (n->kind == ND_CALL && n->a->kind == ND_NAME && strcmp(n->a->name, caller)) {
-    int count;
-    Symbol *sym = symbols_find(S, n->a->name, &count);
-    for (int i = 0; i < count; i++) sym[i].called = 1;
+  if (n->kind == ND_CALL) {
+    mark_called(S, n->a, caller);
+    for (int i = 0; i < n->args.len; i++) mark_called(S, n->args.data[i], caller);
+    for (int i = 0; i < n->kwargs.len; i++)
+      if (n->kwargs.data[i]->a) mark_called(S, n->kwargs.data[i]->a, caller);
   }
   mark_calls(S, n->a, caller);
   mark_calls(S, n->b, caller);

@@ -593,6 +593,47 @@ static void exec_scan(Interp *I, const TirOp *op) {
     }
 }
 
+/* ---- custom combines: reduce_combine, scan_combine ------------------------ */
+
+enum { MAX_COMBINED = 64 };
+
+static const TirOp *run_block(Interp *I, const TirBlock *b);
+
+/* acc = combine(acc, element x of the operands), through the combine region. */
+static void combine_step(Interp *I, const TirOp *op, int64_t *acc, int64_t x) {
+  const TirBlock *c = op->combine;
+  int n = op->operands.len;
+  for (int k = 0; k < n; k++) {
+    slot_for(I, op, c->args.data[k])->i[0] = acc[k];
+    slot_for(I, op, c->args.data[n + k])->i[0] = in(I, op, k)->i[x];
+  }
+  const TirOp *y = run_block(I, c);
+  for (int k = 0; k < n; k++) acc[k] = I->slots[y->operands.data[k]].i[0];
+}
+
+/* Left to right along the axis (right to left for a reverse scan, the
+ * later elements' combination then the left argument, as Triton's flip,
+ * scan, flip); a scan writes every prefix. */
+static void exec_combine(Interp *I, const TirOp *op) {
+  int n = op->operands.len, scan = op->code == TIR_SCAN_COMBINE, reverse = op->flags & SCAN_REVERSE;
+  if (n > MAX_COMBINED) fail(I, op, "more than %d combined tiles", MAX_COMBINED);
+  Slot *d[MAX_COMBINED];
+  for (int k = 0; k < n; k++) d[k] = slot_for(I, op, op->results.data[k]);
+  Axis a = split_axis(in_type(I, op, 0), op->axis);
+  int64_t acc[MAX_COMBINED];
+  for (int64_t o = 0; o < a.outer; o++)
+    for (int64_t i = 0; i < a.inner; i++) {
+      for (int64_t jj = 0; jj < a.len; jj++) {
+        int64_t j = reverse ? a.len - 1 - jj : jj, x = (o * a.len + j) * a.inner + i;
+        if (jj == 0)
+          for (int k = 0; k < n; k++) acc[k] = in(I, op, k)->i[x];
+        else combine_step(I, op, acc, x);
+        for (int k = 0; scan && k < n; k++) d[k]->i[x] = acc[k];
+      }
+      for (int k = 0; !scan && k < n; k++) d[k]->i[o * a.inner + i] = acc[k];
+    }
+}
+
 /* Matrix product with the accumulation the tensor cores do: products of the
  * operands (tf32-rounded for DOT_TF32) summed in fp32 over k in order
  * (i32 for i8, fp64 for fp64), starting from acc.  fp32 operands are
@@ -824,6 +865,7 @@ static void exec_op(Interp *I, const TirOp *op) {
   case TIR_DOT: exec_dot(I, op); break;
   case TIR_REDUCE: exec_reduce(I, op); break;
   case TIR_SCAN: exec_scan(I, op); break;
+  case TIR_REDUCE_COMBINE: case TIR_SCAN_COMBINE: exec_combine(I, op); break;
   case TIR_ADD: case TIR_SUB: case TIR_MUL: case TIR_DIV: case TIR_REM: case TIR_AND: case TIR_OR: case TIR_XOR:
   case TIR_SHL: case TIR_SHR: case TIR_MAXIMUM: case TIR_MINIMUM: case TIR_UMULHI: exec_binary(I, op); break;
   case TIR_CMP: exec_cmp(I, op); break;

@@ -263,7 +263,7 @@ void lower_side(const LinearLayout *ll, const BitMap *m, Side *s) {
 
 static void lower_op(Lower *L, const TirOp *op) {
   L->op = op;
-  lower_enter_op(L);
+  if (!L->inlining) lower_enter_op(L);
   switch (op->code) {
   case TIR_CONSTANT: lower_constant(L, op); break;
   case TIR_PROGRAM_ID: case TIR_NUM_PROGRAMS: lower_special(L, op); break;
@@ -279,8 +279,8 @@ static void lower_op(Lower *L, const TirOp *op) {
   case TIR_STORE: lower_store(L, op); break;
   case TIR_ATOMIC_RMW: case TIR_ATOMIC_CAS: lower_atomic(L, op); break;
   case TIR_DOT: lower_dot(L, op); break;
-  case TIR_REDUCE: lower_reduce(L, op); break;
-  case TIR_SCAN: lower_scan(L, op); break;
+  case TIR_REDUCE: case TIR_REDUCE_COMBINE: lower_reduce(L, op); break;
+  case TIR_SCAN: case TIR_SCAN_COMBINE: lower_scan(L, op); break;
   case TIR_RAND: lower_rand(L, op); break;
   case TIR_PRINT: lower_print(L, op); break;
   case TIR_ASSERT: lower_assert(L, op); break;
@@ -320,6 +320,21 @@ void lower_block(Lower *L, const TirBlock *b) {
     if (op->code == TIR_YIELD || op->code == TIR_CONDITION) return;
     lower_op(L, op);
   }
+}
+
+void lower_inline(Lower *L, const TirBlock *b, LLVMValueRef *args, LLVMValueRef *results) {
+  const TirOp *op = L->op;
+  L->inlining++;
+  for (int i = 0; i < b->args.len; i++) {
+    Regs r = lower_regs(L, 1);
+    r.v[0] = args[i];
+    lower_set(L, b->args.data[i], r);
+  }
+  lower_block(L, b);
+  const TirOp *yield = b->ops.data[b->ops.len - 1];
+  for (int i = 0; i < yield->operands.len; i++) results[i] = lower_get(L, yield->operands.data[i]).v[0];
+  L->inlining--;
+  L->op = op;
 }
 
 /* ---- the kernel ------------------------------------------------------------------- */

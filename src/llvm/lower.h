@@ -196,6 +196,7 @@ struct Lower {
   /* shared-memory buffers (lower_buffers.c) */
   LLVMValueRef raw_shared; /* the base of shared memory; L->shared is the scratch above the live buffers */
   int op_counter;          /* ops lowered so far: buffer lifetimes are ranges of it */
+  int inlining;            /* lowering a combine region (lower_inline): its ops keep the op's place */
   int scratch_base;        /* bytes below L->shared at the current op */
   int *buffer_of;          /* per value id: the BufferPlan a buffer value lies in, or -1 */
   LLVMValueRef *shared_offset; /* per local_alloc and memdesc_index result: i32 bytes from raw_shared; else NULL */
@@ -220,6 +221,10 @@ void lower_linear(Lower *L, int value, LinearLayout *ll);
 Regs lower_operand(Lower *L, const TirOp *op, int k, const LinearLayout *want);
 void lower_result(Lower *L, const TirOp *op, int k, Regs r);
 void lower_block(Lower *L, const TirBlock *b);
+/* The ops of a combine region on scalar args, inlined at the builder: its
+ * yielded values into results.  They use no shared memory, so they count as
+ * the reduction's own op in the buffer plan. */
+void lower_inline(Lower *L, const TirBlock *b, LLVMValueRef *args, LLVMValueRef *results);
 
 /* LLVM types of elements: in registers, and in memory (i1 as i8). */
 LLVMTypeRef lower_elem_type(Lower *L, const Type *t);

@@ -13,7 +13,13 @@
  * scan: integers (whose sums and products are associative) in parallel,
  * over the bits of the axis coordinate; floats through shared memory, one
  * thread per line running the interpreter's sequential loop.  Results
- * equal the interpreter's bit for bit. */
+ * equal the interpreter's bit for bit.
+ *
+ * reduce_combine and scan_combine (a combine region over N tiles) take the
+ * same paths: a Partial holds N values and `combine` inlines the region
+ * (lower_inline) where the built-in kinds apply their op.  Integer scans
+ * (8 bits or more) run in parallel with the earlier block's values first,
+ * as the combine need not commute; float and i1 ones in order. */
 #include "lower.h"
 
 #include <string.h>
@@ -39,21 +45,28 @@ static uint32_t axis_coordinate(const Axis *a, uint32_t off) {
 
 /* ---- combining ------------------------------------------------------------------------ */
 
+enum { MAX_PARTS = 16 };
+
+/* What a partial result holds: the value (and for argmax and argmin its
+ * index), or the N values of a combine region. */
 typedef struct Partial {
-  LLVMValueRef value, index; /* index: argmax and argmin only */
+  LLVMValueRef v[MAX_PARTS]; /* built-in kinds: v[0] the value, v[1] the index */
 } Partial;
 
 typedef struct Reduction {
   int kind;
   const Type *t;   /* the operand's element type */
   int arg;         /* argmax / argmin */
+  int parts;       /* values in a Partial: 1, 2 for argmax / argmin, N for a combine */
+  const TirOp *op; /* reduce_combine, scan_combine: the combine region is the step */
 } Reduction;
 
 /* Whether b beats a for argmax (argmin): a larger (smaller) value, a
  * non-NaN over NaN, or an equal value at a smaller index. */
-static LLVMValueRef beats(Lower *L, const Reduction *R, Partial a, Partial b) {
+static LLVMValueRef beats(Lower *L, const Reduction *R, Partial pa, Partial pb) {
   LLVMBuilderRef B = L->b;
   int max = R->kind == RED_ARGMAX;
+  struct { LLVMValueRef value, index; } a = {pa.v[0], pa.v[1]}, b = {pb.v[0], pb.v[1]};
   LLVMValueRef x[2] = {b.value, a.value}, y[2] = {a.value, b.value};
   LLVMValueRef better = lower_scalar(L, TIR_CMP, max ? CMP_GT : CMP_LT, R->t, x);
   LLVMValueRef equal = lower_scalar(L, TIR_CMP, CMP_EQ, R->t, y);
@@ -66,14 +79,25 @@ static LLVMValueRef beats(Lower *L, const Reduction *R, Partial a, Partial b) {
   return LLVMBuildOr(B, r, over_nan, "");
 }
 
+/* One step of every tree below: a's values combined with b's (a first). */
 static Partial combine(Lower *L, const Reduction *R, Partial a, Partial b) {
   static const TirCode codes[] = {TIR_ADD, TIR_MAXIMUM, TIR_MINIMUM, 0, 0, TIR_MUL};
+  Partial r = {{NULL}};
+  if (R->op) {
+    LLVMValueRef args[2 * MAX_PARTS];
+    for (int k = 0; k < R->parts; k++) args[k] = a.v[k], args[R->parts + k] = b.v[k];
+    lower_inline(L, R->op->combine, args, r.v);
+    return r;
+  }
   if (!R->arg) {
-    LLVMValueRef x[2] = {a.value, b.value};
-    return (Partial){lower_scalar(L, codes[R->kind], 0, R->t, x), NULL};
+    LLVMValueRef x[2] = {a.v[0], b.v[0]};
+    r.v[0] = lower_scalar(L, codes[R->kind], 0, R->t, x);
+    return r;
   }
   LLVMValueRef take = beats(L, R, a, b);
-  return (Partial){LLVMBuildSelect(L->b, take, b.value, a.value, ""), LLVMBuildSelect(L->b, take, b.index, a.index, "")};
+  r.v[0] = LLVMBuildSelect(L->b, take, b.v[0], a.v[0], "");
+  r.v[1] = LLVMBuildSelect(L->b, take, b.v[1], a.v[1], "");
+  return r;
 }
 
 /* shfl.sync.bfly of any register type, through 32-bit pieces. */
@@ -97,6 +121,13 @@ static LLVMValueRef shuffle(Lower *L, LLVMValueRef v, int mask) {
   }
   if (LLVMGetTypeKind(t) == LLVMPointerTypeKind) return LLVMBuildIntToPtr(L->b, r, t, "");
   return t == it ? r : LLVMBuildBitCast(L->b, r, t, "");
+}
+
+/* Every value of p shuffled from the lane whose id differs by `mask`. */
+static Partial shuffle_partial(Lower *L, const Reduction *R, Partial p, int mask) {
+  Partial r = {{NULL}};
+  for (int k = 0; k < R->parts; k++) r.v[k] = shuffle(L, p.v[k], mask);
+  return r;
 }
 
 /* ---- reduce ------------------------------------------------------------------------------ */
@@ -140,17 +171,19 @@ static LLVMValueRef thread_axis_index(Lower *L, ReduceState *S) {
   return lower_thread_sum(L, c);
 }
 
-/* Registers along the axis, in each thread, combined in register order. */
-static void reduce_registers(Lower *L, ReduceState *S, Regs x) {
+/* Registers along the axis, in each thread, combined in register order;
+ * x: the operand's registers (a combine's N operands'). */
+static void reduce_registers(Lower *L, ReduceState *S, const Regs *x) {
   LLVMValueRef tindex = S->R.arg ? thread_axis_index(L, S) : NULL;
   int k = 0;
-  for (uint32_t r = 0; r < (uint32_t)x.n; r++) {
+  for (uint32_t r = 0; r < (uint32_t)x[0].n; r++) {
     if (r & S->axis_regs) continue; /* r is a group's first register */
-    Partial acc = {NULL, NULL};
+    Partial acc = {{NULL}};
     uint32_t sub = 0;
     do { /* the subsets of the axis bits, in increasing order */
-      Partial p = {x.v[r | sub], S->R.arg ? element_index(L, S, r | sub, tindex) : NULL};
-      acc = acc.value ? combine(L, &S->R, acc, p) : p;
+      Partial p = {{x[0].v[r | sub], S->R.arg ? element_index(L, S, r | sub, tindex) : NULL}};
+      for (int part = 1; S->R.op && part < S->R.parts; part++) p.v[part] = x[part].v[r | sub];
+      acc = acc.v[0] ? combine(L, &S->R, acc, p) : p;
       sub = (sub - S->axis_regs) & S->axis_regs;
     } while (sub);
     S->groups[k++] = acc;
@@ -161,8 +194,8 @@ static void reduce_lanes(Lower *L, ReduceState *S) {
   for (int i = 0; i < S->in.n_lane; i++) {
     if (!along(&S->axis, S->in.lane[i])) continue;
     for (int g = 0; g < ll_registers(&S->out); g++) {
-      Partial mine = S->groups[g], theirs = {shuffle(L, mine.value, 1 << i), mine.index ? shuffle(L, mine.index, 1 << i) : NULL};
-      S->groups[g] = combine(L, &S->R, mine, theirs);
+      Partial mine = S->groups[g];
+      S->groups[g] = combine(L, &S->R, mine, shuffle_partial(L, &S->R, mine, 1 << i));
     }
   }
 }
@@ -206,20 +239,21 @@ static Regs gather_warps(Lower *L, ReduceState *S, Regs partial, int warp_bits, 
 
 /* Combines each output's partials: its registers in warp order, then the
  * free lanes that gather_warps gave the other warps' partials. */
-static void combine_warps(Lower *L, ReduceState *S, Regs values, Regs indexes, int reg_bits, int lane_bits) {
+static void combine_warps(Lower *L, ReduceState *S, const Regs *parts, int reg_bits, int lane_bits) {
   Side out;
   lower_side(&S->out, NULL, &out);
   uint32_t lanes = free_lanes(&out);
   for (int g = 0; g < ll_registers(&S->out); g++) {
-    Partial acc = {values.v[g << reg_bits], S->R.arg ? indexes.v[g << reg_bits] : NULL};
+    Partial acc = {{NULL}};
+    for (int k = 0; k < S->R.parts; k++) acc.v[k] = parts[k].v[g << reg_bits];
     for (int w = 1; w < 1 << reg_bits; w++) {
-      Partial p = {values.v[(g << reg_bits) | w], S->R.arg ? indexes.v[(g << reg_bits) | w] : NULL};
+      Partial p = {{NULL}};
+      for (int k = 0; k < S->R.parts; k++) p.v[k] = parts[k].v[(g << reg_bits) | w];
       acc = combine(L, &S->R, acc, p);
     }
     for (int i = 0, l = 0; i < LANE_BITS && l < lane_bits; i++) {
       if (!(lanes >> i & 1)) continue;
-      Partial theirs = {shuffle(L, acc.value, 1 << i), acc.index ? shuffle(L, acc.index, 1 << i) : NULL};
-      acc = combine(L, &S->R, acc, theirs);
+      acc = combine(L, &S->R, acc, shuffle_partial(L, &S->R, acc, 1 << i));
       l++;
     }
     S->groups[g] = acc;
@@ -235,38 +269,55 @@ static void reduce_warps(Lower *L, ReduceState *S) {
   int lane_bits = __builtin_popcount(free_lanes(&out));
   lane_bits = lane_bits < warp_bits ? lane_bits : warp_bits;
   int n = ll_registers(&S->out);
-  Regs values = lower_regs(L, n), indexes = lower_regs(L, n);
-  for (int g = 0; g < n; g++) values.v[g] = S->groups[g].value, indexes.v[g] = S->groups[g].index;
-  values = gather_warps(L, S, values, warp_bits, lane_bits, LLVMTypeOf(values.v[0]));
-  if (S->R.arg) indexes = gather_warps(L, S, indexes, warp_bits, lane_bits, L->i32);
-  combine_warps(L, S, values, indexes, warp_bits - lane_bits, lane_bits);
+  Regs parts[MAX_PARTS];
+  for (int k = 0; k < S->R.parts; k++) {
+    parts[k] = lower_regs(L, n);
+    for (int g = 0; g < n; g++) parts[k].v[g] = S->groups[g].v[k];
+  }
+  for (int k = 0; k < S->R.parts; k++) /* an index is i32 */
+    parts[k] = gather_warps(L, S, parts[k], warp_bits, lane_bits, S->R.arg && k ? L->i32 : LLVMTypeOf(parts[k].v[0]));
+  combine_warps(L, S, parts, warp_bits - lane_bits, lane_bits);
 }
 
+/* Result k: part k of every group (the index for argmax and argmin), in the result's layout. */
+static void reduce_result(Lower *L, const TirOp *op, ReduceState *S, int k) {
+  int res = op->results.data[k];
+  const Type *rt = lower_type(L, res);
+  int part = S->R.arg ? 1 : k;
+  Regs out = lower_regs(L, ll_registers(&S->out));
+  for (int g = 0; g < out.n; g++) {
+    out.v[g] = S->groups[g].v[part];
+    if (S->R.arg && lower_elem_type(L, rt) != L->i32) out.v[g] = LLVMBuildSExt(L->b, out.v[g], lower_elem_type(L, rt), "");
+  }
+  if (rt->rank) {
+    LinearLayout want;
+    lower_linear(L, res, &want);
+    out = lower_move(L, out, &S->out, &want, NULL, lower_elem_type(L, rt));
+  }
+  lower_result(L, op, k, out);
+}
+
+/* reduce (a built-in kind) and reduce_combine (N operands of one layout,
+ * its combine region the step): one tree. */
 void lower_reduce(Lower *L, const TirOp *op) {
-  int src = op->operands.data[0], res = op->results.data[0];
+  int src = op->operands.data[0], res = op->results.data[0], custom = op->code == TIR_REDUCE_COMBINE;
   const Type *st = lower_type(L, src), *rt = lower_type(L, res);
   ReduceState S;
   memset(&S, 0, sizeof S);
-  S.R = (Reduction){op->kind, st, op->kind == RED_ARGMAX || op->kind == RED_ARGMIN};
+  int arg = op->kind == RED_ARGMAX || op->kind == RED_ARGMIN;
+  S.R = (Reduction){custom ? 0 : op->kind, st, !custom && arg, custom ? op->operands.len : 1 + arg, custom ? op : NULL};
+  if (S.R.parts > MAX_PARTS) lower_fail(L, "more than %d tiles combined", MAX_PARTS);
   S.axis.stride = (uint32_t)shape_numel(st->rank - op->axis - 1, st->shape + op->axis + 1);
   S.axis.size_bits = log2_of(st->shape[op->axis]);
   lower_linear(L, src, &S.in);
   slice_layout(&S, rt);
   S.groups = arena_alloc(L->arena, sizeof(Partial) * (size_t)ll_registers(&S.out));
-  reduce_registers(L, &S, lower_get(L, src));
+  Regs x[MAX_PARTS];
+  for (int k = 0; k < (custom ? S.R.parts : 1); k++) x[k] = lower_operand(L, op, k, k ? &S.in : NULL);
+  reduce_registers(L, &S, x);
   reduce_lanes(L, &S);
   reduce_warps(L, &S);
-  Regs out = lower_regs(L, ll_registers(&S.out));
-  for (int g = 0; g < out.n; g++) {
-    out.v[g] = S.R.arg ? S.groups[g].index : S.groups[g].value;
-    if (S.R.arg && lower_elem_type(L, rt) != L->i32) out.v[g] = LLVMBuildSExt(L->b, out.v[g], lower_elem_type(L, rt), "");
-  }
-  if (rt->rank) {
-    LinearLayout want;
-    lower_linear(L, res, &want);
-    out = lower_move(L, out, &S.out, &want, NULL, lower_elem_type(L, rt));
-  }
-  lower_result(L, op, 0, out);
+  for (int k = 0; k < op->results.len; k++) reduce_result(L, op, &S, k);
 }
 
 /* ---- scan ----------------------------------------------------------------------------------- */
@@ -276,12 +327,14 @@ typedef struct Scan {
   int elem_bytes;
   LLVMTypeRef mem_type, reg_type;
   int row_bits, pad;    /* address(o) = o + (o >> row_bits) * pad, in elements */
+  int64_t base;         /* bytes into scratch: a combine's part k after parts 0..k-1 */
 } Scan;
 
 static LLVMValueRef scan_address(Lower *L, const Scan *s, LLVMValueRef off) {
   LLVMValueRef padded = off;
   if (s->pad) padded = LLVMBuildAdd(L->b, off, LLVMBuildMul(L->b, LLVMBuildLShr(L->b, off, lower_i32(L, s->row_bits), ""), lower_i32(L, s->pad), ""), "");
   LLVMValueRef bytes = LLVMBuildZExt(L->b, LLVMBuildMul(L->b, padded, lower_i32(L, s->elem_bytes), ""), L->i64, "");
+  if (s->base) bytes = LLVMBuildAdd(L->b, bytes, lower_int(L, L->i64, s->base), "");
   return LLVMBuildGEP2(L->b, L->i8, L->shared, &bytes, 1, "");
 }
 
@@ -294,6 +347,7 @@ static void scan_transfer(Lower *L, const Scan *s, const LinearLayout *ll, Regs 
   int64_t c[TID_BITS];
   for (int i = 0; i < TID_BITS; i++) c[i] = (int64_t)padded(s, side.thread[i]) * s->elem_bytes;
   LLVMValueRef off = LLVMBuildZExt(L->b, lower_thread_sum(L, c), L->i64, "");
+  if (s->base) off = LLVMBuildAdd(L->b, off, lower_int(L, L->i64, s->base), "");
   LLVMValueRef base = LLVMBuildGEP2(L->b, L->i8, L->shared, &off, 1, "");
   for (int r = 0; r < x.n; r++) {
     LLVMValueRef k = lower_int(L, L->i64, (int64_t)padded(s, ll_reg_offset(ll, (uint32_t)r)) * s->elem_bytes);
@@ -451,19 +505,201 @@ static Regs scan_parallel(Lower *L, const TirOp *op, const LinearLayout *ll, Reg
   return P.p;
 }
 
+/* The scratch geometry of a scan of a tile of type t along axis; its bytes. */
+static int64_t scan_geometry(Lower *L, const Type *t, int axis, Scan *s) {
+  memset(s, 0, sizeof *s);
+  s->len = t->shape[axis];
+  s->outer = shape_numel(axis, t->shape);
+  s->inner = shape_numel(t->rank - axis - 1, t->shape + axis + 1);
+  s->reg_type = lower_elem_type(L, t);
+  s->mem_type = s->reg_type == L->i1 ? L->i8 : s->reg_type;
+  s->elem_bytes = lower_type_bits(s->mem_type) / 8;
+  if (s->inner == 1 && s->outer > 1 && s->elem_bytes <= 4) s->pad = 1, s->row_bits = log2_of(s->len); /* lines in different banks */
+  return ((int64_t)padded(s, (uint32_t)(type_numel(t) - 1)) + 1) * s->elem_bytes;
+}
+
+/* ---- scans with a combine region ----------------------------------------------------- */
+
+/* The element `step` of a line (counted from its end when reversed): an address per part. */
+static void line_addresses(Lower *L, const Scan *s, int n, LLVMValueRef first, LLVMValueRef step, int reverse,
+                           LLVMValueRef *p) {
+  LLVMValueRef j = reverse ? LLVMBuildSub(L->b, lower_i32(L, s[0].len - 1), step, "") : step;
+  LLVMValueRef off = LLVMBuildAdd(L->b, first, LLVMBuildMul(L->b, j, lower_i32(L, s[0].inner), ""), "");
+  for (int k = 0; k < n; k++) p[k] = scan_address(L, &s[k], off);
+}
+
+/* One thread per line, as scan_lines, with N values carried: the first
+ * element as it is, then acc = combine(acc, element), the interpreter's order. */
+static void combine_lines(Lower *L, const TirOp *op, const Scan *s) {
+  int n = op->operands.len, reverse = (op->flags & SCAN_REVERSE) != 0;
+  Reduction R = {0, NULL, 0, n, op};
+  Loop lines = loop_begin(L, L->tid, "scan_line");
+  loop_test(L, &lines, lower_i32(L, s[0].outer * s[0].inner));
+  LLVMValueRef inner = lower_i32(L, s[0].inner);
+  LLVMValueRef o = LLVMBuildUDiv(L->b, lines.iv, inner, ""), i = LLVMBuildURem(L->b, lines.iv, inner, "");
+  LLVMValueRef first = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, o, lower_i32(L, s[0].len * s[0].inner), ""), i, "");
+  LLVMValueRef p[MAX_PARTS], init[MAX_PARTS], acc[MAX_PARTS];
+  line_addresses(L, s, n, first, lower_i32(L, 0), reverse, p);
+  for (int k = 0; k < n; k++) init[k] = lower_from_memory(L, LLVMBuildLoad2(L->b, s[k].mem_type, p[k], ""), s[k].reg_type);
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(L->b);
+  Loop steps = loop_begin(L, lower_i32(L, 1), "scan_step");
+  for (int k = 0; k < n; k++) {
+    acc[k] = LLVMBuildPhi(L->b, s[k].reg_type, "");
+    LLVMAddIncoming(acc[k], &init[k], &pre, 1);
+  }
+  loop_test(L, &steps, lower_i32(L, s[0].len));
+  line_addresses(L, s, n, first, steps.iv, reverse, p);
+  Partial a = {{NULL}}, b = {{NULL}};
+  for (int k = 0; k < n; k++) {
+    a.v[k] = acc[k];
+    b.v[k] = lower_from_memory(L, LLVMBuildLoad2(L->b, s[k].mem_type, p[k], ""), s[k].reg_type);
+  }
+  Partial next = combine(L, &R, a, b);
+  for (int k = 0; k < n; k++) LLVMBuildStore(L->b, lower_to_memory(L, next.v[k]), p[k]);
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(L->b);
+  for (int k = 0; k < n; k++) LLVMAddIncoming(acc[k], &next.v[k], &latch, 1);
+  loop_end(L, &steps, lower_i32(L, 1));
+  loop_end(L, &lines, lower_i32(L, L->num_threads));
+}
+
+/* scan_combine through shared memory: each operand to its own scratch
+ * array, combine_lines, the results read back.  Sequential along a line,
+ * so the results equal the interpreter's bit for bit whatever the combine. */
+static void scan_combine_lines(Lower *L, const TirOp *op) {
+  int n = op->operands.len;
+  Scan s[MAX_PARTS];
+  LinearLayout ll[MAX_PARTS], want;
+  int64_t total = 0;
+  for (int k = 0; k < n; k++) {
+    int64_t bytes = scan_geometry(L, lower_type(L, op->operands.data[k]), op->axis, &s[k]);
+    s[k].base = total;
+    total += (bytes + 15) / 16 * 16;
+    lower_linear(L, op->operands.data[k], &ll[k]);
+  }
+  lower_note_scratch(L, total);
+  if (L->shared_dirty) lower_barrier(L);
+  for (int k = 0; k < n; k++) scan_transfer(L, &s[k], &ll[k], lower_get(L, op->operands.data[k]), 1);
+  lower_barrier(L);
+  combine_lines(L, op, s);
+  lower_barrier(L);
+  for (int k = 0; k < n; k++) {
+    Regs out = lower_regs(L, lower_get(L, op->operands.data[k]).n);
+    scan_transfer(L, &s[k], &ll[k], out, 0);
+    lower_linear(L, op->results.data[k], &want);
+    lower_result(L, op, k, lower_move(L, out, &ll[k], &want, NULL, s[k].reg_type));
+  }
+  lower_shared_unknown(L);
+}
+
+/* ---- scans with a combine region, in parallel ---------------------------------------- */
+
+/* scan_parallel's merge over the bits of the axis coordinate with N values
+ * per element and a combine that need not commute: the earlier block's
+ * values are the combine's first arguments (the later block's for a
+ * reverse scan, whose order runs from the end).  p: the prefix within the
+ * block merged so far, t: that block's total, per register. */
+typedef struct ParallelCombine {
+  Reduction R;
+  int reverse;
+  int n;             /* registers */
+  Partial *p, *t;
+} ParallelCombine;
+
+static Partial select_partial(Lower *L, const Reduction *R, LLVMValueRef c, Partial x, Partial y) {
+  Partial r = {{NULL}};
+  for (int k = 0; k < R->parts; k++) r.v[k] = LLVMBuildSelect(L->b, c, x.v[k], y.v[k], "");
+  return r;
+}
+
+/* Element r and a partner block of total `other`; `later`: r's block comes after the partner's. */
+static void merge_combine(Lower *L, ParallelCombine *P, int r, Partial other, LLVMValueRef later) {
+  LLVMValueRef partner_first = P->reverse ? LLVMBuildNot(L->b, later, "") : later;
+  Partial p = combine(L, &P->R, other, P->p[r]);
+  Partial t_after = combine(L, &P->R, other, P->t[r]), t_before = combine(L, &P->R, P->t[r], other);
+  P->p[r] = select_partial(L, &P->R, partner_first, p, P->p[r]);
+  P->t[r] = select_partial(L, &P->R, partner_first, t_after, t_before);
+}
+
+/* Registers r and q = r | 1 << bit: q's element comes later along the axis. */
+static void merge_combine_registers(Lower *L, ParallelCombine *P, int bit) {
+  for (int r = 0; r < P->n; r++) {
+    if (r >> bit & 1) continue;
+    int q = r | 1 << bit;
+    Partial first = P->reverse ? P->t[q] : P->t[r], second = P->reverse ? P->t[r] : P->t[q];
+    if (P->reverse) P->p[r] = combine(L, &P->R, P->t[q], P->p[r]);
+    else P->p[q] = combine(L, &P->R, P->t[r], P->p[q]);
+    P->t[r] = P->t[q] = combine(L, &P->R, first, second);
+  }
+}
+
+/* The partner totals across warp bit `bit`, one part at a time. */
+static void merge_combine_warps(Lower *L, ParallelCombine *P, const LinearLayout *ll, int bit, uint32_t basis) {
+  Regs other[MAX_PARTS];
+  for (int k = 0; k < P->R.parts; k++) {
+    Regs tot = lower_regs(L, P->n);
+    for (int r = 0; r < P->n; r++) tot.v[r] = P->t[r].v[k];
+    other[k] = partner_totals(L, ll, tot, bit, basis);
+  }
+  for (int r = 0; r < P->n; r++) {
+    Partial o = {{NULL}};
+    for (int k = 0; k < P->R.parts; k++) o.v[k] = other[k].v[r];
+    merge_combine(L, P, r, o, tid_bit(L, bit));
+  }
+}
+
+static void scan_combine_parallel(Lower *L, const TirOp *op) {
+  int n = op->operands.len;
+  const Type *t = lower_type(L, op->operands.data[0]);
+  LinearLayout ll, want;
+  lower_linear(L, op->operands.data[0], &ll);
+  Regs x[MAX_PARTS];
+  for (int k = 0; k < n; k++) x[k] = lower_operand(L, op, k, k ? &ll : NULL);
+  ParallelCombine P = {{0, NULL, 0, n, op}, (op->flags & SCAN_REVERSE) != 0, x[0].n, NULL, NULL};
+  P.p = arena_alloc(L->arena, sizeof(Partial) * (size_t)P.n);
+  P.t = arena_alloc(L->arena, sizeof(Partial) * (size_t)P.n);
+  for (int r = 0; r < P.n; r++)
+    for (int k = 0; k < n; k++) P.p[r].v[k] = P.t[r].v[k] = x[k].v[r];
+  uint32_t stride = (uint32_t)shape_numel(t->rank - op->axis - 1, t->shape + op->axis + 1);
+  for (uint32_t b = stride; b < stride * (uint32_t)t->shape[op->axis]; b <<= 1) {
+    for (int i = 0; i < ll.n_reg; i++)
+      if (ll.reg[i] == b) merge_combine_registers(L, &P, i);
+    for (int i = 0; i < ll.n_lane; i++)
+      for (int r = 0; ll.lane[i] == b && r < P.n; r++)
+        merge_combine(L, &P, r, shuffle_partial(L, &P.R, P.t[r], 1 << i), tid_bit(L, i));
+    for (int i = 0; i < ll.n_warp; i++)
+      if (ll.warp[i] == b) merge_combine_warps(L, &P, &ll, LANE_BITS + i, b);
+  }
+  for (int k = 0; k < n; k++) {
+    Regs out = lower_regs(L, P.n);
+    for (int r = 0; r < P.n; r++) out.v[r] = P.p[r].v[k];
+    lower_linear(L, op->results.data[k], &want);
+    lower_result(L, op, k, lower_move(L, out, &ll, &want, NULL, lower_elem_type(L, lower_type(L, op->results.data[k]))));
+  }
+}
+
+/* Integer parts (8 bits or more) in parallel, as the built-in integer
+ * scans: the combine is taken to be associative, as Triton does; anything
+ * else (floats, whose results would depend on the order; i1) in order. */
+static void lower_scan_combine(Lower *L, const TirOp *op) {
+  if (op->operands.len > MAX_PARTS) lower_fail(L, "more than %d tiles combined", MAX_PARTS);
+  int parallel = 1;
+  for (int k = 0; k < op->operands.len; k++) {
+    const Type *t = lower_type(L, op->operands.data[k]);
+    parallel &= !t->is_ptr && dtype_is_int(t->elem) && dtype_bits(t->elem) >= 8;
+  }
+  if (parallel) scan_combine_parallel(L, op);
+  else scan_combine_lines(L, op);
+}
+
 void lower_scan(Lower *L, const TirOp *op) {
+  if (op->code == TIR_SCAN_COMBINE) {
+    lower_scan_combine(L, op);
+    return;
+  }
   int src = op->operands.data[0], res = op->results.data[0];
   const Type *t = lower_type(L, src);
   Scan s;
-  memset(&s, 0, sizeof s);
-  s.len = t->shape[op->axis];
-  s.outer = shape_numel(op->axis, t->shape);
-  s.inner = shape_numel(t->rank - op->axis - 1, t->shape + op->axis + 1);
-  s.reg_type = lower_elem_type(L, t);
-  s.mem_type = s.reg_type == L->i1 ? L->i8 : s.reg_type;
-  s.elem_bytes = lower_type_bits(s.mem_type) / 8;
-  if (s.inner == 1 && s.outer > 1 && s.elem_bytes <= 4) s.pad = 1, s.row_bits = log2_of(s.len); /* lines in different banks */
-  int64_t bytes = ((int64_t)padded(&s, (uint32_t)(type_numel(t) - 1)) + 1) * s.elem_bytes;
+  int64_t bytes = scan_geometry(L, t, op->axis, &s);
   LinearLayout ll, want;
   lower_linear(L, src, &ll);
   lower_linear(L, res, &want);

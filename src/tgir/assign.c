@@ -74,6 +74,7 @@ static const Layout *own_layout(Assign *A, const TirOp *op) {
   case TIR_ATOMIC_CAS: return memory_layout(A, op);
   case TIR_DOT: return layout_fma_accumulator(A->table, T(A, lead)->rank, T(A, lead)->shape, A->f->num_warps);
   case TIR_REDUCE:
+  case TIR_REDUCE_COMBINE:
   case TIR_TRANS:
   case TIR_SPLIT: l = tgir_result_layout(A->f, op, in); break;
   case TIR_JOIN: /* operands not blocked are converted to the default layout first */
@@ -81,6 +82,7 @@ static const Layout *own_layout(Assign *A, const TirOp *op) {
     if (!l) l = layout_joined(A->table, default_layout(A, T(A, op->operands.data[0])), 0);
     break;
   case TIR_SCAN:
+  case TIR_SCAN_COMBINE:
   case TIR_HINT:
   case TIR_ASSERT: l = in; break;
   case TIR_PRINT: return NULL; /* each thread prints what it holds */

@@ -84,7 +84,7 @@ static int acceptable(Prop *P, int v, const Layout *l) {
   const Type *t = tir_type(P->f, v);
   if (!l || t->rank == 0 || l->rank != t->rank || l->kind == LAYOUT_DOT_OPERAND || layout_is_shared(l)) return 0;
   const TirOp *op = P->def[v];
-  if (op && op->code == TIR_REDUCE) return l->kind == LAYOUT_SLICE && l->dim == op->axis;
+  if (op && (op->code == TIR_REDUCE || op->code == TIR_REDUCE_COMBINE)) return l->kind == LAYOUT_SLICE && l->dim == op->axis;
   if (op && op->code == TIR_TRANS) return l->kind == LAYOUT_BLOCKED;
   if (op && op->code == TIR_SPLIT) return l->kind == LAYOUT_BLOCKED;
   if (op && op->code == TIR_JOIN) /* only a joined layout: the one its operands' layout joins back to */
@@ -165,6 +165,8 @@ static void tie_carried(Prop *P) {
       for (int k = 0; k < op->results.len; k++) tie(P, op->results.data[k], op->regions[0]->args.data[1 + k]);
     if (op->code == TIR_WHILE)
       for (int k = 0; k < op->results.len; k++) tie(P, op->results.data[k], op->regions[1]->args.data[k]);
+    if (op->code == TIR_REDUCE_COMBINE || op->code == TIR_SCAN_COMBINE) /* one layout for all N results */
+      for (int k = 1; k < op->results.len; k++) tie(P, op->results.data[k], op->results.data[0]);
   }
 }
 
@@ -219,10 +221,12 @@ static const Layout *derived_layout(Prop *P, const TirOp *op, int min_depth) {
   switch (op->code) {
   case TIR_HINT:
   case TIR_RAND:
-  case TIR_SCAN: return operands_layout(P, op, min_depth);
+  case TIR_SCAN:
+  case TIR_SCAN_COMBINE: return operands_layout(P, op, min_depth);
   case TIR_BROADCAST: return in;
   case TIR_EXPAND_DIMS: return in && in->kind == LAYOUT_SLICE && in->dim == op->axis ? in->parent : NULL;
   case TIR_REDUCE:
+  case TIR_REDUCE_COMBINE:
   case TIR_TRANS:
   case TIR_JOIN:
   case TIR_SPLIT: return tgir_result_layout(P->f, op, in);

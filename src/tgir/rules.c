@@ -59,6 +59,7 @@ static const Layout *shape_op_need(const TirFunc *f, const TirOp *op, const Layo
     *rule = "expand_dims' operand has the slice of its result's layout along the axis";
     return own ? layout_slice(t, op->axis, own) : NULL;
   case TIR_REDUCE:
+  case TIR_REDUCE_COMBINE:
     *rule = "reduce's result has the slice of its operand's layout along the axis";
     return own && own->kind == LAYOUT_SLICE && own->dim == op->axis ? own->parent : NULL;
   case TIR_TRANS:
@@ -88,6 +89,7 @@ const Layout *tgir_operand_need(const TirFunc *f, const TirOp *op, int k, const 
   case TIR_HINT:
   case TIR_RAND:
   case TIR_SCAN:
+  case TIR_SCAN_COMBINE:
   case TIR_ASSERT:
     *rule = "the tile operands share the op's layout";
     return own;
@@ -134,7 +136,7 @@ const Layout *tgir_own_layout(const TirFunc *f, const TirOp *op) {
 
 const Layout *tgir_result_layout(const TirFunc *f, const TirOp *op, const Layout *operand) {
   if (!operand) return NULL;
-  if (op->code == TIR_REDUCE) return layout_slice(f->layout_table, op->axis, operand);
+  if (op->code == TIR_REDUCE || op->code == TIR_REDUCE_COMBINE) return layout_slice(f->layout_table, op->axis, operand);
   if (op->code == TIR_TRANS) return layout_transposed(f->layout_table, operand, op->ints, 0);
   if (op->code == TIR_JOIN || op->code == TIR_SPLIT)
     return layout_joined(f->layout_table, operand, op->code == TIR_SPLIT);

@@ -89,6 +89,12 @@ static const char *result_rule(TirCode code) {
 static void check_results(Verifier *V, const TirOp *op) {
   const TirFunc *f = V->f;
   int res = op->results.len ? op->results.data[0] : -1;
+  for (int i = 0; op->code == TIR_REDUCE_COMBINE && i < op->results.len; i++)
+    if (tgir_is_tile(f, op->results.data[i]))
+      check_same(V, op, op->results.data[i], tgir_result_layout(f, op, tir_layout(f, op->operands.data[i])),
+                 result_rule(TIR_REDUCE));
+  for (int i = 1; op->code == TIR_SCAN_COMBINE && i < op->results.len; i++)
+    check_same(V, op, op->results.data[i], tir_layout(f, op->results.data[0]), "the results of a scan share one layout");
   if ((op->code == TIR_REDUCE && tgir_is_tile(f, res)) || op->code == TIR_TRANS || op->code == TIR_JOIN ||
       op->code == TIR_SPLIT)
     check_same(V, op, res, tgir_result_layout(f, op, tir_layout(f, op->operands.data[0])), result_rule(op->code));

@@ -5,8 +5,9 @@
  *   computes (same code, sub-kind, axis, flags, constants, ints, string,
  *   operands and result types).  Visible means earlier in the same block or
  *   earlier in an enclosing block, so the earlier op dominates; an op in a
- *   region is never reused outside it.  The later op's uses take the earlier
- *   op's results and the later op is removed.
+ *   region is never reused outside it.  The later op's uses take the
+ *   earlier op's results and the later op is removed.  reduce_combine and
+ *   scan_combine are never merged (their combine regions are not compared).
  * Invalidates: nothing cached.
  *
  * A scoped hash table: entering a region remembers how many entries are
@@ -29,7 +30,7 @@ typedef struct Cse {
 } Cse;
 
 static int candidate(const TirOp *op) {
-  return (tir_op_flags(op->code) & PURE) && !op->regions[0] && !op->regions[1] && op->results.len > 0;
+  return (tir_op_flags(op->code) & PURE) && !op->regions[0] && !op->regions[1] && !op->combine && op->results.len > 0;
 }
 
 static uint64_t double_bits(double d) {

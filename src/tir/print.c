@@ -198,6 +198,12 @@ static void print_op(const TirFunc *f, const TirOp *op, Buf *out, int depth) {
     buf_puts(out, " : ");
     print_types(f, out, op->results.data, op->results.len);
   }
+  if (op->combine) {
+    buf_puts(out, " combine(");
+    print_values(out, op->combine->args.data, op->combine->args.len);
+    buf_puts(out, ")");
+    print_region(f, op->combine, out, depth);
+  }
   print_loc(op, out);
 }
 

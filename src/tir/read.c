@@ -563,6 +563,28 @@ static void read_results(Reader *R, TirOp *op, const int *ids, int n, Loc loc) {
   }
 }
 
+/* combine(%a0, ..., %b0, ...) { ... yield ... }: the arguments are scalars
+ * of the operands' element types, twice over. */
+static void read_combine(Reader *R, TirOp *op) {
+  Loc end;
+  op->combine = tir_block_new(R->f);
+  expect(R, "combine");
+  expect(R, "(");
+  for (int i = 0; !at(R, ")"); i++) {
+    skip(R);
+    if (!op->operands.len || i >= 2 * op->operands.len) fail(R, "two arguments per operand");
+    Loc loc = here(R);
+    int arg = value_id(R);
+    Type *t = R->f->types.data[op->operands.data[i % op->operands.len]];
+    define(R, arg, type_tile(R->f->arena, t, 0, NULL), loc);
+    vec_push(R->f->arena, &op->combine->args, arg);
+    if (!accept(R, ",")) break;
+  }
+  expect(R, ")");
+  expect(R, "{");
+  read_block(R, op->combine, &end);
+}
+
 static void read_plain(Reader *R, TirOp *op, const int *ids, int n_ids, Loc loc) {
   skip(R);
   while (at(R, "%")) {
@@ -577,6 +599,7 @@ static void read_plain(Reader *R, TirOp *op, const int *ids, int n_ids, Loc loc)
     op->flags |= LOAD_MASK;
   if (accept(R, ":")) read_results(R, op, ids, n_ids, loc);
   else if (n_ids) fail(R, "':' and the result types");
+  if (op->code == TIR_REDUCE_COMBINE || op->code == TIR_SCAN_COMBINE) read_combine(R, op);
 }
 
 /* (%a = %init, ...): block arguments bound to operands. */

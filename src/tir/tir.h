@@ -126,7 +126,9 @@ typedef struct TirOp {
   int64_t ints[MAX_RANK];/* TRANS permutation, HINT values */
   int n_ints;
   const char *str;       /* PRINT prefix, ASSERT message, LOAD/STORE cache modifier */
-  TirBlock *regions[2];
+  TirBlock *regions[2];  /* FOR, IF, WHILE: control flow */
+  TirBlock *combine;     /* REDUCE_COMBINE, SCAN_COMBINE: a scalar function, (accumulated..., next...) ->
+                            yield combined...; not control flow, so region walks skip it (docs/ir.md) */
 } TirOp;
 
 struct TirBlock {

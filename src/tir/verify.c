@@ -239,6 +239,37 @@ static void verify_region(Verifier *V, const TirOp *op, const TirBlock *b, TirCo
 
 static const TirOp *terminator(const TirBlock *b) { return b && b->ops.len ? b->ops.data[b->ops.len - 1] : NULL; }
 
+/* What a combine may hold: scalar computations and control flow, no
+ * effects and no tiles (the checker's rule for combine_fn, src/frontend/combine.c). */
+static void check_scalar_only(Verifier *V, const TirOp *combine_op, const TirBlock *b) {
+  for (int i = 0; i < b->ops.len; i++) {
+    const TirOp *op = b->ops.data[i];
+    int control = op->code == TIR_FOR || op->code == TIR_IF || op->code == TIR_WHILE || (tir_op_flags(op->code) & TERM);
+    if ((!(tir_op_flags(op->code) & PURE) && !control) || op->code == TIR_RETURN || op->combine)
+      problem(V, combine_op, "a combine region holds '%s'; only pure scalar ops and control flow", tir_op_name(op->code));
+    for (int k = 0; k < op->results.len; k++)
+      if (tir_type(V->f, op->results.data[k])->rank) problem(V, combine_op, "%s", "a combine region defines a tile");
+    for (int r = 0; r < 2; r++)
+      if (op->regions[r]) check_scalar_only(V, combine_op, op->regions[r]);
+  }
+}
+
+/* A combine sees its arguments only: the function it came from had no
+ * other values (the enclosing ones are hidden while it is verified). */
+static void verify_combine(Verifier *V, const TirOp *op) {
+  if (!op->combine) {
+    problem(V, op, "%s", "the combine region is missing");
+    return;
+  }
+  check_scalar_only(V, op, op->combine);
+  char *outer = V->visible;
+  V->visible = arena_alloc(V->f->arena, (size_t)V->f->types.len + 1);
+  int shown = V->shown.len;
+  verify_region(V, op, op->combine, TIR_YIELD);
+  V->shown.len = shown;
+  V->visible = outer;
+}
+
 static void check_structured(Verifier *V, const TirOp *op) {
   const TirBlock *r0 = op->regions[0], *r1 = op->regions[1];
   const TirOp *t0 = terminator(r0), *t1 = terminator(r1);
@@ -271,6 +302,36 @@ static void check_structured(Verifier *V, const TirOp *op) {
   }
 }
 
+/* reduce_combine and scan_combine: N operands of one shape, N results (the
+ * axis dropped for reduce), a combine of 2N scalar arguments of the
+ * operands' element types yielding N of them. */
+static void check_combine(Verifier *V, const TirOp *op) {
+  int n = op->operands.len;
+  const TirBlock *c = op->combine;
+  const TirOp *t = terminator(c);
+  if (!n || op->results.len != n || !c || c->args.len != 2 * n || !t || t->operands.len != n) {
+    problem(V, op, "%s", "needs N operands, N results and a combine of 2N arguments yielding N values");
+    return;
+  }
+  Type *x = T(V, op, 0);
+  if (op->axis < 0 || op->axis >= x->rank) problem(V, op, "%s", "the axis is out of range");
+  for (int i = 0; i < n; i++) {
+    Type *scalar = type_tile(V->f->arena, T(V, op, i), 0, NULL);
+    if (!type_same_shape(T(V, op, i), x)) problem(V, op, "%s", "the operands must have one shape");
+    check_same(V, op, tir_type(V->f, c->args.data[i]), scalar, "combine argument and operand element");
+    check_same(V, op, tir_type(V->f, c->args.data[n + i]), scalar, "combine argument and operand element");
+    check_same(V, op, tir_type(V->f, t->operands.data[i]), scalar, "combined value and operand element");
+    Type *r = R(V, op, i), *want = T(V, op, i);
+    if (op->code == TIR_REDUCE_COMBINE && op->axis >= 0 && op->axis < x->rank) {
+      int64_t shape[MAX_RANK];
+      for (int d = 0, j = 0; d < x->rank; d++)
+        if (d != op->axis) shape[j++] = x->shape[d];
+      want = type_tile(V->f->arena, T(V, op, i), x->rank - 1, shape);
+    }
+    check_same(V, op, r, want, "result");
+  }
+}
+
 static void check_types(Verifier *V, const TirOp *op) {
   int flags = tir_op_flags(op->code);
   if (flags & EW) {
@@ -286,6 +347,7 @@ static void check_types(Verifier *V, const TirOp *op) {
   case TIR_DOT: check_dot(V, op); break;
   case TIR_REDUCE: check_reduce(V, op); break;
   case TIR_SCAN: check_same(V, op, T(V, op, 0), R(V, op, 0), "operand and result"); break;
+  case TIR_REDUCE_COMBINE: case TIR_SCAN_COMBINE: check_combine(V, op); break;
   case TIR_MAKE_RANGE:
     if (R(V, op, 0)->rank != 1 || R(V, op, 0)->shape[0] != op->ival2 - op->ival || R(V, op, 0)->elem != DT_I32)
       problem(V, op, "%s", "must be an i32 tile of length end - start");
@@ -301,6 +363,7 @@ static void check_types(Verifier *V, const TirOp *op) {
 
 static int results_expected(const TirOp *op) {
   int flags = tir_op_flags(op->code);
+  if (op->code == TIR_REDUCE_COMBINE || op->code == TIR_SCAN_COMBINE) return -1; /* one per operand */
   if (flags & (PURE | EW)) return 1;
   return op->code == TIR_LOAD || op->code == TIR_ATOMIC_RMW || op->code == TIR_ATOMIC_CAS ? 1 : -1;
 }
@@ -323,6 +386,7 @@ static void verify_op(Verifier *V, const TirOp *op) {
     verify_region(V, op, op->regions[0], TIR_CONDITION);
     verify_region(V, op, op->regions[1], TIR_YIELD);
   }
+  if (op->code == TIR_REDUCE_COMBINE || op->code == TIR_SCAN_COMBINE) verify_combine(V, op);
   if (V->problems == 0) check_types(V, op);
   for (int i = 0; i < op->results.len; i++) define(V, op, op->results.data[i]);
 }
