@@ -120,6 +120,9 @@ typedef struct Target {
   LLVMValueRef (*exp2_approx)(Lower *L, LLVMValueRef x); /* f32 */
   LLVMValueRef (*div_full)(Lower *L, LLVMValueRef x, LLVMValueRef y); /* f32 x / y, Triton's div.full.f32 */
   LLVMValueRef (*round_tf32)(Lower *L, LLVMValueRef x);  /* f32, cvt.rna.tf32.f32 */
+  /* f32 to the fp8 type t (an i8; to_fp8 1) or back (0), as lower_fp8.c says; NULL, or a function
+     that returns NULL: no instruction for it, lower_fp8.c computes the bits */
+  LLVMValueRef (*fp8_convert)(Lower *L, LLVMValueRef v, DType t, int to_fp8);
   /* the printf format and arguments: generic pointers */
   void (*vprintf)(Lower *L, LLVMValueRef format, LLVMValueRef args);
   void (*assert_fail)(Lower *L, LLVMValueRef message, LLVMValueRef file, int line, LLVMValueRef function);
@@ -235,6 +238,11 @@ void lower_unpack(Lower *L, LLVMValueRef word, LLVMTypeRef elem_type, int n, LLV
 /* Register values to their memory form and back (i1 <-> i8, pointers <-> i64). */
 LLVMValueRef lower_to_memory(Lower *L, LLVMValueRef v);
 LLVMValueRef lower_from_memory(Lower *L, LLVMValueRef v, LLVMTypeRef register_type);
+
+/* ---- lower_fp8.c: fp8 <-> fp32 (src/support/numeric.c's semantics) ---------- */
+LLVMValueRef lower_fp8_from_f32(Lower *L, LLVMValueRef f, DType t); /* an i8 */
+LLVMValueRef lower_fp8_to_f32(Lower *L, LLVMValueRef byte, DType t);
+LLVMValueRef lower_fp8_constant(Lower *L, double v, DType t); /* the i8 of v rounded to t */
 
 LLVMValueRef lower_i32(Lower *L, int64_t v);
 LLVMValueRef lower_int(Lower *L, LLVMTypeRef t, int64_t v);
