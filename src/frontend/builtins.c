@@ -509,10 +509,11 @@ static int dot_operand_ok(DType t) {
 static Node *check_dot(Call *c);
 
 /* fp8 operands (e4m3, e5m2, or one of each, as Triton allows) accumulate in
- * fp32.  Both become fp16 first, exactly (every fp8 value is an fp16 value),
- * and the product is the fp16 one: Triton's fallback where the GPU has no
- * fp8 tensor cores, used on every GPU for now.  Products and sums are the
- * same as an fp8 MMA's (exact products, fp32 sums) but for their order. */
+ * fp32.  Both become fp16 first, exactly (every fp8 value is an fp16 value):
+ * Triton's fallback where the GPU has no fp8 tensor cores, and what every
+ * target runs unless accelerate-matmul finds the fp8 tiles behind the
+ * conversions fit a wgmma (src/tgir/accelerate_matmul.c).  Products and
+ * sums are an fp8 MMA's (exact products, fp32 sums) but for their order. */
 static Node *check_fp8_dot(Call *c, Node *a, Node *b) {
   DType out;
   if (!dtype_arg(c, 6, &out, NULL)) return poison(c->S, c->node->loc);

@@ -69,8 +69,9 @@ typedef struct AtomicAccess {
   int sem, scope;         /* MemSem, MemScope */
 } AtomicAccess;
 
-/* The operand types of mma.sync, as tile_sim.h numbers them. */
-enum { MMA_F16, MMA_BF16, MMA_TF32, MMA_S8 };
+/* The operand types of mma.sync and wgmma, as tile_sim.h numbers them; wgmma's fp8 kinds are MMA_FP8
+ * plus 1 where A is e5m2 and 2 where B is (else e4m3). */
+enum { MMA_F16, MMA_BF16, MMA_TF32, MMA_S8, MMA_FP8, MMA_FP8_LAST = MMA_FP8 + 3 };
 
 /* The tensor-core primitives (warp-synchronous: every lane of the warp
  * executes them), ldmatrix and cp.async, as (target, name, parameters):
@@ -88,7 +89,8 @@ enum { MMA_F16, MMA_BF16, MMA_TF32, MMA_S8 };
   X(target, cp_async_commit, (Lower *L))                                                                     \
   X(target, cp_async_wait, (Lower *L, int pending))                                                          \
   /* wgmma (sm_90a), by the 128 threads of a warpgroup: wgmma.fence; one m64n{n}k{16,8} (kind MMA_F16,    \
-   * MMA_BF16, MMA_TF32) on acc[n / 2] (f32, updated in place) from shared-memory descriptors (i64), or    \
+   * MMA_BF16, MMA_TF32; m64n{n}k32 for the MMA_FP8 kinds) on acc[n / 2] (f32, updated in place) from     \
+   * shared-memory descriptors (i64), or                                                                    \
    * with a_desc NULL A from a_words[4] (i32: fp16/bf16 pairs, mma.sync's A fragment; no trans_a);        \
    * commit_group; wait_group (acc: the registers that must be ready after it; keep: inputs that must      \
    * stay live until it, a register A's words) */                                                           \
