@@ -479,7 +479,7 @@ static Node *check_atomic_rmw(Call *c) {
   DType et = p->type->elem;
   int bitwise = c->id == B_ATOMIC_AND || c->id == B_ATOMIC_OR || c->id == B_ATOMIC_XOR;
   if (bitwise && dtype_is_float(et)) return fail(c, p, "%s", "needs pointers to integers");
-  if (et == DT_I1 || et == DT_I8 || et == DT_U8 || (dtype_bits(et) == 16 && dtype_is_int(et)))
+  if (dtype_bits(et) <= 8 || (dtype_bits(et) == 16 && dtype_is_int(et))) /* i1, i8, u8, fp8, i16, u16 */
     return fail(c, p, "%s", "atomics need 16-bit floats or 32/64-bit elements");
   Node *v = value_for_pointer(c, 1, p);
   if (!v || !mask_for_pointer(c, 2, p) || !string_option(c, 3, "sem", memory_semantics) ||
