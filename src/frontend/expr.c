@@ -179,7 +179,7 @@ static int check_operand_kinds(Sema *S, Loc loc, TokenKind op, DType dx, DType d
 
 int refuse_fp8(Sema *S, Loc loc, const char *what, DType t) {
   if (!dtype_is_fp8(t)) return 0;
-  /* as Triton, whose fp8 values reach arithmetic only to fail in its LLVM lowering */
+  /* GPUs have no fp8 arithmetic: the precision to compute in is the kernel's choice, made with .to */
   diag_error(S->diags, loc, "%s: cannot compute in %s", what, dtype_name(t));
   diag_note(S->diags, loc, "fp8 values are for loads, stores, conversions and tl.dot; convert first, e.g. x.to(tl.float32)");
   return 1;
