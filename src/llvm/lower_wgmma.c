@@ -19,7 +19,8 @@
  * addresses it forms, so starting inside a swizzle row selects columns.
  * Operands stored along M or N (imm-trans 1) are allowed for fp16 and bf16;
  * tf32 and fp8 (e4m3, e5m2, k 32; accelerate-matmul takes them from the
- * fp16 conversions sema put before the dot) are read K-major only.
+ * fp16 conversions sema put before the dot, into K-major buffers) are read
+ * K-major only.
  *
  * The wgmmas of one dot are one commit group; without a dot_wait using the
  * result, the dot waits for it at once (wait_group 0).  A register-A dot

@@ -9,8 +9,8 @@
  *   - 3 (wgmma) on sm_90a for rank-2 dots with num_warps % 4 == 0 and M a
  *     multiple of 64, fp16/bf16 (tf32 when both operands are K-major, as
  *     wgmma reads tf32 only so; fp8, k 32, for the fp16 dot of two fp8
- *     tiles' conversions when both are K-major, the tiles themselves
- *     becoming the operands); warps 4 along M, doubled along M while the
+ *     tiles' conversions, the tiles themselves becoming the operands in
+ *     K-major buffers); warps 4 along M, doubled along M while the
  *     tile has more rows, else along N; one instruction covers N / wn
  *     columns (at most 256).  B goes into shared memory in an NVMMA
  *     layout (local_alloc), contiguous along the dimension its source
@@ -87,13 +87,13 @@ static int fp8_source(Accel *A, int v) {
   return def->operands.data[0];
 }
 
-/* Whether a dot of fp16 conversions of fp8 tiles can be an fp8 wgmma:
- * both K-major (wgmma reads fp8 only so), K a multiple of its 32. */
+/* Whether a dot of fp16 conversions of fp8 tiles can be an fp8 wgmma (K a
+ * multiple of its 32); their buffers are then K-major, as wgmma reads fp8
+ * only so, whatever the tiles' contiguity (Triton transposes so too). */
 static int fp8_wgmma_sources(Accel *A, const TirOp *dot, int *src) {
   const Type *ta = T(A, dot->operands.data[0]);
   for (int k = 0; k < 2; k++) src[k] = fp8_source(A, dot->operands.data[k]);
-  return src[0] >= 0 && src[1] >= 0 && ta->rank == 2 && ta->shape[1] % 32 == 0 &&
-         blocked_contiguous(A, src[0]) == 1 && blocked_contiguous(A, src[1]) == 0;
+  return src[0] >= 0 && src[1] >= 0 && ta->rank == 2 && ta->shape[1] % 32 == 0;
 }
 
 static void warps_v2(int rank, const int64_t *shape, int num_warps, int *w) {
@@ -181,9 +181,9 @@ static int a_in_registers(Accel *A, const TirOp *dot) {
 }
 
 /* A wgmma operand: the tile src into a shared buffer in an NVMMA layout
- * contiguous where src is (else K-major). */
-static int to_buffer(Accel *A, const TirOp *dot, int k, int src) {
-  int contiguous = blocked_contiguous(A, src);
+ * contiguous where src is (else, or with k_major, along K). */
+static int to_buffer(Accel *A, const TirOp *dot, int k, int src, int k_major) {
+  int contiguous = k_major ? -1 : blocked_contiguous(A, src);
   const Type *t = T(A, src);
   int order[2];
   order[0] = contiguous >= 0 ? contiguous : k == 0 ? 1 : 0;
@@ -206,7 +206,7 @@ static void accelerate(Accel *A, TirOp *dot, const Plan *p) {
   int bits = dtype_bits(T(A, dot->operands.data[0])->elem), kw = bits >= 32 ? 1 : 32 / bits;
   for (int k = 0; k < 2; k++) {
     int fp8 = p->fp8[k] >= 0, src = fp8 ? p->fp8[k] : source_of(A, dot->operands.data[k]);
-    int v = p->version == 3 && (k == 1 || fp8 || !a_in_registers(A, dot)) ? to_buffer(A, dot, k, src)
+    int v = p->version == 3 && (k == 1 || fp8 || !a_in_registers(A, dot)) ? to_buffer(A, dot, k, src, fp8)
                             : convert(A, source_of(A, dot->operands.data[k]),
                                       layout_dot_operand(f->layout_table, k, mma, kw), dot->loc);
     dot->operands.data[k] = v;
