@@ -479,7 +479,7 @@ static Node *check_atomic_rmw(Call *c) {
   DType et = p->type->elem;
   int bitwise = c->id == B_ATOMIC_AND || c->id == B_ATOMIC_OR || c->id == B_ATOMIC_XOR;
   if (bitwise && dtype_is_float(et)) return fail(c, p, "%s", "needs pointers to integers");
-  if (et == DT_I1 || et == DT_I8 || et == DT_U8 || (dtype_bits(et) == 16 && dtype_is_int(et)))
+  if (dtype_bits(et) <= 8 || (dtype_bits(et) == 16 && dtype_is_int(et))) /* i1, i8, u8, fp8, i16, u16 */
     return fail(c, p, "%s", "atomics need 16-bit floats or 32/64-bit elements");
   Node *v = value_for_pointer(c, 1, p);
   if (!v || !mask_for_pointer(c, 2, p) || !string_option(c, 3, "sem", memory_semantics) ||
@@ -503,7 +503,25 @@ static Node *check_atomic_cas(Call *c) {
 }
 
 static int dot_operand_ok(DType t) {
-  return t == DT_FP16 || t == DT_BF16 || t == DT_FP32 || t == DT_FP64 || t == DT_I8;
+  return t == DT_FP16 || t == DT_BF16 || t == DT_FP32 || t == DT_FP64 || t == DT_I8 || dtype_is_fp8(t);
+}
+
+static Node *check_dot(Call *c);
+
+/* fp8 operands (e4m3, e5m2, or one of each, as Triton allows) accumulate in
+ * fp32.  Both become fp16 first, exactly (every fp8 value is an fp16 value):
+ * Triton's fallback where the GPU has no fp8 tensor cores, and what every
+ * target runs unless accelerate-matmul finds the fp8 tiles behind the
+ * conversions fit a wgmma (src/tgir/accelerate_matmul.c).  Products and
+ * sums are an fp8 MMA's (exact products, fp32 sums) but for their order. */
+static Node *check_fp8_dot(Call *c, Node *a, Node *b) {
+  DType out;
+  if (!dtype_arg(c, 6, &out, NULL)) return poison(c->S, c->node->loc);
+  if (out != DT_FP32)
+    return fail(c, c->arg[6], "%s", "out_dtype must be float32 for fp8 operands");
+  c->arg[0] = cast(c->S, a, DT_FP16, 0);
+  c->arg[1] = cast(c->S, b, DT_FP16, 0);
+  return check_dot(c);
 }
 
 static Node *check_dot(Call *c) {
@@ -524,7 +542,8 @@ static Node *check_dot(Call *c) {
     return fail(c, c->node, "%s", arena_printf(S->arena, "every dimension must be at least 16 (M=%lld, N=%lld, K=%lld)",
                                                (long long)M, (long long)N, (long long)K));
   if (ta->is_ptr || tb->is_ptr || !dot_operand_ok(ta->elem) || !dot_operand_ok(tb->elem))
-    return fail(c, c->node, "%s", "operands must be fp16, bf16, fp32, fp64 or i8 tiles");
+    return fail(c, c->node, "%s", "operands must be fp16, bf16, fp32, fp64, fp8 or i8 tiles");
+  if (dtype_is_fp8(ta->elem) && dtype_is_fp8(tb->elem)) return check_fp8_dot(c, a, b);
   if (ta->elem != tb->elem)
     return fail(c, c->node, "%s", arena_printf(S->arena, "operands must have the same dtype, got %s and %s",
                                                dtype_name(ta->elem), dtype_name(tb->elem)));
@@ -579,6 +598,7 @@ static Node *check_reduce(Call *c) {
   if (!x) return poison(S, c->node->loc);
   if (x->type->is_ptr) return fail(c, x, "%s", "cannot reduce pointers");
   if (x->type->rank == 0) return fail(c, x, "%s", "input must be a tile, not a scalar");
+  if (refuse_fp8(S, x->loc, fname(c), x->type->elem)) return poison(S, c->node->loc);
   int is_arg = c->id == B_ARGMAX || c->id == B_ARGMIN;
   int64_t axis = 0;
   int all = is_none(c->arg[1]);
@@ -610,6 +630,7 @@ static Node *check_scan(Call *c) {
   int64_t axis;
   if (!x || !normalize_axis(c, 1, x->type->rank, &axis)) return poison(c->S, c->node->loc);
   if (x->type->is_ptr || x->type->rank == 0) return fail(c, x, "%s", "input must be a tile of numbers");
+  if (refuse_fp8(c->S, x->loc, fname(c), x->type->elem)) return poison(c->S, c->node->loc);
   if (!const_of(c->S, c->arg[2], "reverse")) return poison(c->S, c->node->loc);
   return result(c, type_with_elem(c->S->arena, x->type, widened_for_sum(x->type->elem), 0));
 }
@@ -631,6 +652,7 @@ static Node *check_abs(Call *c) {
   Node *x = tile_arg(c, 0, "x");
   if (!x) return poison(c->S, c->node->loc);
   if (x->type->is_ptr) return fail(c, x, "%s", "expects numbers, not pointers");
+  if (refuse_fp8(c->S, x->loc, fname(c), x->type->elem)) return poison(c->S, c->node->loc);
   return result(c, x->type);
 }
 
@@ -655,6 +677,7 @@ static Node *elementwise(Call *c, int first, int n, int floats_only) {
     fail(c, xs[0], "expects floating-point operands, got %s", dtype_name(ct));
     return NULL;
   }
+  if (refuse_fp8(S, xs[0]->loc, fname(c), ct)) return NULL;
   if (!common_broadcast(c, xs, n)) return NULL;
   for (int i = 0; i < n; i++) c->arg[first + i] = cast(S, xs[i], ct, 0);
   return c->arg[first];
@@ -941,6 +964,8 @@ static Node *check_cast(Call *c) {
   if (!rounding) return poison(S, c->node->loc);
   if (rounding->kind != V_NONE && (rounding->kind != V_STR || tir_modifier_lookup(TIR_CAST, rounding->s, rounding->slen) < 0))
     return fail(c, c->arg[2], "fp_downcast_rounding must be %s", tir_kind_choices(TIR_CAST, 1, S->arena));
+  if (rounding->kind == V_STR && dtype_is_fp8(dt) && !bitcast && !(rounding->slen == 4 && !memcmp(rounding->s, "rtne", 4)))
+    return fail(c, c->arg[2], "%s", "conversions to fp8 round to nearest even (rtne) only");
   return result(c, type_with_elem(S->arena, x->type, dt, to_ptr));
 }
 

@@ -177,6 +177,14 @@ static int check_operand_kinds(Sema *S, Loc loc, TokenKind op, DType dx, DType d
   return 1;
 }
 
+int refuse_fp8(Sema *S, Loc loc, const char *what, DType t) {
+  if (!dtype_is_fp8(t)) return 0;
+  /* GPUs have no fp8 arithmetic: the precision to compute in is the kernel's choice, made with .to */
+  diag_error(S->diags, loc, "%s: cannot compute in %s", what, dtype_name(t));
+  diag_note(S->diags, loc, "fp8 values are for loads, stores, conversions and tl.dot; convert first, e.g. x.to(tl.float32)");
+  return 1;
+}
+
 /* The dtype an arithmetic operation computes in. */
 static DType computation_type(TokenKind op, Node *x, Node *y) {
   int xw = is_const(x), yw = is_const(y);
@@ -200,6 +208,7 @@ Node *binary(Sema *S, Loc loc, TokenKind op, Node *x, Node *y) {
   if (x->type->is_ptr || y->type->is_ptr) return pointer_arith(S, loc, op, x, y);
   if (!check_operand_kinds(S, loc, op, x->type->elem, y->type->elem)) return poison(S, loc);
   DType ct = computation_type(op, x, y);
+  if (refuse_fp8(S, loc, arena_printf(S->arena, "operator '%s'", op_spelling(op)), ct)) return poison(S, loc);
   if ((op == TK_SLASH || op == TK_FLOORDIV || op == TK_PERCENT) && dtype_is_int(x->type->elem) &&
       dtype_is_int(y->type->elem) && !is_const(x) && !is_const(y) && x->type->elem != DT_I1 &&
       y->type->elem != DT_I1 && dtype_is_signed(x->type->elem) != dtype_is_signed(y->type->elem)) {
@@ -247,6 +256,7 @@ Node *unary(Sema *S, Loc loc, TokenKind op, Node *x) {
     return poison(S, loc);
   }
   if (op == TK_PLUS) return x;
+  if (refuse_fp8(S, loc, arena_printf(S->arena, "unary '%s'", op_spelling(op)), x->type->elem)) return poison(S, loc);
   Node *n = typed_node(S, ND_UNARY, loc, x->type);
   n->op = op;
   n->a = x;

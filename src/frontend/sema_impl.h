@@ -96,6 +96,10 @@ Type *type_of(Sema *S, Node *n);          /* runtime type, or NULL */
 Node *cast(Sema *S, Node *n, DType elem, int is_ptr);
 Node *broadcast(Sema *S, Node *n, int rank, const int64_t *shape);
 Node *binary(Sema *S, Loc loc, TokenKind op, Node *x, Node *y);
+/* An fp8 type is only stored, loaded, converted and multiplied by tl.dot:
+ * computing in it (`what`: "operator '+'", "tl.sum") is an error at loc
+ * with a note to convert first.  Returns whether t is fp8. */
+int refuse_fp8(Sema *S, Loc loc, const char *what, DType t);
 Node *unary(Sema *S, Loc loc, TokenKind op, Node *x);
 Node *to_bool(Sema *S, Node *n);
 Node *typed_node(Sema *S, NodeKind kind, Loc loc, Type *t);

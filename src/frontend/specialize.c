@@ -98,6 +98,10 @@ static int parse_sig_entry(Sema *S, const char *t, Loc base, size_t start, size_
                (int)(end - start), t + start);
     return 0;
   }
+  if (!is_ptr && dtype_is_fp8((DType)dt)) { /* as in Triton: fp8 lives in memory, behind pointers */
+    diag_error(S->diags, loc, "an fp8 scalar parameter ('%s') is not supported; pass a pointer (*%s) or fp32", name, name);
+    return 0;
+  }
   p->type = is_ptr ? type_pointer(S->arena, (DType)dt) : type_scalar(S->arena, (DType)dt);
   p->divisibility = 1;
   if (colon < end) {

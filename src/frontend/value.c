@@ -335,15 +335,17 @@ int type_predicate(const Value *t, const char *name) {
   if (!strcmp(name, "is_ptr")) return t->kind == V_DTYPE && t->dtype_is_ptr;
   if (!strcmp(name, "is_block")) return t->kind == V_BLOCK_TYPE;
   if (!strcmp(name, "is_const")) return 0;
-  if (!strcmp(name, "is_floating") || !strcmp(name, "is_standard_floating")) return plain && k == DK_FLOAT;
+  if (!strcmp(name, "is_floating")) return plain && k == DK_FLOAT;
+  if (!strcmp(name, "is_standard_floating")) return plain && k == DK_FLOAT && !dtype_is_fp8(t->dtype);
   if (!strcmp(name, "is_int_signed")) return plain && k == DK_SINT;
   if (!strcmp(name, "is_int_unsigned")) return plain && (k == DK_UINT || k == DK_BOOL);
   if (!strcmp(name, "is_int")) return plain && k != DK_FLOAT;
   if (!strcmp(name, "is_bool")) return plain && t->dtype == DT_I1;
-  if (!strncmp(name, "is_fp8", 6)) return 0; /* tile has no fp8 types */
+  if (!strcmp(name, "is_fp8")) return plain && dtype_is_fp8(t->dtype);
   if (strncmp(name, "is_", 3)) return -1;
   for (int d = 0; d < DT_COUNT; d++)
     if (!strcmp(name + 3, triton_dtype_name((DType)d))) return plain && t->dtype == (DType)d;
+  if (!strncmp(name, "is_fp8", 6)) return 0; /* the fp8 types tile lacks (is_fp8e4b15): never this one */
   return -1;
 }
 

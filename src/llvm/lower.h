@@ -69,8 +69,9 @@ typedef struct AtomicAccess {
   int sem, scope;         /* MemSem, MemScope */
 } AtomicAccess;
 
-/* The operand types of mma.sync, as tile_sim.h numbers them. */
-enum { MMA_F16, MMA_BF16, MMA_TF32, MMA_S8 };
+/* The operand types of mma.sync and wgmma, as tile_sim.h numbers them; wgmma's fp8 kinds are MMA_FP8
+ * plus 1 where A is e5m2 and 2 where B is (else e4m3). */
+enum { MMA_F16, MMA_BF16, MMA_TF32, MMA_S8, MMA_FP8, MMA_FP8_LAST = MMA_FP8 + 3 };
 
 /* The tensor-core primitives (warp-synchronous: every lane of the warp
  * executes them), ldmatrix and cp.async, as (target, name, parameters):
@@ -88,7 +89,8 @@ enum { MMA_F16, MMA_BF16, MMA_TF32, MMA_S8 };
   X(target, cp_async_commit, (Lower *L))                                                                     \
   X(target, cp_async_wait, (Lower *L, int pending))                                                          \
   /* wgmma (sm_90a), by the 128 threads of a warpgroup: wgmma.fence; one m64n{n}k{16,8} (kind MMA_F16,    \
-   * MMA_BF16, MMA_TF32) on acc[n / 2] (f32, updated in place) from shared-memory descriptors (i64), or    \
+   * MMA_BF16, MMA_TF32; m64n{n}k32 for the MMA_FP8 kinds) on acc[n / 2] (f32, updated in place) from     \
+   * shared-memory descriptors (i64), or                                                                    \
    * with a_desc NULL A from a_words[4] (i32: fp16/bf16 pairs, mma.sync's A fragment; no trans_a);        \
    * commit_group; wait_group (acc: the registers that must be ready after it; keep: inputs that must      \
    * stay live until it, a register A's words) */                                                           \
@@ -120,6 +122,9 @@ typedef struct Target {
   LLVMValueRef (*exp2_approx)(Lower *L, LLVMValueRef x); /* f32 */
   LLVMValueRef (*div_full)(Lower *L, LLVMValueRef x, LLVMValueRef y); /* f32 x / y, Triton's div.full.f32 */
   LLVMValueRef (*round_tf32)(Lower *L, LLVMValueRef x);  /* f32, cvt.rna.tf32.f32 */
+  /* f32 to the fp8 type t (an i8; to_fp8 1) or back (0), as lower_fp8.c says; NULL, or a function
+     that returns NULL: no instruction for it, lower_fp8.c computes the bits */
+  LLVMValueRef (*fp8_convert)(Lower *L, LLVMValueRef v, DType t, int to_fp8);
   /* the printf format and arguments: generic pointers */
   void (*vprintf)(Lower *L, LLVMValueRef format, LLVMValueRef args);
   void (*assert_fail)(Lower *L, LLVMValueRef message, LLVMValueRef file, int line, LLVMValueRef function);
@@ -240,6 +245,11 @@ void lower_unpack(Lower *L, LLVMValueRef word, LLVMTypeRef elem_type, int n, LLV
 /* Register values to their memory form and back (i1 <-> i8, pointers <-> i64). */
 LLVMValueRef lower_to_memory(Lower *L, LLVMValueRef v);
 LLVMValueRef lower_from_memory(Lower *L, LLVMValueRef v, LLVMTypeRef register_type);
+
+/* ---- lower_fp8.c: fp8 <-> fp32 (src/support/numeric.c's semantics) ---------- */
+LLVMValueRef lower_fp8_from_f32(Lower *L, LLVMValueRef f, DType t); /* an i8 */
+LLVMValueRef lower_fp8_to_f32(Lower *L, LLVMValueRef byte, DType t);
+LLVMValueRef lower_fp8_constant(Lower *L, double v, DType t); /* the i8 of v rounded to t */
 
 LLVMValueRef lower_i32(Lower *L, int64_t v);
 LLVMValueRef lower_int(Lower *L, LLVMTypeRef t, int64_t v);

@@ -33,6 +33,7 @@ static const char *value_format(const Type *t, int hex) {
 static LLVMValueRef value_argument(Lower *L, LLVMValueRef v, const Type *t, int hex) {
   LLVMTypeRef ty = LLVMTypeOf(v);
   if (LLVMGetTypeKind(ty) == LLVMPointerTypeKind) return LLVMBuildPtrToInt(L->b, v, L->i64, "");
+  if (!t->is_ptr && dtype_is_fp8(t->elem) && !hex) return LLVMBuildFPExt(L->b, lower_fp8_to_f32(L, v, t->elem), L->f64, "");
   if (!t->is_ptr && dtype_is_float(t->elem)) {
     if (!hex) return ty == L->f64 ? v : LLVMBuildFPExt(L->b, v, L->f64, "");
     LLVMValueRef bits = LLVMBuildBitCast(L->b, v, lower_int_type(L, lower_type_bits(ty)), "");

@@ -17,6 +17,7 @@ static int bits_of(const Type *t) { return t->is_ptr ? 64 : dtype_bits(t->elem);
 static LLVMValueRef constant_value(Lower *L, const TirOp *op, const Type *t) {
   LLVMTypeRef et = lower_elem_type(L, t);
   if (t->is_ptr) return LLVMConstIntToPtr(LLVMConstInt(L->i64, (unsigned long long)op->ival, 0), et);
+  if (is_float(t) && dtype_is_fp8(t->elem)) return lower_fp8_constant(L, op->fval, t->elem);
   if (is_float(t)) return LLVMConstReal(et, op->fval);
   if (t->elem == DT_I1) return LLVMConstInt(et, op->ival != 0, 0);
   return LLVMConstInt(et, (unsigned long long)op->ival, 1);
@@ -313,9 +314,22 @@ static LLVMValueRef pointer_cast(Lower *L, LLVMValueRef v, const Type *to) {
   return it == L->i64 ? bits : LLVMBuildTrunc(L->b, bits, it, "");
 }
 
+/* fp8 converts through fp32 (lower_fp8.c): from fp8 exactly, and into it
+ * from fp32, which holds every fp16, bf16 and fp8 value and rounds fp64 and
+ * integers as numeric.c's fp8_from_double does. */
+static LLVMValueRef fp8_cast(Lower *L, LLVMValueRef v, const Type *from, const Type *to) {
+  Type f32 = {.elem = DT_FP32};
+  if (dtype_is_fp8(from->elem)) {
+    LLVMValueRef f = lower_fp8_to_f32(L, v, from->elem);
+    return dtype_is_fp8(to->elem) ? lower_fp8_from_f32(L, f, to->elem) : lower_cast_value(L, f, &f32, to, ROUND_RTNE);
+  }
+  return lower_fp8_from_f32(L, lower_cast_value(L, v, from, &f32, ROUND_RTNE), to->elem);
+}
+
 LLVMValueRef lower_cast_value(Lower *L, LLVMValueRef v, const Type *from, const Type *to, int rounding) {
   LLVMTypeRef it = lower_elem_type(L, to);
   if (from->is_ptr || to->is_ptr) return pointer_cast(L, v, to);
+  if (dtype_is_fp8(from->elem) || dtype_is_fp8(to->elem)) return fp8_cast(L, v, from, to);
   if (is_float(from) && is_float(to)) return float_to_float(L, v, it, rounding);
   if (is_float(from)) return float_to_int(L, v, to);
   if (is_float(to)) return is_signed(from) ? LLVMBuildSIToFP(L->b, v, it, "") : LLVMBuildUIToFP(L->b, v, it, "");

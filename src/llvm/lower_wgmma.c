@@ -17,7 +17,10 @@
  * address of its first element: its row is a multiple of 8, where the
  * swizzle is the identity, and the hardware applies the XOR to the
  * addresses it forms, so starting inside a swizzle row selects columns.
- * Operands stored along M or N (imm-trans 1) are allowed for fp16 and bf16.
+ * Operands stored along M or N (imm-trans 1) are allowed for fp16 and bf16;
+ * tf32 and fp8 (e4m3, e5m2, k 32; accelerate-matmul takes them from the
+ * fp16 conversions sema put before the dot, into K-major buffers) are read
+ * K-major only.
  *
  * The wgmmas of one dot are one commit group; without a dot_wait using the
  * result, the dot waits for it at once (wait_group 0).  A register-A dot
@@ -95,7 +98,10 @@ static void register_a(Lower *L, const LinearLayout *la, Regs a, int64_t m, int6
   }
 }
 
-static int wgmma_kind(DType t) { return t == DT_BF16 ? MMA_BF16 : t == DT_FP32 ? MMA_TF32 : MMA_F16; }
+static int wgmma_kind(DType a, DType b) {
+  if (dtype_is_fp8(a)) return MMA_FP8 + (a == DT_FP8E5) + 2 * (b == DT_FP8E5);
+  return a == DT_BF16 ? MMA_BF16 : a == DT_FP32 ? MMA_TF32 : MMA_F16;
+}
 
 /* Whether a dot_wait takes the dot's result (the wait is there, later). */
 static int waited_later(Lower *L, const TirOp *op) {
@@ -127,7 +133,10 @@ void lower_wgmma_dot(Lower *L, const TirOp *op) {
   operand(L, op->operands.data[1], 1, &acc_ll, &b);
   Regs c = lower_operand(L, op, 2, &acc_ll), acc = lower_regs(L, c.n);
   for (int r = 0; r < c.n; r++) acc.v[r] = LLVMTypeOf(c.v[r]) == L->f32 ? c.v[r] : LLVMBuildFPExt(L->b, c.v[r], L->f32, "");
-  int n = mma->instr[1], k_step = mma->instr[2], per = n / 2, kind = wgmma_kind(ta->elem);
+  int n = mma->instr[1], k_step = mma->instr[2], per = n / 2;
+  int kind = wgmma_kind(ta->elem, lower_type(L, op->operands.data[1])->elem);
+  if (kind >= MMA_FP8 && ((!a_regs && a.trans) || b.trans))
+    lower_fail(L, "internal error: an fp8 wgmma operand stored along M or N (wgmma reads fp8 K-major only)");
   /* the A words every wgmma reads, kept for the wait */
   int n_words = 0;
   LLVMValueRef *words = a_regs ? arena_alloc(L->arena, sizeof(LLVMValueRef) * (size_t)(av.n / 2 + 4)) : NULL;

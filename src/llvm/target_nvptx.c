@@ -219,6 +219,25 @@ static LLVMValueRef div_full(Lower *L, LLVMValueRef x, LLVMValueRef y) {
   return lower_inline_asm(L, L->f32, "div.full.f32 $0, $1, $2;", "=f,f,f", args, 2, 0);
 }
 
+/* sm_90 converts one value of a packed pair: to fp8 the other input is 0
+ * and the low byte is kept; from fp8 the pair's high byte is 0 and the low
+ * half (an f16, exact) widens to f32.  sm_89 has the instruction too, but
+ * from PTX 8.1 on, and the kernels here are PTX 8.0: it computes the bits. */
+static LLVMValueRef fp8_convert(Lower *L, LLVMValueRef v, DType t, int to_fp8) {
+  if (L->compute_capability < 90) return NULL;
+  const char *format = t == DT_FP8E4NV ? "e4m3x2" : "e5m2x2";
+  if (to_fp8) {
+    LLVMValueRef args[2] = {LLVMConstReal(L->f32, 0), v};
+    const char *text = arena_printf(L->arena, "cvt.rn.satfinite.%s.f32 $0, $1, $2;", format);
+    return LLVMBuildTrunc(L->b, lower_inline_asm(L, L->i16, text, "=h,f,f", args, 2, 0), L->i8, "");
+  }
+  LLVMValueRef pair = LLVMBuildZExt(L->b, v, L->i16, "");
+  const char *text = arena_printf(L->arena, "cvt.rn.f16x2.%s $0, $1;", format);
+  LLVMValueRef halves = lower_inline_asm(L, L->i32, text, "=r,h", &pair, 1, 0);
+  LLVMValueRef low = LLVMBuildBitCast(L->b, LLVMBuildTrunc(L->b, halves, L->i16, ""), L->f16, "");
+  return LLVMBuildFPExt(L->b, low, L->f32, "");
+}
+
 static LLVMValueRef round_tf32(Lower *L, LLVMValueRef x) {
   LLVMValueRef bits = lower_call(L, "llvm.nvvm.f2tf32.rna", L->i32, &L->f32, 1, &x);
   return LLVMBuildBitCast(L->b, bits, L->f32, "");
@@ -264,6 +283,7 @@ static const Target nvptx = {
     .exp2_approx = exp2_approx,
     .div_full = div_full,
     .round_tf32 = round_tf32,
+    .fp8_convert = fp8_convert,
     .vprintf = vprintf_,
     .assert_fail = assert_fail,
     .trap = trap,

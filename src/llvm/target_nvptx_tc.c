@@ -98,21 +98,25 @@ static void tied_asm(Lower *L, const char *text, LLVMValueRef *acc, int n, LLVMV
   for (int i = 0; i < n; i++) acc[i] = n == 1 ? out : LLVMBuildExtractValue(L->b, out, (unsigned)i, "");
 }
 
-static const char *const wgmma_types[] = {[MMA_F16] = "f16.f16", [MMA_BF16] = "bf16.bf16", [MMA_TF32] = "tf32.tf32"};
+static const char *const wgmma_types[] = {[MMA_F16] = "f16.f16", [MMA_BF16] = "bf16.bf16", [MMA_TF32] = "tf32.tf32",
+                                          [MMA_FP8] = "e4m3.e4m3", [MMA_FP8 + 1] = "e5m2.e4m3",
+                                          [MMA_FP8 + 2] = "e4m3.e5m2", [MMA_FP8 + 3] = "e5m2.e5m2"};
+
+static int wgmma_k(int kind) { return kind == MMA_TF32 ? 8 : kind >= MMA_FP8 ? 32 : 16; }
 
 /* "{ .reg .pred p; setp.ne.b32 p, 1, 0; wgmma... {$0..}, A, $b, p, 1, 1[, ta], tb; }": scale-d on; A is
  * a descriptor or ({ $a0, .., $a3 }) four registers, a form without imm-trans-a. */
 void nvptx_wgmma(Lower *L, int kind, int n, LLVMValueRef *acc, LLVMValueRef a_desc, LLVMValueRef *a_words,
                  LLVMValueRef b_desc, int trans_a, int trans_b) {
   int regs = n / 2, n_a = a_desc ? 1 : 4;
-  const char *trans = kind == MMA_TF32 ? ""
+  const char *trans = kind == MMA_TF32 || kind >= MMA_FP8 ? "" /* K-major only: no imm-trans operands */
                       : a_desc         ? arena_printf(L->arena, ", %d, %d", trans_a, trans_b)
                                        : arena_printf(L->arena, ", %d", trans_b);
   const char *a = a_desc ? arena_printf(L->arena, "$%d", regs) : registers(L, regs, 4);
   const char *text = arena_printf(L->arena,
                                   "{ .reg .pred p; setp.ne.b32 p, 1, 0; wgmma.mma_async.sync.aligned.m64n%dk%d.f32.%s "
                                   "%s, %s, $%d, p, 1, 1%s; }",
-                                  n, kind == MMA_TF32 ? 8 : 16, wgmma_types[kind], registers(L, 0, regs), a,
+                                  n, wgmma_k(kind), wgmma_types[kind], registers(L, 0, regs), a,
                                   regs + n_a, trans);
   LLVMValueRef in[5] = {a_desc, b_desc};
   if (!a_desc) {

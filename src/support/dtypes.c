@@ -20,6 +20,7 @@ DKind dtype_kind(DType t) { return dtypes[t].kind; }
 int dtype_is_float(DType t) { return dtypes[t].kind == DK_FLOAT; }
 int dtype_is_int(DType t) { return dtypes[t].kind != DK_FLOAT; }
 int dtype_is_signed(DType t) { return dtypes[t].kind == DK_SINT || dtypes[t].kind == DK_FLOAT; }
+int dtype_is_fp8(DType t) { return t == DT_FP8E4NV || t == DT_FP8E5; }
 
 /* The first characters are compared inline: launches look dtypes up on their hot path. */
 int dtype_lookup(const char *name) {
@@ -142,6 +143,10 @@ DType promote(DType x, int x_weak, DType y, int y_weak, int div_or_mod) {
   if (x == DT_FP32 || y == DT_FP32) return DT_FP32;
   if (x == DT_FP16 || y == DT_FP16) return div_or_mod ? DT_FP32 : DT_FP16;
   if (x == DT_BF16 || y == DT_BF16) return x == y && !div_or_mod ? DT_BF16 : DT_FP32;
+  /* as Triton: two different fp8 types meet in fp16; an fp8 type with itself or an integer stays fp8 (and
+     sema refuses to compute in it) */
+  if (dtype_is_fp8(x) && dtype_is_fp8(y)) return x == y ? x : DT_FP16;
+  if (dtype_is_fp8(x) || dtype_is_fp8(y)) return dtype_is_fp8(x) ? x : y;
   return integer_promote(x, y);
 }
 

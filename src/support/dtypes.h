@@ -35,6 +35,8 @@ int dtype_lookup(const char *name);
 int dtype_is_float(DType t);
 int dtype_is_int(DType t);                /* bool counts as an integer */
 int dtype_is_signed(DType t);
+/* float8e4nv or float8e5: stored as a byte, converted before any arithmetic */
+int dtype_is_fp8(DType t);
 
 Type *type_scalar(Arena *a, DType elem);
 Type *type_pointer(Arena *a, DType elem);

@@ -86,6 +86,81 @@ static double bits_to_double(uint64_t bits) {
   return v;
 }
 
+/* ---- fp8 -------------------------------------------------------------------
+ * Neither format is quite IEEE: e4m3fn (float8e4nv) has no infinities and
+ * one NaN per sign (S.1111.111), which leaves room for exponent 15 and a
+ * largest value of 448; e5m2 (float8e5) has IEEE's infinities and NaNs.
+ * Conversions to both round to nearest even and saturate as PTX's
+ * cvt.rn.satfinite: a magnitude beyond the largest finite one, infinity
+ * included, becomes that largest one with its sign, and NaN becomes 0x7f. */
+
+static const Format E4M3 = {4, 3}, E5M2 = {5, 2};
+
+enum { FP8_NAN = 0x7f };
+
+static Format fp8_format(DType t) { return t == DT_FP8E4NV ? E4M3 : E5M2; }
+static uint8_t fp8_max_bits(DType t) { return t == DT_FP8E4NV ? 0x7e : 0x7b; } /* 448, 57344 */
+
+/* The largest finite value as a double: (2 - 2^-m_max) * 2^e_max. */
+static double fp8_max_value(DType t) { return t == DT_FP8E4NV ? 448.0 : 57344.0; }
+
+/* The code of a magnitude below the largest finite value.  Subnormals and
+ * normals share one formula: the code is ((e + bias - 1) << M) + r, where
+ * r is the value in units of 2^(e - M) rounded to even, and a carry out of r
+ * moves to the next binade by itself. */
+static uint8_t fp8_code_of_magnitude(double a, Format fmt) {
+  int bias = (1 << (fmt.exp_bits - 1)) - 1, emin = 1 - bias, e;
+  if (a == 0) return 0;
+  frexp(a, &e); /* a = f * 2^e, f in [0.5, 1): the leading bit is 2^(e - 1) */
+  e = e - 1 > emin ? e - 1 : emin;
+  double q = ldexp(a, fmt.man_bits - e), r = floor(q), rest = q - r; /* q < 2^(M+1): exact */
+  if (rest > 0.5 || (rest == 0.5 && fmod(r, 2) == 1)) r += 1;
+  return (uint8_t)(((e + bias - 1) << fmt.man_bits) + (int)r);
+}
+
+uint8_t fp8_from_double(double v, DType t) {
+  if (isnan(v)) return FP8_NAN;
+  v = (float)v; /* through fp32 as the generated code goes, so fp64 rounds as there */
+  uint8_t sign = signbit(v) ? 0x80 : 0;
+  double a = fabs(v);
+  if (a >= fp8_max_value(t)) return sign | fp8_max_bits(t);
+  return sign | fp8_code_of_magnitude(a, fp8_format(t));
+}
+
+static int fp8_is_nan(uint8_t bits, DType t) {
+  return t == DT_FP8E4NV ? (bits & 0x7f) == 0x7f : (bits & 0x7f) > 0x7c;
+}
+
+/* A NaN code as a quiet NaN that carries it (sign and low bits), so that
+ * the bits of a loaded NaN are the bits stored back (fp8_bits_of_value). */
+static double fp8_nan(uint8_t bits) {
+  uint64_t b = (uint64_t)(bits >> 7) << 63 | UINT64_C(0x7ff8000000000000) | (bits & 0x7f);
+  return bits_to_double(b);
+}
+
+/* The code of a value of the fp8 type t: a NaN's own code where it carries
+ * one (fp8_nan), else the rounding conversion, exact for such a value but
+ * for e5m2's infinities, which it would saturate. */
+static uint8_t fp8_bits_of_value(double v, DType t) {
+  uint64_t b;
+  memcpy(&b, &v, sizeof b);
+  uint8_t code = (uint8_t)((b >> 63) << 7 | (b & 0x7f));
+  int carries_code = (b & UINT64_C(0x7fffffffffffff80)) == UINT64_C(0x7ff8000000000000) && fp8_is_nan(code, t);
+  if (isnan(v)) return carries_code ? code : FP8_NAN;
+  if (isinf(v) && t == DT_FP8E5) return v < 0 ? 0xfc : 0x7c;
+  return fp8_from_double(v, t);
+}
+
+/* e5m2 decodes as IEEE; e4m3's exponent 15 holds numbers (only S.1111.111
+ * is NaN), which IEEE's decode would take for infinities, so it is by hand. */
+double fp8_to_double(uint8_t bits, DType t) {
+  if (fp8_is_nan(bits, t)) return fp8_nan(bits);
+  if (t == DT_FP8E5) return decode(bits, E5M2);
+  int exp = bits >> 3 & 0xf, man = bits & 7;
+  double v = exp ? ldexp(8 + man, exp - 7 - 3) : ldexp(man, -6 - 3);
+  return bits & 0x80 ? -v : v;
+}
+
 static const Format *format_of(DType t) {
   switch (t) {
   case DT_FP16: return &FP16;
@@ -97,6 +172,7 @@ static const Format *format_of(DType t) {
 }
 
 double round_to_dtype(double v, DType t) {
+  if (dtype_is_fp8(t)) return fp8_to_double(fp8_from_double(v, t), t);
   if (t == DT_FP32) return (double)(float)v; /* the hardware conversion rounds once, to nearest even */
   const Format *fmt = format_of(t);
   if (!fmt || t == DT_FP64 || isnan(v)) return v;
@@ -104,6 +180,7 @@ double round_to_dtype(double v, DType t) {
 }
 
 double round_toward_zero(double v, DType t) {
+  if (dtype_is_fp8(t)) return round_to_dtype(v, t); /* sema allows only rtne into fp8 */
   const Format *fmt = format_of(t);
   double r = round_to_dtype(v, t);
   if (!fmt || t == DT_FP64 || isnan(v) || isinf(v) || fabs(r) <= fabs(v)) return r;
@@ -125,6 +202,7 @@ double fp16_to_double(uint16_t bits) { return decode(bits, FP16); }
 double bf16_to_double(uint16_t bits) { return decode(bits, BF16); }
 
 double int_to_float(int64_t v, DType from, DType to) {
+  if (dtype_is_fp8(to)) return round_to_dtype(int_to_float(v, from, DT_FP32), to); /* via fp32, as the GPU */
   const Format *fmt = format_of(to);
   if (!fmt) return (double)v;
   int negative = dtype_kind(from) == DK_SINT && v < 0;
@@ -148,6 +226,7 @@ int float_to_int(double v, DType to, int64_t *out) {
 }
 
 uint64_t float_to_bits(double v, DType t) {
+  if (dtype_is_fp8(t)) return fp8_bits_of_value(v, t);
   if (t == DT_FP16) return fp16_from_double(v);
   if (t == DT_BF16) return bf16_from_double(v);
   if (t == DT_FP32) {
@@ -162,6 +241,7 @@ uint64_t float_to_bits(double v, DType t) {
 }
 
 double float_from_bits(uint64_t bits, DType t) {
+  if (dtype_is_fp8(t)) return fp8_to_double((uint8_t)bits, t);
   if (t == DT_FP16) return fp16_to_double((uint16_t)bits);
   if (t == DT_BF16) return bf16_to_double((uint16_t)bits);
   if (t == DT_FP32) {

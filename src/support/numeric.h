@@ -28,6 +28,13 @@ uint16_t bf16_from_double(double v);
 double fp16_to_double(uint16_t bits);
 double bf16_to_double(uint16_t bits);
 
+/* The bits of v in the fp8 type t (float8e4nv, float8e5), rounded to
+ * nearest even after a rounding to fp32 (exact from fp16/bf16/fp32), with
+ * cvt.rn.satfinite's saturation: beyond the largest finite value (infinity
+ * too) gives it with v's sign, NaN gives 0x7f.  And back, exactly. */
+uint8_t fp8_from_double(double v, DType t);
+double fp8_to_double(uint8_t bits, DType t);
+
 /* The bits of v as the float type t (v already of that type), and back. */
 uint64_t float_to_bits(double v, DType t);
 double float_from_bits(uint64_t bits, DType t);

@@ -8,7 +8,9 @@
  * FMA path.  The version:
  *   - 3 (wgmma) on sm_90a for rank-2 dots with num_warps % 4 == 0 and M a
  *     multiple of 64, fp16/bf16 (tf32 when both operands are K-major, as
- *     wgmma reads tf32 only so); warps 4 along M, doubled along M while the
+ *     wgmma reads tf32 only so; fp8, k 32, for the fp16 dot of two fp8
+ *     tiles' conversions, the tiles themselves becoming the operands in
+ *     K-major buffers); warps 4 along M, doubled along M while the
  *     tile has more rows, else along N; one instruction covers N / wn
  *     columns (at most 256).  B goes into shared memory in an NVMMA
  *     layout (local_alloc), contiguous along the dimension its source
@@ -36,6 +38,7 @@
 
 typedef struct Plan {
   int version;               /* 0: stays on the FMA path */
+  int fp8[2];                /* wgmma on fp8: the fp8 tiles A and B were converted from; else -1 */
   int warps[MAX_RANK];
   int instr[3];
 } Plan;
@@ -66,10 +69,31 @@ static int source_of(Accel *A, int v) {
   return def && def->code == TIR_CONVERT_LAYOUT ? def->operands.data[0] : v;
 }
 
-/* The operand's contiguous dimension as its source layout has it; -1: unknown. */
-static int contiguous_dim(Accel *A, int v) {
-  const Layout *l = tir_layout(A->f, source_of(A, v));
+/* The contiguous dimension of v's blocked layout; -1: unknown. */
+static int blocked_contiguous(Accel *A, int v) {
+  const Layout *l = tir_layout(A->f, v);
   return l && l->kind == LAYOUT_BLOCKED ? l->order[0] : -1;
+}
+
+/* The operand's contiguous dimension as its source layout has it; -1: unknown. */
+static int contiguous_dim(Accel *A, int v) { return blocked_contiguous(A, source_of(A, v)); }
+
+/* The fp8 tile a dot operand was converted from, or -1: sema makes tl.dot
+ * of fp8 operands the fp16 dot of their exact conversions, which every GPU
+ * runs; wgmma can read the fp8 tiles themselves. */
+static int fp8_source(Accel *A, int v) {
+  TirOp *def = A->defs[source_of(A, v)];
+  if (!def || def->code != TIR_CAST || !dtype_is_fp8(T(A, def->operands.data[0])->elem)) return -1;
+  return def->operands.data[0];
+}
+
+/* Whether a dot of fp16 conversions of fp8 tiles can be an fp8 wgmma (K a
+ * multiple of its 32); their buffers are then K-major, as wgmma reads fp8
+ * only so, whatever the tiles' contiguity (Triton transposes so too). */
+static int fp8_wgmma_sources(Accel *A, const TirOp *dot, int *src) {
+  const Type *ta = T(A, dot->operands.data[0]);
+  for (int k = 0; k < 2; k++) src[k] = fp8_source(A, dot->operands.data[k]);
+  return src[0] >= 0 && src[1] >= 0 && ta->rank == 2 && ta->shape[1] % 32 == 0;
 }
 
 static void warps_v2(int rank, const int64_t *shape, int num_warps, int *w) {
@@ -107,10 +131,15 @@ static int plan_v3(Accel *A, const TirOp *dot, int k, Plan *p) {
 static Plan plan(Accel *A, const TirOp *dot) {
   Plan p;
   memset(&p, 0, sizeof p);
+  p.fp8[0] = p.fp8[1] = -1;
   const Type *ta = T(A, dot->operands.data[0]), *t = T(A, dot->results.data[0]);
   const Layout *now = tir_layout(A->f, dot->results.data[0]);
-  int k = instruction_k(dot, ta->elem);
+  int k = instruction_k(dot, ta->elem), fp8[2];
   if (A->o->compute_capability < 80 || !k || ta->shape[ta->rank - 1] < k || (now && now->kind == LAYOUT_MMA)) return p;
+  if (fp8_wgmma_sources(A, dot, fp8) && plan_v3(A, dot, 32, &p)) {
+    p.fp8[0] = fp8[0], p.fp8[1] = fp8[1];
+    return p;
+  }
   if (plan_v3(A, dot, k, &p)) return p;
   p.version = 2;
   warps_v2(t->rank, t->shape, A->f->num_warps, p.warps);
@@ -151,10 +180,10 @@ static int a_in_registers(Accel *A, const TirOp *dot) {
   return def && def->code != TIR_LOAD;
 }
 
-/* A wgmma operand: its source tile into a shared buffer in an NVMMA layout
- * contiguous where the source is (else K-major). */
-static int to_buffer(Accel *A, const TirOp *dot, int k) {
-  int src = source_of(A, dot->operands.data[k]), contiguous = contiguous_dim(A, dot->operands.data[k]);
+/* A wgmma operand: the tile src into a shared buffer in an NVMMA layout
+ * contiguous where src is (else, or with k_major, along K). */
+static int to_buffer(Accel *A, const TirOp *dot, int k, int src, int k_major) {
+  int contiguous = k_major ? -1 : blocked_contiguous(A, src);
   const Type *t = T(A, src);
   int order[2];
   order[0] = contiguous >= 0 ? contiguous : k == 0 ? 1 : 0;
@@ -176,7 +205,8 @@ static void accelerate(Accel *A, TirOp *dot, const Plan *p) {
   }
   int bits = dtype_bits(T(A, dot->operands.data[0])->elem), kw = bits >= 32 ? 1 : 32 / bits;
   for (int k = 0; k < 2; k++) {
-    int v = p->version == 3 && (k == 1 || !a_in_registers(A, dot)) ? to_buffer(A, dot, k)
+    int fp8 = p->fp8[k] >= 0, src = fp8 ? p->fp8[k] : source_of(A, dot->operands.data[k]);
+    int v = p->version == 3 && (k == 1 || fp8 || !a_in_registers(A, dot)) ? to_buffer(A, dot, k, src, fp8)
                             : convert(A, source_of(A, dot->operands.data[k]),
                                       layout_dot_operand(f->layout_table, k, mma, kw), dot->loc);
     dot->operands.data[k] = v;

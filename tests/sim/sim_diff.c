@@ -143,7 +143,7 @@ typedef struct DtypeInfo {
 static const DtypeInfo dtypes[] = {{"i1", 1, K_BOOL},   {"i8", 1, K_SINT},   {"i16", 2, K_SINT},   {"i32", 4, K_SINT},
                                    {"i64", 8, K_SINT},  {"u8", 1, K_UINT},   {"u16", 2, K_UINT},   {"u32", 4, K_UINT},
                                    {"u64", 8, K_UINT},  {"fp16", 2, K_FLOAT}, {"bf16", 2, K_FLOAT}, {"fp32", 4, K_FLOAT},
-                                   {"fp64", 8, K_FLOAT}};
+                                   {"fp64", 8, K_FLOAT}, {"fp8e4nv", 1, K_FLOAT}, {"fp8e5", 1, K_FLOAT}};
 
 static const DtypeInfo *dtype_info(const char *name) {
   for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
@@ -186,10 +186,36 @@ static uint16_t bf16_bits(float f) {
   return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
 }
 
+/* fp8 (float8e4nv = e4m3fn: no infinities, NaN S.1111.111; float8e5 = e5m2, IEEE-like): the value of a
+ * code from the formats' definitions, and for inputs the nearest finite code by search (ties either way;
+ * infinity is e5m2's, or e4m3's largest value). */
+static double fp8_value(const DtypeInfo *t, uint8_t b) {
+  int e4 = !strcmp(t->name, "fp8e4nv"), man_bits = e4 ? 3 : 2, bias = e4 ? 7 : 15;
+  int exp = (b & 0x7f) >> man_bits, man = b & ((1 << man_bits) - 1);
+  double v;
+  if (e4 && (b & 0x7f) == 0x7f) return NAN;
+  if (!e4 && exp == 31) v = man ? NAN : INFINITY;
+  else v = exp ? ldexp(1.0 + man / (double)(1 << man_bits), exp - bias) : ldexp(man, 1 - bias - man_bits);
+  return b & 0x80 ? -v : v;
+}
+
+static uint8_t fp8_code(const DtypeInfo *t, double v) {
+  if (isnan(v)) return 0x7f;
+  if (isinf(v)) return (uint8_t)((v < 0 ? 0x80 : 0) | (strcmp(t->name, "fp8e4nv") ? 0x7c : 0x7e));
+  int best = 0;
+  double best_d = INFINITY;
+  for (int c = 0; c < 256; c++) {
+    double x = fp8_value(t, (uint8_t)c);
+    if (isfinite(x) && fabs(x - v) < best_d) best = c, best_d = fabs(x - v);
+  }
+  return (uint8_t)best;
+}
+
 /* Element k of a buffer as a double (floats) or integer bits. */
 static double float_at(const DtypeInfo *t, const unsigned char *p, size_t k) {
   uint64_t b = 0;
   memcpy(&b, p + k * (size_t)t->bytes, (size_t)t->bytes);
+  if (t->bytes == 1) return fp8_value(t, (uint8_t)b);
   if (t->bytes == 2) return !strcmp(t->name, "fp16") ? half_value((uint16_t)b) : bf16_value((uint16_t)b);
   if (t->bytes == 4) {
     float f;
@@ -210,7 +236,9 @@ static uint64_t bits_at(const DtypeInfo *t, const unsigned char *p, size_t k) {
 
 static void store_float(const DtypeInfo *t, unsigned char *p, size_t k, double v) {
   unsigned char *q = p + k * (size_t)t->bytes;
-  if (t->bytes == 2) {
+  if (t->bytes == 1) {
+    *q = fp8_code(t, v);
+  } else if (t->bytes == 2) {
     uint16_t h = !strcmp(t->name, "fp16") ? half_bits((float)v) : bf16_bits((float)v);
     memcpy(q, &h, 2);
   } else if (t->bytes == 4) {

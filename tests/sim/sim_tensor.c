@@ -52,7 +52,7 @@ typedef struct GroupExchange {
   uint64_t a_desc[WARPGROUP], b_desc[WARPGROUP];
   int32_t scale_d[WARPGROUP];
   uint32_t a_regs[WARPGROUP][4];
-  float a[64][16], b[16][MAX_N];         /* the operands, decoded */
+  float a[64][32], b[32][MAX_N];         /* the operands, decoded (k up to 32, fp8) */
 } GroupExchange;
 
 /* A cp.async in flight. */
@@ -398,16 +398,35 @@ static uintptr_t element_address(const MatrixDescriptor *d, int mn_major, size_t
 /* ---- wgmma.mma_async ------------------------------------------------------------------- */
 
 typedef struct WgmmaKind {
-  const char *type;
+  const char *a_type, *b_type;
   int k;
   size_t element_bytes;
 } WgmmaKind;
 
 static const WgmmaKind wgmma_kinds[] = {
-    [TILE_SIM_MMA_F16] = {"f16", 16, 2},
-    [TILE_SIM_MMA_BF16] = {"bf16", 16, 2},
-    [TILE_SIM_MMA_TF32] = {"tf32", 8, 4},
+    [TILE_SIM_MMA_F16] = {"f16", "f16", 16, 2},
+    [TILE_SIM_MMA_BF16] = {"bf16", "bf16", 16, 2},
+    [TILE_SIM_MMA_TF32] = {"tf32", "tf32", 8, 4},
+    [TILE_SIM_MMA_FP8] = {"e4m3", "e4m3", 32, 1},
+    [TILE_SIM_MMA_FP8 + 1] = {"e5m2", "e4m3", 32, 1},
+    [TILE_SIM_MMA_FP8 + 2] = {"e4m3", "e5m2", 32, 1},
+    [TILE_SIM_MMA_FP8 + 3] = {"e5m2", "e5m2", 32, 1},
 };
+
+static int is_fp8_kind(int kind) { return kind >= TILE_SIM_MMA_FP8 && kind <= TILE_SIM_MMA_FP8 + 3; }
+
+/* An fp8 element (PTX ISA, "Alternate Floating Point Data Formats"): e4m3
+ * has no infinities and one NaN, S.1111.111; e5m2 is IEEE-like. */
+static float fp8_value(uint32_t bits, int e5m2) {
+  int man_bits = e5m2 ? 2 : 3, bias = e5m2 ? 15 : 7, exp = (int)(bits & 0x7f) >> man_bits;
+  int man = (int)bits & ((1 << man_bits) - 1);
+  float v;
+  if (!e5m2 && (bits & 0x7f) == 0x7f) return NAN;
+  if (e5m2 && exp == 31) v = man ? NAN : INFINITY;
+  else v = exp ? ldexpf(1.0f + (float)man / (float)(1 << man_bits), exp - bias)
+               : ldexpf((float)man, 1 - bias - man_bits);
+  return bits & 0x80 ? -v : v;
+}
 
 /* What one wgmma of a warpgroup decodes together. */
 typedef struct WgmmaCall {
@@ -441,6 +460,7 @@ static float shared_element(Sim *s, int kind, const SharedOperand *o, int mn, in
   }
   uint32_t bits = 0;
   memcpy(&bits, (const void *)a, e);
+  if (is_fp8_kind(kind)) return fp8_value(bits, ((kind - TILE_SIM_MMA_FP8) >> (o->name[0] == 'B')) & 1);
   return register_float(kind, bits, 0);
 }
 
@@ -507,22 +527,25 @@ static void wgmma_thread_result(const GroupExchange *x, const WgmmaCall *call, i
 
 /* Checks what one thread can see of the instruction; writes its name to op. */
 static void check_wgmma_call(Sim *s, const WgmmaCall *call, char *op, size_t size) {
-  if (call->kind < TILE_SIM_MMA_F16 || call->kind > TILE_SIM_MMA_TF32)
-    sim_fail(s, "wgmma of kind %d: the simulator has f16, bf16 and tf32", call->kind);
+  if (call->kind < TILE_SIM_MMA_F16 || call->kind == TILE_SIM_MMA_S8 || call->kind > TILE_SIM_MMA_FP8 + 3)
+    sim_fail(s, "wgmma of kind %d: the simulator has f16, bf16, tf32, e4m3 and e5m2", call->kind);
   if (call->n < 8 || call->n > MAX_N || call->n % 8)
     sim_fail(s, "wgmma with n %d: n must be 8..256 in steps of 8", call->n);
   if ((call->trans_a != 0 && call->trans_a != 1) || (call->trans_b != 0 && call->trans_b != 1))
     sim_fail(s, "wgmma with imm-trans-a %d, imm-trans-b %d: each must be 0 or 1", call->trans_a, call->trans_b);
-  if (call->kind == TILE_SIM_MMA_TF32 && (call->trans_a || call->trans_b))
-    sim_fail(s, "wgmma .tf32 with imm-trans-a %d, imm-trans-b %d: only .f16 and .bf16 operands may be MN-major",
-             call->trans_a, call->trans_b);
+  if ((call->kind == TILE_SIM_MMA_TF32 || is_fp8_kind(call->kind)) && (call->trans_a || call->trans_b))
+    sim_fail(s, "wgmma .%s with imm-trans-a %d, imm-trans-b %d: only .f16 and .bf16 operands may be MN-major",
+             wgmma_kinds[call->kind].a_type, call->trans_a, call->trans_b);
+  if (is_fp8_kind(call->kind) && call->a_in_registers)
+    sim_fail(s, "wgmma .%s with A in registers: the simulator reads fp8 A by descriptor only",
+             wgmma_kinds[call->kind].a_type);
   if (call->a_in_registers && call->trans_a)
     sim_fail(s, "wgmma with A in registers and imm-trans-a 1: that form has no imm-trans-a");
   if (!thread_async(s)->fenced)
     sim_fail(s, "wgmma.mma_async before any wgmma.fence in this program (one must precede the first)");
   const WgmmaKind *wk = &wgmma_kinds[call->kind];
   snprintf(op, size, "wgmma.mma_async.sync.aligned.m64n%dk%d.f32.%s.%s (A %s, imm-trans-a %d, imm-trans-b %d)",
-           call->n, wk->k, wk->type, wk->type, call->a_in_registers ? "in registers" : "by descriptor", call->trans_a,
+           call->n, wk->k, wk->a_type, wk->b_type, call->a_in_registers ? "in registers" : "by descriptor", call->trans_a,
            call->trans_b);
 }
 

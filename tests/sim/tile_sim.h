@@ -92,7 +92,8 @@ void tile_sim_assertfail(const char *message, const char *file, int32_t line, co
  * while others wait is one too.  Implementation and tests: sim_tensor.c,
  * test_sim_tensor.c (README.md, "Tensor cores and asynchronous copies"). */
 
-enum { TILE_SIM_MMA_F16, TILE_SIM_MMA_BF16, TILE_SIM_MMA_TF32, TILE_SIM_MMA_S8 };
+/* wgmma's fp8 kinds: TILE_SIM_MMA_FP8, plus 1 where A is e5m2 and 2 where B is (else e4m3). */
+enum { TILE_SIM_MMA_F16, TILE_SIM_MMA_BF16, TILE_SIM_MMA_TF32, TILE_SIM_MMA_S8, TILE_SIM_MMA_FP8 };
 
 /* mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32 (kind F16
  * or BF16): a = 4 b32 (two 16-bit values each), b = 2 b32, c and d = 4 f32.
@@ -130,8 +131,8 @@ void tile_sim_cp_async_wait(int32_t pending); /* cp.async.wait_group n: all but 
 
 /* wgmma (sm_90a), by a warpgroup: the 128 threads of 4 consecutive warps
  * starting at a warp index divisible by 4 call together.
- * wgmma.mma_async.sync.aligned.m64n{n}k{16|8}.f32.{f16,bf16,tf32}: kind F16,
- * BF16 or TF32 (k 16, 16, 8); acc = n/2 f32 per thread in the PTX ISA's
+ * wgmma.mma_async.sync.aligned.m64n{n}k{16|8|32}.f32.{f16,bf16,tf32,e4m3,e5m2}: kind F16,
+ * BF16, TF32 or one of the FP8 kinds (k 16, 16, 8, 32; A and B by descriptor, K-major); acc = n/2 f32 per thread in the PTX ISA's
  * accumulator fragment order (updated in place); a_desc and b_desc are
  * shared-memory matrix descriptors (PTX ISA "Matrix Descriptor Format":
  * start address, leading and stride byte offsets, swizzle mode none, 32B,
@@ -139,6 +140,7 @@ void tile_sim_cp_async_wait(int32_t pending); /* cp.async.wait_group n: all but 
  * register-A fragment) and a_desc is ignored; scale_d 0 means D = A*B;
  * trans_a, trans_b are the instruction's imm-trans-a/b (transposed, i.e.
  * MN-major, operands; f16/bf16 only; the register-A form has no trans_a).
+ * fp8 elements are e4m3fn (no infinities, NaN S.1111.111) or e5m2.
  * Descriptors: the start address field is bits 4-17 of the operand's
  * address as ptrtoint gives it ((addr & 0x3FFFF) >> 4, the same code as for
  * a GPU's shared address); the simulator takes the byte of the program's

@@ -99,8 +99,8 @@ int npy_dtype_from_name(const char *name, NpyDtype *out) {
   return -1;
 }
 
-/* The dtype a descr's kind letter and size name; bf16 is never the answer,
- * as its '<u2' bits read back as u16 (npy.h). */
+/* The dtype a descr's kind letter and size name; bf16 and fp8 are never the
+ * answer, as their bits read back as u16 and u8, which come first (npy.h). */
 static int dtype_for(char kind, size_t size, NpyDtype *out) {
   for (int t = 0; t < NPY_DTYPE_COUNT; t++) {
     if (t != NPY_BF16 && DTYPES[t].kind == kind && DTYPES[t].size == size) {

@@ -30,7 +30,8 @@
 #include <stdint.h>
 
 /* NPY_DTYPE(id, Triton short name, bytes, numpy kind letter), in the order of
- * lang/dtypes.def.  bf16's kind is 'u': it travels as uint16 bits. */
+ * lang/dtypes.def.  bf16's kind is 'u': it travels as uint16 bits; the fp8
+ * types as uint8 bits (numpy has neither), so a file reads back as u16 / u8. */
 #define NPY_DTYPES(X)           \
   X(NPY_BOOL, "i1", 1, 'b')     \
   X(NPY_I8, "i8", 1, 'i')       \
@@ -44,7 +45,9 @@
   X(NPY_F16, "fp16", 2, 'f')    \
   X(NPY_BF16, "bf16", 2, 'u')   \
   X(NPY_F32, "fp32", 4, 'f')    \
-  X(NPY_F64, "fp64", 8, 'f')
+  X(NPY_F64, "fp64", 8, 'f')     \
+  X(NPY_FP8E4NV, "fp8e4nv", 1, 'u') \
+  X(NPY_FP8E5, "fp8e5", 1, 'u')
 
 typedef enum {
 #define NPY_ENUM(id, name, size, kind) id,

@@ -12,6 +12,9 @@
   npy.py shapes X Y Z R C BR BC      check Z against run_join_split.tl's sections, from the R x C inputs
                                      padded with 0 to BR x BC: join, interleave, cat along 0 and 1,
                                      flips, the halves of split
+  npy.py fp8round X Z SCALE          check Z[i] == fp8e4nv(fp32(X[i]*SCALE)) and Z[N+i] == fp8e5(...) as fp32
+                                     (nearest even by search over each format's values, saturating; N = len(X))
+  npy.py fp8matmul X Y Z M K N       check Z == fp8e4nv(X) @ fp8e5(Y) (exact products) within 1e-6 * (1 + sum |x*y|)
   npy.py print PATH                  print the values, one line
 """
 import math
@@ -40,6 +43,32 @@ def load(path):
     fmt = "f" if "<f4" in header else "I" if "<u4" in header else "i"
     body = data[10 + n:]
     return list(struct.unpack("<%d%s" % (len(body) // 4, fmt), body))
+
+
+def fp8_values(exp_bits):
+    """The finite non-negative values of e4m3fn (exp_bits 4: no infinities, S.1111.111 NaN) or e5m2 (5),
+    by code."""
+    man_bits, bias = 7 - exp_bits, (1 << (exp_bits - 1)) - 1
+    values = []
+    for code in range(128):
+        e, m = code >> man_bits, code & ((1 << man_bits) - 1)
+        if (exp_bits == 4 and code == 0x7f) or (exp_bits == 5 and e == 31):
+            break
+        values.append(m * 2.0 ** (1 - bias - man_bits) if e == 0 else (1 + m / 2.0 ** man_bits) * 2.0 ** (e - bias))
+    return values
+
+
+def fp8_round(v, values):
+    """v to the nearest of values (ties to the even code), sign kept, saturating at the largest."""
+    if math.isnan(v):
+        return v
+    a = abs(v)
+    if a >= values[-1]:
+        r = values[-1]
+    else:
+        code = min(range(len(values)), key=lambda c: (abs(a - values[c]), c & 1))
+        r = values[code]
+    return -r if v < 0 else r
 
 
 def main(argv):
@@ -91,6 +120,26 @@ def main(argv):
                 ref = sum(x[i * k + p] * y[p * n + j] for p in range(k))
                 size = sum(abs(x[i * k + p] * y[p * n + j]) for p in range(k))
                 if len(z) != m * n or not abs(z[i * n + j] - ref) <= 1e-5 * (1 + size):
+                    bad.append(i * n + j)
+        print("ok %d" % len(z) if not bad else "mismatch at %s" % bad[:5])
+    elif cmd == "fp8round":
+        x, z, scale = load(argv[2]), load(argv[3]), float(argv[4])
+        f32 = lambda v: struct.unpack("f", struct.pack("f", v))[0]
+        n = len(x)
+        want = [fp8_round(f32(v * scale), fp8_values(4)) for v in x] + [fp8_round(f32(v * scale), fp8_values(5)) for v in x]
+        bad = [i for i in range(2 * n) if len(z) != 2 * n or z[i] != want[i]]
+        print("ok %d" % len(z) if not bad else "mismatch at %s" % [(i, z[i], want[i]) for i in bad[:5]])
+    elif cmd == "fp8matmul":
+        x, y, z = load(argv[2]), load(argv[3]), load(argv[4])
+        m, k, n = int(argv[5]), int(argv[6]), int(argv[7])
+        e4, e5 = fp8_values(4), fp8_values(5)
+        a, b = [fp8_round(v, e4) for v in x], [fp8_round(v, e5) for v in y]
+        bad = []
+        for i in range(m):
+            for j in range(n):
+                ref = sum(a[i * k + p] * b[p * n + j] for p in range(k))
+                size = sum(abs(a[i * k + p] * b[p * n + j]) for p in range(k))
+                if len(z) != m * n or not abs(z[i * n + j] - ref) <= 1e-6 * (1 + size):
                     bad.append(i * n + j)
         print("ok %d" % len(z) if not bad else "mismatch at %s" % bad[:5])
     elif cmd == "histogram":
