@@ -3,7 +3,7 @@
  * (fp8_from_double, fp8_to_double): to fp8 rounds to nearest even and
  * saturates as cvt.rn.satfinite (beyond the largest finite value, infinity
  * included, gives it with the sign; NaN gives 0x7f); from fp8 is exact, a
- * NaN becoming fp32's quiet NaN with its sign (0x7fc00000, 0xffc00000).  sm_90 uses its cvt
+ * NaN becoming fp32's positive quiet NaN 0x7fc00000 (as sm_90's cvt, which drops the sign).  sm_90 uses its cvt
  * (Target.fp8_convert); elsewhere (sm_80, sm_89, the simulator) the bits are
  * computed here, a few integer operations. */
 #include "lower.h"
@@ -84,7 +84,7 @@ static LLVMValueRef fp8_to_f32_bits(Lower *L, LLVMValueRef byte, DType t) {
   LLVMValueRef is_subnormal = LLVMBuildICmp(B, LLVMIntULT, magnitude, u32(L, 1u << fmt.man_bits), "");
   LLVMValueRef value = LLVMBuildSelect(B, is_subnormal, LLVMBuildBitCast(B, scaled, L->i32, ""), normal, "");
   value = LLVMBuildOr(B, value, sign, "");
-  LLVMValueRef special = LLVMBuildOr(B, sign, u32(L, 0x7fc00000), "");
+  LLVMValueRef special = u32(L, 0x7fc00000);
   if (fmt.has_inf) {
     LLVMValueRef is_inf = LLVMBuildICmp(B, LLVMIntEQ, magnitude, u32(L, fmt.first_special), "");
     special = LLVMBuildSelect(B, is_inf, LLVMBuildOr(B, sign, u32(L, 0x7f800000), ""), special, "");
