@@ -929,6 +929,29 @@ static Node *check_flip(Call *c) {
   return result(c, x->type);
 }
 
+/* gather(src, index, axis): index is an integer tile of src's rank whose
+ * sizes off the axis are src's; the result has index's shape (as Triton). */
+static Node *check_gather(Call *c) {
+  Sema *S = c->S;
+  Node *src = tile_arg(c, 0, "src"), *index = src ? tile_arg(c, 1, "index") : NULL;
+  if (!index) return poison(S, c->node->loc);
+  const Type *s = src->type, *x = index->type;
+  if (s->rank == 0) return fail(c, src, "%s", "src must be a tile, not a scalar");
+  if (x->is_ptr || !dtype_is_int(x->elem) || x->elem == DT_I1)
+    return fail(c, index, "%s", arena_printf(S->arena, "index must be an integer tile, got %s", type_str(S->arena, x)));
+  if (x->rank != s->rank)
+    return fail(c, index, "%s", arena_printf(S->arena, "index must have src's rank %d, got %s", s->rank,
+                                             x->rank ? shape_str(S->arena, x) : "a scalar"));
+  int64_t axis;
+  if (!normalize_axis(c, 2, s->rank, &axis)) return poison(S, c->node->loc);
+  for (int d = 0; d < s->rank; d++)
+    if (d != axis && x->shape[d] != s->shape[d])
+      return fail(c, index, "%s", arena_printf(S->arena, "index %s and src %s differ in dimension %d; only axis %d may",
+                                               shape_str(S->arena, x), shape_str(S->arena, s), d, (int)axis));
+  c->arg[2] = mk_const(S, c->arg[2]->loc, value_int(S, axis));
+  return result(c, type_tile(S->arena, s, x->rank, x->shape));
+}
+
 /* broadcast(input, other): the pair broadcast to their common shape. */
 static Node *check_broadcast(Call *c) {
   Sema *S = c->S;

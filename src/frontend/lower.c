@@ -533,6 +533,11 @@ static int lower_builtin(Lower *L, Node *n) {
   case B_SPLIT: return lower_split(L, n, a);
   case B_CAT: return lower_cat(L, n, a);
   case B_FLIP: return lower_flip(L, n, a);
+  case B_GATHER: {
+    int r = emit(L, TIR_GATHER, n->loc, n->type, lower_expr(L, a->data[0]), lower_expr(L, a->data[1]), -1);
+    last_op(L)->axis = (int)const_int(a->data[2]);
+    return r;
+  }
   case B_TO:
   case B_CAST: {
     int r = emit(L, a->data[3]->cval->i ? TIR_BITCAST : TIR_CAST, n->loc, n->type, lower_expr(L, a->data[0]), -1, -1);

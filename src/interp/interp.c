@@ -535,6 +535,27 @@ static Axis split_axis(const Type *t, int axis) {
   return a;
 }
 
+static int64_t index_value(const Type *t, const Slot *s, int64_t k) {
+  return is_unsigned(t) && dtype_bits(t->elem) == 64 && s->i[k] < 0 ? INT64_MAX : s->i[k];
+}
+
+/* An index outside the source is the kernel's mistake (Triton leaves it
+ * undefined): reported with the element, not read. */
+static void exec_gather(Interp *I, const TirOp *op) {
+  Slot *s = in(I, op, 0), *x = in(I, op, 1), *d = out(I, op);
+  const Type *st = in_type(I, op, 0), *xt = in_type(I, op, 1);
+  Axis a = split_axis(xt, op->axis);
+  int64_t len = st->shape[op->axis];
+  for (int64_t k = 0; k < d->n; k++) {
+    int64_t at = index_value(xt, x, k);
+    if (at < 0 || at >= len)
+      fail(I, op, "gather: index %lld at element %lld is outside the source's %lld along axis %d", (long long)at,
+           (long long)k, (long long)len, op->axis);
+    int64_t outer = k / (a.len * a.inner), inner = k % a.inner;
+    d->i[k] = s->i[(outer * len + at) * a.inner + inner];
+  }
+}
+
 /* Whether x beats best for max (sign 1) or min (sign -1); ties keep the first. */
 static int better(const Type *t, const Slot *s, int64_t x, int64_t best, int sign) {
   if (is_float(t)) return sign > 0 ? s->f[x] > s->f[best] : s->f[x] < s->f[best];
@@ -861,6 +882,7 @@ static void exec_op(Interp *I, const TirOp *op) {
   case TIR_TRANS: exec_trans(I, op); break;
   case TIR_JOIN: exec_join(I, op); break;
   case TIR_SPLIT: exec_split(I, op); break;
+  case TIR_GATHER: exec_gather(I, op); break;
   case TIR_ADDPTR: exec_addptr(I, op); break;
   case TIR_LOAD: exec_load(I, op); break;
   case TIR_STORE: exec_store(I, op); break;

@@ -274,6 +274,7 @@ static void lower_op(Lower *L, const TirOp *op) {
     break;
   case TIR_JOIN: lower_join(L, op); break;
   case TIR_SPLIT: lower_split(L, op); break;
+  case TIR_GATHER: lower_gather(L, op); break;
   case TIR_ADDPTR: lower_addptr(L, op); break;
   case TIR_LOAD: lower_load(L, op); break;
   case TIR_STORE: lower_store(L, op); break;

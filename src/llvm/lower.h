@@ -392,6 +392,7 @@ LLVMValueRef lower_scalar(Lower *L, TirCode code, int kind, const Type *t, LLVMV
 LLVMValueRef lower_cast_value(Lower *L, LLVMValueRef v, const Type *from, const Type *to, int rounding);
 
 void lower_splat(Lower *L, const TirOp *op);
+void lower_gather(Lower *L, const TirOp *op);        /* through shared memory */
 void lower_shape_op(Lower *L, const TirOp *op);      /* broadcast, expand_dims, reshape, trans, convert, hint */
 void lower_join(Lower *L, const TirOp *op);
 void lower_split(Lower *L, const TirOp *op);

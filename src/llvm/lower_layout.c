@@ -156,3 +156,57 @@ void lower_split(Lower *L, const TirOp *op) {
   h.uniform = src.uniform;
   lower_result(L, op, 0, lower_move(L, h, &half, &to, NULL, lower_elem_type(L, lower_type(L, op->results.data[0]))));
 }
+
+/* gather: the source goes to shared memory whole (any index may name any
+ * element), then each thread reads, for every element of the index it
+ * holds, the source element at that element's coordinates with the axis
+ * coordinate replaced by the index.  Tile sizes are powers of two, so the
+ * coordinates are bit fields of the flat offsets; the index is masked to
+ * the axis (an index outside it is undefined in Triton; the mask keeps the
+ * read inside the buffer). */
+void lower_gather(Lower *L, const TirOp *op) {
+  int src = op->operands.data[0], index = op->operands.data[1];
+  const Type *st = lower_type(L, src), *xt = lower_type(L, index);
+  LinearLayout from, to;
+  lower_linear(L, src, &from);
+  lower_linear(L, op->results.data[0], &to);
+  Regs s = lower_get(L, src), x = lower_get(L, index), out = lower_regs(L, ll_registers(&to));
+  if (s.uniform) { /* every element is the same */
+    for (int r = 0; r < out.n; r++) out.v[r] = s.v[0];
+    out.uniform = 1;
+    lower_result(L, op, 0, out);
+    return;
+  }
+  Exchange e;
+  memset(&e, 0, sizeof e);
+  lower_side(&from, NULL, &e.from);
+  e.to = e.from; /* the reads are computed at run time: the plan lays out the source only */
+  e.space_bits = log2_of(type_numel(st));
+  e.elem = lower_elem_type(L, st);
+  Scratch p;
+  lower_scratch_plan(L, &e, 0, INT64_MAX, &p);
+  if (L->shared_dirty) lower_barrier(L);
+  lower_scratch_write(L, &p, s, 0);
+  lower_barrier(L);
+  int64_t inner = 1;
+  for (int d = op->axis + 1; d < st->rank; d++) inner *= st->shape[d];
+  int inner_bits = log2_of(inner), index_bits = log2_of(xt->shape[op->axis]), src_bits = log2_of(st->shape[op->axis]);
+  Side dst;
+  lower_side(&to, NULL, &dst);
+  LLVMValueRef thread = lower_thread_offset(L, dst.thread);
+  for (int r = 0; r < out.n; r++) {
+    LLVMValueRef off = LLVMBuildAdd(L->b, thread, lower_i32(L, ll_reg_offset(&to, (uint32_t)r)), "");
+    LLVMValueRef outer = LLVMBuildLShr(L->b, off, lower_i32(L, inner_bits + index_bits), "");
+    LLVMValueRef at = LLVMBuildIntCast2(L->b, x.v[x.uniform ? 0 : r], L->i32, 1, "");
+    at = LLVMBuildAnd(L->b, at, lower_i32(L, st->shape[op->axis] - 1), "");
+    LLVMValueRef flat = LLVMBuildShl(L->b, outer, lower_i32(L, inner_bits + src_bits), "");
+    flat = LLVMBuildOr(L->b, flat, LLVMBuildShl(L->b, at, lower_i32(L, inner_bits), ""), "");
+    flat = LLVMBuildOr(L->b, flat, LLVMBuildAnd(L->b, off, lower_i32(L, inner - 1), ""), "");
+    LLVMValueRef byte = lower_scratch_runtime(L, &p, flat);
+    LLVMValueRef v = LLVMBuildLoad2(L->b, p.mem_type, LLVMBuildGEP2(L->b, L->i8, L->shared, &byte, 1, ""), "");
+    LLVMSetAlignment(v, (unsigned)p.elem_bytes);
+    out.v[r] = lower_from_memory(L, v, e.elem);
+  }
+  lower_shared_unknown(L);
+  lower_result(L, op, 0, out);
+}

@@ -85,6 +85,7 @@ static const Layout *own_layout(Assign *A, const TirOp *op) {
   case TIR_SCAN_COMBINE:
   case TIR_HINT:
   case TIR_ASSERT: l = in; break;
+  case TIR_GATHER: l = tir_layout(A->f, op->operands.data[1]); break; /* the index's */
   case TIR_PRINT: return NULL; /* each thread prints what it holds */
   default: break;
   }

@@ -224,6 +224,7 @@ static const Layout *derived_layout(Prop *P, const TirOp *op, int min_depth) {
   case TIR_SCAN:
   case TIR_SCAN_COMBINE: return operands_layout(P, op, min_depth);
   case TIR_BROADCAST: return in;
+  case TIR_GATHER: return get_from(P, op->operands.data[1], min_depth); /* the index's */
   case TIR_EXPAND_DIMS: return in && in->kind == LAYOUT_SLICE && in->dim == op->axis ? in->parent : NULL;
   case TIR_REDUCE:
   case TIR_REDUCE_COMBINE:

@@ -49,7 +49,7 @@ static const Layout *carried_need(const TirFunc *f, const TirOp *op, int k, cons
   return k < parent->results.len ? layout_of(f, parent->results.data[k]) : NULL;
 }
 
-static const Layout *shape_op_need(const TirFunc *f, const TirOp *op, const Layout *own, const char **rule) {
+static const Layout *shape_op_need(const TirFunc *f, const TirOp *op, int k, const Layout *own, const char **rule) {
   LayoutTable *t = f->layout_table;
   switch (op->code) {
   case TIR_BROADCAST:
@@ -71,6 +71,9 @@ static const Layout *shape_op_need(const TirFunc *f, const TirOp *op, const Layo
   case TIR_SPLIT:
     *rule = "split's operand has its result's blocked layout with a last dimension of 2 in registers";
     return layout_joined(t, own, 0);
+  case TIR_GATHER: /* the source goes through shared memory whatever its layout */
+    *rule = "gather's index has its result's layout";
+    return k == 1 ? own : NULL;
   default: return NULL;
   }
 }
@@ -122,7 +125,7 @@ const Layout *tgir_operand_need(const TirFunc *f, const TirOp *op, int k, const 
     return layout_of(f, op->regions[0]->args.data[k]);
   case TIR_YIELD:
   case TIR_CONDITION: return carried_need(f, op, k, parent, rule);
-  default: return shape_op_need(f, op, own, rule);
+  default: return shape_op_need(f, op, k, own, rule);
   }
 }
 

@@ -99,6 +99,22 @@ static void check_pair_dimension(Verifier *V, const TirOp *op, Type *x, Type *r)
   if (!same) problem(V, op, "%s", "the pair's shape must be the half's with a last dimension of 2");
 }
 
+/* gather's source and index have one rank and equal sizes off the axis; the
+ * result has the index's shape and the source's element type. */
+static void check_gather(Verifier *V, const TirOp *op) {
+  Type *src = T(V, op, 0), *index = T(V, op, 1), *r = R(V, op, 0);
+  if (r->elem != src->elem || r->is_ptr != src->is_ptr) problem(V, op, "%s", "the result must have the source's element type");
+  if (index->is_ptr || !dtype_is_int(index->elem)) problem(V, op, "%s", "the index must be an integer tile");
+  if (src->rank < 1 || src->rank != index->rank || r->rank != index->rank || op->axis < 0 || op->axis >= src->rank) {
+    problem(V, op, "%s", "source, index and result need one rank, and the axis a dimension of it");
+    return;
+  }
+  for (int i = 0; i < r->rank; i++) {
+    if (r->shape[i] != index->shape[i]) problem(V, op, "%s", "the result must have the index's shape");
+    if (i != op->axis && src->shape[i] != index->shape[i]) problem(V, op, "%s", "source and index differ off the axis");
+  }
+}
+
 static void check_shape_op(Verifier *V, const TirOp *op) {
   Type *x = T(V, op, 0), *r = R(V, op, 0);
   if (x->elem != r->elem || x->is_ptr != r->is_ptr) problem(V, op, "%s", "changes the element type");
@@ -346,6 +362,7 @@ static void check_types(Verifier *V, const TirOp *op) {
   case TIR_LOAD: case TIR_STORE: case TIR_ATOMIC_RMW: case TIR_ATOMIC_CAS: check_memory(V, op); break;
   case TIR_DOT: check_dot(V, op); break;
   case TIR_REDUCE: check_reduce(V, op); break;
+  case TIR_GATHER: check_gather(V, op); break;
   case TIR_SCAN: check_same(V, op, T(V, op, 0), R(V, op, 0), "operand and result"); break;
   case TIR_REDUCE_COMBINE: case TIR_SCAN_COMBINE: check_combine(V, op); break;
   case TIR_MAKE_RANGE:
