@@ -573,7 +573,7 @@ static Node *check_dot(Call *c) {
   return result(c, rt);
 }
 
-static Type *reduced_type(Sema *S, Type *t, int64_t axis, int all, int keep_dims, DType elem) {
+Type *reduced_type(Sema *S, const Type *t, int64_t axis, int all, int keep_dims, DType elem) {
   Type r = *t;
   r.elem = elem;
   if (all) {

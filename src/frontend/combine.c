@@ -163,18 +163,8 @@ static int check_combine_body(Sema *S, Node *call, Node *def, Node **tiles, int 
 /* A result's type: the axis dropped (or kept as 1) for a reduction, all of
  * them for axis=None; a scan keeps the shape. */
 static Type *combined_type(Sema *S, const Type *t, int reduce, int64_t axis, int all, int keep_dims) {
-  Type r = *t;
   if (!reduce) return type_tile(S->arena, t, t->rank, t->shape);
-  if (all) {
-    for (int i = 0; i < t->rank; i++) r.shape[i] = 1;
-    r.rank = keep_dims ? t->rank : 0;
-  } else if (keep_dims) {
-    r.shape[axis] = 1;
-  } else {
-    for (int i = (int)axis; i < t->rank - 1; i++) r.shape[i] = t->shape[i + 1];
-    r.rank--;
-  }
-  return type_tile(S->arena, &r, r.rank, r.shape);
+  return reduced_type(S, t, axis, all, keep_dims, t->elem);
 }
 
 static int combine_axis(Sema *S, const char *fn, Node *arg, int rank, int reduce, int64_t *axis) {

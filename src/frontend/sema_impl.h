@@ -114,6 +114,8 @@ int builtin_count(void);
 Node *check_builtin_call(Sema *S, Node *call, int id, Node *self, Node **args, int n_args,
                          Node **kw, int n_kw);
 const char *suggest(Sema *S, const char *name, const char *const *cands, int n);
+/* t reduced along axis (every axis when `all`), the reduced dimensions kept as 1 with keep_dims; elements of elem */
+Type *reduced_type(Sema *S, const Type *t, int64_t axis, int all, int keep_dims, DType elem);
 
 /* descriptor.c: tensor descriptors and block pointers, ND_DESC values (ival: the kind) */
 enum { DESC_TENSOR, DESC_BLOCK_PTR };
