@@ -627,6 +627,17 @@ static Node *check_float_math(Call *c) {
   return result(c, x->type);
 }
 
+static Node *check_sqrt_rn(Call *c) {
+  Node *x = tile_arg(c, 0, "x");
+  if (!x) return poison(c->S, c->node->loc);
+  if (x->type->is_ptr || x->type->elem != DT_FP32) {
+    Node *r = fail(c, x, "expects fp32, as Triton's, got %s", type_str(c->S->arena, x->type));
+    if (!x->type->is_ptr) diag_note(c->S->diags, x->loc, "convert first, e.g. x.to(tl.float32)");
+    return r;
+  }
+  return result(c, x->type);
+}
+
 static Node *check_abs(Call *c) {
   Node *x = tile_arg(c, 0, "x");
   if (!x) return poison(c->S, c->node->loc);
@@ -660,7 +671,23 @@ static Node *elementwise(Call *c, int first, int n, int floats_only) {
   return c->arg[first];
 }
 
+/* propagate_nan= (argument i): None or tl.PropagateNan's NONE (0) and ALL
+ * (0xFFFF, Triton's enum values), bound as tile IR's NAN_NONE or NAN_ALL. */
+static int propagate_nan_arg(Call *c, int i) {
+  Value *v = const_of(c->S, c->arg[i], "propagate_nan");
+  if (!v) return 0;
+  int all = v->kind == V_INT && v->i == 0xFFFF;
+  if (v->kind != V_NONE && !all && !(v->kind == V_INT && v->i == 0)) {
+    fail(c, c->arg[i], "%s", arena_printf(c->S->arena, "propagate_nan must be tl.PropagateNan.NONE or "
+                                                       "tl.PropagateNan.ALL, not %s", value_str(c->S->arena, v)));
+    return 0;
+  }
+  c->arg[i] = mk_const(c->S, c->arg[i]->loc, value_int(c->S, all ? NAN_ALL : NAN_NONE));
+  return 1;
+}
+
 static Node *check_binary_math(Call *c) {
+  if (!propagate_nan_arg(c, 2)) return poison(c->S, c->node->loc);
   if (is_const(c->arg[0]) && is_const(c->arg[1]) && !c->arg[0]->type && !c->arg[1]->type) {
     Value *better = fold_binary(c->S, c->node->loc, c->id == B_MINIMUM ? TK_LT : TK_GT, c->arg[1]->cval,
                                 c->arg[0]->cval);
@@ -671,6 +698,7 @@ static Node *check_binary_math(Call *c) {
 }
 
 static Node *check_clamp(Call *c) {
+  if (c->id == B_CLAMP && !propagate_nan_arg(c, 3)) return poison(c->S, c->node->loc);
   Node *x = elementwise(c, 0, 3, 1);
   return x ? result(c, x->type) : poison(c->S, c->node->loc);
 }

@@ -482,7 +482,13 @@ static int lower_builtin(Lower *L, Node *n) {
   int id = builtin_id(n);
   NodeVec *a = &n->args;
   TirOp *op;
-  if (builtin_ops[id] != TIR_COUNT) return lower_nary(L, n, builtin_ops[id], tir_op_arity(builtin_ops[id]));
+  if (builtin_ops[id] != TIR_COUNT) {
+    int v = lower_nary(L, n, builtin_ops[id], tir_op_arity(builtin_ops[id]));
+    int takes_nan = id == B_MAXIMUM || id == B_MINIMUM || id == B_CLAMP;
+    if (takes_nan && dtype_is_float(n->type->elem)) /* propagate_nan, bound by the checker as NAN_* */
+      last_op(L)->kind = (int)const_int(a->data[tir_op_arity(builtin_ops[id])]);
+    return v;
+  }
   switch (id) {
   case B_PROGRAM_ID:
   case B_NUM_PROGRAMS: {

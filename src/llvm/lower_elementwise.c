@@ -216,8 +216,8 @@ static LLVMValueRef float_binary(Lower *L, TirCode code, int kind, LLVMValueRef 
   case TIR_DIV:
     return LLVMTypeOf(a) == L->f32 && kind != DIV_RN ? L->target->div_full(L, a, b) : LLVMBuildFDiv(L->b, a, b, "");
   case TIR_REM: return float_rem(L, a, b);
-  case TIR_MAXIMUM: return binary_intrinsic(L, "llvm.maxnum", a, b);
-  case TIR_MINIMUM: return binary_intrinsic(L, "llvm.minnum", a, b);
+  case TIR_MAXIMUM: return binary_intrinsic(L, kind == NAN_ALL ? "llvm.maximum" : "llvm.maxnum", a, b);
+  case TIR_MINIMUM: return binary_intrinsic(L, kind == NAN_ALL ? "llvm.minimum" : "llvm.minnum", a, b);
   default: lower_fail(L, "integer operation '%s' on floats", tir_op_name(code));
   }
 }
@@ -259,7 +259,7 @@ LLVMValueRef lower_scalar(Lower *L, TirCode code, int kind, const Type *t, LLVMV
   case TIR_LIBDEVICE: return libdevice_row(L, kind, x);
   case TIR_FMA: return float_fma(L, x);
   case TIR_CLAMP:
-    return binary_intrinsic(L, "llvm.minnum", binary_intrinsic(L, "llvm.maxnum", x[0], x[1]), x[2]);
+    return float_binary(L, TIR_MINIMUM, kind, float_binary(L, TIR_MAXIMUM, kind, x[0], x[1]), x[2]);
   case TIR_NEG: case TIR_NOT: case TIR_ABS: case TIR_EXP: case TIR_EXP2: case TIR_LOG: case TIR_LOG2:
   case TIR_SQRT: case TIR_RSQRT: case TIR_SIN: case TIR_COS: case TIR_ERF: case TIR_FLOOR: case TIR_CEIL:
     return fl ? float_unary(L, code, x[0]) : int_unary(L, code, t, x[0]);

@@ -83,6 +83,10 @@ typedef enum {
 #define DIV_KIND(id, name) DIV_##id,
 #include "kinds.def"
 } DivRounding; /* DIV of fp32: div.full.f32 as Triton's `/`, or tl.div_rn's IEEE quotient */
+typedef enum {
+#define NAN_KIND(id, name) NAN_##id,
+#include "kinds.def"
+} PropagateNan; /* MAXIMUM, MINIMUM, CLAMP of floats: NaN operands ignored (NONE) or propagated (ALL) */
 /* ATOMIC_RMW, ATOMIC_CAS: memory semantics in ival, scope in ival2 (0: Triton's defaults); lang/memory.def */
 typedef enum {
 #define MEM_SEM(id, name, ptx) SEM_##id,
