@@ -76,11 +76,12 @@ def main(argv):
         n3, n4 = normals(want_u[2], want_u[3])
         want_n = [n1, n2, n3, n4, n1]
         want_f = uniform((k * 0x7E3779B97F4A7C15) & ((1 << 64) - 1), 64)
-        want_c = [i32(philox(-3, [k, 0, 0, 0], 10)[0]), i32(philox(5, [1, k, 2, 3], 10)[2])]
+        want_c = [i32(philox(-3, [k, 0, 0, 0], 10)[0]), i32(philox(5, [1, k, 2, 3], 10)[2]),
+                  i32(philox(seed, [3000000000, 0, 0, 0], 10)[1])]
         got_n = n[5 * k:5 * k + 5]
         if (w[4 * k:4 * k + 4] != want_w or i[4 * k:4 * k + 4] != want_i or u[5 * k:5 * k + 5] != want_u
                 or any(abs(g - e) > 2e-6 * (1 + abs(e)) for g, e in zip(got_n, want_n))
-                or f[k] != want_f or c[2 * k:2 * k + 2] != want_c):
+                or f[k] != want_f or c[3 * k:3 * k + 3] != want_c):
             bad.append(k)
     for name, values, per in (("u", u, 5), ("n", n, 5), ("f", f, 1)):
         if any(v == v for v in values[per * count:]):
