@@ -1064,6 +1064,37 @@ static Node *check_device_print(Call *c) {
   return result(c, NULL);
 }
 
+static int string_arg(Call *c, int i, const char *what) {
+  Value *v = const_of(c->S, c->arg[i], what);
+  if (v && v->kind != V_STR) fail(c, c->arg[i], "%s must be a string", what);
+  return v && v->kind == V_STR;
+}
+
+/* tl.inline_asm_elementwise: PTX once per element of the broadcast args
+ * (not promoted), one result of `dtype`.  Tile lacks pack > 1 and tuples of
+ * result dtypes so far. */
+static Node *check_inline_asm(Call *c) {
+  Node *args = c->arg[2];
+  int64_t pack;
+  DType dt;
+  if (!string_arg(c, 0, "asm") || !string_arg(c, 1, "constraints")) return poison(c->S, c->node->loc);
+  if (args->kind != ND_TUPLE || args->args.len == 0 || args->args.len > MAX_ASM_ARGS)
+    return fail(c, args, "args must be a list or tuple of 1 to %s tiles", "16");
+  if (c->arg[3]->kind == ND_TUPLE)
+    return fail(c, c->arg[3], "%s", "several results (a tuple of dtypes) are not supported by tile yet");
+  if (!dtype_arg(c, 3, &dt, NULL) || !const_int_arg(c, 4, "is_pure", &pack) || !const_int_arg(c, 5, "pack", &pack))
+    return poison(c->S, c->node->loc);
+  if (pack != 1) return fail(c, c->arg[5], "%s", "pack other than 1 is not supported by tile yet");
+  Node **xs = args->args.data;
+  for (int i = 0; i < args->args.len; i++) {
+    xs[i] = runtime(c->S, xs[i]);
+    if (!xs[i]->type || xs[i]->type->is_ptr || xs[i]->type->elem == DT_I1)
+      return fail(c, xs[i], "%s", "args must be number tiles or scalars (not pointers or booleans)");
+  }
+  Node *x = common_broadcast(c, xs, args->args.len);
+  return x ? result(c, type_with_elem(c->S->arena, x->type, dt, 0)) : poison(c->S, c->node->loc);
+}
+
 static Node *check_debug_barrier(Call *c) { return result(c, NULL); }
 
 /* gdc_wait, gdc_launch_dependents: programmatic dependent launch's waits and

@@ -883,6 +883,7 @@ static void exec_op(Interp *I, const TirOp *op) {
   case TIR_LIBDEVICE: exec_libdevice(I, op); break;
   case TIR_CAST: case TIR_BITCAST: exec_cast(I, op); break;
   case TIR_RAND: exec_rand(I, op); break;
+  case TIR_INLINE_ASM: fail(I, op, "inline_asm_elementwise runs on the GPU only (its PTX cannot run here)"); break;
   case TIR_PRINT: exec_print(I, op); break;
   case TIR_ASSERT: exec_assert(I, op); break;
   case TIR_BARRIER: break;

@@ -353,3 +353,20 @@ void lower_elementwise(Lower *L, const TirOp *op) {
   out.uniform = uniform;
   lower_result(L, op, 0, out);
 }
+
+/* tl.inline_asm_elementwise: the asm once per register of the result (pack 1), its operands in the
+ * result's layout; asm that is not pure keeps its side effects (LLVM's sideeffect). */
+void lower_asm_elementwise(Lower *L, const TirOp *op) {
+  if (L->target == target_sim()) lower_fail(L, "inline_asm_elementwise runs on the GPU only (the simulator cannot run PTX)");
+  int res = op->results.data[0], n = op->operands.len;
+  const Type *rt = lower_type(L, res);
+  LinearLayout ll;
+  Regs out = lower_regs(L, registers_of(L, res, &ll)), in[MAX_ASM_ARGS];
+  for (int k = 0; k < n; k++) in[k] = lower_operand(L, op, k, rt->rank ? &ll : NULL);
+  for (int r = 0; r < out.n; r++) {
+    LLVMValueRef x[MAX_ASM_ARGS];
+    for (int k = 0; k < n; k++) x[k] = in[k].v[r];
+    out.v[r] = lower_inline_asm(L, lower_elem_type(L, rt), op->str, op->str2, x, n, !(op->flags & ASM_PURE));
+  }
+  lower_result(L, op, 0, out);
+}
