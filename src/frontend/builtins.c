@@ -648,6 +648,17 @@ static Node *check_float_math(Call *c) {
   return result(c, x->type);
 }
 
+static Node *check_sqrt_rn(Call *c) {
+  Node *x = tile_arg(c, 0, "x");
+  if (!x) return poison(c->S, c->node->loc);
+  if (x->type->is_ptr || x->type->elem != DT_FP32) {
+    Node *r = fail(c, x, "expects fp32, as Triton's, got %s", type_str(c->S->arena, x->type));
+    if (!x->type->is_ptr) diag_note(c->S->diags, x->loc, "convert first, e.g. x.to(tl.float32)");
+    return r;
+  }
+  return result(c, x->type);
+}
+
 static Node *check_abs(Call *c) {
   Node *x = tile_arg(c, 0, "x");
   if (!x) return poison(c->S, c->node->loc);
@@ -683,7 +694,23 @@ static Node *elementwise(Call *c, int first, int n, int floats_only) {
   return c->arg[first];
 }
 
+/* propagate_nan= (argument i): None or tl.PropagateNan's NONE (0) and ALL
+ * (0xFFFF, Triton's enum values), bound as tile IR's NAN_NONE or NAN_ALL. */
+static int propagate_nan_arg(Call *c, int i) {
+  Value *v = const_of(c->S, c->arg[i], "propagate_nan");
+  if (!v) return 0;
+  int all = v->kind == V_INT && v->i == 0xFFFF;
+  if (v->kind != V_NONE && !all && !(v->kind == V_INT && v->i == 0)) {
+    fail(c, c->arg[i], "%s", arena_printf(c->S->arena, "propagate_nan must be tl.PropagateNan.NONE or "
+                                                       "tl.PropagateNan.ALL, not %s", value_str(c->S->arena, v)));
+    return 0;
+  }
+  c->arg[i] = mk_const(c->S, c->arg[i]->loc, value_int(c->S, all ? NAN_ALL : NAN_NONE));
+  return 1;
+}
+
 static Node *check_binary_math(Call *c) {
+  if (!propagate_nan_arg(c, 2)) return poison(c->S, c->node->loc);
   if (is_const(c->arg[0]) && is_const(c->arg[1]) && !c->arg[0]->type && !c->arg[1]->type) {
     Value *better = fold_binary(c->S, c->node->loc, c->id == B_MINIMUM ? TK_LT : TK_GT, c->arg[1]->cval,
                                 c->arg[0]->cval);
@@ -694,6 +721,7 @@ static Node *check_binary_math(Call *c) {
 }
 
 static Node *check_clamp(Call *c) {
+  if (c->id == B_CLAMP && !propagate_nan_arg(c, 3)) return poison(c->S, c->node->loc);
   Node *x = elementwise(c, 0, 3, 1);
   return x ? result(c, x->type) : poison(c->S, c->node->loc);
 }
@@ -1082,6 +1110,37 @@ static Node *check_device_print(Call *c) {
     if (!t->args.data[i]->type) return fail(c, t->args.data[i], "%s", "prints numbers and tiles only");
   }
   return result(c, NULL);
+}
+
+static int string_arg(Call *c, int i, const char *what) {
+  Value *v = const_of(c->S, c->arg[i], what);
+  if (v && v->kind != V_STR) fail(c, c->arg[i], "%s must be a string", what);
+  return v && v->kind == V_STR;
+}
+
+/* tl.inline_asm_elementwise: PTX once per element of the broadcast args
+ * (not promoted), one result of `dtype`.  Tile lacks pack > 1 and tuples of
+ * result dtypes so far. */
+static Node *check_inline_asm(Call *c) {
+  Node *args = c->arg[2];
+  int64_t pack;
+  DType dt;
+  if (!string_arg(c, 0, "asm") || !string_arg(c, 1, "constraints")) return poison(c->S, c->node->loc);
+  if (args->kind != ND_TUPLE || args->args.len == 0 || args->args.len > MAX_ASM_ARGS)
+    return fail(c, args, "args must be a list or tuple of 1 to %s tiles", "16");
+  if (c->arg[3]->kind == ND_TUPLE)
+    return fail(c, c->arg[3], "%s", "several results (a tuple of dtypes) are not supported by tile yet");
+  if (!dtype_arg(c, 3, &dt, NULL) || !const_int_arg(c, 4, "is_pure", &pack) || !const_int_arg(c, 5, "pack", &pack))
+    return poison(c->S, c->node->loc);
+  if (pack != 1) return fail(c, c->arg[5], "%s", "pack other than 1 is not supported by tile yet");
+  Node **xs = args->args.data;
+  for (int i = 0; i < args->args.len; i++) {
+    xs[i] = runtime(c->S, xs[i]);
+    if (!xs[i]->type || xs[i]->type->is_ptr || xs[i]->type->elem == DT_I1)
+      return fail(c, xs[i], "%s", "args must be number tiles or scalars (not pointers or booleans)");
+  }
+  Node *x = common_broadcast(c, xs, args->args.len);
+  return x ? result(c, type_with_elem(c->S->arena, x->type, dt, 0)) : poison(c->S, c->node->loc);
 }
 
 static Node *check_debug_barrier(Call *c) { return result(c, NULL); }

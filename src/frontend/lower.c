@@ -225,6 +225,18 @@ static TirOp *effect_op(Lower *L, Node *n, TirCode code, int n_values, int mask_
   return op;
 }
 
+static int lower_inline_asm(Lower *L, Node *n, NodeVec *a) {
+  NodeVec *args = &a->data[2]->args;
+  int v[MAX_ASM_ARGS];
+  for (int i = 0; i < args->len; i++) v[i] = lower_expr(L, args->data[i]);
+  TirOp *op = emit_op(L, TIR_INLINE_ASM, n->loc);
+  for (int i = 0; i < args->len; i++) tir_add_operand(L->f, op, v[i]);
+  op->str = const_str(a->data[0]);
+  op->str2 = const_str(a->data[1]);
+  if (const_int(a->data[4])) op->flags |= ASM_PURE;
+  return tir_add_result(L->f, op, n->type);
+}
+
 static int lower_dot(Lower *L, Node *n, NodeVec *a) {
   int x = lower_expr(L, a->data[0]), y = lower_expr(L, a->data[1]);
   int acc = is_none(a->data[2]) ? emit_constant(L, n->loc, n->type, 0, 0.0) : lower_expr(L, a->data[2]);
@@ -482,7 +494,13 @@ static int lower_builtin(Lower *L, Node *n) {
   int id = builtin_id(n);
   NodeVec *a = &n->args;
   TirOp *op;
-  if (builtin_ops[id] != TIR_COUNT) return lower_nary(L, n, builtin_ops[id], tir_op_arity(builtin_ops[id]));
+  if (builtin_ops[id] != TIR_COUNT) {
+    int v = lower_nary(L, n, builtin_ops[id], tir_op_arity(builtin_ops[id]));
+    int takes_nan = id == B_MAXIMUM || id == B_MINIMUM || id == B_CLAMP;
+    if (takes_nan && dtype_is_float(n->type->elem)) /* propagate_nan, bound by the checker as NAN_* */
+      last_op(L)->kind = (int)const_int(a->data[tir_op_arity(builtin_ops[id])]);
+    return v;
+  }
   switch (id) {
   case B_PROGRAM_ID:
   case B_NUM_PROGRAMS: {
@@ -553,6 +571,7 @@ static int lower_builtin(Lower *L, Node *n) {
   case B_DEVICE_PRINT:
   case B_PY_PRINT: return lower_print(L, n, a);
   case B_DEBUG_BARRIER: emit_op(L, TIR_BARRIER, n->loc); return -1;
+  case B_INLINE_ASM: return lower_inline_asm(L, n, a);
   case B_RAND: case B_RANDN: case B_RANDINT: {
     int r = lower_nary(L, n, TIR_RAND, 2);
     last_op(L)->kind = id == B_RAND ? RAND_UNIFORM : id == B_RANDN ? RAND_NORMAL : RAND_INT;

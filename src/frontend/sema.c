@@ -259,6 +259,8 @@ static Node *namespace_member(Sema *S, Loc loc, const char *name) {
     return mk_const(S, loc, namespace_value(S, "tl"));
   if (!strcmp(name, "math")) return mk_const(S, loc, namespace_value(S, "tl.math"));
   if (!strcmp(name, "extra")) return mk_const(S, loc, namespace_value(S, "tl.extra"));
+  if (!strcmp(name, "PropagateNan")) return mk_const(S, loc, namespace_value(S, "tl.PropagateNan"));
+  if (!strcmp(name, "TRITON_MAX_TENSOR_NUMEL")) return mk_const(S, loc, value_int(S, 1048576)); /* Triton 3.6's */
   int id = builtin_lookup(name, TL);
   if (id >= 0) {
     Value *v = value_new(S, V_BUILTIN);
@@ -287,6 +289,11 @@ static Node *libdevice_member(Sema *S, Loc loc, const char *name) {
  * libdevice. */
 static Node *member_of(Sema *S, Loc loc, const char *ns, const char *name) {
   if (!strcmp(ns, "libdevice")) return libdevice_member(S, loc, name);
+  if (!strcmp(ns, "tl.PropagateNan")) { /* Triton's enum values, which propagate_nan= accepts (builtins.c) */
+    if (!strcmp(name, "NONE")) return mk_const(S, loc, value_int(S, 0));
+    if (!strcmp(name, "ALL")) return mk_const(S, loc, value_int(S, 0xFFFF));
+    return NULL;
+  }
   if (!strcmp(ns, "tl.extra") || !strcmp(ns, "tl.extra.cuda")) {
     if (!strcmp(name, "libdevice")) return mk_const(S, loc, namespace_value(S, "libdevice"));
     if (!strcmp(ns, "tl.extra") && !strcmp(name, "cuda")) return mk_const(S, loc, namespace_value(S, "tl.extra.cuda"));
@@ -464,7 +471,7 @@ static void no_member(Sema *S, Loc loc, const char *ns, const char *name) {
     return;
   }
   diag_error(S->diags, loc, "module '%s' has no attribute '%s'", ns, name);
-  if (!strcmp(ns, "libdevice") || !strncmp(ns, "tl.extra", 8)) return;
+  if (!strcmp(ns, "libdevice") || !strncmp(ns, "tl.extra", 8) || !strcmp(ns, "tl.PropagateNan")) return;
   const char *cands[B_COUNT + 16];
   int n = 0;
   for (int i = 0; i < B_COUNT; i++)

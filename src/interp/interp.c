@@ -284,7 +284,15 @@ static void exec_atomic(Interp *I, const TirOp *op) {
 
 /* ---- elementwise --------------------------------------------------------- */
 
-static double float_binary(TirCode code, double a, double b) {
+/* maximum or minimum with tl.PropagateNan.ALL: llvm.maximum's rules (PTX max.NaN). */
+static double nan_extremum(TirCode code, double a, double b) {
+  if (isnan(a) || isnan(b)) return NAN;
+  if (a == 0 && b == 0 && signbit(a) != signbit(b)) return code == TIR_MAXIMUM ? 0.0 : -0.0;
+  return code == TIR_MAXIMUM ? fmax(a, b) : fmin(a, b);
+}
+
+static double float_binary(TirCode code, int kind, double a, double b) {
+  if (kind == NAN_ALL && (code == TIR_MAXIMUM || code == TIR_MINIMUM)) return nan_extremum(code, a, b);
   switch (code) {
   case TIR_ADD: return a + b;
   case TIR_SUB: return a - b;
@@ -344,7 +352,7 @@ static void exec_binary(Interp *I, const TirOp *op) {
     if (op->code == TIR_UMULHI || op->code == TIR_AND || op->code == TIR_OR || op->code == TIR_XOR ||
         op->code == TIR_SHL || op->code == TIR_SHR)
       fail(I, op, "integer operation on floats");
-    for (int64_t k = 0; k < d->n; k++) d->f[k] = round_float(float_binary(op->code, a->f[k], b->f[k]), t->elem);
+    for (int64_t k = 0; k < d->n; k++) d->f[k] = round_float(float_binary(op->code, op->kind, a->f[k], b->f[k]), t->elem);
   } else {
     for (int64_t k = 0; k < d->n; k++) d->i[k] = wrap(integer_op(op->code, t, a->i[k], b->i[k]), t);
   }
@@ -390,7 +398,7 @@ static void exec_ternary(Interp *I, const TirOp *op) {
     else if (op->code == TIR_FMA) d->f[k] = round_float(t->elem == DT_FP64 ? fma(a->f[k], b->f[k], c->f[k])
                                                                           : fmaf((float)a->f[k], (float)b->f[k], (float)c->f[k]),
                                                        t->elem);
-    else d->f[k] = fmin(fmax(a->f[k], b->f[k]), c->f[k]); /* CLAMP */
+    else d->f[k] = float_binary(TIR_MINIMUM, op->kind, float_binary(TIR_MAXIMUM, op->kind, a->f[k], b->f[k]), c->f[k]);
   }
 }
 
@@ -900,6 +908,7 @@ static void exec_op(Interp *I, const TirOp *op) {
   case TIR_LIBDEVICE: exec_libdevice(I, op); break;
   case TIR_CAST: case TIR_BITCAST: exec_cast(I, op); break;
   case TIR_RAND: exec_rand(I, op); break;
+  case TIR_INLINE_ASM: fail(I, op, "inline_asm_elementwise runs on the GPU only (its PTX cannot run here)"); break;
   case TIR_PRINT: exec_print(I, op); break;
   case TIR_ASSERT: exec_assert(I, op); break;
   case TIR_BARRIER: break;

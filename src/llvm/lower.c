@@ -308,6 +308,7 @@ static void lower_op(Lower *L, const TirOp *op) {
     LLVMBuildRetVoid(L->b);
     LLVMPositionBuilderAtEnd(L->b, lower_new_block(L, "after_return"));
     break;
+  case TIR_INLINE_ASM: lower_asm_elementwise(L, op); break;
   default:
     if (tir_op_flags(op->code) & EW) lower_elementwise(L, op);
     else lower_fail(L, "no lowering for this op");

@@ -387,6 +387,7 @@ void lower_constant(Lower *L, const TirOp *op);
 void lower_special(Lower *L, const TirOp *op);       /* program_id, num_programs */
 void lower_make_range(Lower *L, const TirOp *op);
 void lower_elementwise(Lower *L, const TirOp *op);
+void lower_asm_elementwise(Lower *L, const TirOp *op);
 /* One element of an op on LLVM values of TIR type t (the operands' type; cmp gives i1). */
 LLVMValueRef lower_scalar(Lower *L, TirCode code, int kind, const Type *t, LLVMValueRef *x);
 LLVMValueRef lower_cast_value(Lower *L, LLVMValueRef v, const Type *from, const Type *to, int rounding);

@@ -217,8 +217,8 @@ static LLVMValueRef float_binary(Lower *L, TirCode code, int kind, LLVMValueRef 
   case TIR_DIV:
     return LLVMTypeOf(a) == L->f32 && kind != DIV_RN ? L->target->div_full(L, a, b) : LLVMBuildFDiv(L->b, a, b, "");
   case TIR_REM: return float_rem(L, a, b);
-  case TIR_MAXIMUM: return binary_intrinsic(L, "llvm.maxnum", a, b);
-  case TIR_MINIMUM: return binary_intrinsic(L, "llvm.minnum", a, b);
+  case TIR_MAXIMUM: return binary_intrinsic(L, kind == NAN_ALL ? "llvm.maximum" : "llvm.maxnum", a, b);
+  case TIR_MINIMUM: return binary_intrinsic(L, kind == NAN_ALL ? "llvm.minimum" : "llvm.minnum", a, b);
   default: lower_fail(L, "integer operation '%s' on floats", tir_op_name(code));
   }
 }
@@ -260,7 +260,7 @@ LLVMValueRef lower_scalar(Lower *L, TirCode code, int kind, const Type *t, LLVMV
   case TIR_LIBDEVICE: return libdevice_row(L, kind, x);
   case TIR_FMA: return float_fma(L, x);
   case TIR_CLAMP:
-    return binary_intrinsic(L, "llvm.minnum", binary_intrinsic(L, "llvm.maxnum", x[0], x[1]), x[2]);
+    return float_binary(L, TIR_MINIMUM, kind, float_binary(L, TIR_MAXIMUM, kind, x[0], x[1]), x[2]);
   case TIR_NEG: case TIR_NOT: case TIR_ABS: case TIR_EXP: case TIR_EXP2: case TIR_LOG: case TIR_LOG2:
   case TIR_SQRT: case TIR_RSQRT: case TIR_SIN: case TIR_COS: case TIR_ERF: case TIR_FLOOR: case TIR_CEIL:
     return fl ? float_unary(L, code, x[0]) : int_unary(L, code, t, x[0]);
@@ -365,5 +365,22 @@ void lower_elementwise(Lower *L, const TirOp *op) {
   }
   for (int r = 1; uniform && r < out.n; r++) out.v[r] = out.v[0];
   out.uniform = uniform;
+  lower_result(L, op, 0, out);
+}
+
+/* tl.inline_asm_elementwise: the asm once per register of the result (pack 1), its operands in the
+ * result's layout; asm that is not pure keeps its side effects (LLVM's sideeffect). */
+void lower_asm_elementwise(Lower *L, const TirOp *op) {
+  if (L->target == target_sim()) lower_fail(L, "inline_asm_elementwise runs on the GPU only (the simulator cannot run PTX)");
+  int res = op->results.data[0], n = op->operands.len;
+  const Type *rt = lower_type(L, res);
+  LinearLayout ll;
+  Regs out = lower_regs(L, registers_of(L, res, &ll)), in[MAX_ASM_ARGS];
+  for (int k = 0; k < n; k++) in[k] = lower_operand(L, op, k, rt->rank ? &ll : NULL);
+  for (int r = 0; r < out.n; r++) {
+    LLVMValueRef x[MAX_ASM_ARGS];
+    for (int k = 0; k < n; k++) x[k] = in[k].v[r];
+    out.v[r] = lower_inline_asm(L, lower_elem_type(L, rt), op->str, op->str2, x, n, !(op->flags & ASM_PURE));
+  }
   lower_result(L, op, 0, out);
 }

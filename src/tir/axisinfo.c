@@ -503,6 +503,9 @@ static void visit_rule(Analysis *A, const TirOp *op, AxisInfo *r, Facts *fr) {
   case TIR_SELECT: visit_select(A, op, r, fr); break;
   case TIR_CMP: visit_cmp(A, op, r); break;
   case TIR_CAST: case TIR_BITCAST: visit_cast(A, op, r); break;
+  case TIR_INLINE_ASM: /* asm with side effects may differ between equal operands */
+    if (op->flags & ASM_PURE) visit_elementwise(A, op, r);
+    break;
   default:
     if (tir_op_flags(op->code) & EW) visit_elementwise(A, op, r);
     break;

@@ -79,6 +79,12 @@ static void print_own(const TirFunc *f, const TirOp *op, TirAttr a, Buf *out) {
     buf_puts(out, " ");
     print_string(out, op->str ? op->str : "");
     break;
+  case ATTR_ASM:
+    buf_puts(out, " ");
+    print_string(out, op->str ? op->str : "");
+    buf_puts(out, ", ");
+    print_string(out, op->str2 ? op->str2 : "");
+    break;
   default: break;
   }
 }

@@ -483,6 +483,12 @@ static int read_own(Reader *R, TirOp *op, TirAttr a, int result_is_float_constan
     if (!at(R, "\"")) return 0;
     op->str = string(R);
     return 1;
+  case ATTR_ASM:
+    if (!at(R, "\"")) return 0;
+    op->str = string(R);
+    expect(R, ",");
+    op->str2 = string(R);
+    return 1;
   default: return 0;
   }
 }

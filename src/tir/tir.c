@@ -159,6 +159,10 @@ static const char *const *kind_names(TirCode code, int modifiers, int *count) {
 #define DIV_KIND NAME
 #include "kinds.def"
   };
+  static const char *const propagate_nan[] = {
+#define NAN_KIND NAME
+#include "kinds.def"
+  };
 #undef NAME
   static const char *const atomic[] = {
 #define ATOMIC(id, name, ptx) name,
@@ -173,6 +177,7 @@ static const char *const *kind_names(TirCode code, int modifiers, int *count) {
   if (modifiers) {
     if (code == TIR_CAST) return KINDS(rounding);
     if (code == TIR_DIV) return KINDS(division);
+    if (code == TIR_MAXIMUM || code == TIR_MINIMUM || code == TIR_CLAMP) return KINDS(propagate_nan);
   } else {
     switch (code) {
     case TIR_CMP: return KINDS(cmp);

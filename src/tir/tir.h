@@ -83,6 +83,10 @@ typedef enum {
 #define DIV_KIND(id, name) DIV_##id,
 #include "kinds.def"
 } DivRounding; /* DIV of fp32: div.full.f32 as Triton's `/`, or tl.div_rn's IEEE quotient */
+typedef enum {
+#define NAN_KIND(id, name) NAN_##id,
+#include "kinds.def"
+} PropagateNan; /* MAXIMUM, MINIMUM, CLAMP of floats: NaN operands ignored (NONE) or propagated (ALL) */
 /* ATOMIC_RMW, ATOMIC_CAS: memory semantics in ival, scope in ival2 (0: Triton's defaults); lang/memory.def */
 typedef enum {
 #define MEM_SEM(id, name, ptx) SEM_##id,
@@ -108,7 +112,9 @@ typedef enum {
  * reads until the loop's next wait and its barrier (src/tgir/pipeline.c);
  * the lowering checks it against other buffers and scratch, not against
  * the buffer's other slots. */
-enum { LOAD_MASK = 1, LOAD_OTHER = 2, SCAN_REVERSE = 4, PRINT_HEX = 8, LOAD_VOLATILE = 16, ASSERT_TRAP = 32, FREE_SLOT = 64 };
+enum { LOAD_MASK = 1, LOAD_OTHER = 2, SCAN_REVERSE = 4, PRINT_HEX = 8, LOAD_VOLATILE = 16, ASSERT_TRAP = 32, FREE_SLOT = 64,
+       ASM_PURE = 128 /* INLINE_ASM without side effects (is_pure=True) */ };
+enum { MAX_ASM_ARGS = 16 }; /* INLINE_ASM's operands */
 
 typedef struct TirBlock TirBlock;
 
@@ -125,7 +131,8 @@ typedef struct TirOp {
   double fval;           /* CONSTANT (float) */
   int64_t ints[MAX_RANK];/* TRANS permutation, HINT values */
   int n_ints;
-  const char *str;       /* PRINT prefix, ASSERT message, LOAD/STORE cache modifier */
+  const char *str;       /* PRINT prefix, ASSERT message, LOAD/STORE cache modifier, INLINE_ASM's asm */
+  const char *str2;      /* INLINE_ASM's constraints */
   TirBlock *regions[2];  /* FOR, IF, WHILE: control flow */
   TirBlock *combine;     /* REDUCE_COMBINE, SCAN_COMBINE: a scalar function, (accumulated..., next...) ->
                             yield combined...; not control flow, so region walks skip it (docs/ir.md) */

@@ -73,6 +73,7 @@ static void check_elementwise(Verifier *V, const TirOp *op) {
   case TIR_CMP: if (r->elem != DT_I1) problem(V, op, "%s", "result must be i1"); /* fall through */
   case TIR_CAST:
   case TIR_BITCAST:
+  case TIR_INLINE_ASM: /* the asm's operands and result are of any types */
   case TIR_ADDPTR: break;
   case TIR_LIBDEVICE: check_libdevice(V, op); break;
   case TIR_SELECT:
