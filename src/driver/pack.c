@@ -81,13 +81,13 @@ static const char *manifest(Packer *p, const CheckedKernel *k, const char *const
   return buf_cstr(&b);
 }
 
-/* The tile IR for the interpreter (spec, config), or for each arch a cubin and its PTX; under c's guard. */
 typedef struct Unit {
   Packer *p;
   const tile_options *o;
   int spec, config;
 } Unit;
 
+/* The tile IR for the interpreter (spec, config), or for each arch a cubin and its PTX; under c's guard. */
 static tile_status compile_unit(Compilation *c, void *ud) {
   const Unit *u = ud;
   Packer *p = u->p;
