@@ -63,7 +63,10 @@ static LLVMValueRef fp8_from_f32_bits(Lower *L, LLVMValueRef f, DType t) {
   LLVMValueRef magnitude = LLVMBuildAnd(B, bits, u32(L, 0x7fffffff), "");
   LLVMValueRef is_nan = LLVMBuildICmp(B, LLVMIntUGT, magnitude, u32(L, 0x7f800000), "");
   LLVMValueRef is_subnormal = LLVMBuildICmp(B, LLVMIntULT, magnitude, u32(L, (uint32_t)(128 - fmt.bias) << 23), "");
-  LLVMValueRef code = LLVMBuildSelect(B, is_subnormal, subnormal_code(L, magnitude, fmt), normal_code(L, magnitude, fmt), "");
+  /* built one after the other: as arguments of one call their order would be the host compiler's */
+  LLVMValueRef subnormal = subnormal_code(L, magnitude, fmt);
+  LLVMValueRef normal = normal_code(L, magnitude, fmt);
+  LLVMValueRef code = LLVMBuildSelect(B, is_subnormal, subnormal, normal, "");
   code = LLVMBuildSelect(B, is_nan, u32(L, 0x7f), LLVMBuildOr(B, code, sign, ""), "");
   return LLVMBuildTrunc(B, code, L->i8, "");
 }
