@@ -98,11 +98,13 @@ static int64_t wrap(int64_t v, const Type *t) { return t->is_ptr ? v : wrap_int(
 
 /* Value conversion of one element, as the GPU's cvt: float to integer
  * truncates and saturates, NaN gives 0; to i1 is != 0. */
+/* An fp8 value widened: sm_90's cvt gives the positive quiet NaN, whatever the code's sign. */
+static double out_of_fp8(double v) { return isnan(v) ? NAN : v; }
+
 static void convert(const Type *from, const Type *to, const Slot *s, int64_t k, Slot *d) {
   if (is_float(to)) {
     d->f[k] = is_float(from) ? round_float(s->f[k], to->elem) : int_to_float(s->i[k], from->elem, to->elem);
-    if (dtype_is_fp8(from->elem) && !dtype_is_fp8(to->elem) && isnan(d->f[k]))
-      d->f[k] = NAN; /* sm_90's cvt out of fp8 gives the positive quiet NaN, whatever the code's sign */
+    if (dtype_is_fp8(from->elem) && !dtype_is_fp8(to->elem)) d->f[k] = out_of_fp8(d->f[k]);
     return;
   }
   if (to->elem == DT_I1 && !to->is_ptr) {
@@ -762,8 +764,7 @@ static void exec_rand(Interp *I, const TirOp *op) {
 
 static void print_element(Buf *b, const Type *t, const Slot *s, int64_t k, int hex) {
   if (hex) buf_printf(b, "0x%llx", (unsigned long long)bits_of(t, s, k));
-  else if (dtype_is_fp8(t->elem) && isnan(s->f[k])) buf_puts(b, "nan"); /* printed through cvt, as convert() says */
-  else if (is_float(t)) buf_printf(b, "%.9g", s->f[k]);
+  else if (is_float(t)) buf_printf(b, "%.9g", dtype_is_fp8(t->elem) ? out_of_fp8(s->f[k]) : s->f[k]); /* printed as widened */
   else if (is_unsigned(t)) buf_printf(b, "%llu", (unsigned long long)s->i[k]);
   else buf_printf(b, "%lld", (long long)s->i[k]);
 }
