@@ -119,7 +119,7 @@ typedef struct Target {
   int (*atomic_native)(Lower *L, int op, DType type);
   /* returns the old bits; called under the access's predicate */
   LLVMValueRef (*atomic)(Lower *L, const AtomicAccess *a);
-  LLVMValueRef (*exp2_approx)(Lower *L, LLVMValueRef x); /* f32 */
+  LLVMValueRef (*exp2_approx)(Lower *L, LLVMValueRef x, int ftz); /* f32; ftz: results below 2^-126 are 0 */
   LLVMValueRef (*div_full)(Lower *L, LLVMValueRef x, LLVMValueRef y); /* f32 x / y, Triton's div.full.f32 */
   LLVMValueRef (*round_tf32)(Lower *L, LLVMValueRef x);  /* f32, cvt.rna.tf32.f32 */
   /* f32 to the fp8 type t (an i8; to_fp8 1) or back (0), as lower_fp8.c says; NULL, or a function

@@ -167,11 +167,15 @@ static LLVMValueRef binary_intrinsic(Lower *L, const char *name, LLVMValueRef a,
   return lower_intrinsic(L, name, &t, 1, x, 2);
 }
 
-/* exp(x) = ex2.approx(x * log2(e)) for fp32, as Triton; libdevice for fp64. */
+/* exp(x) = ex2.approx(x * log2(e)) for fp32, as Triton; libdevice for fp64.
+ * exp2 flushes results below 2^-126 to 0 (ex2.approx.ftz), as Triton's
+ * compiled exp2 does: without ftz ptxas wraps every ex2 in a range test
+ * and two scalings, which made attention's forward loop 1.3-1.4x slower
+ * on an H200 (docs/language.md, "Precision"). */
 static LLVMValueRef float_exp(Lower *L, TirCode code, LLVMValueRef x) {
   if (LLVMTypeOf(x) == L->f64) return libdevice(L, code == TIR_EXP ? "exp" : "exp2", &x, 1);
   if (code == TIR_EXP) x = LLVMBuildFMul(L->b, x, LLVMConstReal(L->f32, 1.4426950408889634), "");
-  return L->target->exp2_approx(L, x);
+  return L->target->exp2_approx(L, x, code == TIR_EXP2);
 }
 
 static LLVMValueRef float_unary_wide(Lower *L, TirCode code, LLVMValueRef x) {

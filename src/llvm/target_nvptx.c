@@ -207,8 +207,8 @@ static LLVMValueRef atomic(Lower *L, const AtomicAccess *a) {
 
 /* ---- math and debugging --------------------------------------------------------- */
 
-static LLVMValueRef exp2_approx(Lower *L, LLVMValueRef x) {
-  return lower_call(L, "llvm.nvvm.ex2.approx.f", L->f32, &L->f32, 1, &x);
+static LLVMValueRef exp2_approx(Lower *L, LLVMValueRef x, int ftz) {
+  return lower_call(L, ftz ? "llvm.nvvm.ex2.approx.ftz.f" : "llvm.nvvm.ex2.approx.f", L->f32, &L->f32, 1, &x);
 }
 
 /* LLVM 19 has no intrinsic for div.full.f32 (at most 2 ulp from the

@@ -97,8 +97,8 @@ static LLVMValueRef atomic(Lower *L, const AtomicAccess *a) {
   return LLVMBuildTrunc(L->b, old, lower_int_type(L, bits), "");
 }
 
-static LLVMValueRef exp2_approx(Lower *L, LLVMValueRef x) {
-  return lower_call(L, "tile_sim_ex2_approx", L->f32, &L->f32, 1, &x);
+static LLVMValueRef exp2_approx(Lower *L, LLVMValueRef x, int ftz) {
+  return lower_call(L, ftz ? "tile_sim_ex2_approx_ftz" : "tile_sim_ex2_approx", L->f32, &L->f32, 1, &x);
 }
 
 /* The simulator divides exactly, as the interpreter does. */

@@ -23,6 +23,7 @@
 #include "tile_sim.h"
 #pragma GCC visibility pop
 
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -461,6 +462,11 @@ uint64_t tile_sim_atomic(int32_t op, int32_t kind, int32_t bytes, void *global_p
 /* ---- approximations, printf, assert ------------------------------------------------- */
 
 float tile_sim_ex2_approx(float x) { return exp2f(x); }
+/* ex2.approx.ftz: a result below the smallest normal float is 0 */
+float tile_sim_ex2_approx_ftz(float x) {
+  float r = exp2f(x);
+  return r < FLT_MIN ? 0.0f : r;
+}
 float tile_sim_lg2_approx(float x) { return log2f(x); }
 float tile_sim_rsqrt_approx(float x) { return 1.0f / sqrtf(x); }
 

@@ -69,6 +69,7 @@ uint64_t tile_sim_atomic(int32_t op, int32_t kind, int32_t bytes, void *global_p
 /* Approximate instructions the GPU code uses (ex2.approx.f32 and friends),
  * computed exactly here. */
 float tile_sim_ex2_approx(float x);
+float tile_sim_ex2_approx_ftz(float x);
 float tile_sim_lg2_approx(float x);
 float tile_sim_rsqrt_approx(float x);
 
