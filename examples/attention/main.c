@@ -129,12 +129,12 @@ static uint16_t *random_tensor(Example *ex, const Problem *p) {
 static Blocks blocks_or(Blocks given, Blocks fallback) { return given.m ? given : fallback; }
 
 /* Per head dim on the GPU, the fastest of those timed on an H200 at
- * B=4 H=32 N=4096 (bench/results/h200-2026-11-28/attention_*_configs_register_a.txt); small
+ * B=4 H=32 N=4096 (bench/results/h200-2026-11-28b/attention_*_configs.txt); small
  * blocks on the interpreter, so that N = 67 takes several of each. */
 static void choose_blocks(const Options *o, int d, int small, Kernels *k) {
-  Blocks fwd = {128, 64, 8, d > 64 ? 2 : 3};
+  Blocks fwd = d > 64 ? (Blocks){128, 128, 8, 2} : (Blocks){128, 64, 8, 3};
   Blocks dkdv = d > 64 ? (Blocks){64, 128, 8, 2} : (Blocks){128, 128, 8, 2};
-  Blocks dq = d > 64 ? (Blocks){64, 32, 4, 3} : (Blocks){64, 64, 4, 3};
+  Blocks dq = d > 64 ? (Blocks){128, 64, 8, 2} : (Blocks){64, 64, 4, 3};
   if (small) fwd = (Blocks){32, 16, 4, 2}, dkdv = (Blocks){16, 32, 4, 2}, dq = (Blocks){32, 16, 4, 2};
   k->bf = blocks_or(o->fwd, fwd);
   k->bk = blocks_or(o->dkdv, dkdv);

@@ -313,12 +313,31 @@ static void defer_mma_operands(Lower *L, const TirOp *dot, const TirBlock *b) {
   }
 }
 
+/* v and what it was converted from (conversions that only rename
+ * registers, as the pipeline step checked) are waited for. */
+static void mark_waited(Lower *L, int v) {
+  for (const TirOp *d; v >= 0; v = d && d->code == TIR_CONVERT_LAYOUT ? d->operands.data[0] : -1) {
+    L->dot_waited[v] = 1;
+    d = L->defs[v];
+  }
+}
+
+/* A value a loop carries to a dot_wait (the pipeline's in-flight dot)
+ * is waited for there: so is what the body yields for it. */
+static void mark_carried_waits(Lower *L, const TirOp *loop) {
+  const TirBlock *body = loop->regions[0];
+  const TirOp *yield = body->ops.data[body->ops.len - 1];
+  for (int k = 0; k < yield->operands.len && k + 1 < body->args.len; k++)
+    if (L->dot_waited[body->args.data[k + 1]]) L->dot_waited[yield->operands.data[k]] = 1;
+}
+
 void lower_plan_dots(Lower *L, const TirBlock *b) {
   for (int i = 0; i < b->ops.len; i++) {
     const TirOp *op = b->ops.data[i];
     for (int r = 0; r < 2; r++)
       if (op->regions[r]) lower_plan_dots(L, op->regions[r]);
-    for (int k = 0; op->code == TIR_DOT_WAIT && k < op->operands.len; k++) L->dot_waited[op->operands.data[k]] = 1;
+    for (int k = 0; op->code == TIR_DOT_WAIT && k < op->operands.len; k++) mark_waited(L, op->operands.data[k]);
+    if (op->code == TIR_FOR) mark_carried_waits(L, op);
     const Layout *l = op->code == TIR_DOT ? tir_layout(L->f, op->results.data[0]) : NULL;
     if (l && l->kind == LAYOUT_MMA) {
       if (l->version == 2) defer_mma_operands(L, op, b);

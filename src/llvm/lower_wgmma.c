@@ -23,11 +23,12 @@
  * K-major only.
  *
  * The wgmmas of one dot are one commit group; without a dot_wait using the
- * result, the dot waits for it at once (wait_group 0).  A register-A dot
- * always waits so (the pipeline step leaves only dots reading two
- * pipelined buffers in flight): the ISA forbids changing A's registers
- * before the wgmma that reads them completes, and the wait, which also
- * takes them as inputs, keeps them live until then.  Operands written
+ * result, the dot waits for it at once (wait_group 0), and that wait takes
+ * a register A's words as inputs: the ISA forbids changing A's registers
+ * before the wgmma that reads them completes.  A register-A dot the
+ * pipeline leaves in flight (its result carried to the next iteration's
+ * wait) relies on ptxas for that, as Triton's does: ptxas allocates no
+ * other value to a register an unfinished wgmma reads.  Operands written
  * by st.shared are fenced with fence.proxy.async before the barrier that
  * publishes them; cp.async's are not (lower_async.c).  tf32 operands
  * are not rounded first: the tensor cores ignore the low 13 bits. */
@@ -140,7 +141,6 @@ void lower_wgmma_dot(Lower *L, const TirOp *op) {
   /* the A words every wgmma reads, kept for the wait */
   int n_words = 0;
   LLVMValueRef *words = a_regs ? arena_alloc(L->arena, sizeof(LLVMValueRef) * (size_t)(av.n / 2 + 4)) : NULL;
-  if (a_regs && waited_later(L, op)) lower_fail(L, "internal error: a wgmma with A in registers left in flight");
   L->target->wgmma_fence(L);
   for (int64_t k0 = 0; k0 < ta->shape[1]; k0 += k_step)
     for (int r = 0, m = -1; r < acc.n; r += per) { /* repetitions along N inside those along M */

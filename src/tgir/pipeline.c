@@ -67,6 +67,11 @@ typedef struct Pipe {
   int stages, distance;      /* buffers per load; iterations a copy runs ahead */
   const TgirOptions *o;
   TirOp *async_dot;          /* a wgmma dot left in flight across iterations (dot_wait pending=1), or NULL */
+  TirOp *carried_dot;        /* a register-A wgmma dot left in flight to the next iteration's first wait, or NULL */
+  int carried;               /* its result's place among the carried values */
+  int carried_value;         /* that value in the body, or its copy in another layout that only renames registers */
+  const TirOp *carried_use;  /* the op of the body using carried_value, the one use of the chain */
+  const TirOp *carried_waiter; /* the last wgmma dot before it, whose wait waits for both, or NULL */
   int late_refill;           /* the copies are issued after the iteration's reads (an async dot's wait) and a barrier */
   int tma;                   /* the loads come by TMA copies (tma_loads), completing on mbarriers */
   TmaLoad tma_loads[64];
@@ -433,6 +438,26 @@ static int next_slot(Pipe *P, int x) {
   return emit_value(P, TIR_SELECT, T(P, x), NULL, sel, 3, loc);
 }
 
+/* The previous iteration's carried dot is done: one dot_wait pending=0
+ * after `waiter` (this iteration's wgmma before the first use of the
+ * carried value; wgmma groups complete in order) takes both results, or
+ * one before that use takes the carried value alone. */
+static void wait_carried(Pipe *P, const TirOp *waiter) {
+  int ops[2], n = 0;
+  if (waiter) ops[n++] = waiter->results.data[0];
+  ops[n++] = P->carried_value;
+  TirOp *w = tir_op_new(P->f, TIR_DOT_WAIT, (waiter ? waiter : P->carried_use)->loc);
+  w->ival = 0;
+  for (int i = 0; i < n; i++) {
+    int v = mapped(P, ops[i]);
+    tir_add_operand(P->f, w, v);
+    int r = tir_add_result(P->f, w, T(P, v));
+    tir_set_layout(P->f, r, tir_layout(P->f, v));
+    P->map[ops[i]] = r;
+  }
+  vec_push(P->f->arena, &P->out, w);
+}
+
 static void emit_rest(Pipe *P, const char *recompute, const int *bufs, int ext) {
   for (int i = 0; i < P->body->ops.len; i++) { /* stage-0 values the rest uses, for this iteration */
     const TirOp *op = P->body->ops.data[i];
@@ -445,7 +470,9 @@ static void emit_rest(Pipe *P, const char *recompute, const int *bufs, int ext) 
     for (int j = 0; j < P->loads.len && op->code == TIR_LOCAL_ALLOC; j++)
       if (staging_of(P, P->loads.data[j]) == op) k = j;
     if (k < 0) {
+      if (P->carried_dot && op == P->carried_use && !P->carried_waiter) wait_carried(P, NULL);
       clone(P, op);
+      if (P->carried_dot && op == P->carried_waiter) wait_carried(P, op);
       if (op == P->async_dot) { /* the previous iteration's wgmma is done: its buffers can be refilled */
         int d = P->map[op->results.data[0]];
         int w = emit_value(P, TIR_DOT_WAIT, T(P, d), tir_layout(P->f, d), &d, 1, op->loc);
@@ -548,10 +575,10 @@ static TirBlock *emit_body(Pipe *P, int *bufs, const char *recompute, int64_t st
 
 /* The carried accumulator of the in-flight wgmma, ready after the loop;
  * results: the loop's results as the old body's yield orders them. */
-static void finish_async_dot(Pipe *P, const int *results) {
+static void finish_async_dot(Pipe *P, const TirOp *dot, const int *results) {
   const TirOp *yield = terminator(P->body);
   for (int k = 0; k < yield->operands.len; k++) {
-    if (yield->operands.data[k] != P->async_dot->results.data[0]) continue;
+    if (yield->operands.data[k] != dot->results.data[0]) continue;
     int r = results[k];
     int w = emit_value(P, TIR_DOT_WAIT, T(P, r), tir_layout(P->f, r), &r, 1, P->loop->loc);
     TirOp *wait = P->out.data[P->out.len - 1];
@@ -577,7 +604,8 @@ static void rewrite_loop(Pipe *P, const char *ahead, const char *recompute, int6
   tir_add_result(P->f, loop, type_scalar(P->f->arena, DT_I32));
   tir_add_result(P->f, loop, type_scalar(P->f->arena, DT_I32));
   vec_push(P->f->arena, &P->out, loop);
-  if (P->async_dot) finish_async_dot(P, loop->results.data);
+  if (P->async_dot) finish_async_dot(P, P->async_dot, loop->results.data);
+  if (P->carried_dot) finish_async_dot(P, P->carried_dot, loop->results.data);
 }
 
 /* ---- TMA copies ----
@@ -702,7 +730,7 @@ static void rewrite_loop_tma(Pipe *P, const char *ahead, const char *recompute, 
   for (int i = 0; i < 3; i++) tir_add_result(P->f, loop, type_scalar(P->f->arena, DT_I32));
   vec_push(P->f->arena, &P->out, loop);
   emit_plain(P, TIR_MBAR_INVAL, 0, &bars, 1, loc);
-  if (P->async_dot) finish_async_dot(P, old_results);
+  if (P->async_dot) finish_async_dot(P, P->async_dot, old_results);
 }
 
 /* Whether every pipelined load can come by TMA (P->tma_loads then set). */
@@ -786,8 +814,79 @@ static int64_t smem_per_program(Pipe *P) { return arch_smem_per_program(arch_of_
  * Which schedule runs faster also depends on the grid, unknown here (D4),
  * so o->refill may ask for either (the autotuner times both): early keeps
  * the extra buffer wherever it fits, late drops it. */
+/* Bytes of the buffers made before the loop that its body reads
+ * (attention's q, staged once): live beside the loop's own. */
+static int64_t read_from_outside(Pipe *P) {
+  int64_t bytes = 0;
+  char *seen = arena_alloc(P->f->arena, (size_t)P->n + 1);
+  memset(seen, 0, (size_t)P->n + 1);
+  for (int i = 0; i < P->body->ops.len; i++)
+    for (int k = 0; k < P->body->ops.data[i]->operands.len; k++) {
+      int v = P->body->ops.data[i]->operands.data[k];
+      const TirOp *d = v < P->n && !P->def[v] && !seen[v] ? def_anywhere(P->f->body, v) : NULL;
+      if (d && d->code == TIR_LOCAL_ALLOC) bytes += tile_bytes(P, v), seen[v] = 1;
+    }
+  return bytes;
+}
+
+static int is_wgmma(Pipe *P, const TirOp *op) {
+  const Layout *l = op->code == TIR_DOT ? tir_layout(P->f, op->results.data[0]) : NULL;
+  return l && l->kind == LAYOUT_MMA && l->version == 3;
+}
+
+/* The op of the body that uses v, when it is v's one use. */
+static const TirOp *only_user(Pipe *P, int v) {
+  if (P->uses[v] != 1) return NULL;
+  for (int i = 0; i < P->body->ops.len; i++)
+    for (int k = 0; k < P->body->ops.data[i]->operands.len; k++)
+      if (P->body->ops.data[i]->operands.data[k] == v) return P->body->ops.data[i];
+  return NULL;
+}
+
+/* Whether op is a convert_layout whose lanes and warps hold the same
+ * elements before and after: code generation only renames registers. */
+static int renames(Pipe *P, const TirOp *op) {
+  LinearLayout from, to;
+  const char *why;
+  if (op->code != TIR_CONVERT_LAYOUT) return 0;
+  const Type *t = T(P, op->results.data[0]);
+  return !layout_linear_of(tir_layout(P->f, op->operands.data[0]), t, &from, &why) &&
+         !layout_linear_of(tir_layout(P->f, op->results.data[0]), t, &to, &why) && ll_same_threads(&from, &to);
+}
+
+/* A wgmma dot with A in registers (attention's P @ V) whose B is
+ * pipelined and whose result only goes round the loop may stay in flight
+ * until the next iteration first uses that value, as Triton leaves it:
+ * its wgmmas then overlap the end of the iteration and the next one's
+ * first dot.  The wait goes after the last wgmma dot before that use
+ * (sets P->carried_*).  The value may first pass through conversions
+ * that only rename registers (no instruction reads it there). */
+static void plan_carried_dot(Pipe *P) {
+  const TirOp *yield = terminator(P->body);
+  P->carried_dot = NULL;
+  for (int i = 0; i < P->body->ops.len && !P->carried_dot; i++) {
+    TirOp *op = P->body->ops.data[i];
+    if (!is_wgmma(P, op) || layout_is_shared(tir_layout(P->f, op->operands.data[0])) || !reads_pipelined(P, op, 1, 0) ||
+        P->uses[op->results.data[0]] != 1)
+      continue;
+    for (int k = 0; k < yield->operands.len; k++)
+      if (yield->operands.data[k] == op->results.data[0]) P->carried_dot = op, P->carried = k;
+  }
+  if (!P->carried_dot) return;
+  int v = P->body->args.data[1 + P->carried];
+  const TirOp *user;
+  while ((user = only_user(P, v)) && renames(P, user)) v = user->results.data[0];
+  P->carried_value = v;
+  P->carried_use = user;
+  P->carried_waiter = NULL;
+  for (int i = 0; i < P->body->ops.len && P->body->ops.data[i] != user; i++)
+    if (is_wgmma(P, P->body->ops.data[i])) P->carried_waiter = P->body->ops.data[i];
+  if (!user || user == P->carried_dot || P->stage0[v]) P->carried_dot = NULL;
+}
+
 static void plan_buffers(Pipe *P) {
   P->async_dot = NULL;
+  P->carried_dot = NULL;
   P->late_refill = 0;
   const TirOp *yield = terminator(P->body), *dot = NULL;
   int64_t bytes = 0;
@@ -803,8 +902,9 @@ static void plan_buffers(Pipe *P) {
     for (int k = 0; k < yield->operands.len; k++) uses_in_yield += yield->operands.data[k] == op->results.data[0];
     if (uses_in_yield == 1 && P->uses[op->results.data[0]] == 1) P->async_dot = op;
   }
-  if (!dot) return;
-  const TirOp *acc_of = P->async_dot ? P->async_dot : dot;
+  if (!P->async_dot) plan_carried_dot(P);
+  if (!dot && !P->carried_dot) return;
+  const TirOp *acc_of = P->async_dot ? P->async_dot : P->carried_dot ? P->carried_dot : dot;
   int64_t pipelined = 0, acc = type_numel(T(P, acc_of->results.data[0])), s = P->stages;
   for (int i = 0; i < P->loads.len; i++) pipelined += tile_bytes(P, P->loads.data[i]->results.data[0]);
   /* bytes counts the pipelined loads' own local_allocs, which the buffers replace */
@@ -815,6 +915,12 @@ static void plan_buffers(Pipe *P) {
                                       : refill == TILE_REFILL_EARLY && fits;
     if (early) P->stages++;
     else P->late_refill = 1;
+  } else if (P->carried_dot) { /* S + 1 buffers refilled early, or the dot waits at once */
+    int64_t all = with_s + read_from_outside(P), results = 0;
+    for (int i = 0; i < P->body->ops.len; i++) /* every dot's result is live in registers at once */
+      if (P->body->ops.data[i]->code == TIR_DOT) results += type_numel(T(P, P->body->ops.data[i]->results.data[0]));
+    if (refill != TILE_REFILL_LATE && fits && costs_nothing(P, all + pipelined, all, results)) P->stages++;
+    else P->carried_dot = NULL;
   } else if (s >= 3) {
     P->late_refill = refill == TILE_REFILL_AUTO ? !costs_nothing(P, with_s, with_s - pipelined, acc)
                                            : refill == TILE_REFILL_LATE || !fits;
