@@ -5,6 +5,8 @@
       (e2m1: uint8, two codes a byte, element 2i in the low nibble, packed along K, or along M / N
       when PACK is 0; e4m3, e5m2: uint8 codes; bf16, fp16: uint16 bits), row-major, and e8m0 scales
       (uint8, M x K/32 and N x K/32) in 124..130 with a few 0s, and with nan a few 0xFF
+  scaled_ref.py pairs TILEC KERNEL P
+      for each of the 25 pairs of formats: make, tilec run KERNEL's first kernel on 40 x 24 x 160, check
   scaled_ref.py check P C FMT_A FMT_B M N K PACK SCALES [fast]
       checks C (fp32, M x N) against the exact product of the decoded, scaled operands, within
       1e-5 * (1 + sum |a*b|); SCALES is both, lhs, rhs or none (the scales the kernel passed).  With
@@ -16,8 +18,10 @@ fp8 codes of magnitude at most 64, bf16/fp16 values of 8 significant bits, multi
 import math
 import random
 import struct
+import subprocess
 import sys
 
+FORMATS = ["e2m1", "e4m3", "e5m2", "bf16", "fp16"]
 E2M1 = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]
 
 
@@ -156,9 +160,27 @@ def check(d, c_path, fa, fb, m, n, k, packed_k, scales, fast):
     print("ok %d" % len(c) if not bad and len(c) == m * n else "mismatch (row, col, got, expected): %s" % bad[:5])
 
 
+def pairs(tilec, kernel, prefix):
+    """Every pair of formats, 40 x 24 x 160 with both scales: made, run, checked; one line per pair."""
+    for i, fa in enumerate(FORMATS):
+        for j, fb in enumerate(FORMATS):
+            p = "%s.%s_%s" % (prefix, fa, fb)
+            make(p, fa, fb, 40, 24, 160, 1, 100 + 5 * i + j, False)
+            run = subprocess.run([tilec, "run", kernel, "--grid", "2,2", "-D", 'LHS="%s"' % fa, "-D", 'RHS="%s"' % fb,
+                                  "--", p + ".a.npy", p + ".sa.npy", p + ".b.npy", p + ".sb.npy",
+                                  "out:%s.c.npy:fp32:40x24" % p, "40", "24", "160"], capture_output=True, text=True)
+            print("%s x %s: " % (fa, fb), end="")
+            if run.returncode:
+                print("tilec failed: %s" % run.stderr.strip()[:300])
+                continue
+            check(p, p + ".c.npy", fa, fb, 40, 24, 160, 1, "both", False)
+
+
 def main(argv):
     cmd, d = argv[1], argv[2]
-    if cmd == "make":
+    if cmd == "pairs":
+        pairs(argv[2], argv[3], argv[4])
+    elif cmd == "make":
         fa, fb = argv[3], argv[4]
         m, n, k, packed_k, seed = (int(v) for v in argv[5:10])
         make(d, fa, fb, m, n, k, packed_k, seed, argv[10:] == ["nan"])
