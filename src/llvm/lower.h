@@ -149,6 +149,7 @@ typedef struct BufferPlan {
   int value;          /* the local_alloc's result */
   int start, end;
   int offset, bytes, align;
+  const TirOp *alloc; /* the local_alloc, where a buffer that does not fit is reported */
 } BufferPlan;
 
 /* Bytes of shared memory accessed since the last barrier. */

@@ -70,7 +70,7 @@ static void plan_op(Planner *P, const TirOp *op) {
     const Layout *l = tir_layout(L->f, op->results.data[0]);
     int start = P->depth ? P->loop_start[P->depth - 1] : at;
     BufferPlan b = {op->results.data[0], start, at, 0, buffer_bytes(L, op->results.data[0]),
-                    l && l->kind == LAYOUT_NVMMA ? 1024 : 128};
+                    l && l->kind == LAYOUT_NVMMA ? 1024 : 128, op};
     L->buffer_of[b.value] = L->buffers.len;
     if (P->depth) vec_push(L->arena, &P->extend[P->depth - 1], L->buffers.len);
     vec_push(L->arena, &L->buffers, b);
@@ -132,8 +132,10 @@ void lower_plan_buffers(Lower *L) {
   for (int i = 0; i < L->buffers.len; i++) {
     place(L, i);
     const BufferPlan *b = &L->buffers.data[i];
-    if (b->offset + b->bytes > lower_max_shared(L))
+    if (b->offset + b->bytes > lower_max_shared(L)) {
+      L->op = b->alloc;
       lower_fail(L, "the shared-memory buffers need %d bytes, more than %s has", b->offset + b->bytes, L->gpu->arch);
+    }
     if (b->offset + b->bytes > L->shared_bytes) L->shared_bytes = b->offset + b->bytes;
   }
 }
