@@ -860,11 +860,12 @@ static int renames(Pipe *P, const TirOp *op) {
  * its wgmmas then overlap the end of the iteration and the next one's
  * first dot.  The wait goes after the last wgmma dot before that use
  * (sets P->carried_*).  The value may first pass through conversions
- * that only rename registers (no instruction reads it there). */
+ * that only rename registers (no instruction reads it there), and its
+ * use may be the dot itself (an accumulator chained straight in). */
 static void plan_carried_dot(Pipe *P) {
   const TirOp *yield = terminator(P->body);
   P->carried_dot = NULL;
-  for (int i = 0; i < P->body->ops.len && !P->carried_dot; i++) {
+  for (int i = 0; i < P->body->ops.len; i++) { /* the last: in flight the longest */
     TirOp *op = P->body->ops.data[i];
     if (!is_wgmma(P, op) || layout_is_shared(tir_layout(P->f, op->operands.data[0])) || !reads_pipelined(P, op, 1, 0) ||
         P->uses[op->results.data[0]] != 1)
@@ -881,7 +882,7 @@ static void plan_carried_dot(Pipe *P) {
   P->carried_waiter = NULL;
   for (int i = 0; i < P->body->ops.len && P->body->ops.data[i] != user; i++)
     if (is_wgmma(P, P->body->ops.data[i])) P->carried_waiter = P->body->ops.data[i];
-  if (!user || user == P->carried_dot || P->stage0[v]) P->carried_dot = NULL;
+  if (!user || P->stage0[v]) P->carried_dot = NULL;
 }
 
 static void plan_buffers(Pipe *P) {
