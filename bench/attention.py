@@ -88,6 +88,75 @@ class Tile:
         return self.dq, self.dk, self.dv
 
 
+class TileTutorial:
+    """Triton's tutorial 06 kernels as published, compiled by tilec (tile's side of the issue's "tutorial 06
+    compiled by tile" bound): _attn_fwd with its pointer parameters (the descriptors made in the kernel, as
+    the tutorial does on Hopper with warp_specialize), tuned over the tutorial's own block configs by timing
+    each once (Triton autotunes the same list); the backward as the tutorial launches it (one config)."""
+
+    FWD_CONFIGS = [(128, 64, 4, 2), (128, 64, 8, 2), (128, 128, 8, 2), (128, 64, 4, 3), (64, 64, 4, 3),
+                   (128, 32, 4, 3), (64, 32, 4, 4)]
+
+    def __init__(self, tilec, path, q, k, v, do, causal, sm_scale):
+        z, h, n, d = q.shape
+        self.q, self.k, self.v, self.do, self.sm_scale = q, k, v, do, sm_scale
+        self.o = torch.empty_like(q)
+        self.m = torch.empty(z, h, n, device="cuda", dtype=torch.float32)
+        self.delta = torch.empty_like(self.m)
+        self.dq, self.dk, self.dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+        self.stream = torch.cuda.current_stream().cuda_stream
+        self.fwd_args = [sm_scale, self.m, z, h, q, k, v, self.o, n]
+        consts = {"HEAD_DIM": d, "FP8_OUTPUT": False, "STAGE": 3 if causal else 1, "warp_specialize": False,
+                  "IS_HOPPER": True}
+        best = None
+        for bm, bn, warps, stages in self.FWD_CONFIGS:
+            if bn > d or n % bm:
+                continue
+            try:
+                kernel = TileKernel(tilec, path, self.fwd_args, dict(consts, BLOCK_M=bm, BLOCK_N=bn), warps,
+                                    kernel="_attn_fwd", num_stages=stages)
+            except Exception:  # a config tilec refuses (shared memory) is left out, as Triton prunes
+                continue
+            grid = (n // bm, z * h)
+            ms = self.time_once(lambda: kernel.launch(grid, self.fwd_args, self.stream))
+            if best is None or ms < best[0]:
+                best = (ms, kernel, grid, "%dx%d w%d s%d" % (bm, bn, warps, stages))
+        _, self.fwd_kernel, self.fwd_grid, self.fwd_config = best
+        self.pre_args = [self.o, do, self.delta, z, h, n]
+        self.pre = TileKernel(tilec, path, self.pre_args, {"BLOCK_M": 128, "HEAD_DIM": d}, 4,
+                              kernel="_attn_bwd_preprocess")
+        self.arg_k = torch.empty_like(k)
+        self.bwd_args = [q, self.arg_k, v, sm_scale, do, self.dq, self.dk, self.dv, self.m, self.delta,
+                         q.stride(0), q.stride(1), q.stride(2), q.stride(3), h, n]
+        self.bwd = TileKernel(tilec, path, self.bwd_args, {"BLOCK_M1": 32, "BLOCK_N1": 128, "BLOCK_M2": 128,
+                              "BLOCK_N2": 32, "BLK_SLICE_FACTOR": 2, "HEAD_DIM": d, "CAUSAL": bool(causal)}, 4,
+                              kernel="_attn_bwd", num_stages=5)
+        self.pre_grid, self.bwd_grid = (n // 128, z * h), (n // 128, 1, z * h)
+        self.registers = {"fwd": (self.fwd_kernel.meta["registers"], self.fwd_kernel.meta["spills"]),
+                          "bwd": (self.bwd.meta["registers"], self.bwd.meta["spills"])}
+
+    @staticmethod
+    def time_once(launch):
+        launch()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(3):
+            launch()
+        end.record()
+        torch.cuda.synchronize()
+        return start.elapsed_time(end)
+
+    def forward(self):
+        self.fwd_kernel.launch(self.fwd_grid, self.fwd_args, self.stream)
+        return self.o
+
+    def backward(self):
+        torch.mul(self.k, self.sm_scale * 1.4426950408889634, out=self.arg_k)  # the tutorial's arg_k
+        self.pre.launch(self.pre_grid, self.pre_args, self.stream)
+        self.bwd.launch(self.bwd_grid, self.bwd_args, self.stream)
+        return self.dq, self.dk, self.dv
+
+
 def sdpa(backend, q, k, v, causal, sm_scale):
     with sdpa_kernel(backend):
         return F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal), scale=sm_scale)
@@ -140,6 +209,12 @@ def one_shape(args, timer, module, d, n, causal):
             sides[name] = Autograd(lambda b=backend: sdpa(b, q, k, v, causal, sm_scale), q, k, v, do)
         except RuntimeError as e:
             print("# %s unavailable at D=%d N=%d: %s" % (name, d, n, str(e).splitlines()[0]), file=sys.stderr)
+    if args.tile_tutorial and args.triton_tutorial:
+        try:
+            sides["tile06"] = TileTutorial(args.tilec, args.triton_tutorial, q.detach(), k.detach(), v.detach(), do,
+                                           causal, sm_scale)
+        except Exception as e:  # tilec failing on the tutorial is a result to report, not a reason to stop
+            print("# tile06 failed at D=%d N=%d causal=%d: %s" % (d, n, causal, str(e).splitlines()[0]), file=sys.stderr)
     if module:
         try:
             sides["triton"] = Autograd(lambda: triton_call(module, q, k, v, causal, sm_scale), q, k, v, do)
@@ -165,10 +240,16 @@ def one_shape(args, timer, module, d, n, causal):
         ms = timer.interleaved_ms(launches)
         tflops = {nm: flops * scale / (t * 1e-3) * 1e-12 for nm, t in zip(names, ms)}
         row = {"head_dim": d, "n_ctx": n, "causal": causal, "pass": part}
-        for nm in ("tile", "flash", "cudnn", "triton"):
+        for nm in ("tile", "flash", "cudnn", "triton", "tile06"):
             row[nm + "_tflops"] = "%.1f" % tflops[nm] if nm in tflops else ""
         for nm in ("flash", "cudnn", "triton"):
             row["tile/" + nm] = "%.3f" % (tflops["tile"] / tflops[nm]) if nm in tflops else ""
+        both = "tile06" in tflops and "triton" in tflops
+        row["tile06/triton"] = "%.3f" % (tflops["tile06"] / tflops["triton"]) if both else ""
+        if "tile06" in sides:
+            t06 = sides["tile06"]
+            row["tile06_config"] = t06.fwd_config if part == "fwd" else "32/128/128/32 w4 s5"
+            row["tile06_config"] += " %d/%d" % t06.registers[part]
         row["tile_registers"] = " ".join("%s:%d/%d" % (p, r, s) for p, (r, s) in tile.registers.items()
                                          if (p == "fwd") == (part == "fwd"))
         row["notes"] = "; ".join(notes)
@@ -191,6 +272,8 @@ def main():
     ap.add_argument("--tilec", required=True)
     ap.add_argument("--triton-tutorial", default=os.environ.get("TRITON_TUTORIAL_06"))
     ap.add_argument("--triton-autotune", action="store_true")
+    ap.add_argument("--tile-tutorial", action="store_true",
+                    help="also time the tutorial's kernels compiled by tilec (needs --triton-tutorial)")
     ap.add_argument("--shapes", type=parse_shapes, default=SHAPES, help="HEAD_DIM:N_CTX:CAUSAL,...")
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--heads", type=int, default=32)
@@ -201,7 +284,8 @@ def main():
     timer = Timer(False)
     timer.min_reps, timer.max_reps = args.reps, max(args.reps, 40)
     fields = ["head_dim", "n_ctx", "causal", "pass", "tile_tflops", "flash_tflops", "cudnn_tflops",
-              "triton_tflops", "tile/flash", "tile/cudnn", "tile/triton", "tile_registers", "notes"]
+              "triton_tflops", "tile/flash", "tile/cudnn", "tile/triton", "tile_registers", "tile06_tflops",
+              "tile06/triton", "tile06_config", "notes"]
     out = open(args.csv, "w", newline="") if args.csv else None
     writers = [csv.DictWriter(sys.stdout, fields)] + ([csv.DictWriter(out, fields)] if out else [])
     print("# %s, batch %d, %d heads, fp16; Triton tutorial: %s" % (torch.cuda.get_device_name(), args.batch,
