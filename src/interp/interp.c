@@ -234,6 +234,15 @@ static void exec_memdesc_index(Interp *I, const TirOp *op) {
   I->views[op->results.data[0]] = view;
 }
 
+/* A transposed view: a copy, as the view is read before its buffer is
+ * written again (the pipeline makes a new one each iteration). */
+static void exec_memdesc_trans(Interp *I, const TirOp *op) {
+  Slot *src = in(I, op, 0), *dst = out(I, op);
+  const Type *t = in_type(I, op, 0);
+  for (int64_t r = 0; r < t->shape[0]; r++)
+    for (int64_t c = 0; c < t->shape[1]; c++) dst->i[c * t->shape[0] + r] = src->i[r * t->shape[1] + c];
+}
+
 static void exec_async_copy(Interp *I, const TirOp *op) {
   Slot *ptr = in(I, op, 0), *buf = in(I, op, 1), *mask = op->operands.len > 2 ? in(I, op, 2) : NULL;
   DType t = in_type(I, op, 0)->elem;
@@ -248,6 +257,7 @@ static void exec_buffer_op(Interp *I, const TirOp *op) {
   switch (op->code) {
   case TIR_LOCAL_ALLOC: exec_local_alloc(I, op); break;
   case TIR_MEMDESC_INDEX: exec_memdesc_index(I, op); break;
+  case TIR_MEMDESC_TRANS: exec_memdesc_trans(I, op); break;
   case TIR_LOCAL_LOAD: memcpy(out(I, op)->i, in(I, op, 0)->i, (size_t)in(I, op, 0)->n * sizeof(int64_t)); break;
   case TIR_LOCAL_STORE: memcpy(in(I, op, 1)->i, in(I, op, 0)->i, (size_t)in(I, op, 0)->n * sizeof(int64_t)); break;
   case TIR_ASYNC_COPY: exec_async_copy(I, op); break;
@@ -916,8 +926,8 @@ static void exec_op(Interp *I, const TirOp *op) {
   case TIR_FOR: exec_for(I, op); break;
   case TIR_IF: exec_if(I, op); break;
   case TIR_WHILE: exec_while(I, op); break;
-  case TIR_LOCAL_ALLOC: case TIR_MEMDESC_INDEX: case TIR_LOCAL_LOAD: case TIR_LOCAL_STORE: case TIR_ASYNC_COPY:
-  case TIR_ASYNC_COMMIT: case TIR_ASYNC_WAIT: case TIR_DOT_WAIT: exec_buffer_op(I, op); break;
+  case TIR_LOCAL_ALLOC: case TIR_MEMDESC_INDEX: case TIR_MEMDESC_TRANS: case TIR_LOCAL_LOAD: case TIR_LOCAL_STORE:
+  case TIR_ASYNC_COPY: case TIR_ASYNC_COMMIT: case TIR_ASYNC_WAIT: case TIR_DOT_WAIT: exec_buffer_op(I, op); break;
   default: fail(I, op, "cannot interpret '%s'", tir_op_name(op->code));
   }
 }

@@ -291,6 +291,7 @@ static void lower_op(Lower *L, const TirOp *op) {
   case TIR_WHILE: lower_while(L, op); break;
   case TIR_LOCAL_ALLOC: lower_local_alloc(L, op); break;
   case TIR_MEMDESC_INDEX: lower_memdesc_index(L, op); break;
+  case TIR_MEMDESC_TRANS: lower_memdesc_trans(L, op); break;
   case TIR_LOCAL_LOAD: /* deferred: the dot reads the buffer (the read counts from here) */
     if (L->deferred[op->results.data[0]]) lower_buffer_read(L, op->operands.data[0]);
     else lower_local_load(L, op);

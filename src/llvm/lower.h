@@ -366,6 +366,7 @@ void lower_mbar_wait(Lower *L, const TirOp *op);
 void lower_mbar_inval(Lower *L, const TirOp *op);
 void lower_tma_copy(Lower *L, const TirOp *op);
 void lower_memdesc_index(Lower *L, const TirOp *op);
+void lower_memdesc_trans(Lower *L, const TirOp *op);
 void lower_local_store(Lower *L, const TirOp *op);
 void lower_local_load(Lower *L, const TirOp *op);
 /* lower_async.c: cp.async and its groups */

@@ -75,7 +75,8 @@ static void plan_op(Planner *P, const TirOp *op) {
     if (P->depth) vec_push(L->arena, &P->extend[P->depth - 1], L->buffers.len);
     vec_push(L->arena, &L->buffers, b);
   }
-  if (op->code == TIR_MEMDESC_INDEX) L->buffer_of[op->results.data[0]] = L->buffer_of[op->operands.data[0]];
+  if (op->code == TIR_MEMDESC_INDEX || op->code == TIR_MEMDESC_TRANS)
+    L->buffer_of[op->results.data[0]] = L->buffer_of[op->operands.data[0]];
   if (op->code == TIR_LOCAL_LOAD && L->deferred[op->results.data[0]]) /* read where the dot uses it */
     L->buffer_of[op->results.data[0]] = L->buffer_of[op->operands.data[0]];
   int loop = op->code == TIR_FOR || op->code == TIR_WHILE;
@@ -310,6 +311,12 @@ void lower_memdesc_index(Lower *L, const TirOp *op) {
   Regs r = lower_regs(L, 1);
   r.v[0] = LLVMBuildGEP2(L->b, L->i8, lower_get(L, op->operands.data[0]).v[0], &bytes, 1, "");
   lower_result(L, op, 0, r);
+}
+
+/* The same bytes: only the layout (the wgmma operand's major-ness) differs. */
+void lower_memdesc_trans(Lower *L, const TirOp *op) {
+  L->shared_offset[op->results.data[0]] = L->shared_offset[op->operands.data[0]];
+  lower_result(L, op, 0, lower_get(L, op->operands.data[0]));
 }
 
 /* A store into a free slot is read only after the loop's next wait and

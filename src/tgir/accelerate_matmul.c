@@ -48,6 +48,9 @@ typedef struct Accel {
   const TgirOptions *o;
   TirOp **defs;              /* per value: its defining op (room for the values this step makes) */
   Vec(TirOp *) out;          /* the block being rebuilt */
+  int *buffer_of;            /* per tile value: the wgmma buffer made of it in this block, or 0 */
+  int *buffer_of_trans;      /* per tile value x: the wgmma buffer made of trans(x) in this block, or 0 */
+  int room;                  /* values the arrays have room for */
 } Accel;
 
 static const Type *T(Accel *A, int v) { return tir_type(A->f, v); }
@@ -180,16 +183,57 @@ static int a_in_registers(Accel *A, const TirOp *dot) {
   return def && def->code != TIR_LOAD;
 }
 
+/* memdesc_trans of `buffer` as src's buffer, if its NVMMA layout read
+ * transposed is one (the same swizzle over the other order); 0 if not. */
+static int transposed_view(Accel *A, int buffer, int src, const TirOp *dot) {
+  const Layout *l = tir_layout(A->f, buffer);
+  int order[2] = {l->order[1], l->order[0]};
+  const char *why;
+  const Layout *view = layout_nvmma(A->f->layout_table, 2, l->swizzle_bytes, l->elem_bits, order, &why);
+  if (!view) return 0;
+  TirOp *op = tir_op_new(A->f, TIR_MEMDESC_TRANS, dot->loc);
+  tir_add_operand(A->f, op, buffer);
+  int r = tir_add_result(A->f, op, tir_type(A->f, src));
+  tir_set_layout(A->f, r, view);
+  if (!layout_views_transposed(A->f, buffer, r)) return 0; /* the op is dropped */
+  A->defs[r] = op;
+  vec_push(A->f->arena, &A->out, op);
+  return r;
+}
+
+/* A 16-bit operand whose transpose another wgmma of this block already
+ * put in shared memory (attention's backward: qT for one dot, trans(qT)
+ * for the next) reads that buffer transposed instead of writing the tile
+ * a second time: one load, then one buffer the pipeline can fill. */
+static int reuse_transposed(Accel *A, int src, const TirOp *dot) {
+  const Type *t = T(A, src);
+  if (t->rank != 2 || (t->elem != DT_FP16 && t->elem != DT_BF16)) return 0;
+  const TirOp *d = A->defs[src];
+  int of_x = d && d->code == TIR_TRANS ? A->buffer_of[d->operands.data[0]] : 0;
+  int of_trans = A->buffer_of_trans[src];
+  return of_x ? transposed_view(A, of_x, src, dot) : of_trans ? transposed_view(A, of_trans, src, dot) : 0;
+}
+
+static void remember_buffer(Accel *A, int src, int buffer) {
+  const TirOp *d = A->defs[src];
+  A->buffer_of[src] = buffer;
+  if (d && d->code == TIR_TRANS && T(A, src)->rank == 2) A->buffer_of_trans[d->operands.data[0]] = buffer;
+}
+
 /* A wgmma operand: the tile src into a shared buffer in an NVMMA layout
  * contiguous where src is (else, or with k_major, along K). */
 static int to_buffer(Accel *A, const TirOp *dot, int k, int src, int k_major) {
+  int reused = k_major ? 0 : reuse_transposed(A, src, dot);
+  if (reused) return reused;
   int contiguous = k_major ? -1 : blocked_contiguous(A, src);
   const Type *t = T(A, src);
   int order[2];
   order[0] = contiguous >= 0 ? contiguous : k == 0 ? 1 : 0;
   order[1] = 1 - order[0];
   const Layout *l = layout_nvmma_for(A->f->layout_table, dtype_bits(t->elem), 2, t->shape, order);
-  return emit_of(A, TIR_LOCAL_ALLOC, src, l, dot->loc);
+  int buffer = emit_of(A, TIR_LOCAL_ALLOC, src, l, dot->loc);
+  if (!k_major) remember_buffer(A, src, buffer);
+  return buffer;
 }
 
 /* The dot with mma layouts; its old result layout kept by a conversion
@@ -236,6 +280,9 @@ static int collect_defs(TirBlock *b, TirOp **defs) {
 static void rewrite_block(Accel *A, TirBlock *b) {
   Accel saved = *A;
   memset(&A->out, 0, sizeof A->out);
+  size_t room = sizeof(int) * (size_t)(A->room + 1); /* buffers are shared within a block only */
+  A->buffer_of = memset(arena_alloc(A->f->arena, room), 0, room);
+  A->buffer_of_trans = memset(arena_alloc(A->f->arena, room), 0, room);
   for (int i = 0; i < b->ops.len; i++) {
     TirOp *op = b->ops.data[i];
     for (int r = 0; r < 2; r++)
@@ -248,11 +295,14 @@ static void rewrite_block(Accel *A, TirBlock *b) {
   b->ops.len = A->out.len;
   b->ops.cap = A->out.cap;
   A->out = saved.out;
+  A->buffer_of = saved.buffer_of;
+  A->buffer_of_trans = saved.buffer_of_trans;
 }
 
 void tgir_accelerate_matmul(TirFunc *f, const TgirOptions *o) {
-  Accel A = {f, o, NULL, {0}};
-  size_t room = (size_t)f->types.len + 8 * (size_t)collect_defs(f->body, NULL) + 1; /* a dot makes at most 5 values */
+  Accel A = {f, o, NULL, {0}, NULL, NULL, 0};
+  size_t room = (size_t)f->types.len + 8 * (size_t)collect_defs(f->body, NULL) + 1; /* a dot makes at most 6 values */
+  A.room = (int)room;
   A.defs = arena_alloc(f->arena, sizeof *A.defs * room);
   collect_defs(f->body, A.defs);
   rewrite_block(&A, f->body);

@@ -764,10 +764,12 @@ static int simple_body(const TirBlock *b) {
 }
 
 /* Whether op's operand k is a pipelined load's buffer (wgmma reads it in
- * place) or, with `loaded`, a local_load of one in the body (ldmatrix). */
+ * place, or a transposed view of it) or, with `loaded`, a local_load of
+ * one in the body (ldmatrix). */
 static int reads_pipelined(Pipe *P, const TirOp *op, int k, int loaded) {
   int v = op->operands.data[k];
   const TirOp *d = P->def[v];
+  if (d && d->code == TIR_MEMDESC_TRANS) v = d->operands.data[0];
   if (loaded && d && d->code == TIR_LOCAL_LOAD) v = d->operands.data[0];
   for (int i = 0; i < P->loads.len; i++)
     if (v == staging_of(P, P->loads.data[i])->results.data[0]) return 1;

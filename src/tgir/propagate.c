@@ -120,6 +120,7 @@ static const Layout *anchor(Prop *P, const TirOp *op) {
   case TIR_LOCAL_ALLOC:
   case TIR_MBAR_ALLOC:
   case TIR_MEMDESC_INDEX:
+  case TIR_MEMDESC_TRANS:
   case TIR_LOCAL_LOAD:
   case TIR_ASYNC_COPY:
   case TIR_DOT_WAIT: return tgir_own_layout(P->f, op);

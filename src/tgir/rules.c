@@ -12,6 +12,23 @@
 
 int tgir_is_tile(const TirFunc *f, int value) { return tir_type(f, value)->rank > 0; }
 
+static int log2_of(int64_t x) { return __builtin_ctzll((unsigned long long)x); }
+
+int layout_views_transposed(const TirFunc *f, int of, int view) {
+  const Type *t = tir_type(f, view);
+  LinearLayout a, b;
+  const char *why;
+  if (t->rank != 2 || layout_linear_of(tir_layout(f, of), tir_type(f, of), &a, &why) ||
+      layout_linear_of(tir_layout(f, view), t, &b, &why) || a.n_reg != b.n_reg)
+    return 0;
+  int col_bits = log2_of(t->shape[1]), row_bits_of = log2_of(t->shape[0]); /* of's columns are view's rows */
+  for (int i = 0; i < b.n_reg; i++) { /* view's flat bit i: a column bit (of's row bit) or a row bit */
+    int in_of = i < col_bits ? i + row_bits_of : i - col_bits;
+    if (b.reg[i] != a.reg[in_of]) return 0;
+  }
+  return 1;
+}
+
 static const Layout *layout_of(const TirFunc *f, int value) { return tir_layout(f, value); }
 
 /* k_width of a dot's operands: FMA operands hold a K element at a time,
@@ -109,6 +126,7 @@ const Layout *tgir_operand_need(const TirFunc *f, const TirOp *op, int k, const 
     return layout_dot_operand(f->layout_table, k, own, dot_k_width(f, op, own));
   case TIR_LOCAL_ALLOC:
   case TIR_MEMDESC_INDEX:
+  case TIR_MEMDESC_TRANS:
   case TIR_LOCAL_LOAD:
   case TIR_LOCAL_STORE:
   case TIR_ASYNC_COPY:

@@ -114,15 +114,17 @@ static void check_results(Verifier *V, const TirOp *op) {
  * memdesc_index and mbarrier_alloc only and read by the shared-memory ops and wgmma dots. */
 static void check_buffers(Verifier *V, const TirOp *op) {
   const TirFunc *f = V->f;
-  int makes = op->code == TIR_LOCAL_ALLOC || op->code == TIR_MEMDESC_INDEX || op->code == TIR_MBAR_ALLOC;
+  int makes = op->code == TIR_LOCAL_ALLOC || op->code == TIR_MEMDESC_INDEX || op->code == TIR_MEMDESC_TRANS ||
+              op->code == TIR_MBAR_ALLOC;
   for (int k = 0; k < op->results.len; k++)
     if (makes != layout_is_shared(tir_layout(f, op->results.data[k])))
-      problem(V, op, makes ? "a buffer needs a shared layout" : "only local_alloc and memdesc_index make buffers");
+      problem(V, op, makes ? "a buffer needs a shared layout" : "only local_alloc, memdesc_index and memdesc_trans make buffers");
   for (int k = 0; k < op->operands.len; k++) {
     const Layout *l = tir_layout(f, op->operands.data[k]);
     int is_buffer = layout_is_shared(l), want = 0;
     switch (op->code) {
     case TIR_MEMDESC_INDEX: want = k == 0; break;
+    case TIR_MEMDESC_TRANS: want = 1; break;
     case TIR_LOCAL_LOAD:
     case TIR_ASYNC_WAIT: want = 1; break;
     case TIR_LOCAL_STORE:
@@ -146,6 +148,8 @@ static void check_buffers(Verifier *V, const TirOp *op) {
   if (op->code == TIR_MEMDESC_INDEX && layout_is_shared(tir_layout(f, op->operands.data[0])) &&
       tir_layout(f, op->results.data[0]) != layout_shared_slot(f->layout_table, tir_layout(f, op->operands.data[0])))
     problem(V, op, "the result has the layout of one buffer of its operand's");
+  if (op->code == TIR_MEMDESC_TRANS && !layout_views_transposed(f, op->operands.data[0], op->results.data[0]))
+    problem(V, op, "the result's layout puts each element where the operand's puts its transpose");
 }
 
 static void verify_block(Verifier *V, const TirBlock *b, const TirOp *parent) {

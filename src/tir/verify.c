@@ -205,6 +205,12 @@ static void check_shared(Verifier *V, const TirOp *op) {
     if (T(V, op, 1)->rank || !dtype_is_int(T(V, op, 1)->elem)) problem(V, op, "%s", "the index must be an integer scalar");
     break;
   }
+  case TIR_MEMDESC_TRANS: {
+    Type *b = T(V, op, 0), *r = R(V, op, 0);
+    if (b->rank != 2 || r->rank != 2 || r->elem != b->elem || r->shape[0] != b->shape[1] || r->shape[1] != b->shape[0])
+      problem(V, op, "%s", "the result is the rank-2 buffer transposed");
+    break;
+  }
   case TIR_LOCAL_LOAD:
     if (n_res != 1) problem(V, op, "%s", "has one result");
     else check_same(V, op, T(V, op, 0), R(V, op, 0), "buffer and tile");
@@ -371,8 +377,8 @@ static void check_types(Verifier *V, const TirOp *op) {
       problem(V, op, "%s", "must be an i32 tile of length end - start");
     break;
   case TIR_FOR: case TIR_IF: case TIR_WHILE: check_structured(V, op); break;
-  case TIR_LOCAL_ALLOC: case TIR_MEMDESC_INDEX: case TIR_LOCAL_LOAD: case TIR_LOCAL_STORE: case TIR_ASYNC_COPY:
-  case TIR_ASYNC_COMMIT: case TIR_ASYNC_WAIT: case TIR_DOT_WAIT:
+  case TIR_LOCAL_ALLOC: case TIR_MEMDESC_INDEX: case TIR_MEMDESC_TRANS: case TIR_LOCAL_LOAD: case TIR_LOCAL_STORE:
+  case TIR_ASYNC_COPY: case TIR_ASYNC_COMMIT: case TIR_ASYNC_WAIT: case TIR_DOT_WAIT:
     check_shared(V, op);
     break;
   default: break;
