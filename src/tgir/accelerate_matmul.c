@@ -48,9 +48,10 @@ typedef struct Accel {
   const TgirOptions *o;
   TirOp **defs;              /* per value: its defining op (room for the values this step makes) */
   Vec(TirOp *) out;          /* the block being rebuilt */
-  int *buffer_of;            /* per tile value: the wgmma buffer made of it in this block, or 0 */
-  int *buffer_of_trans;      /* per tile value x: the wgmma buffer made of trans(x) in this block, or 0 */
-  int room;                  /* values the arrays have room for */
+  int *buffer_of;            /* per tile value: the wgmma buffer made of it, or 0 */
+  int *buffer_of_trans;      /* per tile value x: the wgmma buffer made of trans(x), or 0 */
+  int *block_of, *block_of_trans; /* the block (a serial number) where each was made: they count there only */
+  int block, blocks;         /* the block being rebuilt; blocks seen */
 } Accel;
 
 static const Type *T(Accel *A, int v) { return tir_type(A->f, v); }
@@ -209,15 +210,20 @@ static int reuse_transposed(Accel *A, int src, const TirOp *dot) {
   const Type *t = T(A, src);
   if (t->rank != 2 || (t->elem != DT_FP16 && t->elem != DT_BF16)) return 0;
   const TirOp *d = A->defs[src];
-  int of_x = d && d->code == TIR_TRANS ? A->buffer_of[d->operands.data[0]] : 0;
-  int of_trans = A->buffer_of_trans[src];
+  int x = d && d->code == TIR_TRANS ? d->operands.data[0] : -1;
+  int of_x = x >= 0 && A->block_of[x] == A->block ? A->buffer_of[x] : 0;
+  int of_trans = A->block_of_trans[src] == A->block ? A->buffer_of_trans[src] : 0;
   return of_x ? transposed_view(A, of_x, src, dot) : of_trans ? transposed_view(A, of_trans, src, dot) : 0;
 }
 
 static void remember_buffer(Accel *A, int src, int buffer) {
   const TirOp *d = A->defs[src];
   A->buffer_of[src] = buffer;
-  if (d && d->code == TIR_TRANS && T(A, src)->rank == 2) A->buffer_of_trans[d->operands.data[0]] = buffer;
+  A->block_of[src] = A->block;
+  if (d && d->code == TIR_TRANS && T(A, src)->rank == 2) {
+    A->buffer_of_trans[d->operands.data[0]] = buffer;
+    A->block_of_trans[d->operands.data[0]] = A->block;
+  }
 }
 
 /* A wgmma operand: the tile src into a shared buffer in an NVMMA layout
@@ -280,9 +286,7 @@ static int collect_defs(TirBlock *b, TirOp **defs) {
 static void rewrite_block(Accel *A, TirBlock *b) {
   Accel saved = *A;
   memset(&A->out, 0, sizeof A->out);
-  size_t room = sizeof(int) * (size_t)(A->room + 1); /* buffers are shared within a block only */
-  A->buffer_of = memset(arena_alloc(A->f->arena, room), 0, room);
-  A->buffer_of_trans = memset(arena_alloc(A->f->arena, room), 0, room);
+  A->block = ++A->blocks; /* buffers are shared within a block only */
   for (int i = 0; i < b->ops.len; i++) {
     TirOp *op = b->ops.data[i];
     for (int r = 0; r < 2; r++)
@@ -295,15 +299,17 @@ static void rewrite_block(Accel *A, TirBlock *b) {
   b->ops.len = A->out.len;
   b->ops.cap = A->out.cap;
   A->out = saved.out;
-  A->buffer_of = saved.buffer_of;
-  A->buffer_of_trans = saved.buffer_of_trans;
+  A->block = saved.block;
 }
 
 void tgir_accelerate_matmul(TirFunc *f, const TgirOptions *o) {
-  Accel A = {f, o, NULL, {0}, NULL, NULL, 0};
+  Accel A;
+  memset(&A, 0, sizeof A);
+  A.f = f, A.o = o;
   size_t room = (size_t)f->types.len + 8 * (size_t)collect_defs(f->body, NULL) + 1; /* a dot makes at most 6 values */
-  A.room = (int)room;
   A.defs = arena_alloc(f->arena, sizeof *A.defs * room);
+  int **arrays[4] = {&A.buffer_of, &A.buffer_of_trans, &A.block_of, &A.block_of_trans};
+  for (int i = 0; i < 4; i++) *arrays[i] = memset(arena_alloc(f->arena, sizeof(int) * room), 0, sizeof(int) * room);
   collect_defs(f->body, A.defs);
   rewrite_block(&A, f->body);
 }
