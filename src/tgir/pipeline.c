@@ -790,32 +790,6 @@ static int costs_nothing(Pipe *P, int64_t more, int64_t fewer, int64_t acc_numel
 
 static int64_t smem_per_program(Pipe *P) { return arch_smem_per_program(arch_of_cc(P->o->compute_capability)); }
 
-/* How many buffers a pipelined loop holds, and when it refills them.
- *
- * A wgmma dot whose operands are both pipelined and whose result only goes
- * round the loop can stay in flight while the next iteration starts
- * (Triton: wgmma.wait_group 1).  A buffer is then refilled only after the
- * wgmma that read it is done, one iteration later.  With S + 1 buffers the
- * copies for iteration i + S - 1 go out at the top of iteration i, into the
- * slot iteration i - 2 read (waited for by every warpgroup before this
- * iteration's barrier).  When that extra buffer would leave fewer programs
- * on an SM, or not fit, the loop keeps S buffers and issues those copies
- * late, as Triton does: after the wgmma wait and a barrier, into the slot
- * iteration i - 1 read.  So does a dot over two or more warpgroups (8+
- * warps), where the early copies hold back both warpgroups' wgmma (D3 of
- * docs/decisions.md).
- *
- * Other dots read their operands from shared memory before they compute
- * (ldmatrix, loads).  S buffers let the copies go out at the top of
- * iteration i into the slot iteration i - 1 read.  When S - 1 buffers would
- * hold more programs on an SM (or S do not fit), the loop keeps S - 1, and
- * the copies for iteration i + S - 1 go out after iteration i's reads and a
- * barrier, into the slot it read: Triton's schedule for mma.sync.  Not
- * below two buffers: with one, no copy overlaps the math.
- *
- * Which schedule runs faster also depends on the grid, unknown here (D4),
- * so o->refill may ask for either (the autotuner times both): early keeps
- * the extra buffer wherever it fits, late drops it. */
 /* Bytes of the buffers made before the loop that its body reads
  * (attention's q, staged once): live beside the loop's own. */
 static int64_t read_from_outside(Pipe *P) {
@@ -887,6 +861,38 @@ static void plan_carried_dot(Pipe *P) {
   if (!user || P->stage0[v]) P->carried_dot = NULL;
 }
 
+/* How many buffers a pipelined loop holds, and when it refills them.
+ *
+ * A wgmma dot whose operands are both pipelined and whose result only goes
+ * round the loop can stay in flight while the next iteration starts
+ * (Triton: wgmma.wait_group 1).  A buffer is then refilled only after the
+ * wgmma that read it is done, one iteration later.  With S + 1 buffers the
+ * copies for iteration i + S - 1 go out at the top of iteration i, into the
+ * slot iteration i - 2 read (waited for by every warpgroup before this
+ * iteration's barrier).  When that extra buffer would leave fewer programs
+ * on an SM, or not fit, the loop keeps S buffers and issues those copies
+ * late, as Triton does: after the wgmma wait and a barrier, into the slot
+ * iteration i - 1 read.  So does a dot over two or more warpgroups (8+
+ * warps), where the early copies hold back both warpgroups' wgmma (D3 of
+ * docs/decisions.md).
+ *
+ * Other dots read their operands from shared memory before they compute
+ * (ldmatrix, loads).  S buffers let the copies go out at the top of
+ * iteration i into the slot iteration i - 1 read.  When S - 1 buffers would
+ * hold more programs on an SM (or S do not fit), the loop keeps S - 1, and
+ * the copies for iteration i + S - 1 go out after iteration i's reads and a
+ * barrier, into the slot it read: Triton's schedule for mma.sync.  Not
+ * below two buffers: with one, no copy overlaps the math.
+ *
+ * A register-A dot carried to the next iteration (plan_carried_dot) reads
+ * its B slot until then, so it needs S + 1 buffers refilled early; where
+ * they do not fit or would leave fewer programs on an SM (counting the
+ * buffers read from before the loop, and every dot's result as live
+ * registers), or late refills are asked for, it waits at once instead.
+ *
+ * Which schedule runs faster also depends on the grid, unknown here (D4),
+ * so o->refill may ask for either (the autotuner times both): early keeps
+ * the extra buffer wherever it fits, late drops it. */
 static void plan_buffers(Pipe *P) {
   P->async_dot = NULL;
   P->carried_dot = NULL;
