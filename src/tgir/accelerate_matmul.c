@@ -196,7 +196,7 @@ static int transposed_view(Accel *A, int buffer, int src, const TirOp *dot) {
   tir_add_operand(A->f, op, buffer);
   int r = tir_add_result(A->f, op, tir_type(A->f, src));
   tir_set_layout(A->f, r, view);
-  if (!layout_views_transposed(A->f, buffer, r)) return 0; /* the op is dropped */
+  if (!tgir_views_transposed(A->f, buffer, r)) return 0; /* the op is dropped */
   A->defs[r] = op;
   vec_push(A->f->arena, &A->out, op);
   return r;

@@ -33,7 +33,7 @@ const Layout *tgir_result_layout(const TirFunc *f, const TirOp *op, const Layout
 /* Whether the value is a tile (has a layout in GPU-layout IR). */
 int tgir_is_tile(const TirFunc *f, int value);
 /* Whether buffer `view` (rank 2) holds each element [i, j] at the bytes where buffer `of` holds [j, i]. */
-int layout_views_transposed(const TirFunc *f, int of, int view);
+int tgir_views_transposed(const TirFunc *f, int of, int view);
 
 /* ---- the steps ---- */
 

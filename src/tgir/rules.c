@@ -14,7 +14,7 @@ int tgir_is_tile(const TirFunc *f, int value) { return tir_type(f, value)->rank 
 
 static int log2_of(int64_t x) { return __builtin_ctzll((unsigned long long)x); }
 
-int layout_views_transposed(const TirFunc *f, int of, int view) {
+int tgir_views_transposed(const TirFunc *f, int of, int view) {
   const Type *t = tir_type(f, view);
   LinearLayout a, b;
   const char *why;

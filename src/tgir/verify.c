@@ -148,7 +148,7 @@ static void check_buffers(Verifier *V, const TirOp *op) {
   if (op->code == TIR_MEMDESC_INDEX && layout_is_shared(tir_layout(f, op->operands.data[0])) &&
       tir_layout(f, op->results.data[0]) != layout_shared_slot(f->layout_table, tir_layout(f, op->operands.data[0])))
     problem(V, op, "the result has the layout of one buffer of its operand's");
-  if (op->code == TIR_MEMDESC_TRANS && !layout_views_transposed(f, op->operands.data[0], op->results.data[0]))
+  if (op->code == TIR_MEMDESC_TRANS && !tgir_views_transposed(f, op->operands.data[0], op->results.data[0]))
     problem(V, op, "the result's layout puts each element where the operand's puts its transpose");
 }
 
