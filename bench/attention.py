@@ -299,6 +299,8 @@ def main():
             for w in writers:
                 w.writerow(row)
         sys.stdout.flush()
+        if out:
+            out.flush()  # a run cut short keeps the shapes it finished
     print("# %.0f s" % (time.time() - start))
     if out:
         out.close()
