@@ -161,10 +161,36 @@ static void imports_build(Sema *S, const Node *stmt) {
   }
 }
 
+/* Imports inside module-level if, try and with blocks (a fallback import in
+ * an except, one per Triton version): which branch Python takes is host
+ * code's business, so they are kept apart and used for a name no
+ * unconditional import binds (conditionally_imported_name). */
+static void conditional_imports_in(Sema *S, const NodeVec *block);
+
+static void conditional_imports_of(Sema *S, const Node *s) {
+  if (s->kind == ND_IMPORT) {
+    for (int j = 0; j < s->args.len; j++)
+      if (strcmp(s->args.data[j]->name, "*")) vec_push(S->arena, &S->conditional_imports, s->args.data[j]);
+    return;
+  }
+  if (s->kind != ND_IF && s->kind != ND_TRY && s->kind != ND_EXCEPT && s->kind != ND_WITH) return;
+  conditional_imports_in(S, &s->body);
+  conditional_imports_in(S, &s->orelse);
+  if (s->kind == ND_TRY) {
+    conditional_imports_in(S, &s->args);   /* the except clauses */
+    conditional_imports_in(S, &s->kwargs); /* finally */
+  }
+}
+
+static void conditional_imports_in(Sema *S, const NodeVec *block) {
+  for (int i = 0; i < block->len; i++) conditional_imports_of(S, block->data[i]);
+}
+
 void symbols_build(Sema *S) {
   const NodeVec *body = &S->mod->root->body;
   for (int i = 0; i < body->len; i++) {
     if (body->data[i]->kind == ND_IMPORT) imports_build(S, body->data[i]);
+    else conditional_imports_of(S, body->data[i]);
     Symbol sym = {0};
     sym.name = defined_name(body->data[i], &sym.is_function);
     sym.index = i;
@@ -343,6 +369,24 @@ static Node *imported_name(Sema *S, Loc loc, const char *name) {
   return NULL;
 }
 
+/* A name only conditional imports bind: the last of them tile understands
+ * (the others may be another version's or another target's spelling),
+ * else an error at the last. */
+static Node *conditionally_imported_name(Sema *S, Loc loc, const char *name) {
+  Node *last = NULL;
+  for (int i = S->conditional_imports.len - 1; i >= 0; i--) {
+    Node *b = S->conditional_imports.data[i];
+    if (strcmp(b->name, name)) continue;
+    Node *v = is_host_module(b->str) ? NULL : import_value(S, loc, b->str);
+    if (v) return v;
+    if (!last) last = b;
+  }
+  if (!last) return NULL;
+  diag_error(S->diags, loc, "'%s' comes from '%s', which tile does not understand", name, last->str);
+  diag_note(S->diags, last->loc, "imported here");
+  return poison(S, loc);
+}
+
 static Node *lookup_name(Sema *S, Loc loc, const char *name) {
   Node *v = scope_get(&S->scope, name);
   if (v) return v;
@@ -355,6 +399,7 @@ static Node *lookup_name(Sema *S, Loc loc, const char *name) {
   v = module_constant(S, loc, name);
   if (v) return v;
   v = imported_name(S, loc, name);
+  if (!v) v = conditionally_imported_name(S, loc, name);
   if (v) return v;
   if (!strcmp(name, "tl") || !strcmp(name, "triton") || !strcmp(name, "language"))
     return mk_const(S, loc, namespace_value(S, name));
@@ -645,6 +690,17 @@ static Node *check_binop(Sema *S, Node *n) {
   return binary(S, n->loc, n->op, x, check_expr(S, n->b));
 }
 
+/* `x is None` with x a run-time value (a pointer argument, say): Python's
+ * identity, as Triton evaluates it, so a constexpr False (`is not`: True)
+ * that folds the branch it guards. */
+static Node *runtime_is(Sema *S, Node *n, Node *x, Node *y) {
+  if (!is_const_kind(x, V_NONE) && !is_const_kind(y, V_NONE)) {
+    diag_error(S->diags, n->loc, "'is' compares a run-time value only with None");
+    return poison(S, n->loc);
+  }
+  return mk_const(S, n->loc, value_bool(S, n->negated));
+}
+
 static Node *check_compare(Sema *S, Node *n) {
   Node *x = check_expr(S, n->a), *y = check_expr(S, n->b);
   if (n->op == TK_KW_IN) {
@@ -653,10 +709,7 @@ static Node *check_compare(Sema *S, Node *n) {
   }
   if (n->op == TK_KW_IS) {
     if (is_poison(x) || is_poison(y)) return poison(S, n->loc);
-    if (is_runtime(x) || is_runtime(y)) {
-      diag_error(S->diags, n->loc, "'is' compares constexprs only (write x is None on a constexpr)");
-      return poison(S, n->loc);
-    }
+    if (is_runtime(x) || is_runtime(y)) return runtime_is(S, n, x, y);
     Value *v = fold_binary(S, n->loc, TK_KW_IS, x->cval, y->cval);
     if (n->negated) v->i = !v->i;
     return mk_const(S, n->loc, v);
@@ -1287,6 +1340,14 @@ static void check_raise(Sema *S, Node *n) {
   if (!S->ret) S->ret = poison(S, n->loc);
 }
 
+/* A loop's else block parses in host code only; a helper without a
+ * decorator that a kernel calls is checked as kernel code here (the loop
+ * itself still is, without its else). */
+static void refuse_loop_else(Sema *S, Node *loop) {
+  if (loop->orelse.len)
+    diag_error(S->diags, loop->loc, "'%s ... else' is not supported in kernels", loop->kind == ND_FOR ? "for" : "while");
+}
+
 static void check_stmt(Sema *S, Node *n) {
   switch (n->kind) {
   case ND_ASSIGN: check_assign(S, n); break;
@@ -1294,8 +1355,14 @@ static void check_stmt(Sema *S, Node *n) {
   case ND_ANNASSIGN: check_annassign(S, n); break;
   case ND_EXPR_STMT: check_expr_stmt(S, n); break;
   case ND_IF: check_if(S, n); break;
-  case ND_FOR: check_for(S, n); break;
-  case ND_WHILE: check_while(S, n); break;
+  case ND_FOR:
+    refuse_loop_else(S, n);
+    check_for(S, n);
+    break;
+  case ND_WHILE:
+    refuse_loop_else(S, n);
+    check_while(S, n);
+    break;
   case ND_RETURN: check_return(S, n); break;
   case ND_ASSERT: check_assert(S, n); break;
   case ND_PASS:

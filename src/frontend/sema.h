@@ -123,6 +123,10 @@ typedef struct KernelMeta {
   Vec(Node *) heuristic_lambdas;    /* the lambda (or def) of each, for its place */
   Vec(struct HostVal *) heuristic_fns; /* the same, as host values (host.h) */
   struct Host *host;                /* the host evaluator the decorators ran in */
+  struct HostVal *unevaluated;      /* configs or heuristics the host evaluator could not compute (its
+                                       reason, host.h): an error only where a value they give is needed */
+  const char *unevaluated_what;     /* which decorator argument that was */
+  Loc unevaluated_at;               /* and where */
 } KernelMeta;
 
 typedef struct CheckedKernel {

@@ -52,6 +52,7 @@ typedef struct Sema {
   SymbolVec symbols;        /* the module's functions and constants (symbols_build) */
   Vec(Binding) dropped;     /* names bound on one path of a run-time if: value = the if */
   Vec(Node *) imports;      /* the module's IMPORT bindings (name, dotted path), in order */
+  Vec(Node *) conditional_imports; /* those inside module-level if/try/with blocks, in order */
 } Sema;
 
 /* sema.c: the module's symbols */
