@@ -150,27 +150,30 @@ static int is_host_module(const char *path) {
 
 /* Records what the module's imports name.  An import tile does not
  * understand is a warning here and an error only where a kernel uses it. */
-static void imports_build(Sema *S, const Node *stmt) {
+static void imports_build(Sema *S, const Node *stmt, int warn) {
   for (int j = 0; j < stmt->args.len; j++) {
     Node *b = stmt->args.data[j];
-    if (!is_host_module(b->str) && !import_value(S, b->loc, b->str)) {
+    if (warn && !is_host_module(b->str) && !import_value(S, b->loc, b->str) && !module_import_found(S, b->str)) {
       if (!strcmp(b->name, "*")) diag_warning(S->diags, b->loc, "tile does not understand the module '%s'; 'import *' from it is ignored", b->str);
       else diag_warning(S->diags, b->loc, "tile does not understand '%s'; a kernel cannot use '%s'", b->str, b->name);
     }
-    if (strcmp(b->name, "*")) vec_push(S->arena, &S->imports, b);
+    if (strcmp(b->name, "*")) vec_push(S->arena, &S->here->imports, b);
   }
 }
 
-/* Imports inside module-level if, try and with blocks (a fallback import in
- * an except, one per Triton version): which branch Python takes is host
- * code's business, so they are kept apart and used for a name no
- * unconditional import binds (conditionally_imported_name). */
+/* Imports and function definitions inside module-level if, try and with
+ * blocks (a fallback import in an except, one per Triton version; a helper
+ * defined one way or another by an environment variable): which branch
+ * Python takes is host code's business, so they are kept apart and used for
+ * a name nothing at module level binds (conditionally_imported_name,
+ * conditionally_defined). */
 static void conditional_imports_in(Sema *S, const NodeVec *block);
 
-static void conditional_imports_of(Sema *S, const Node *s) {
+static void conditional_imports_of(Sema *S, const Node *s, int nested) {
+  if (s->kind == ND_FUNCDEF && nested) vec_push(S->arena, &S->here->conditional_defs, (Node *)s);
   if (s->kind == ND_IMPORT) {
     for (int j = 0; j < s->args.len; j++)
-      if (strcmp(s->args.data[j]->name, "*")) vec_push(S->arena, &S->conditional_imports, s->args.data[j]);
+      if (strcmp(s->args.data[j]->name, "*")) vec_push(S->arena, &S->here->conditional_imports, s->args.data[j]);
     return;
   }
   if (s->kind != ND_IF && s->kind != ND_TRY && s->kind != ND_EXCEPT && s->kind != ND_WITH) return;
@@ -183,40 +186,40 @@ static void conditional_imports_of(Sema *S, const Node *s) {
 }
 
 static void conditional_imports_in(Sema *S, const NodeVec *block) {
-  for (int i = 0; i < block->len; i++) conditional_imports_of(S, block->data[i]);
+  for (int i = 0; i < block->len; i++) conditional_imports_of(S, block->data[i], 1);
 }
 
-void symbols_build(Sema *S) {
-  const NodeVec *body = &S->mod->root->body;
+void symbols_build(Sema *S, int warn) {
+  const NodeVec *body = &S->here->mod->root->body;
   for (int i = 0; i < body->len; i++) {
-    if (body->data[i]->kind == ND_IMPORT) imports_build(S, body->data[i]);
-    else conditional_imports_of(S, body->data[i]);
+    if (body->data[i]->kind == ND_IMPORT) imports_build(S, body->data[i], warn);
+    else conditional_imports_of(S, body->data[i], 0);
     Symbol sym = {0};
     sym.name = defined_name(body->data[i], &sym.is_function);
     sym.index = i;
-    if (sym.name) vec_push(S->arena, &S->symbols, sym);
+    if (sym.name) vec_push(S->arena, &S->here->symbols, sym);
   }
-  if (S->symbols.len) qsort(S->symbols.data, (size_t)S->symbols.len, sizeof(Symbol), symbol_order);
+  if (S->here->symbols.len) qsort(S->here->symbols.data, (size_t)S->here->symbols.len, sizeof(Symbol), symbol_order);
 }
 
 Symbol *symbols_find(Sema *S, const char *name, int *count) {
-  int lo = 0, hi = S->symbols.len; /* the first entry not before name */
+  int lo = 0, hi = S->here->symbols.len; /* the first entry not before name */
   while (lo < hi) {
     int mid = lo + (hi - lo) / 2;
-    if (strcmp(S->symbols.data[mid].name, name) < 0) lo = mid + 1;
+    if (strcmp(S->here->symbols.data[mid].name, name) < 0) lo = mid + 1;
     else hi = mid;
   }
   int end = lo;
-  while (end < S->symbols.len && !strcmp(S->symbols.data[end].name, name)) end++;
+  while (end < S->here->symbols.len && !strcmp(S->here->symbols.data[end].name, name)) end++;
   *count = end - lo;
-  return *count ? &S->symbols.data[lo] : NULL;
+  return *count ? &S->here->symbols.data[lo] : NULL;
 }
 
 static Node *module_function(Sema *S, const char *name) {
   int n;
   Symbol *sym = symbols_find(S, name, &n);
   for (int i = 0; i < n; i++)
-    if (sym[i].is_function) return S->mod->root->body.data[sym[i].index];
+    if (sym[i].is_function) return S->here->mod->root->body.data[sym[i].index];
   return NULL;
 }
 
@@ -233,12 +236,12 @@ static Symbol *find_constant(Sema *S, const char *name, int limit) {
  * host-side lines that no kernel uses cost nothing.  They are evaluated as
  * Python runs the module: `A = A + 1` reads the A assigned above it. */
 static Node *module_constant(Sema *S, Loc use, const char *name) {
-  int limit = S->module_limit ? S->module_limit : S->mod->root->body.len;
+  int limit = S->module_limit ? S->module_limit : S->here->mod->root->body.len;
   Symbol *sym = find_constant(S, name, limit);
   if (!sym) return NULL;
   if (sym->value) return sym->value;
   int at = sym->index;
-  Node *stmt = S->mod->root->body.data[at];
+  Node *stmt = S->here->mod->root->body.data[at];
   if (stmt->kind == ND_CLASS) {
     diag_error(S->diags, use, "'%s' is a class, which is host code; a kernel cannot use it", name);
     diag_note(S->diags, stmt->loc, "defined here");
@@ -354,10 +357,11 @@ static Node *import_value(Sema *S, Loc loc, const char *path) {
 
 /* A name bound by an import (the last binding of it), NULL when none. */
 static Node *imported_name(Sema *S, Loc loc, const char *name) {
-  for (int i = S->imports.len - 1; i >= 0; i--) {
-    Node *b = S->imports.data[i];
+  for (int i = S->here->imports.len - 1; i >= 0; i--) {
+    Node *b = S->here->imports.data[i];
     if (strcmp(b->name, name)) continue;
     Node *v = is_host_module(b->str) ? NULL : import_value(S, loc, b->str);
+    if (!v && !is_host_module(b->str)) v = module_import(S, loc, b->str);
     if (v) return v;
     if (is_host_module(b->str))
       diag_error(S->diags, loc, "'%s' is host code (import %s); a kernel cannot use it", name, b->str);
@@ -374,10 +378,11 @@ static Node *imported_name(Sema *S, Loc loc, const char *name) {
  * else an error at the last. */
 static Node *conditionally_imported_name(Sema *S, Loc loc, const char *name) {
   Node *last = NULL;
-  for (int i = S->conditional_imports.len - 1; i >= 0; i--) {
-    Node *b = S->conditional_imports.data[i];
+  for (int i = S->here->conditional_imports.len - 1; i >= 0; i--) {
+    Node *b = S->here->conditional_imports.data[i];
     if (strcmp(b->name, name)) continue;
     Node *v = is_host_module(b->str) ? NULL : import_value(S, loc, b->str);
+    if (!v && !is_host_module(b->str)) v = module_import(S, loc, b->str);
     if (v) return v;
     if (!last) last = b;
   }
@@ -387,19 +392,62 @@ static Node *conditionally_imported_name(Sema *S, Loc loc, const char *name) {
   return poison(S, loc);
 }
 
-static Node *lookup_name(Sema *S, Loc loc, const char *name) {
-  Node *v = scope_get(&S->scope, name);
-  if (v) return v;
+/* A function only module-level blocks define: the last definition (the
+ * else branch of `if FAST: def exp(x): ... else: def exp(x): ...`, the
+ * default as such a module is usually written). */
+static Node *conditionally_defined(Sema *S, Loc loc, const char *name) {
+  for (int i = S->here->conditional_defs.len - 1; i >= 0; i--) {
+    Node *def = S->here->conditional_defs.data[i];
+    if (strcmp(def->name, name)) continue;
+    Value *fv = value_new(S, V_FUNC);
+    fv->func = def;
+    return mk_const(S, loc, fv);
+  }
+  return NULL;
+}
+
+/* A module-level name of the module being checked: a function, a
+ * constant, or what an import binds; NULL when none. */
+static Node *module_level_name(Sema *S, Loc loc, const char *name) {
   Node *fn = module_function(S, name);
   if (fn) {
     Value *fv = value_new(S, V_FUNC);
     fv->func = fn;
     return mk_const(S, loc, fv);
   }
-  v = module_constant(S, loc, name);
-  if (v) return v;
-  v = imported_name(S, loc, name);
+  Node *v = module_constant(S, loc, name);
+  if (!v) v = imported_name(S, loc, name);
+  if (!v) v = conditionally_defined(S, loc, name);
   if (!v) v = conditionally_imported_name(S, loc, name);
+  return v;
+}
+
+/* Switches the module whose names are in scope (a helper of another
+ * module of the package is checked with its own); returns the one before. */
+static ModuleState *module_enter(Sema *S, ModuleState *m, int *saved_limit) {
+  ModuleState *before = S->here;
+  *saved_limit = S->module_limit;
+  S->here = m;
+  S->module_limit = 0;
+  return before;
+}
+
+static void module_leave(Sema *S, ModuleState *before, int saved_limit) {
+  S->here = before;
+  S->module_limit = saved_limit;
+}
+
+Node *sema_module_name(Sema *S, ModuleState *m, Loc loc, const char *name) {
+  int limit;
+  ModuleState *before = module_enter(S, m, &limit);
+  Node *v = module_level_name(S, loc, name);
+  module_leave(S, before, limit);
+  return v;
+}
+
+static Node *lookup_name(Sema *S, Loc loc, const char *name) {
+  Node *v = scope_get(&S->scope, name);
+  if (!v) v = module_level_name(S, loc, name);
   if (v) return v;
   if (!strcmp(name, "tl") || !strcmp(name, "triton") || !strcmp(name, "language"))
     return mk_const(S, loc, namespace_value(S, name));
@@ -429,8 +477,8 @@ static void undefined_name(Sema *S, Loc loc, const char *name) {
   const char *cands[256];
   int n = 0;
   for (int i = 0; i < S->scope.len && n < 200; i++) cands[n++] = S->scope.data[i].name;
-  for (int i = 0; i < S->mod->root->body.len && n < 220; i++) {
-    Node *s = S->mod->root->body.data[i];
+  for (int i = 0; i < S->here->mod->root->body.len && n < 220; i++) {
+    Node *s = S->here->mod->root->body.data[i];
     if (s->kind == ND_FUNCDEF) cands[n++] = s->name;
   }
   const char *best = suggest(S, name, cands, n);
@@ -538,6 +586,12 @@ static Node *check_attr(Sema *S, Node *n) {
     Node *m = member_of(S, n->loc, v->s, n->name);
     if (m) return m;
     no_member(S, n->loc, v->s, n->name);
+    return poison(S, n->loc);
+  }
+  if (v && v->kind == V_MODULE) {
+    Node *m = module_member(S, v->module, n->loc, n->name);
+    if (m) return m;
+    diag_error(S->diags, n->loc, "module '%s' (%s) has no attribute '%s'", v->s, v->module->file, n->name);
     return poison(S, n->loc);
   }
   if (v && (v->kind == V_DTYPE || v->kind == V_BLOCK_TYPE)) {
@@ -1482,6 +1536,9 @@ Node *call_function(Sema *S, Node *call, Node *def, Node **args, int n_args, Nod
     diag_error(S->diags, call->loc, "calls nest more than %d deep (is %s recursive?)", MAX_CALL_DEPTH, def->name);
     return poison(S, call->loc);
   }
+  ModuleState *home = module_of(S, def);
+  int caller_limit;
+  ModuleState *caller_module = module_enter(S, home ? home : S->here, &caller_limit);
   Scope caller_scope = S->scope;
   Node *caller_ret = S->ret;
   int caller_returned = S->returned, caller_in_helper = S->in_helper;
@@ -1508,6 +1565,7 @@ Node *call_function(Sema *S, Node *call, Node *def, Node **args, int n_args, Nod
   S->returned = caller_returned;
   S->in_helper = caller_in_helper;
   S->prefix = caller_prefix;
+  module_leave(S, caller_module, caller_limit);
   return result;
 }
 

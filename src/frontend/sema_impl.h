@@ -27,10 +27,25 @@ typedef struct Symbol {
 
 typedef Vec(Symbol) SymbolVec;
 
+/* A module whose names a function's body sees: the kernel's file, or a
+ * module of its package that it imports (modules.c). */
+typedef struct ModuleState {
+  const Module *mod;
+  SymbolVec symbols;        /* the module's functions and constants (symbols_build) */
+  Vec(Node *) imports;      /* the module's IMPORT bindings (name, dotted path), in order */
+  Vec(Node *) conditional_imports; /* those inside module-level if/try/with blocks, in order */
+  Vec(Node *) conditional_defs;    /* functions defined in such blocks, in order */
+  const char *dotted;       /* its import path (NULL: the kernel's file) */
+  const char *file;         /* the file it was read from (NULL: the kernel's source) */
+  const char *package_dir;  /* a package's (__init__.py's) directory, where its submodules are; else NULL */
+} ModuleState;
+
 typedef struct Sema {
   Arena *arena;
   Diags *diags;
-  const Module *mod, *stdlib;
+  ModuleState *here;        /* the module of the function being checked */
+  Vec(ModuleState *) loaded; /* the modules of the package imported so far (modules.c) */
+  const Module *stdlib;
   Scope scope;              /* variables of the function being checked */
   NodeVec *out;             /* where checked statements go */
   Node *ret;                /* typed return value of the current function */
@@ -49,14 +64,19 @@ typedef struct Sema {
   Loc return_loc;           /* the last return reached */
   int module_limit;         /* evaluating a module constant: statements before this one */
   CheckedKernel *kernel;
-  SymbolVec symbols;        /* the module's functions and constants (symbols_build) */
   Vec(Binding) dropped;     /* names bound on one path of a run-time if: value = the if */
-  Vec(Node *) imports;      /* the module's IMPORT bindings (name, dotted path), in order */
-  Vec(Node *) conditional_imports; /* those inside module-level if/try/with blocks, in order */
 } Sema;
 
-/* sema.c: the module's symbols */
-void symbols_build(Sema *S);
+/* sema.c: the module's symbols; `warn`: about imports tile does not understand */
+void symbols_build(Sema *S, int warn);
+/* A module-level name of module m (function, constant, import), looked up there; NULL: none. */
+Node *sema_module_name(Sema *S, ModuleState *m, Loc loc, const char *name);
+
+/* modules.c: modules of the kernel file's package */
+Node *module_import(Sema *S, Loc loc, const char *dotted);
+int module_import_found(Sema *S, const char *dotted);
+Node *module_member(Sema *S, ModuleState *m, Loc loc, const char *name);
+ModuleState *module_of(Sema *S, const Node *def);
 Symbol *symbols_find(Sema *S, const char *name, int *count);  /* the first of `count` entries, or NULL */
 
 /* value.c */

@@ -510,7 +510,7 @@ static void check_heuristics(Sema *S, Node *dec) {
 
 static void check_decorators(Sema *S, Node *def, const SemaOptions *opts) {
   HostTarget target = {opts->arch, opts->num_sms};
-  S->kernel->meta.host = host_new(S->arena, S->mod, def, target);
+  S->kernel->meta.host = host_new(S->arena, S->here->mod, def, target);
   for (int i = 0; i < def->kwargs.len; i++) {
     Node *dec = def->kwargs.data[i];
     const char *name = callee_name(dec);
@@ -574,7 +574,7 @@ static int any_jit(const Module *m) {
 /* The kernel: the function named, else the one @jit function (any function
  * when none is decorated) that no other function calls. */
 static Node *select_kernel(Sema *S, const char *name) {
-  const Module *m = S->mod;
+  const Module *m = S->here->mod;
   Node *found = NULL;
   int n_roots = 0, jit_only = any_jit(m);
   Buf names;
@@ -763,15 +763,18 @@ static int bind_kernel_params(Sema *S, Node *typed) {
 static int declare(Sema *S, const Module *m, const Module *stdlib, const SemaOptions *opts, Diags *d) {
   S->arena = d->arena;
   S->diags = d;
-  S->mod = m;
+  S->here = arena_alloc(d->arena, sizeof *S->here);
+  S->here->mod = m;
+  vec_push(S->arena, &S->loaded, S->here); /* the kernel's file, for helpers of other modules that call back */
   S->stdlib = stdlib;
-  symbols_build(S);
+  symbols_build(S, 1);
   S->kernel = arena_alloc(d->arena, sizeof *S->kernel);
   Node *def = select_kernel(S, opts->kernel);
   if (!def) return 0;
   S->kernel->def = def;
   collect_params(S);
   check_decorators(S, def, opts);
+  S->kernel->files_imported = S->loaded.len > 1; /* symbols_build looked for the file's imports */
   return d->errors == 0;
 }
 
