@@ -1126,8 +1126,7 @@ static void check_if(Sema *S, Node *n) {
   Node *out = node_new(S->arena, ND_IF, n->loc);
   out->a = to_bool(S, c);
   Scope before = scope_copy(S, &S->scope);
-  int returned = S->returned, early_exit = S->early_exit_ok;
-  S->early_exit_ok = 0;
+  int returned = S->returned;
   check_block(S, &n->body, &out->body);
   int then_returned = S->returned;
   Scope then_sc = S->scope;
@@ -1135,14 +1134,14 @@ static void check_if(Sema *S, Node *n) {
   S->returned = returned;
   check_block(S, &n->orelse, &out->orelse);
   int else_returned = S->returned;
-  if ((then_returned || else_returned) && !returned && !(early_exit && !else_returned)) {
-    diag_error(S->diags, S->return_loc, "a return inside an if on a run-time condition is supported only as a "
-                                         "kernel's early exit: 'if cond: return' in the kernel's body, not nested");
-    S->returned = 0;
-  }
-  if (early_exit && then_returned && !else_returned) {
-    S->returned = 1; /* the rest of the kernel was the else branch: both paths have ended */
+  if (n->ival == IF_TAIL) {
+    S->returned = 1; /* each branch held the rest of the kernel: every path has ended */
   } else {
+    if ((then_returned || else_returned) && !returned) {
+      diag_error(S->diags, S->return_loc, "a return inside an if on a run-time condition is supported only as a "
+                                           "kernel's early exit, not in a helper or a loop");
+      S->returned = 0;
+    }
     merge_branches(S, out, &then_sc, &S->scope);
   }
   emit(S, out);
@@ -1440,12 +1439,47 @@ static void check_stmt(Sema *S, Node *n) {
   }
 }
 
-/* `if cond: return` in a kernel's body: Triton's early exit.  The rest of
- * the body becomes the if's else branch. */
-static int is_early_exit(Sema *S, Node *s) {
-  if (s->kind != ND_IF || S->in_helper || S->block_depth != 1 || s->orelse.len || !s->body.len) return 0;
-  Node *last = s->body.data[s->body.len - 1];
-  return last->kind == ND_RETURN && !last->a;
+/* Whether an if returns on some path (a return in a loop is an error of its own). */
+static int if_returns(const Node *s) {
+  if (s->kind == ND_RETURN) return 1;
+  if (s->kind != ND_IF) return 0;
+  for (int i = 0; i < s->body.len; i++)
+    if (if_returns(s->body.data[i])) return 1;
+  for (int i = 0; i < s->orelse.len; i++)
+    if (if_returns(s->orelse.data[i])) return 1;
+  return 0;
+}
+
+static NodeVec concat(Sema *S, const NodeVec *a, const Node *const *rest, int n_rest) {
+  NodeVec v = {0};
+  for (int i = 0; i < a->len; i++) vec_push(S->arena, &v, a->data[i]);
+  for (int i = 0; i < n_rest; i++) vec_push(S->arena, &v, (Node *)rest[i]);
+  return v;
+}
+
+/* A kernel's early exits, nested or not (`if cond: ... return`, also under
+ * another if): the first if that returns on some path takes the rest of the
+ * body into both its branches (copied: IF_TAIL ifs end the kernel on every
+ * path), recursively, so the code stays structured; statements after a
+ * return are dropped, as they never run.  *budget bounds the copies. */
+static NodeVec with_tails(Sema *S, const NodeVec *body, int *budget) {
+  NodeVec out = {0};
+  for (int i = 0; i < body->len; i++) {
+    Node *s = body->data[i];
+    vec_push(S->arena, &out, s);
+    if (s->kind == ND_RETURN) break;
+    if (!if_returns(s) || s->kind != ND_IF || (*budget -= body->len - i) < 0) continue;
+    Node *tail = node_new(S->arena, ND_IF, s->loc);
+    *tail = *s;
+    tail->ival = IF_TAIL;
+    NodeVec then = concat(S, &s->body, (const Node *const *)body->data + i + 1, body->len - i - 1);
+    NodeVec other = concat(S, &s->orelse, (const Node *const *)body->data + i + 1, body->len - i - 1);
+    tail->body = with_tails(S, &then, budget);
+    tail->orelse = with_tails(S, &other, budget);
+    out.data[out.len - 1] = tail;
+    break;
+  }
+  return out;
 }
 
 static void check_block(Sema *S, NodeVec *body, NodeVec *out) {
@@ -1453,19 +1487,13 @@ static void check_block(Sema *S, NodeVec *body, NodeVec *out) {
   NodeVec *saved = S->out;
   S->out = out;
   S->block_depth++;
-  for (int i = 0; i < body->len && !S->returned; i++) {
-    Node *s = body->data[i];
-    if (is_early_exit(S, s)) {
-      Node with_rest = *s;
-      with_rest.orelse.data = body->data + i + 1;
-      with_rest.orelse.len = with_rest.orelse.cap = body->len - i - 1;
-      S->early_exit_ok = 1;
-      check_if(S, &with_rest);
-      S->early_exit_ok = 0;
-      break;
-    }
-    check_stmt(S, s);
+  NodeVec tails;
+  if (S->block_depth == 1 && !S->in_helper) { /* the kernel's own body */
+    int budget = MAX_TAIL_STATEMENTS;
+    tails = with_tails(S, body, &budget);
+    body = &tails;
   }
+  for (int i = 0; i < body->len && !S->returned; i++) check_stmt(S, body->data[i]);
   S->block_depth--;
   S->out = saved;
   S->nesting--;

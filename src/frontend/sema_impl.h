@@ -6,6 +6,11 @@
 
 #include "sema.h"
 
+/* An IF's ival: one made by with_tails, whose branches each hold the rest of the kernel. */
+enum { IF_TAIL = 1 };
+/* How many statements the kernel's early exits may copy (with_tails) before the rest is checked as written. */
+enum { MAX_TAIL_STATEMENTS = 20000 };
+
 enum { TL = 1, METHOD = 2, PY = 4, CUDA = 8 /* tl.extra.cuda.NAME */, EFFECT = 16 /* a side effect */ };
 
 typedef struct Binding {
@@ -60,7 +65,6 @@ typedef struct Sema {
   int n_inlined;            /* helper calls inlined so far, for unique names */
   const char *prefix;       /* "fn.N." inside an inlined helper, else NULL */
   int block_depth;          /* 1 in the kernel's own body */
-  int early_exit_ok;        /* checking a kernel's 'if cond: return' */
   Loc return_loc;           /* the last return reached */
   int module_limit;         /* evaluating a module constant: statements before this one */
   CheckedKernel *kernel;
