@@ -155,9 +155,7 @@ int module_import_found(Sema *S, const char *dotted) {
   int count;
   int found = symbols_find(S, member, &count) != NULL;
   for (int i = 0; !found && i < m->imports.len; i++) found = !strcmp(m->imports.data[i]->name, member);
-  for (int i = 0; !found && i < m->conditional_defs.len; i++) found = !strcmp(m->conditional_defs.data[i]->name, member);
-  for (int i = 0; !found && i < m->conditional_imports.len; i++)
-    found = !strcmp(m->conditional_imports.data[i]->name, member);
+  found = found || conditional_defines(m, member);
   S->here = before;
   return found || (m->package_dir && load_under(S, m->package_dir, member, dotted));
 }

@@ -133,10 +133,9 @@ static int symbol_order(const void *x, const void *y) {
   return c ? c : a->index - b->index;
 }
 
-static Node *import_value(Sema *S, Loc loc, const char *path);
 /* Host code a kernel file imports for its launcher, decorators and tests (torch, Triton's host
  * modules, the Python modules Triton's tutorials import): accepted, not for kernels to use. */
-static int is_host_module(const char *path) {
+int is_host_module(const char *path) {
   static const char *const host[] = {"torch", "triton.jit", "triton.autotune", "triton.heuristics", "triton.Config",
                                      "triton.testing", "triton.runtime", "triton.profiler", "triton.tools",
                                      "pytest", "argparse", "contextlib", "dataclasses", "functools", "inspect",
@@ -161,39 +160,11 @@ static void imports_build(Sema *S, const Node *stmt, int warn) {
   }
 }
 
-/* Imports and function definitions inside module-level if, try and with
- * blocks (a fallback import in an except, one per Triton version; a helper
- * defined one way or another by an environment variable): which branch
- * Python takes is host code's business, so they are kept apart and used for
- * a name nothing at module level binds (conditionally_imported_name,
- * conditionally_defined). */
-static void conditional_imports_in(Sema *S, const NodeVec *block);
-
-static void conditional_imports_of(Sema *S, const Node *s, int nested) {
-  if (s->kind == ND_FUNCDEF && nested) vec_push(S->arena, &S->here->conditional_defs, (Node *)s);
-  if (s->kind == ND_IMPORT) {
-    for (int j = 0; j < s->args.len; j++)
-      if (strcmp(s->args.data[j]->name, "*")) vec_push(S->arena, &S->here->conditional_imports, s->args.data[j]);
-    return;
-  }
-  if (s->kind != ND_IF && s->kind != ND_TRY && s->kind != ND_EXCEPT && s->kind != ND_WITH) return;
-  conditional_imports_in(S, &s->body);
-  conditional_imports_in(S, &s->orelse);
-  if (s->kind == ND_TRY) {
-    conditional_imports_in(S, &s->args);   /* the except clauses */
-    conditional_imports_in(S, &s->kwargs); /* finally */
-  }
-}
-
-static void conditional_imports_in(Sema *S, const NodeVec *block) {
-  for (int i = 0; i < block->len; i++) conditional_imports_of(S, block->data[i], 1);
-}
-
 void symbols_build(Sema *S, int warn) {
   const NodeVec *body = &S->here->mod->root->body;
   for (int i = 0; i < body->len; i++) {
     if (body->data[i]->kind == ND_IMPORT) imports_build(S, body->data[i], warn);
-    else conditional_imports_of(S, body->data[i], 0);
+    else conditionals_build(S, body->data[i]);
     Symbol sym = {0};
     sym.name = defined_name(body->data[i], &sym.is_function);
     sym.index = i;
@@ -261,7 +232,7 @@ static Node *module_constant(Sema *S, Loc use, const char *name) {
     diag_error(S->diags, stmt->b->loc, "module-level '%s' must be a constexpr", name);
     v = poison(S, use);
   }
-  sym->value = v;
+  if (!S->quiet || !is_poison(v)) sym->value = v; /* a failure seen quietly is reported at its real use */
   return v;
 }
 
@@ -341,7 +312,7 @@ static Node *member_of(Sema *S, Loc loc, const char *ns, const char *name) {
 
 /* The value a dotted import path names (triton, triton.language,
  * triton.language.extra.cuda.libdevice, triton.language.math.exp), or NULL. */
-static Node *import_value(Sema *S, Loc loc, const char *path) {
+Node *import_value(Sema *S, Loc loc, const char *path) {
   size_t n = strcspn(path, ".");
   if (n != 6 || strncmp(path, "triton", 6)) return NULL;
   Node *v = mk_const(S, loc, namespace_value(S, "triton"));
@@ -373,39 +344,6 @@ static Node *imported_name(Sema *S, Loc loc, const char *name) {
   return NULL;
 }
 
-/* A name only conditional imports bind: the last of them tile understands
- * (the others may be another version's or another target's spelling),
- * else an error at the last. */
-static Node *conditionally_imported_name(Sema *S, Loc loc, const char *name) {
-  Node *last = NULL;
-  for (int i = S->here->conditional_imports.len - 1; i >= 0; i--) {
-    Node *b = S->here->conditional_imports.data[i];
-    if (strcmp(b->name, name)) continue;
-    Node *v = is_host_module(b->str) ? NULL : import_value(S, loc, b->str);
-    if (!v && !is_host_module(b->str)) v = module_import(S, loc, b->str);
-    if (v) return v;
-    if (!last) last = b;
-  }
-  if (!last) return NULL;
-  diag_error(S->diags, loc, "'%s' comes from '%s', which tile does not understand", name, last->str);
-  diag_note(S->diags, last->loc, "imported here");
-  return poison(S, loc);
-}
-
-/* A function only module-level blocks define: the last definition (the
- * else branch of `if FAST: def exp(x): ... else: def exp(x): ...`, the
- * default as such a module is usually written). */
-static Node *conditionally_defined(Sema *S, Loc loc, const char *name) {
-  for (int i = S->here->conditional_defs.len - 1; i >= 0; i--) {
-    Node *def = S->here->conditional_defs.data[i];
-    if (strcmp(def->name, name)) continue;
-    Value *fv = value_new(S, V_FUNC);
-    fv->func = def;
-    return mk_const(S, loc, fv);
-  }
-  return NULL;
-}
-
 /* A module-level name of the module being checked: a function, a
  * constant, or what an import binds; NULL when none. */
 static Node *module_level_name(Sema *S, Loc loc, const char *name) {
@@ -417,8 +355,7 @@ static Node *module_level_name(Sema *S, Loc loc, const char *name) {
   }
   Node *v = module_constant(S, loc, name);
   if (!v) v = imported_name(S, loc, name);
-  if (!v) v = conditionally_defined(S, loc, name);
-  if (!v) v = conditionally_imported_name(S, loc, name);
+  if (!v) v = conditional_name(S, loc, name);
   return v;
 }
 
@@ -443,6 +380,12 @@ Node *sema_module_name(Sema *S, ModuleState *m, Loc loc, const char *name) {
   Node *v = module_level_name(S, loc, name);
   module_leave(S, before, limit);
   return v;
+}
+
+int sema_has_attribute(Sema *S, Loc loc, const Value *obj, const char *name) {
+  if (obj->kind == V_NAMESPACE) return member_of(S, loc, obj->s, name) != NULL;
+  if (obj->kind == V_MODULE) return module_member(S, obj->module, loc, name) != NULL;
+  return -1;
 }
 
 static Node *lookup_name(Sema *S, Loc loc, const char *name) {

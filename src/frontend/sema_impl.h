@@ -34,12 +34,26 @@ typedef Vec(Symbol) SymbolVec;
 
 /* A module whose names a function's body sees: the kernel's file, or a
  * module of its package that it imports (modules.c). */
+/* The module-level ifs a conditional binding is under, innermost first. */
+typedef struct Branch {
+  Node *test;
+  int in_else;
+  const struct Branch *outer;
+} Branch;
+
+/* A name bound inside module-level if, try or with blocks: an import's
+ * binding, a def, or an assignment `name = value`. */
+typedef struct Conditional {
+  const char *name;
+  Node *binding;            /* the IMPORT binding, the FUNCDEF or the ASSIGN */
+  const Branch *branch;     /* NULL: under try/with only */
+} Conditional;
+
 typedef struct ModuleState {
   const Module *mod;
   SymbolVec symbols;        /* the module's functions and constants (symbols_build) */
   Vec(Node *) imports;      /* the module's IMPORT bindings (name, dotted path), in order */
-  Vec(Node *) conditional_imports; /* those inside module-level if/try/with blocks, in order */
-  Vec(Node *) conditional_defs;    /* functions defined in such blocks, in order */
+  Vec(struct Conditional) conditionals; /* names bound inside module-level if/try/with blocks (conditional.c) */
   const char *dotted;       /* its import path (NULL: the kernel's file) */
   const char *file;         /* the file it was read from (NULL: the kernel's source) */
   const char *package_dir;  /* a package's (__init__.py's) directory, where its submodules are; else NULL */
@@ -69,12 +83,24 @@ typedef struct Sema {
   int module_limit;         /* evaluating a module constant: statements before this one */
   CheckedKernel *kernel;
   Vec(Binding) dropped;     /* names bound on one path of a run-time if: value = the if */
+  int quiet;                /* evaluating a conditional binding's test (conditional.c): failures not cached */
 } Sema;
 
 /* sema.c: the module's symbols; `warn`: about imports tile does not understand */
 void symbols_build(Sema *S, int warn);
 /* A module-level name of module m (function, constant, import), looked up there; NULL: none. */
 Node *sema_module_name(Sema *S, ModuleState *m, Loc loc, const char *name);
+
+int is_host_module(const char *path);                 /* torch, triton.jit, os, ...: host code's */
+Node *import_value(Sema *S, Loc loc, const char *path); /* a path under triton tile understands, or NULL */
+
+/* conditional.c: names bound inside module-level if/try/with blocks */
+void conditionals_build(Sema *S, const Node *stmt);
+Node *conditional_name(Sema *S, Loc loc, const char *name);
+int conditional_defines(const ModuleState *m, const char *name);
+
+/* hasattr(obj, name) on a namespace or module: 1 or 0; -1: obj is neither. */
+int sema_has_attribute(Sema *S, Loc loc, const Value *obj, const char *name);
 
 /* modules.c: modules of the kernel file's package */
 Node *module_import(Sema *S, Loc loc, const char *dotted);
