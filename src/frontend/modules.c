@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 enum { MAX_PARENT_DIRS = 8,           /* how far up a package root is looked for */
+       MAX_IMPORT_DEPTH = 32,         /* re-exports followed through modules (a cycle ends here) */
        MAX_MODULE_BYTES = 16 << 20 }; /* a larger file is not a module of helpers */
 
 /* The directory part of a file's name ("." for a bare name). */
@@ -163,7 +164,10 @@ int module_import_found(Sema *S, const char *dotted) {
 /* m.name: a function, constant or import of module m, or a submodule of a
  * package; NULL when m has none (the caller's error). */
 Node *module_member(Sema *S, ModuleState *m, Loc loc, const char *name) {
+  if (S->import_depth >= MAX_IMPORT_DEPTH) return NULL; /* `from .a import b` in a.py, b not defined there */
+  S->import_depth++;
   Node *v = sema_module_name(S, m, loc, name);
+  S->import_depth--;
   if (v || !m->package_dir) return v;
   ModuleState *sub = load_under(S, m->package_dir, name, arena_printf(S->arena, "%s.%s", m->dotted, name));
   return sub ? module_value(S, loc, sub) : NULL;
