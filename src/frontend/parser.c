@@ -679,8 +679,9 @@ static Node *parse_expr_stmt(Parser *P) {
  * The path's text, and its place in *loc. */
 static const char *parse_dotted(Parser *P, int relative, Loc *loc) {
   Token *first = tok(P), *last = first;
-  while (relative && (at(P, TK_DOT) || at(P, TK_ELLIPSIS))) last = advance(P);
-  if (!relative || at(P, TK_NAME) || last == first) {
+  int dots = 0; /* `from . import x`: dots alone name the package */
+  for (; relative && (at(P, TK_DOT) || at(P, TK_ELLIPSIS)); dots++) last = advance(P);
+  if (!relative || at(P, TK_NAME) || !dots) {
     last = expect(P, TK_NAME, "a module name");
     while (at(P, TK_DOT)) {
       advance(P);
