@@ -7,11 +7,13 @@
  * compilation, kept only if it parses, and its functions and constants are
  * checked with its own names in scope (module_enter).  A kernel compiled
  * from a string with no file beside it imports nothing this way. */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "sema_impl.h"
 #include "lexer.h"
 #include "../support/file.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -40,9 +42,17 @@ static char *read_file(Sema *S, const char *path, size_t *len) {
   return bad ? NULL : (char *)buf_cstr(&b);
 }
 
-static ModuleState *loaded_by_file(Sema *S, const char *file) {
+/* The file's canonical name, so `pkg/ops/../utils/a.py` and `pkg/utils/a.py` are one module. */
+static const char *canonical(Sema *S, const char *file) {
+  char *real = realpath(file, NULL);
+  const char *copy = arena_strdup(S->arena, real ? real : file);
+  free(real);
+  return copy;
+}
+
+static ModuleState *loaded_by_file(Sema *S, const char *key) {
   for (int i = 0; i < S->loaded.len; i++)
-    if (S->loaded.data[i]->file && !strcmp(S->loaded.data[i]->file, file)) return S->loaded.data[i];
+    if (S->loaded.data[i]->key && !strcmp(S->loaded.data[i]->key, key)) return S->loaded.data[i];
   return NULL;
 }
 
@@ -50,10 +60,12 @@ static ModuleState *loaded_by_file(Sema *S, const char *file) {
  * out of the compilation's: the import is then one tile does not
  * understand). */
 static ModuleState *load(Sema *S, const char *file, const char *dotted, int is_package) {
-  ModuleState *m = loaded_by_file(S, file);
+  const char *key = canonical(S, file);
+  ModuleState *m = loaded_by_file(S, key);
   if (m) return m->mod ? m : NULL;
   m = arena_alloc(S->arena, sizeof *m);
   m->file = file;
+  m->key = key;
   m->dotted = dotted;
   m->package_dir = is_package ? dir_of(S, file) : NULL;
   vec_push(S->arena, &S->loaded, m); /* before parsing: an import cycle finds it */

@@ -56,6 +56,7 @@ typedef struct ModuleState {
   Vec(struct Conditional) conditionals; /* names bound inside module-level if/try/with blocks (conditional.c) */
   const char *dotted;       /* its import path (NULL: the kernel's file) */
   const char *file;         /* the file it was read from (NULL: the kernel's source) */
+  const char *key;          /* that file's canonical name (realpath), which identifies the module */
   const char *package_dir;  /* a package's (__init__.py's) directory, where its submodules are; else NULL */
 } ModuleState;
 
