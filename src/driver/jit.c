@@ -35,6 +35,8 @@ typedef struct JitSource {
   char *kernel, *signature, *passes, *arch, *libdevice;
   char *declared_name, *declared_params; /* from the declaration at creation (NULL: none) */
   int num_declared_params;
+  int files_imported;      /* it imports modules of its package from files (modules.c): the disk cache,
+                              keyed by this source alone, could hand back code of their old text */
 } JitSource;
 
 /* A kernel's KernelTuning in one block: the arrays it points to, then the
@@ -265,7 +267,7 @@ static void prepare_job(GpuJob *j, tile_kernel *k, Spec *s) {
   j->want_ptx = prefer_ptx || !j->ptxas[0];
   cache_key(src, &j->o, j->o.libdevice ? j->o.libdevice : ctx->libdevice_path, j->ptxas[0] ? j->ptxas : NULL,
             j->want_ptx, j->key);
-  if (ctx->cache_dir && from_cache(k, s, j->key, j->notes[1], sizeof j->notes[1])) return;
+  if (ctx->cache_dir && !src->files_imported && from_cache(k, s, j->key, j->notes[1], sizeof j->notes[1])) return;
   if (!(j->c = compilation_new(ctx, src->name, src->text, src->len)))
     j->status = context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
 }
@@ -306,7 +308,9 @@ static tile_status finish_job(GpuJob *j) {
   if (j->c) {
     context_begin(ctx);
     j->status = end_compile(j->c, j->status);
-    if (j->status == TILE_OK && ctx->cache_dir) to_cache(j->k, j->s, j->key, j->notes[1], sizeof j->notes[1]);
+    const JitSource *src = j->k->source;
+    if (j->status == TILE_OK && ctx->cache_dir && !src->files_imported)
+      to_cache(j->k, j->s, j->key, j->notes[1], sizeof j->notes[1]);
   }
   for (int i = 0; i < 2; i++)
     if (j->notes[i][0]) context_note(ctx, "%s", j->notes[i]);
@@ -548,6 +552,7 @@ static tile_status declare_kernel(Compilation *c, void *ud) {
   const CheckedKernel *k = m ? pipeline_declare_module(c, m, &d->src->opts) : NULL;
   if (c->diags.errors) return TILE_ERROR_COMPILE;
   if (!k) return TILE_OK;
+  d->src->files_imported = k->files_imported;
   remember_params(c, k, d->src);
   return declare_tuning(c, k, d->src, d->out);
 }

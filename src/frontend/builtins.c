@@ -1265,6 +1265,18 @@ static Node *check_py_isinstance(Call *c) {
   return mk_const(c->S, c->node->loc, value_bool(c->S, r));
 }
 
+/* hasattr(module, "name"), folded: how a library asks which Triton it runs
+ * on (hasattr(tl, "gather")); tile's own namespaces answer for tile. */
+static Node *check_py_hasattr(Call *c) {
+  Value *obj = const_of(c->S, c->arg[0], "the object");
+  Value *name = const_of(c->S, c->arg[1], "the name");
+  if (!obj || !name) return poison(c->S, c->node->loc);
+  if (name->kind != V_STR) return fail(c, c->arg[1], "%s", "the name must be a string");
+  int r = sema_has_attribute(c->S, c->node->loc, obj, name->s);
+  if (r < 0) return fail(c, c->arg[0], "%s", "the object must be a module (tl, triton.language, a module of the package)");
+  return mk_const(c->S, c->node->loc, value_bool(c->S, r));
+}
+
 Node *check_builtin_call(Sema *S, Node *call, int id, Node *self, Node **args, int n_args, Node **kw, int n_kw) {
   Node *all[66];
   int n = 0;

@@ -421,7 +421,9 @@ Node *desc_attribute(Sema *S, Node *d, Node *n) {
   if (!strcmp(a, "shape") && tensor) return tuple_of(S, n->loc, &d->args);
   if (!strcmp(a, "strides") && tensor) return tuple_of(S, n->loc, &d->kwargs);
   if (!strcmp(a, "block_shape")) return const_to_node(S, n->loc, d->cval);
-  if (!strcmp(a, "dtype")) return mk_const(S, n->loc, value_dtype(S, d->a->type->elem, 0));
+  /* a tensor descriptor's dtype is its elements'; a block pointer's, as in Triton, a pointer type
+   * (p.dtype.element_ty is what a store through it converts to) */
+  if (!strcmp(a, "dtype")) return mk_const(S, n->loc, value_dtype(S, d->a->type->elem, !tensor));
   if (!strcmp(a, "block_type") || !strcmp(a, "type")) {
     int64_t shape[MAX_DESC_RANK];
     for (int i = 0; i < rank; i++) shape[i] = block_dim(d, i);

@@ -194,8 +194,31 @@ static DType computation_type(TokenKind op, Node *x, Node *y) {
   return promote(dx, xw, dy, yw, op == TK_SLASH || op == TK_PERCENT);
 }
 
+/* Whether two tuples of constexprs (shapes, say) are equal, element by
+ * element, as Python's; -1 (reported) when an element is a run-time value. */
+static int tuples_equal(Sema *S, Loc loc, const Node *x, const Node *y) {
+  if (x->args.len != y->args.len) return 0;
+  for (int i = 0; i < x->args.len; i++) {
+    const Node *a = x->args.data[i], *b = y->args.data[i];
+    int same;
+    if (a->kind == ND_TUPLE && b->kind == ND_TUPLE) same = tuples_equal(S, loc, a, b);
+    else if (a->kind == ND_TUPLE || b->kind == ND_TUPLE) same = 0;
+    else if (is_const(a) && is_const(b) && !a->type && !b->type) same = value_equal(a->cval, b->cval);
+    else {
+      diag_error(S->diags, loc, "tuples compare only when their elements are constexprs (element %d is not)", i);
+      return -1;
+    }
+    if (same != 1) return same;
+  }
+  return 1;
+}
+
 Node *binary(Sema *S, Loc loc, TokenKind op, Node *x, Node *y) {
   if (is_poison(x) || is_poison(y)) return poison(S, loc);
+  if ((op == TK_EQ || op == TK_NE) && x->kind == ND_TUPLE && y->kind == ND_TUPLE) { /* x.shape == (16, 32) */
+    int same = tuples_equal(S, loc, x, y);
+    return same < 0 ? poison(S, loc) : mk_const(S, loc, value_bool(S, same == (op == TK_EQ)));
+  }
   if (is_const(x) && is_const(y) && !x->type && !y->type) return fold_consts(S, loc, op, x, y);
   x = runtime(S, x);
   y = runtime(S, y);

@@ -200,6 +200,8 @@ void host_report(Diags *d, HostVal *v, Loc use, const char *what) {
 
 /* ---- limits ----------------------------------------------------------------------------- */
 
+int host_stopped(const Host *h) { return h->stopped != NULL; }
+
 /* Counts one step at n; the limit's UNKNOWN once it is reached. */
 static HostVal *step(Host *h, Node *n) {
   if (h->stopped) return h->stopped;
@@ -1303,17 +1305,17 @@ static Flow exec_for(Host *h, HostEnv *env, Node *n, HostVal **out) {
     HostVal *bad = bind(h, env, n->a, seq->items.data[i]);
     if (bad) return fail(out, bad);
     Flow f = exec_block(h, env, &n->body, out);
-    if (f == FLOW_BREAK) break;
+    if (f == FLOW_BREAK) return FLOW_NEXT;
     if (f == FLOW_RETURN || f == FLOW_FAIL) return f;
   }
-  return FLOW_NEXT;
+  return exec_block(h, env, &n->orelse, out); /* for ... else: no break */
 }
 
 static Flow exec_while(Host *h, HostEnv *env, Node *n, HostVal **out) {
   for (;;) {
     int truth;
     if (condition(h, env, n->a, &truth, out) == FLOW_FAIL) return FLOW_FAIL;
-    if (!truth) return FLOW_NEXT;
+    if (!truth) return exec_block(h, env, &n->orelse, out); /* while ... else: no break */
     Flow f = exec_block(h, env, &n->body, out);
     if (f == FLOW_BREAK) return FLOW_NEXT;
     if (f == FLOW_RETURN || f == FLOW_FAIL) return f;

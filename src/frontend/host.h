@@ -58,6 +58,8 @@ typedef struct Host Host;
  * def) run on the first evaluation. */
 Host *host_new(Arena *a, const Module *m, const Node *upto, HostTarget target);
 HostVal *host_eval(Host *h, Node *expr);
+/* Whether the evaluator hit its step limit: every later evaluation fails too. */
+int host_stopped(const Host *h);
 HostVal *host_call(Host *h, HostVal *fn, HostVal **args, int n, Loc loc);
 
 HostVal *host_value(Host *h, HostKind k);

@@ -4,6 +4,7 @@
  * one run reports every independent mistake. */
 #include "ast.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -158,11 +159,25 @@ static void parse_elements(Parser *P, NodeVec *out, TokenKind close, int *saw_co
   }
 }
 
+
+/* paren: '(' [test comp_for | test (',' test)* [',']] ')'; a generator
+ * expression is evaluated as a list (host code). */
 static Node *parse_paren(Parser *P) {
   Token *open = advance(P);
   Node *n = new_node(P, ND_TUPLE, open->loc);
   int comma = 0;
-  parse_elements(P, &n->args, TK_RPAREN, &comma);
+  if (!at(P, TK_RPAREN)) {
+    vec_push(P->arena, &n->args, parse_starred(P, parse_test));
+    if (at_comp_for(P)) {
+      Node *generator = parse_comprehension(P, open, n->args.data[0], TK_RPAREN);
+      expect_close(P, TK_RPAREN, "')' to close the generator expression", open);
+      return generator;
+    }
+    if (accept(P, TK_COMMA)) {
+      comma = 1;
+      parse_elements(P, &n->args, TK_RPAREN, &comma);
+    }
+  }
   expect_close(P, TK_RPAREN, "')'", open);
   if (n->args.len == 1 && !comma) return n->args.data[0];
   return n;
@@ -664,8 +679,9 @@ static Node *parse_expr_stmt(Parser *P) {
  * The path's text, and its place in *loc. */
 static const char *parse_dotted(Parser *P, int relative, Loc *loc) {
   Token *first = tok(P), *last = first;
-  while (relative && (at(P, TK_DOT) || at(P, TK_ELLIPSIS))) last = advance(P);
-  if (!relative || at(P, TK_NAME) || last == first) {
+  int dots = 0; /* `from . import x`: dots alone name the package */
+  for (; relative && (at(P, TK_DOT) || at(P, TK_ELLIPSIS)); dots++) last = advance(P);
+  if (!relative || at(P, TK_NAME) || !dots) {
     last = expect(P, TK_NAME, "a module name");
     while (at(P, TK_DOT)) {
       advance(P);
@@ -813,7 +829,17 @@ static Node *parse_if(Parser *P) {
   return n;
 }
 
-/* for: 'for' targets 'in' testlist ':' block */
+/* A loop's ['else' ':' block], which runs when the loop ends without a
+ * break: host code only (the host evaluator runs it; kernels have no use
+ * for it in Triton either). */
+static void parse_loop_else(Parser *P, Node *loop, const char *keyword) {
+  if (!at(P, TK_KW_ELSE)) return;
+  if (P->in_jit) fail_at(P, tok(P), "'%s ... else' is not supported in kernels", keyword);
+  advance(P);
+  parse_block(P, &loop->orelse);
+}
+
+/* for: 'for' targets 'in' testlist ':' block ['else' ':' block] */
 static Node *parse_for(Parser *P) {
   Node *n = new_node(P, ND_FOR, advance(P)->loc);
   n->a = parse_testlist(P, parse_expr);
@@ -821,7 +847,7 @@ static Node *parse_for(Parser *P) {
   expect(P, TK_KW_IN, "'in' in for loop");
   n->b = parse_testlist(P, parse_test);
   parse_block(P, &n->body);
-  if (at(P, TK_KW_ELSE)) fail_at(P, tok(P), "%s", "'for ... else' is not supported in kernels");
+  parse_loop_else(P, n, "for");
   return n;
 }
 
@@ -829,7 +855,7 @@ static Node *parse_while(Parser *P) {
   Node *n = new_node(P, ND_WHILE, advance(P)->loc);
   n->a = parse_test(P);
   parse_block(P, &n->body);
-  if (at(P, TK_KW_ELSE)) fail_at(P, tok(P), "%s", "'while ... else' is not supported in kernels");
+  parse_loop_else(P, n, "while");
   return n;
 }
 
@@ -856,7 +882,9 @@ static Node *parse_param(Parser *P) {
   return p;
 }
 
-static void check_params(Parser *P, Node *fn) {
+/* `keyword_only`: the index of the first parameter after '*' or '*args'
+ * (those may lack a default whatever comes before them). */
+static void check_params(Parser *P, Node *fn, int keyword_only) {
   int saw_default = 0;
   for (int i = 0; i < fn->args.len; i++) {
     Node *p = fn->args.data[i];
@@ -864,7 +892,7 @@ static void check_params(Parser *P, Node *fn) {
       if (!strcmp(fn->args.data[j]->name, p->name))
         diag_error(P->diags, p->loc, "duplicate parameter '%s'", p->name);
     if (p->b || p->ival) saw_default = 1;
-    else if (saw_default)
+    else if (saw_default && i < keyword_only)
       diag_error(P->diags, p->loc, "parameter '%s' without a default follows one with a default",
                  p->name);
   }
@@ -892,13 +920,16 @@ static Node *parse_funcdef(Parser *P, NodeVec decorators) {
   int outer_function = P->in_function, outer_jit = P->in_jit;
   P->in_jit = decorators.len > 0 && is_jit_decorator(decorators);
   expect(P, TK_LPAREN, "'(' after the function name");
+  int keyword_only = INT_MAX;
   while (!at(P, TK_RPAREN)) {
+    int star = at(P, TK_STAR);
     Node *p = parse_param(P);
     if (p) vec_push(P->arena, &fn->args, p);
+    if (star && keyword_only == INT_MAX) keyword_only = fn->args.len;
     if (!accept(P, TK_COMMA)) break;
   }
   expect(P, TK_RPAREN, "')' to close the parameter list");
-  check_params(P, fn);
+  check_params(P, fn, keyword_only);
   if (accept(P, TK_ARROW)) fn->a = parse_test(P);
   P->in_function = 1;
   parse_block(P, &fn->body);

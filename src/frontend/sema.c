@@ -133,10 +133,9 @@ static int symbol_order(const void *x, const void *y) {
   return c ? c : a->index - b->index;
 }
 
-static Node *import_value(Sema *S, Loc loc, const char *path);
 /* Host code a kernel file imports for its launcher, decorators and tests (torch, Triton's host
  * modules, the Python modules Triton's tutorials import): accepted, not for kernels to use. */
-static int is_host_module(const char *path) {
+int is_host_module(const char *path) {
   static const char *const host[] = {"torch", "triton.jit", "triton.autotune", "triton.heuristics", "triton.Config",
                                      "triton.testing", "triton.runtime", "triton.profiler", "triton.tools",
                                      "pytest", "argparse", "contextlib", "dataclasses", "functools", "inspect",
@@ -150,47 +149,48 @@ static int is_host_module(const char *path) {
 
 /* Records what the module's imports name.  An import tile does not
  * understand is a warning here and an error only where a kernel uses it. */
-static void imports_build(Sema *S, const Node *stmt) {
+static void imports_build(Sema *S, const Node *stmt, int warn) {
   for (int j = 0; j < stmt->args.len; j++) {
     Node *b = stmt->args.data[j];
-    if (!is_host_module(b->str) && !import_value(S, b->loc, b->str)) {
+    if (warn && !is_host_module(b->str) && !import_value(S, b->loc, b->str) && !module_import_found(S, b->str)) {
       if (!strcmp(b->name, "*")) diag_warning(S->diags, b->loc, "tile does not understand the module '%s'; 'import *' from it is ignored", b->str);
       else diag_warning(S->diags, b->loc, "tile does not understand '%s'; a kernel cannot use '%s'", b->str, b->name);
     }
-    if (strcmp(b->name, "*")) vec_push(S->arena, &S->imports, b);
+    if (strcmp(b->name, "*")) vec_push(S->arena, &S->here->imports, b);
   }
 }
 
-void symbols_build(Sema *S) {
-  const NodeVec *body = &S->mod->root->body;
+void symbols_build(Sema *S, int warn) {
+  const NodeVec *body = &S->here->mod->root->body;
   for (int i = 0; i < body->len; i++) {
-    if (body->data[i]->kind == ND_IMPORT) imports_build(S, body->data[i]);
+    if (body->data[i]->kind == ND_IMPORT) imports_build(S, body->data[i], warn);
+    else conditionals_build(S, body->data[i]);
     Symbol sym = {0};
     sym.name = defined_name(body->data[i], &sym.is_function);
     sym.index = i;
-    if (sym.name) vec_push(S->arena, &S->symbols, sym);
+    if (sym.name) vec_push(S->arena, &S->here->symbols, sym);
   }
-  if (S->symbols.len) qsort(S->symbols.data, (size_t)S->symbols.len, sizeof(Symbol), symbol_order);
+  if (S->here->symbols.len) qsort(S->here->symbols.data, (size_t)S->here->symbols.len, sizeof(Symbol), symbol_order);
 }
 
 Symbol *symbols_find(Sema *S, const char *name, int *count) {
-  int lo = 0, hi = S->symbols.len; /* the first entry not before name */
+  int lo = 0, hi = S->here->symbols.len; /* the first entry not before name */
   while (lo < hi) {
     int mid = lo + (hi - lo) / 2;
-    if (strcmp(S->symbols.data[mid].name, name) < 0) lo = mid + 1;
+    if (strcmp(S->here->symbols.data[mid].name, name) < 0) lo = mid + 1;
     else hi = mid;
   }
   int end = lo;
-  while (end < S->symbols.len && !strcmp(S->symbols.data[end].name, name)) end++;
+  while (end < S->here->symbols.len && !strcmp(S->here->symbols.data[end].name, name)) end++;
   *count = end - lo;
-  return *count ? &S->symbols.data[lo] : NULL;
+  return *count ? &S->here->symbols.data[lo] : NULL;
 }
 
 static Node *module_function(Sema *S, const char *name) {
   int n;
   Symbol *sym = symbols_find(S, name, &n);
   for (int i = 0; i < n; i++)
-    if (sym[i].is_function) return S->mod->root->body.data[sym[i].index];
+    if (sym[i].is_function) return S->here->mod->root->body.data[sym[i].index];
   return NULL;
 }
 
@@ -207,12 +207,12 @@ static Symbol *find_constant(Sema *S, const char *name, int limit) {
  * host-side lines that no kernel uses cost nothing.  They are evaluated as
  * Python runs the module: `A = A + 1` reads the A assigned above it. */
 static Node *module_constant(Sema *S, Loc use, const char *name) {
-  int limit = S->module_limit ? S->module_limit : S->mod->root->body.len;
+  int limit = S->module_limit ? S->module_limit : S->here->mod->root->body.len;
   Symbol *sym = find_constant(S, name, limit);
   if (!sym) return NULL;
   if (sym->value) return sym->value;
   int at = sym->index;
-  Node *stmt = S->mod->root->body.data[at];
+  Node *stmt = S->here->mod->root->body.data[at];
   if (stmt->kind == ND_CLASS) {
     diag_error(S->diags, use, "'%s' is a class, which is host code; a kernel cannot use it", name);
     diag_note(S->diags, stmt->loc, "defined here");
@@ -232,7 +232,7 @@ static Node *module_constant(Sema *S, Loc use, const char *name) {
     diag_error(S->diags, stmt->b->loc, "module-level '%s' must be a constexpr", name);
     v = poison(S, use);
   }
-  sym->value = v;
+  if (!S->quiet || !is_poison(v)) sym->value = v; /* a failure seen quietly is reported at its real use */
   return v;
 }
 
@@ -312,7 +312,7 @@ static Node *member_of(Sema *S, Loc loc, const char *ns, const char *name) {
 
 /* The value a dotted import path names (triton, triton.language,
  * triton.language.extra.cuda.libdevice, triton.language.math.exp), or NULL. */
-static Node *import_value(Sema *S, Loc loc, const char *path) {
+Node *import_value(Sema *S, Loc loc, const char *path) {
   size_t n = strcspn(path, ".");
   if (n != 6 || strncmp(path, "triton", 6)) return NULL;
   Node *v = mk_const(S, loc, namespace_value(S, "triton"));
@@ -328,10 +328,11 @@ static Node *import_value(Sema *S, Loc loc, const char *path) {
 
 /* A name bound by an import (the last binding of it), NULL when none. */
 static Node *imported_name(Sema *S, Loc loc, const char *name) {
-  for (int i = S->imports.len - 1; i >= 0; i--) {
-    Node *b = S->imports.data[i];
+  for (int i = S->here->imports.len - 1; i >= 0; i--) {
+    Node *b = S->here->imports.data[i];
     if (strcmp(b->name, name)) continue;
     Node *v = is_host_module(b->str) ? NULL : import_value(S, loc, b->str);
+    if (!v && !is_host_module(b->str)) v = module_import(S, loc, b->str);
     if (v) return v;
     if (is_host_module(b->str))
       diag_error(S->diags, loc, "'%s' is host code (import %s); a kernel cannot use it", name, b->str);
@@ -343,18 +344,53 @@ static Node *imported_name(Sema *S, Loc loc, const char *name) {
   return NULL;
 }
 
-static Node *lookup_name(Sema *S, Loc loc, const char *name) {
-  Node *v = scope_get(&S->scope, name);
-  if (v) return v;
+/* A module-level name of the module being checked: a function, a
+ * constant, or what an import binds; NULL when none. */
+static Node *module_level_name(Sema *S, Loc loc, const char *name) {
   Node *fn = module_function(S, name);
   if (fn) {
     Value *fv = value_new(S, V_FUNC);
     fv->func = fn;
     return mk_const(S, loc, fv);
   }
-  v = module_constant(S, loc, name);
-  if (v) return v;
-  v = imported_name(S, loc, name);
+  Node *v = module_constant(S, loc, name);
+  if (!v) v = imported_name(S, loc, name);
+  if (!v) v = conditional_name(S, loc, name);
+  return v;
+}
+
+/* Switches the module whose names are in scope (a helper of another
+ * module of the package is checked with its own); returns the one before. */
+static ModuleState *module_enter(Sema *S, ModuleState *m, int *saved_limit) {
+  ModuleState *before = S->here;
+  *saved_limit = S->module_limit;
+  S->here = m;
+  S->module_limit = 0;
+  return before;
+}
+
+static void module_leave(Sema *S, ModuleState *before, int saved_limit) {
+  S->here = before;
+  S->module_limit = saved_limit;
+}
+
+Node *sema_module_name(Sema *S, ModuleState *m, Loc loc, const char *name) {
+  int limit;
+  ModuleState *before = module_enter(S, m, &limit);
+  Node *v = module_level_name(S, loc, name);
+  module_leave(S, before, limit);
+  return v;
+}
+
+int sema_has_attribute(Sema *S, Loc loc, const Value *obj, const char *name) {
+  if (obj->kind == V_NAMESPACE) return member_of(S, loc, obj->s, name) != NULL;
+  if (obj->kind == V_MODULE) return module_member(S, obj->module, loc, name) != NULL;
+  return -1;
+}
+
+static Node *lookup_name(Sema *S, Loc loc, const char *name) {
+  Node *v = scope_get(&S->scope, name);
+  if (!v) v = module_level_name(S, loc, name);
   if (v) return v;
   if (!strcmp(name, "tl") || !strcmp(name, "triton") || !strcmp(name, "language"))
     return mk_const(S, loc, namespace_value(S, name));
@@ -384,8 +420,8 @@ static void undefined_name(Sema *S, Loc loc, const char *name) {
   const char *cands[256];
   int n = 0;
   for (int i = 0; i < S->scope.len && n < 200; i++) cands[n++] = S->scope.data[i].name;
-  for (int i = 0; i < S->mod->root->body.len && n < 220; i++) {
-    Node *s = S->mod->root->body.data[i];
+  for (int i = 0; i < S->here->mod->root->body.len && n < 220; i++) {
+    Node *s = S->here->mod->root->body.data[i];
     if (s->kind == ND_FUNCDEF) cands[n++] = s->name;
   }
   const char *best = suggest(S, name, cands, n);
@@ -493,6 +529,12 @@ static Node *check_attr(Sema *S, Node *n) {
     Node *m = member_of(S, n->loc, v->s, n->name);
     if (m) return m;
     no_member(S, n->loc, v->s, n->name);
+    return poison(S, n->loc);
+  }
+  if (v && v->kind == V_MODULE) {
+    Node *m = module_member(S, v->module, n->loc, n->name);
+    if (m) return m;
+    diag_error(S->diags, n->loc, "module '%s' (%s) has no attribute '%s'", v->s, v->module->file, n->name);
     return poison(S, n->loc);
   }
   if (v && (v->kind == V_DTYPE || v->kind == V_BLOCK_TYPE)) {
@@ -645,6 +687,17 @@ static Node *check_binop(Sema *S, Node *n) {
   return binary(S, n->loc, n->op, x, check_expr(S, n->b));
 }
 
+/* `x is None` with x a run-time value (a pointer argument, say): Python's
+ * identity, as Triton evaluates it, so a constexpr False (`is not`: True)
+ * that folds the branch it guards. */
+static Node *runtime_is(Sema *S, Node *n, Node *x, Node *y) {
+  if (!is_const_kind(x, V_NONE) && !is_const_kind(y, V_NONE)) {
+    diag_error(S->diags, n->loc, "'is' compares a run-time value only with None");
+    return poison(S, n->loc);
+  }
+  return mk_const(S, n->loc, value_bool(S, n->negated));
+}
+
 static Node *check_compare(Sema *S, Node *n) {
   Node *x = check_expr(S, n->a), *y = check_expr(S, n->b);
   if (n->op == TK_KW_IN) {
@@ -653,10 +706,7 @@ static Node *check_compare(Sema *S, Node *n) {
   }
   if (n->op == TK_KW_IS) {
     if (is_poison(x) || is_poison(y)) return poison(S, n->loc);
-    if (is_runtime(x) || is_runtime(y)) {
-      diag_error(S->diags, n->loc, "'is' compares constexprs only (write x is None on a constexpr)");
-      return poison(S, n->loc);
-    }
+    if (is_runtime(x) || is_runtime(y)) return runtime_is(S, n, x, y);
     Value *v = fold_binary(S, n->loc, TK_KW_IS, x->cval, y->cval);
     if (n->negated) v->i = !v->i;
     return mk_const(S, n->loc, v);
@@ -1019,8 +1069,7 @@ static void check_if(Sema *S, Node *n) {
   Node *out = node_new(S->arena, ND_IF, n->loc);
   out->a = to_bool(S, c);
   Scope before = scope_copy(S, &S->scope);
-  int returned = S->returned, early_exit = S->early_exit_ok;
-  S->early_exit_ok = 0;
+  int returned = S->returned;
   check_block(S, &n->body, &out->body);
   int then_returned = S->returned;
   Scope then_sc = S->scope;
@@ -1028,14 +1077,14 @@ static void check_if(Sema *S, Node *n) {
   S->returned = returned;
   check_block(S, &n->orelse, &out->orelse);
   int else_returned = S->returned;
-  if ((then_returned || else_returned) && !returned && !(early_exit && !else_returned)) {
-    diag_error(S->diags, S->return_loc, "a return inside an if on a run-time condition is supported only as a "
-                                         "kernel's early exit: 'if cond: return' in the kernel's body, not nested");
-    S->returned = 0;
-  }
-  if (early_exit && then_returned && !else_returned) {
-    S->returned = 1; /* the rest of the kernel was the else branch: both paths have ended */
+  if (n->ival == IF_TAIL) {
+    S->returned = 1; /* each branch held the rest of the kernel: every path has ended */
   } else {
+    if ((then_returned || else_returned) && !returned) {
+      diag_error(S->diags, S->return_loc, "a return inside an if on a run-time condition is supported only as a "
+                                           "kernel's early exit, not in a helper or a loop");
+      S->returned = 0;
+    }
     merge_branches(S, out, &then_sc, &S->scope);
   }
   emit(S, out);
@@ -1287,6 +1336,14 @@ static void check_raise(Sema *S, Node *n) {
   if (!S->ret) S->ret = poison(S, n->loc);
 }
 
+/* A loop's else block parses in host code only; a helper without a
+ * decorator that a kernel calls is checked as kernel code here (the loop
+ * itself still is, without its else). */
+static void refuse_loop_else(Sema *S, Node *loop) {
+  if (loop->orelse.len)
+    diag_error(S->diags, loop->loc, "'%s ... else' is not supported in kernels", loop->kind == ND_FOR ? "for" : "while");
+}
+
 static void check_stmt(Sema *S, Node *n) {
   switch (n->kind) {
   case ND_ASSIGN: check_assign(S, n); break;
@@ -1294,8 +1351,14 @@ static void check_stmt(Sema *S, Node *n) {
   case ND_ANNASSIGN: check_annassign(S, n); break;
   case ND_EXPR_STMT: check_expr_stmt(S, n); break;
   case ND_IF: check_if(S, n); break;
-  case ND_FOR: check_for(S, n); break;
-  case ND_WHILE: check_while(S, n); break;
+  case ND_FOR:
+    refuse_loop_else(S, n);
+    check_for(S, n);
+    break;
+  case ND_WHILE:
+    refuse_loop_else(S, n);
+    check_while(S, n);
+    break;
   case ND_RETURN: check_return(S, n); break;
   case ND_ASSERT: check_assert(S, n); break;
   case ND_PASS:
@@ -1319,12 +1382,47 @@ static void check_stmt(Sema *S, Node *n) {
   }
 }
 
-/* `if cond: return` in a kernel's body: Triton's early exit.  The rest of
- * the body becomes the if's else branch. */
-static int is_early_exit(Sema *S, Node *s) {
-  if (s->kind != ND_IF || S->in_helper || S->block_depth != 1 || s->orelse.len || !s->body.len) return 0;
-  Node *last = s->body.data[s->body.len - 1];
-  return last->kind == ND_RETURN && !last->a;
+/* Whether an if returns on some path (a return in a loop is an error of its own). */
+static int if_returns(const Node *s) {
+  if (s->kind == ND_RETURN) return 1;
+  if (s->kind != ND_IF) return 0;
+  for (int i = 0; i < s->body.len; i++)
+    if (if_returns(s->body.data[i])) return 1;
+  for (int i = 0; i < s->orelse.len; i++)
+    if (if_returns(s->orelse.data[i])) return 1;
+  return 0;
+}
+
+static NodeVec concat(Sema *S, const NodeVec *a, const Node *const *rest, int n_rest) {
+  NodeVec v = {0};
+  for (int i = 0; i < a->len; i++) vec_push(S->arena, &v, a->data[i]);
+  for (int i = 0; i < n_rest; i++) vec_push(S->arena, &v, (Node *)rest[i]);
+  return v;
+}
+
+/* A kernel's early exits, nested or not (`if cond: ... return`, also under
+ * another if): the first if that returns on some path takes the rest of the
+ * body into both its branches (copied: IF_TAIL ifs end the kernel on every
+ * path), recursively, so the code stays structured; statements after a
+ * return are dropped, as they never run.  *budget bounds the copies. */
+static NodeVec with_tails(Sema *S, const NodeVec *body, int *budget) {
+  NodeVec out = {0};
+  for (int i = 0; i < body->len; i++) {
+    Node *s = body->data[i];
+    vec_push(S->arena, &out, s);
+    if (s->kind == ND_RETURN) break;
+    if (!if_returns(s) || s->kind != ND_IF || (*budget -= body->len - i) < 0) continue;
+    Node *tail = node_new(S->arena, ND_IF, s->loc);
+    *tail = *s;
+    tail->ival = IF_TAIL;
+    NodeVec then = concat(S, &s->body, (const Node *const *)body->data + i + 1, body->len - i - 1);
+    NodeVec other = concat(S, &s->orelse, (const Node *const *)body->data + i + 1, body->len - i - 1);
+    tail->body = with_tails(S, &then, budget);
+    tail->orelse = with_tails(S, &other, budget);
+    out.data[out.len - 1] = tail;
+    break;
+  }
+  return out;
 }
 
 static void check_block(Sema *S, NodeVec *body, NodeVec *out) {
@@ -1332,19 +1430,13 @@ static void check_block(Sema *S, NodeVec *body, NodeVec *out) {
   NodeVec *saved = S->out;
   S->out = out;
   S->block_depth++;
-  for (int i = 0; i < body->len && !S->returned; i++) {
-    Node *s = body->data[i];
-    if (is_early_exit(S, s)) {
-      Node with_rest = *s;
-      with_rest.orelse.data = body->data + i + 1;
-      with_rest.orelse.len = with_rest.orelse.cap = body->len - i - 1;
-      S->early_exit_ok = 1;
-      check_if(S, &with_rest);
-      S->early_exit_ok = 0;
-      break;
-    }
-    check_stmt(S, s);
+  NodeVec tails;
+  if (S->block_depth == 1 && !S->in_helper) { /* the kernel's own body */
+    int budget = MAX_TAIL_STATEMENTS;
+    tails = with_tails(S, body, &budget);
+    body = &tails;
   }
+  for (int i = 0; i < body->len && !S->returned; i++) check_stmt(S, body->data[i]);
   S->block_depth--;
   S->out = saved;
   S->nesting--;
@@ -1415,6 +1507,9 @@ Node *call_function(Sema *S, Node *call, Node *def, Node **args, int n_args, Nod
     diag_error(S->diags, call->loc, "calls nest more than %d deep (is %s recursive?)", MAX_CALL_DEPTH, def->name);
     return poison(S, call->loc);
   }
+  ModuleState *home = module_of(S, def);
+  int caller_limit;
+  ModuleState *caller_module = module_enter(S, home ? home : S->here, &caller_limit);
   Scope caller_scope = S->scope;
   Node *caller_ret = S->ret;
   int caller_returned = S->returned, caller_in_helper = S->in_helper;
@@ -1441,6 +1536,7 @@ Node *call_function(Sema *S, Node *call, Node *def, Node **args, int n_args, Nod
   S->returned = caller_returned;
   S->in_helper = caller_in_helper;
   S->prefix = caller_prefix;
+  module_leave(S, caller_module, caller_limit);
   return result;
 }
 

@@ -37,6 +37,7 @@ typedef enum {
   V_LIST,         /* a constexpr list or tuple (shapes, autotune configs) */
   V_CONFIG,       /* triton.Config(...) in an autotune decorator */
   V_LAMBDA,       /* a lambda, kept for @heuristics */
+  V_MODULE,       /* a module of the kernel file's package (modules.c): s its import path */
 } ValueKind;
 
 typedef struct Value Value;
@@ -49,6 +50,7 @@ struct Value {
   DType dtype;            /* V_DTYPE */
   int dtype_is_ptr;
   Node *func;             /* V_FUNC definition, V_LAMBDA */
+  struct ModuleState *module; /* V_MODULE */
   Node *self;             /* V_BUILTIN bound method receiver (typed) */
   Vec(Value *) items;     /* V_LIST; V_CONFIG kwargs values */
   Vec(const char *) keys; /* V_CONFIG kwargs names */
@@ -123,6 +125,10 @@ typedef struct KernelMeta {
   Vec(Node *) heuristic_lambdas;    /* the lambda (or def) of each, for its place */
   Vec(struct HostVal *) heuristic_fns; /* the same, as host values (host.h) */
   struct Host *host;                /* the host evaluator the decorators ran in */
+  struct HostVal *unevaluated;      /* configs or heuristics the host evaluator could not compute (its
+                                       reason, host.h): an error only where a value they give is needed */
+  const char *unevaluated_what;     /* which decorator argument that was */
+  Loc unevaluated_at;               /* and where */
 } KernelMeta;
 
 typedef struct CheckedKernel {
@@ -130,6 +136,7 @@ typedef struct CheckedKernel {
   Vec(KernelParam) params;
   KernelMeta meta;
   int typed;                /* 0: parsed only (no signature, annotations incomplete) */
+  int files_imported;       /* its file imports modules of its package from files (modules.c) */
 } CheckedKernel;
 
 /* Checks the kernel; returns NULL when errors were reported to `d`.

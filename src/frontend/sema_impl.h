@@ -6,6 +6,11 @@
 
 #include "sema.h"
 
+/* An IF's ival: one made by with_tails, whose branches each hold the rest of the kernel. */
+enum { IF_TAIL = 1 };
+/* How many statements the kernel's early exits may copy (with_tails) before the rest is checked as written. */
+enum { MAX_TAIL_STATEMENTS = 20000 };
+
 enum { TL = 1, METHOD = 2, PY = 4, CUDA = 8 /* tl.extra.cuda.NAME */, EFFECT = 16 /* a side effect */ };
 
 typedef struct Binding {
@@ -27,10 +32,40 @@ typedef struct Symbol {
 
 typedef Vec(Symbol) SymbolVec;
 
+/* A module whose names a function's body sees: the kernel's file, or a
+ * module of its package that it imports (modules.c). */
+/* The module-level ifs a conditional binding is under, innermost first. */
+typedef struct Branch {
+  Node *test;
+  int in_else;
+  const struct Branch *outer;
+} Branch;
+
+/* A name bound inside module-level if, try or with blocks: an import's
+ * binding, a def, or an assignment `name = value`. */
+typedef struct Conditional {
+  const char *name;
+  Node *binding;            /* the IMPORT binding, the FUNCDEF or the ASSIGN */
+  const Branch *branch;     /* NULL: under try/with only */
+} Conditional;
+
+typedef struct ModuleState {
+  const Module *mod;
+  SymbolVec symbols;        /* the module's functions and constants (symbols_build) */
+  Vec(Node *) imports;      /* the module's IMPORT bindings (name, dotted path), in order */
+  Vec(struct Conditional) conditionals; /* names bound inside module-level if/try/with blocks (conditional.c) */
+  const char *dotted;       /* its import path (NULL: the kernel's file) */
+  const char *file;         /* the file it was read from (NULL: the kernel's source) */
+  const char *key;          /* that file's canonical name (realpath), which identifies the module */
+  const char *package_dir;  /* a package's (__init__.py's) directory, where its submodules are; else NULL */
+} ModuleState;
+
 typedef struct Sema {
   Arena *arena;
   Diags *diags;
-  const Module *mod, *stdlib;
+  ModuleState *here;        /* the module of the function being checked */
+  Vec(ModuleState *) loaded; /* the modules of the package imported so far (modules.c) */
+  const Module *stdlib;
   Scope scope;              /* variables of the function being checked */
   NodeVec *out;             /* where checked statements go */
   Node *ret;                /* typed return value of the current function */
@@ -45,17 +80,35 @@ typedef struct Sema {
   int n_inlined;            /* helper calls inlined so far, for unique names */
   const char *prefix;       /* "fn.N." inside an inlined helper, else NULL */
   int block_depth;          /* 1 in the kernel's own body */
-  int early_exit_ok;        /* checking a kernel's 'if cond: return' */
   Loc return_loc;           /* the last return reached */
   int module_limit;         /* evaluating a module constant: statements before this one */
   CheckedKernel *kernel;
-  SymbolVec symbols;        /* the module's functions and constants (symbols_build) */
   Vec(Binding) dropped;     /* names bound on one path of a run-time if: value = the if */
-  Vec(Node *) imports;      /* the module's IMPORT bindings (name, dotted path), in order */
+  int quiet;                /* evaluating a conditional binding's test (conditional.c): failures not cached */
+  int import_depth;         /* module members being resolved through re-exports (modules.c) */
 } Sema;
 
-/* sema.c: the module's symbols */
-void symbols_build(Sema *S);
+/* sema.c: the module's symbols; `warn`: about imports tile does not understand */
+void symbols_build(Sema *S, int warn);
+/* A module-level name of module m (function, constant, import), looked up there; NULL: none. */
+Node *sema_module_name(Sema *S, ModuleState *m, Loc loc, const char *name);
+
+int is_host_module(const char *path);                 /* torch, triton.jit, os, ...: host code's */
+Node *import_value(Sema *S, Loc loc, const char *path); /* a path under triton tile understands, or NULL */
+
+/* conditional.c: names bound inside module-level if/try/with blocks */
+void conditionals_build(Sema *S, const Node *stmt);
+Node *conditional_name(Sema *S, Loc loc, const char *name);
+int conditional_defines(const ModuleState *m, const char *name);
+
+/* hasattr(obj, name) on a namespace or module: 1 or 0; -1: obj is neither. */
+int sema_has_attribute(Sema *S, Loc loc, const Value *obj, const char *name);
+
+/* modules.c: modules of the kernel file's package */
+Node *module_import(Sema *S, Loc loc, const char *dotted);
+int module_import_found(Sema *S, const char *dotted);
+Node *module_member(Sema *S, ModuleState *m, Loc loc, const char *name);
+ModuleState *module_of(Sema *S, const Node *def);
 Symbol *symbols_find(Sema *S, const char *name, int *count);  /* the first of `count` entries, or NULL */
 
 /* value.c */

@@ -296,6 +296,26 @@ static HostVal *eval_host(Sema *S, Node *n, const char *what) {
   return NULL;
 }
 
+/* A decorator argument that only gives constexpr values (autotune's
+ * configs, heuristics): one the host evaluator cannot compute (configs read
+ * from a file) is kept, and reported only where a value is needed (-D gives
+ * them all, say): unevaluated_report.  NULL then. */
+static HostVal *eval_host_deferred(Sema *S, Node *n, const char *what) {
+  KernelMeta *m = &S->kernel->meta;
+  HostVal *v = host_eval(m->host, n);
+  if (v->kind != H_UNKNOWN) return v;
+  if (host_stopped(m->host)) { /* the evaluator is spent: reported here, not at the next thing it evaluates */
+    host_report(S->diags, v, n->loc, what);
+    return NULL;
+  }
+  if (!m->unevaluated) {
+    m->unevaluated = v;
+    m->unevaluated_what = what;
+    m->unevaluated_at = n->loc;
+  }
+  return NULL;
+}
+
 static Node *keyword(Node *call, const char *name) {
   for (int i = 0; i < call->kwargs.len; i++)
     if (!strcmp(call->kwargs.data[i]->name, name)) return call->kwargs.data[i]->a;
@@ -455,7 +475,7 @@ static void check_autotune(Sema *S, Node *dec) {
     diag_error(S->diags, dec->loc, "@triton.autotune needs configs=[triton.Config(...), ...]");
     return;
   }
-  HostVal *list = eval_host(S, configs, "@triton.autotune's configs");
+  HostVal *list = eval_host_deferred(S, configs, "@triton.autotune's configs");
   if (list) list = prune_configs(S, dec, list);
   if (list) record_configs(S, dec, configs, list);
   KernelMeta *m = &S->kernel->meta;
@@ -469,7 +489,7 @@ static void check_autotune(Sema *S, Node *dec) {
 
 static void check_heuristics(Sema *S, Node *dec) {
   Node *arg = dec->args.len ? dec->args.data[0] : keyword(dec, "values");
-  HostVal *d = arg ? eval_host(S, arg, "@triton.heuristics") : NULL;
+  HostVal *d = arg ? eval_host_deferred(S, arg, "@triton.heuristics") : NULL;
   if (!d || d->kind != H_DICT) {
     if (arg && !d) return;
     diag_error(S->diags, dec->loc, "@triton.heuristics needs a dict of meta-parameter names to lambdas");
@@ -490,7 +510,7 @@ static void check_heuristics(Sema *S, Node *dec) {
 
 static void check_decorators(Sema *S, Node *def, const SemaOptions *opts) {
   HostTarget target = {opts->arch, opts->num_sms};
-  S->kernel->meta.host = host_new(S->arena, S->mod, def, target);
+  S->kernel->meta.host = host_new(S->arena, S->here->mod, def, target);
   for (int i = 0; i < def->kwargs.len; i++) {
     Node *dec = def->kwargs.data[i];
     const char *name = callee_name(dec);
@@ -554,7 +574,7 @@ static int any_jit(const Module *m) {
 /* The kernel: the function named, else the one @jit function (any function
  * when none is decorated) that no other function calls. */
 static Node *select_kernel(Sema *S, const char *name) {
-  const Module *m = S->mod;
+  const Module *m = S->here->mod;
   Node *found = NULL;
   int n_roots = 0, jit_only = any_jit(m);
   Buf names;
@@ -638,8 +658,9 @@ static int apply_options(Sema *S, const SemaOptions *opts) {
   if (opts->config >= 0) {
     if (opts->config >= k->meta.configs.len) {
       Loc nowhere = {0};
-      diag_error(S->diags, nowhere, "config %d: kernel '%s' has %d autotune configs", opts->config, def->name,
-                 k->meta.configs.len);
+      if (k->meta.unevaluated) host_report(S->diags, k->meta.unevaluated, k->meta.unevaluated_at, k->meta.unevaluated_what);
+      else diag_error(S->diags, nowhere, "config %d: kernel '%s' has %d autotune configs", opts->config, def->name,
+                      k->meta.configs.len);
       return 0;
     }
     TuneConfig *tc = &k->meta.configs.data[opts->config];
@@ -714,6 +735,9 @@ static int bind_kernel_params(Sema *S, Node *typed) {
       diag_error(S->diags, p->loc, "constexpr parameter '%s' has no value", p->name);
       diag_note(S->diags, p->loc, k->meta.configs.len ? "give it with -D %s=VALUE, or pick an autotune config with --config N"
                                                       : "give it with -D %s=VALUE", p->name);
+      if (k->meta.unevaluated) /* the decorator that might have given it */
+        diag_note(S->diags, k->meta.unevaluated_at, "%s cannot be evaluated: %s", k->meta.unevaluated_what,
+                  k->meta.unevaluated->s);
       continue;
     }
     Node *param = node_new(S->arena, ND_PARAM, p->loc);
@@ -739,15 +763,18 @@ static int bind_kernel_params(Sema *S, Node *typed) {
 static int declare(Sema *S, const Module *m, const Module *stdlib, const SemaOptions *opts, Diags *d) {
   S->arena = d->arena;
   S->diags = d;
-  S->mod = m;
+  S->here = arena_alloc(d->arena, sizeof *S->here);
+  S->here->mod = m;
+  vec_push(S->arena, &S->loaded, S->here); /* the kernel's file, for helpers of other modules that call back */
   S->stdlib = stdlib;
-  symbols_build(S);
+  symbols_build(S, 1);
   S->kernel = arena_alloc(d->arena, sizeof *S->kernel);
   Node *def = select_kernel(S, opts->kernel);
   if (!def) return 0;
   S->kernel->def = def;
   collect_params(S);
   check_decorators(S, def, opts);
+  S->kernel->files_imported = S->loaded.len > 1; /* symbols_build looked for the file's imports */
   return d->errors == 0;
 }
 

@@ -75,6 +75,7 @@ static void print_value(Buf *b, const Value *v) {
   case V_BUILTIN: buf_printf(b, "builtin %s", builtin_name((int)v->i)); break;
   case V_LIBDEVICE: buf_printf(b, "libdevice.%s", libdevice_name((int)v->i)); break;
   case V_NAMESPACE: buf_printf(b, "module %s", v->s); break;
+  case V_MODULE: buf_printf(b, "module %s", v->s); break;
   case V_CONSTEXPR: buf_puts(b, "tl.constexpr"); break;
   case V_TENSOR: buf_puts(b, "tl.tensor"); break;
   case V_CLASS:
@@ -142,6 +143,7 @@ int value_equal(const Value *x, const Value *y) {
   case V_BUILTIN: return x->i == y->i && !x->self && !y->self;
   case V_LIBDEVICE: return x->i == y->i;
   case V_NAMESPACE: return !strcmp(x->s, y->s);
+  case V_MODULE: return x->module == y->module;
   case V_LIST:
     if (x->items.len != y->items.len) return 0;
     for (int i = 0; i < x->items.len; i++)

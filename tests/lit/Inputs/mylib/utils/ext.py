@@ -1,0 +1,19 @@
+# Device helpers of the package (program ids as int64, a scale), and host
+# code that tile never runs: a constant only the host uses.
+import inspect
+
+import triton
+import triton.language as tl
+
+HOST_ONLY = "cache_results" in inspect.signature(triton.autotune).parameters
+SCALE = tl.constexpr(2.0)
+
+
+@triton.jit
+def program_id(axis: tl.constexpr):
+    return tl.program_id(axis).to(tl.int64)
+
+
+@triton.jit
+def scaled(x):
+    return x * SCALE
