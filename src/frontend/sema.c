@@ -1314,7 +1314,9 @@ static void check_return(Sema *S, Node *n) {
 }
 
 static void check_assert(Sema *S, Node *n) {
-  Node *args[2] = {check_expr(S, n->a), n->b ? check_expr(S, n->b) : mk_const(S, n->loc, value_string(S, ""))};
+  Node *args[2];
+  args[0] = check_expr(S, n->a); /* in order: the initializers of one list are unsequenced */
+  args[1] = n->b ? check_expr(S, n->b) : mk_const(S, n->loc, value_string(S, ""));
   if (is_poison(args[0])) return;
   int id = is_const(args[0]) && !args[0]->type ? B_STATIC_ASSERT : B_DEVICE_ASSERT;
   Node *call = check_builtin_call(S, n, id, NULL, args, 2, NULL, 0);
