@@ -226,11 +226,26 @@ static void remember_buffer(Accel *A, int src, int buffer) {
   }
 }
 
+static int new_buffer(Accel *A, const TirOp *dot, int k, int src, int k_major);
+
 /* A wgmma operand: the tile src into a shared buffer in an NVMMA layout
- * contiguous where src is (else, or with k_major, along K). */
+ * contiguous where src is (else, or with k_major, along K).  A 16-bit
+ * transposed tile (the tutorials' `tl.dot(q, k.T)`) is read through a
+ * transposed view of its source's buffer, as Triton does: the loaded tile
+ * then goes straight into a buffer, which the pipeline step fills. */
 static int to_buffer(Accel *A, const TirOp *dot, int k, int src, int k_major) {
   int reused = k_major ? 0 : reuse_transposed(A, src, dot);
   if (reused) return reused;
+  const TirOp *d = A->defs[src];
+  DType elem = T(A, src)->elem;
+  if (!k_major && d && d->code == TIR_TRANS && T(A, src)->rank == 2 && (elem == DT_FP16 || elem == DT_BF16)) {
+    int view = transposed_view(A, new_buffer(A, dot, k, d->operands.data[0], 0), src, dot);
+    if (view) return view;
+  }
+  return new_buffer(A, dot, k, src, k_major);
+}
+
+static int new_buffer(Accel *A, const TirOp *dot, int k, int src, int k_major) {
   int contiguous = k_major ? -1 : blocked_contiguous(A, src);
   const Type *t = T(A, src);
   int order[2];
