@@ -76,6 +76,7 @@ static const Layout *own_layout(Assign *A, const TirOp *op) {
   case TIR_REDUCE:
   case TIR_REDUCE_COMBINE:
   case TIR_TRANS:
+  case TIR_RESHAPE:
   case TIR_SPLIT: l = tgir_result_layout(A->f, op, in); break;
   case TIR_JOIN: /* operands not blocked are converted to the default layout first */
     l = tgir_result_layout(A->f, op, in);

@@ -216,6 +216,22 @@ static const Layout *operands_layout(Prop *P, const TirOp *op, int min_depth) {
   return best;
 }
 
+/* reshape's result from its operand's layout, unless threads hold copies
+ * of the operand: re-split, such a layout puts all threads on the few
+ * elements, and a broadcast after it (an index range reshaped to
+ * [1, G, 1] then met by a [R, G, S] tile) would hold the whole tile in
+ * each thread's registers. */
+static const Layout *reshape_forward(Prop *P, const TirOp *op, const Layout *in) {
+  LinearLayout ll;
+  const char *why;
+  if (!in || layout_linear_of(in, tir_type(P->f, op->operands.data[0]), &ll, &why)) return NULL;
+  for (int i = 0; i < ll.n_lane; i++)
+    if (!ll.lane[i]) return NULL;
+  for (int i = 0; i < ll.n_warp; i++)
+    if (!ll.warp[i]) return NULL;
+  return tgir_result_layout(P->f, op, in);
+}
+
 static const Layout *derived_layout(Prop *P, const TirOp *op, int min_depth) {
   const Layout *in = op->operands.len ? get_from(P, op->operands.data[0], min_depth) : NULL;
   if (tir_op_flags(op->code) & EW) return operands_layout(P, op, min_depth);
@@ -227,6 +243,7 @@ static const Layout *derived_layout(Prop *P, const TirOp *op, int min_depth) {
   case TIR_BROADCAST: return in;
   case TIR_GATHER: return get_from(P, op->operands.data[1], min_depth); /* the index's */
   case TIR_EXPAND_DIMS: return in && in->kind == LAYOUT_SLICE && in->dim == op->axis ? in->parent : NULL;
+  case TIR_RESHAPE: return reshape_forward(P, op, in);
   case TIR_REDUCE:
   case TIR_REDUCE_COMBINE:
   case TIR_TRANS:

@@ -66,6 +66,14 @@ static const Layout *carried_need(const TirFunc *f, const TirOp *op, int k, cons
   return k < parent->results.len ? layout_of(f, parent->results.data[k]) : NULL;
 }
 
+/* reshape's layout re-split (layout_reshaped): the result's from the
+ * operand's, or with `inverse` the operand's from the result's. */
+static const Layout *reshaped(const TirFunc *f, const TirOp *op, const Layout *l, int inverse) {
+  const Type *in = tir_type(f, op->operands.data[0]), *out = tir_type(f, op->results.data[0]);
+  if (inverse) return layout_reshaped(f->layout_table, l, out->rank, out->shape, in->rank, in->shape);
+  return layout_reshaped(f->layout_table, l, in->rank, in->shape, out->rank, out->shape);
+}
+
 static const Layout *shape_op_need(const TirFunc *f, const TirOp *op, int k, const Layout *own, const char **rule) {
   LayoutTable *t = f->layout_table;
   switch (op->code) {
@@ -88,6 +96,9 @@ static const Layout *shape_op_need(const TirFunc *f, const TirOp *op, int k, con
   case TIR_SPLIT:
     *rule = "split's operand has its result's blocked layout with a last dimension of 2 in registers";
     return layout_joined(t, own, 0);
+  case TIR_RESHAPE: /* none where no blocked layout holds it: codegen moves the elements */
+    *rule = "reshape's operand has its result's layout re-split to its shape, where a blocked layout holds that";
+    return reshaped(f, op, own, 1);
   case TIR_GATHER: /* the source goes through shared memory whatever its layout */
     *rule = "gather's index has its result's layout";
     return k == 1 ? own : NULL;
@@ -161,5 +172,6 @@ const Layout *tgir_result_layout(const TirFunc *f, const TirOp *op, const Layout
   if (op->code == TIR_TRANS) return layout_transposed(f->layout_table, operand, op->ints, 0);
   if (op->code == TIR_JOIN || op->code == TIR_SPLIT)
     return layout_joined(f->layout_table, operand, op->code == TIR_SPLIT);
+  if (op->code == TIR_RESHAPE) return reshaped(f, op, operand, 0);
   return NULL;
 }

@@ -407,6 +407,108 @@ int ll_contiguous_registers(const LinearLayout *ll, int dim) {
   return 1 << k;
 }
 
+/* ---- reshapes: a linear layout's flat offsets read in another shape ---- */
+
+/* The dimension whose coordinate a basis sets, if it sets one
+ * coordinate only (blocked layouts' bases do); -1 otherwise. */
+static int basis_dim(const LinearLayout *ll, uint32_t b) {
+  int64_t c[MAX_RANK];
+  int dim = -1;
+  ll_coords(ll, b, c);
+  for (int d = 0; d < ll->rank; d++)
+    if (c[d]) {
+      if (dim >= 0 || (c[d] & (c[d] - 1))) return -1;
+      dim = d;
+    }
+  return dim;
+}
+
+/* How many low coordinates of dim d one thread holds in registers. */
+static int registers_along(const LinearLayout *ll, int d) {
+  int64_t stride[MAX_RANK], c = 1;
+  layout_strides(ll->rank, ll->shape, stride);
+  while (c < ll->shape[d] && ll_find_register(ll, (uint32_t)(c * stride[d])) >= 0) c <<= 1;
+  return (int)c;
+}
+
+/* Counts one thread level's bases per dimension (threads[d] *= 2 each)
+ * and appends dimensions to `order` as they first appear.  A zero basis
+ * (replication) belongs to the dimension before it, as blocked layouts
+ * replicate past a dimension's end; a leading one to `spare`. */
+static int count_thread_bases(const LinearLayout *ll, const uint32_t *b, int n, int *last, int spare, int *threads,
+                              int *order, int *n_order) {
+  for (int i = 0; i < n; i++) {
+    int d = b[i] ? basis_dim(ll, b[i]) : *last >= 0 ? *last : spare;
+    if (d < 0) return -1;
+    threads[d] *= 2;
+    int seen = 0;
+    for (int j = 0; j < *n_order; j++) seen |= order[j] == d;
+    if (!seen) order[(*n_order)++] = d;
+    *last = d;
+  }
+  return 0;
+}
+
+/* Completes `order` (its first n dimensions, those with threads, fixed)
+ * with the others, which may go anywhere: merged in from the last
+ * dimension down, so that the order is the default one (last dimension
+ * fastest) where the threads allow, and re-splitting a default layout
+ * gives it back. */
+static void merge_free_dims(int rank, int *order, int n) {
+  int fixed[MAX_RANK], used[MAX_RANK] = {0}, out = 0, next = 0;
+  for (int i = 0; i < n; i++) fixed[i] = order[i], used[order[i]] = 1;
+  for (int d = rank - 1; d >= 0; d--) {
+    if (used[d]) continue;
+    while (next < n && fixed[next] > d) order[out++] = fixed[next++];
+    order[out++] = d;
+  }
+  while (next < n) order[out++] = fixed[next++];
+}
+
+/* Whether two linear layouts over one shape put the same elements in
+ * each thread (registers in any order). */
+static int same_elements(const LinearLayout *a, const LinearLayout *b) {
+  if (a->n_reg != b->n_reg || !ll_same_threads(a, b)) return 0;
+  for (int i = 0; i < a->n_reg; i++)
+    if (ll_find_register(b, a->reg[i]) < 0) return 0;
+  return 1;
+}
+
+/* The blocked layout whose linear form over ll's shape is ll (up to the
+ * order of registers), or NULL. */
+static const Layout *blocked_holding(LayoutTable *t, const LinearLayout *ll, int num_warps) {
+  int rank = ll->rank, spt[MAX_RANK], tpw[MAX_RANK], wpc[MAX_RANK], order[MAX_RANK], n_order = 0, last = -1, spare = -1;
+  for (int d = rank - 1; d >= 0; d--) {
+    spt[d] = registers_along(ll, d);
+    tpw[d] = wpc[d] = 1;
+    if (spare < 0 && spt[d] >= ll->shape[d]) spare = d; /* where leading replicated threads can go */
+  }
+  if (count_thread_bases(ll, ll->lane, ll->n_lane, &last, spare, tpw, order, &n_order) ||
+      count_thread_bases(ll, ll->warp, ll->n_warp, &last, spare, wpc, order, &n_order))
+    return NULL;
+  merge_free_dims(rank, order, n_order);
+  const char *why;
+  const Layout *l = layout_blocked(t, rank, spt, tpw, wpc, order, &why);
+  LinearLayout check;
+  if (!l || l->num_warps != num_warps || layout_linear(l, rank, ll->shape, &check, &why)) return NULL;
+  return same_elements(&check, ll) ? l : NULL;
+}
+
+const Layout *layout_reshaped(LayoutTable *t, const Layout *l, int from_rank, const int64_t *from, int to_rank,
+                              const int64_t *to) {
+  if (!l || layout_is_shared(l) || from_rank < 1 || to_rank < 1) return NULL;
+  if (from_rank == to_rank && !memcmp(from, to, sizeof(int64_t) * (size_t)to_rank)) return l;
+  if (shape_numel(from_rank, from) != shape_numel(to_rank, to)) return NULL;
+  for (int d = 0; d < to_rank; d++)
+    if (!layout_is_pow2(to[d])) return NULL;
+  LinearLayout ll;
+  const char *why;
+  if (layout_linear(l, from_rank, from, &ll, &why)) return NULL;
+  ll.rank = to_rank; /* row-major flat offsets are the same in both shapes */
+  memcpy(ll.shape, to, sizeof(int64_t) * (size_t)to_rank);
+  return blocked_holding(t, &ll, l->num_warps);
+}
+
 /* ---- printing ---- */
 
 static void print_ints(Buf *b, const char *name, const int *v, int n) {

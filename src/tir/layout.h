@@ -98,6 +98,15 @@ const Layout *layout_transposed(LayoutTable *t, const Layout *l, const int64_t *
  * an operand in `l`): its last dimension dropped; NULL unless that
  * dimension is in registers only. */
 const Layout *layout_joined(LayoutTable *t, const Layout *l, int inverse);
+/* The layout of reshape(x) from shape `from` to shape `to` when x has
+ * layout `l`: a blocked layout whose linear form is l's over `from` with
+ * the flat element index re-split into `to` (every thread holds the same
+ * elements, so the reshape only renames registers), l itself when the
+ * shapes are equal; NULL when no blocked layout holds the elements so (a
+ * thread level in the middle of a dimension's registers: codegen moves
+ * them). */
+const Layout *layout_reshaped(LayoutTable *t, const Layout *l, int from_rank, const int64_t *from, int to_rank,
+                              const int64_t *to);
 /* The FMA dot's accumulator: blocked, each thread a block of up to 4x4
  * elements in the last two dimensions (as many as the tile has per thread),
  * so each K step reuses a thread's A and B registers across the block. */

@@ -446,6 +446,42 @@ static void check_layouts(void) {
   arena_free(&a);
 }
 
+/* Whether two linear layouts (flat offsets, any shapes of one size) give
+ * each thread the same elements, registers in any order. */
+static int same_thread_elements(const LinearLayout *x, const LinearLayout *y) {
+  if (x->n_reg != y->n_reg || !ll_same_threads(x, y)) return 0;
+  for (int i = 0; i < x->n_reg; i++)
+    if (ll_find_register(y, x->reg[i]) < 0) return 0;
+  return 1;
+}
+
+/* reshape's layouts: the operand's elements stay in their threads, re-split. */
+static void check_reshaped_layouts(void) {
+  Arena a = {0};
+  LayoutTable t = {&a, {0}};
+  const char *why;
+  int spt[2] = {1, 4}, tpw[2] = {4, 8}, wpc[2] = {4, 1}, order[2] = {1, 0};
+  int64_t flat[2] = {16, 32}, pairs[3] = {16, 16, 2}, rounds[4] = {16, 4, 2, 4};
+  const Layout *in = layout_blocked(&t, 2, spt, tpw, wpc, order, &why);
+  const Layout *out = layout_reshaped(&t, in, 2, flat, 3, pairs);
+  CHECK(out && layout_reshaped(&t, out, 3, pairs, 2, flat) == in); /* a default layout comes back */
+  CHECK_CONTAINS(layout_str(&a, out), "sizePerThread = [1, 2, 2], threadsPerWarp = [4, 8, 1]");
+  LinearLayout lin, lout;
+  CHECK(layout_linear(in, 2, flat, &lin, &why) == 0 && layout_linear(out, 3, pairs, &lout, &why) == 0);
+  CHECK(same_thread_elements(&lin, &lout));
+  CHECK(layout_joined(&t, out, 1) != NULL); /* the pair is in registers: split renames them */
+  /* [16, 4, 2, 4]: the pair is bit 2 of the 32 columns, a lane bit; still blocked, not in registers */
+  const Layout *round = layout_reshaped(&t, in, 2, flat, 4, rounds);
+  CHECK(round && layout_linear(round, 4, rounds, &lout, &why) == 0 && same_thread_elements(&lin, &lout));
+  /* an mma.sync accumulator's rows are lanes, a register, then warps: no blocked layout re-splits it */
+  int mma_warps[2] = {4, 1}, instr[3] = {16, 8, 0};
+  int64_t acc[2] = {64, 64}, halves[3] = {64, 2, 32};
+  const Layout *mma = layout_mma(&t, 2, 2, mma_warps, instr, &why);
+  CHECK(mma && layout_reshaped(&t, mma, 2, acc, 3, halves) == NULL);
+  CHECK(layout_reshaped(&t, mma, 2, acc, 2, acc) == mma);
+  arena_free(&a);
+}
+
 /* Programs per SM against the H100's limits as the CUDA occupancy
  * calculator counts them: 65536 registers allocated 8 a thread, 228 KB of
  * shared memory less 1 KB a program, 2048 threads, 32 programs. */
@@ -482,6 +518,7 @@ int main(void) {
   for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) check_same_results(&kernels[i]);
   check_verifier();
   check_layouts();
+  check_reshaped_layouts();
   check_sm_programs();
   check_arch_for_gpu();
   return check_report();
