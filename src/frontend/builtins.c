@@ -224,8 +224,7 @@ static int const_bool_arg(Call *c, int i, const char *what) {
   return v ? value_truth(v, &ok) : 0;
 }
 
-static int dtype_arg(Call *c, int i, DType *dt, int *is_ptr) {
-  Node *n = c->arg[i];
+static int dtype_node(Call *c, Node *n, DType *dt, int *is_ptr) {
   if (is_const_kind(n, V_MISSING_DTYPE)) {
     fail(c, n, "tl.%s is part of Triton but not supported by tile yet", n->cval->s);
     return 0;
@@ -238,6 +237,8 @@ static int dtype_arg(Call *c, int i, DType *dt, int *is_ptr) {
   if (is_ptr) *is_ptr = n->cval->dtype_is_ptr;
   return 1;
 }
+
+static int dtype_arg(Call *c, int i, DType *dt, int *is_ptr) { return dtype_node(c, c->arg[i], dt, is_ptr); }
 
 static int normalize_axis(Call *c, int i, int rank, int64_t *axis) {
   if (!const_int_arg(c, i, "axis", axis)) return 0;
@@ -1118,21 +1119,63 @@ static int string_arg(Call *c, int i, const char *what) {
   return v && v->kind == V_STR;
 }
 
-/* tl.inline_asm_elementwise: PTX once per element of the broadcast args
- * (not promoted), one result of `dtype`.  Tile lacks pack > 1 and tuples of
- * result dtypes so far. */
+/* inline_asm_elementwise's result dtypes: one, or a tuple of them (several results, a tuple returned). */
+static int asm_dtypes(Call *c, DType *dts, int *n) {
+  Node *d = c->arg[3];
+  int tuple = d->kind == ND_TUPLE;
+  *n = tuple ? d->args.len : 1;
+  if (tuple && (*n == 0 || *n > MAX_ASM_ARGS)) {
+    fail(c, d, "dtype must be a dtype or a tuple of 1 to %s dtypes", "16");
+    return 0;
+  }
+  for (int i = 0; i < *n; i++)
+    if (!dtype_node(c, tuple ? d->args.data[i] : d, &dts[i], NULL)) return 0;
+  return 1;
+}
+
+/* pack: each run of the asm takes `pack` consecutive elements along the last dimension, which the
+ * layout then keeps in one thread's registers (docs/language.md). */
+static int asm_pack_ok(Call *c, int64_t pack, const Type *t) {
+  if (pack < 1 || pack > 16 || (pack & (pack - 1))) {
+    fail(c, c->arg[5], "%s", "pack must be 1, 2, 4, 8 or 16");
+    return 0;
+  }
+  if (pack > 1 && (!t->rank || t->shape[t->rank - 1] % pack)) {
+    fail(c, c->arg[5], "pack=%s needs tiles whose last dimension is a multiple of it",
+         arena_printf(c->S->arena, "%lld", (long long)pack));
+    return 0;
+  }
+  return 1;
+}
+
+/* Several results: one call node per result (ival its index) on one evaluation of the args, all
+ * assigned at once, so that lowering makes them one op (lower.c's lower_inline_asm). */
+static Node *asm_results(Call *c, const Type *shape, const DType *dts, int n) {
+  Sema *S = c->S;
+  Node **xs = c->arg[2]->args.data;
+  for (int i = 0; i < c->arg[2]->args.len; i++) xs[i] = materialize(S, xs[i], c->node->loc);
+  Node *tuple = node_new(S->arena, ND_TUPLE, c->node->loc);
+  for (int k = 0; k < n; k++) {
+    Node *r = result(c, type_with_elem(S->arena, shape, dts[k], 0));
+    r->ival = k;
+    vec_push(S->arena, &tuple->args, r);
+  }
+  return materialize(S, tuple, c->node->loc);
+}
+
+/* tl.inline_asm_elementwise: PTX once per `pack` elements of the broadcast args (not promoted), one
+ * result per dtype. */
 static Node *check_inline_asm(Call *c) {
   Node *args = c->arg[2];
-  int64_t pack;
-  DType dt;
+  int64_t pack, pure;
+  DType dts[MAX_ASM_ARGS];
+  int n_results;
   if (!string_arg(c, 0, "asm") || !string_arg(c, 1, "constraints")) return poison(c->S, c->node->loc);
   if (args->kind != ND_TUPLE || args->args.len == 0 || args->args.len > MAX_ASM_ARGS)
     return fail(c, args, "args must be a list or tuple of 1 to %s tiles", "16");
-  if (c->arg[3]->kind == ND_TUPLE)
-    return fail(c, c->arg[3], "%s", "several results (a tuple of dtypes) are not supported by tile yet");
-  if (!dtype_arg(c, 3, &dt, NULL) || !const_int_arg(c, 4, "is_pure", &pack) || !const_int_arg(c, 5, "pack", &pack))
+  if (!asm_dtypes(c, dts, &n_results) || !const_int_arg(c, 4, "is_pure", &pure) ||
+      !const_int_arg(c, 5, "pack", &pack))
     return poison(c->S, c->node->loc);
-  if (pack != 1) return fail(c, c->arg[5], "%s", "pack other than 1 is not supported by tile yet");
   Node **xs = args->args.data;
   for (int i = 0; i < args->args.len; i++) {
     xs[i] = runtime(c->S, xs[i]);
@@ -1140,7 +1183,9 @@ static Node *check_inline_asm(Call *c) {
       return fail(c, xs[i], "%s", "args must be number tiles or scalars (not pointers or booleans)");
   }
   Node *x = common_broadcast(c, xs, args->args.len);
-  return x ? result(c, type_with_elem(c->S->arena, x->type, dt, 0)) : poison(c->S, c->node->loc);
+  if (!x || !asm_pack_ok(c, pack, x->type)) return poison(c->S, c->node->loc);
+  if (c->arg[3]->kind == ND_TUPLE) return asm_results(c, x->type, dts, n_results);
+  return result(c, type_with_elem(c->S->arena, x->type, dts[0], 0));
 }
 
 static Node *check_debug_barrier(Call *c) { return result(c, NULL); }

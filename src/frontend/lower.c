@@ -21,6 +21,8 @@ typedef struct Lower {
   TirBlock *block;     /* where ops go */
   Env env;             /* variable name -> current value */
   int returned;
+  const Node *asm_args;  /* the args of the last inline_asm with several results, whose op is asm_op */
+  TirOp *asm_op;
 } Lower;
 
 static int lower_expr(Lower *L, Node *n);
@@ -225,7 +227,11 @@ static TirOp *effect_op(Lower *L, Node *n, TirCode code, int n_values, int mask_
   return op;
 }
 
+/* One op for all of an asm's results: the checker assigned them one after another (asm_results),
+ * so result 0 makes the op and the others, sharing its args node, take their results from it. */
 static int lower_inline_asm(Lower *L, Node *n, NodeVec *a) {
+  Node *dtypes = a->data[3];
+  if (n->ival > 0 && L->asm_args == a->data[2]) return L->asm_op->results.data[n->ival];
   NodeVec *args = &a->data[2]->args;
   int v[MAX_ASM_ARGS];
   for (int i = 0; i < args->len; i++) v[i] = lower_expr(L, args->data[i]);
@@ -234,7 +240,13 @@ static int lower_inline_asm(Lower *L, Node *n, NodeVec *a) {
   op->str = const_str(a->data[0]);
   op->str2 = const_str(a->data[1]);
   if (const_int(a->data[4])) op->flags |= ASM_PURE;
-  return tir_add_result(L->f, op, n->type);
+  if (const_int(a->data[5]) > 1) op->ival = const_int(a->data[5]);
+  if (dtypes->kind != ND_TUPLE) return tir_add_result(L->f, op, n->type);
+  for (int k = 0; k < dtypes->args.len; k++)
+    tir_add_result(L->f, op, type_with_elem(L->f->arena, n->type, dtypes->args.data[k]->cval->dtype, 0));
+  L->asm_args = a->data[2];
+  L->asm_op = op;
+  return op->results.data[n->ival];
 }
 
 static int lower_dot(Lower *L, Node *n, NodeVec *a) {

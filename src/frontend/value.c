@@ -347,7 +347,7 @@ int type_predicate(const Value *t, const char *name) {
   if (strncmp(name, "is_", 3)) return -1;
   for (int d = 0; d < DT_COUNT; d++)
     if (!strcmp(name + 3, triton_dtype_name((DType)d))) return plain && t->dtype == (DType)d;
-  if (!strncmp(name, "is_fp8", 6)) return 0; /* the fp8 types tile lacks (is_fp8e4b15): never this one */
+  if (!strncmp(name, "is_fp8", 6)) return 0; /* the fp8 types tile lacks (is_fp8e4b8): never this one */
   return -1;
 }
 

@@ -372,19 +372,87 @@ void lower_elementwise(Lower *L, const TirOp *op) {
   lower_result(L, op, 0, out);
 }
 
-/* tl.inline_asm_elementwise: the asm once per register of the result (pack 1), its operands in the
- * result's layout; asm that is not pure keeps its side effects (LLVM's sideeffect). */
+/* ---- tl.inline_asm_elementwise ---- */
+
+enum { MAX_ASM_WORDS = 64 }; /* operands, and results, of one asm statement */
+
+/* How many elements of a run of `pack` share one 32-bit register: 8- and 16-bit ones are packed so,
+ * as Triton does ($1 of pack=4 over int8 is one "r" register of 4 bytes, the first in its low byte). */
+static int asm_per_word(const Type *t, int pack) {
+  int bits = dtype_bits(t->elem), n = bits < 32 ? 32 / bits : 1;
+  return n < pack ? n : pack;
+}
+
+static LLVMTypeRef asm_word_type(Lower *L, const Type *t, int per) {
+  return per == 1 ? lower_elem_type(L, t) : lower_int_type(L, per * dtype_bits(t->elem));
+}
+
+/* The asm's operands for the run of registers r .. r + pack - 1: each argument's elements in order. */
+static int asm_operands(Lower *L, const TirOp *op, const Regs *in, int r, LLVMValueRef *x) {
+  int pack = tir_asm_pack(op), n = 0;
+  for (int k = 0; k < op->operands.len; k++) {
+    const Type *t = lower_type(L, op->operands.data[k]);
+    int per = asm_per_word(t, pack);
+    for (int j = 0; j < pack; j += per) {
+      if (n == MAX_ASM_WORDS) lower_fail(L, "the asm has more than %d operands (args times pack)", MAX_ASM_WORDS);
+      x[n++] = per == 1 ? in[k].v[r + j] : lower_pack(L, &in[k].v[r + j], per, asm_word_type(L, t, per));
+    }
+  }
+  return n;
+}
+
+/* What the asm returns: the words of each result in order, a struct when there are several. */
+static LLVMTypeRef asm_return_type(Lower *L, const TirOp *op) {
+  LLVMTypeRef words[MAX_ASM_WORDS];
+  int pack = tir_asm_pack(op), n = 0;
+  for (int i = 0; i < op->results.len; i++) {
+    const Type *t = lower_type(L, op->results.data[i]);
+    int per = asm_per_word(t, pack);
+    for (int j = 0; j < pack; j += per) {
+      if (n == MAX_ASM_WORDS) lower_fail(L, "the asm has more than %d results (dtypes times pack)", MAX_ASM_WORDS);
+      words[n++] = asm_word_type(L, t, per);
+    }
+  }
+  return n == 1 ? words[0] : LLVMStructTypeInContext(L->ctx, words, (unsigned)n, 0);
+}
+
+/* The asm's return value spread over registers r .. r + pack - 1 of each result. */
+static void asm_unpack_results(Lower *L, const TirOp *op, LLVMValueRef ret, Regs *out, int r) {
+  int pack = tir_asm_pack(op), word = 0, several = LLVMGetTypeKind(LLVMTypeOf(ret)) == LLVMStructTypeKind;
+  for (int i = 0; i < op->results.len; i++) {
+    const Type *t = lower_type(L, op->results.data[i]);
+    int per = asm_per_word(t, pack);
+    for (int j = 0; j < pack; j += per) {
+      LLVMValueRef w = several ? LLVMBuildExtractValue(L->b, ret, (unsigned)word++, "") : ret;
+      lower_unpack(L, w, lower_elem_type(L, t), per, &out[i].v[r + j]);
+    }
+  }
+}
+
+/* pack > 1 groups registers r .. r + pack - 1, which must be consecutive elements of the last
+ * dimension (the layout step chose such a layout; a layout read from text may not be one). */
+static void asm_check_layout(Lower *L, const TirOp *op, const LinearLayout *ll, int rank) {
+  int pack = tir_asm_pack(op);
+  if (pack > 1 && (rank == 0 || ll_contiguous_registers(ll, rank - 1) < pack))
+    lower_fail(L, "pack=%d needs a layout whose threads hold %d consecutive elements of the last dimension", pack,
+               pack);
+}
+
+/* The asm once per run of `pack` registers of the results, its operands in the results' layout (they
+ * share one); asm that is not pure keeps its side effects (LLVM's sideeffect). */
 void lower_asm_elementwise(Lower *L, const TirOp *op) {
   if (L->target == target_sim()) lower_fail(L, "inline_asm_elementwise runs on the GPU only (the simulator cannot run PTX)");
-  int res = op->results.data[0], n = op->operands.len;
-  const Type *rt = lower_type(L, res);
+  const Type *rt = lower_type(L, op->results.data[0]);
   LinearLayout ll;
-  Regs out = lower_regs(L, registers_of(L, res, &ll)), in[MAX_ASM_ARGS];
-  for (int k = 0; k < n; k++) in[k] = lower_operand(L, op, k, rt->rank ? &ll : NULL);
-  for (int r = 0; r < out.n; r++) {
-    LLVMValueRef x[MAX_ASM_ARGS];
-    for (int k = 0; k < n; k++) x[k] = in[k].v[r];
-    out.v[r] = lower_inline_asm(L, lower_elem_type(L, rt), op->str, op->str2, x, n, !(op->flags & ASM_PURE));
+  Regs out[MAX_ASM_ARGS], in[MAX_ASM_ARGS];
+  for (int i = 0; i < op->results.len; i++) out[i] = lower_regs(L, registers_of(L, op->results.data[i], &ll));
+  asm_check_layout(L, op, &ll, rt->rank);
+  for (int k = 0; k < op->operands.len; k++) in[k] = lower_operand(L, op, k, rt->rank ? &ll : NULL);
+  LLVMTypeRef ret = asm_return_type(L, op);
+  for (int r = 0; r < out[0].n; r += tir_asm_pack(op)) {
+    LLVMValueRef x[MAX_ASM_WORDS];
+    int n = asm_operands(L, op, in, r, x);
+    asm_unpack_results(L, op, lower_inline_asm(L, ret, op->str, op->str2, x, n, !(op->flags & ASM_PURE)), out, r);
   }
-  lower_result(L, op, 0, out);
+  for (int i = 0; i < op->results.len; i++) lower_result(L, op, i, out[i]);
 }

@@ -1,4 +1,4 @@
-/* Conversions between fp8 (float8e4nv = e4m3fn, float8e5 = e5m2; a byte in
+/* Conversions between fp8 (float8e4nv = e4m3fn, float8e5 = e5m2, float8e4b15; a byte in
  * registers and memory) and fp32, with the semantics of src/support/numeric.c
  * (fp8_from_double, fp8_to_double): to fp8 rounds to nearest even and
  * saturates as cvt.rn.satfinite (beyond the largest finite value, infinity
@@ -22,6 +22,7 @@ typedef struct Fp8Format {
 
 static Fp8Format fp8_format(DType t) {
   if (t == DT_FP8E4NV) return (Fp8Format){3, 7, 0x7e, 0x7f, 0};
+  if (t == DT_FP8E4B15) return (Fp8Format){3, 15, 0x7e, 0x80, 0}; /* no special codes */
   return (Fp8Format){2, 15, 0x7b, 0x7c, 1};
 }
 
@@ -55,7 +56,29 @@ static LLVMValueRef subnormal_code(Lower *L, LLVMValueRef magnitude, Fp8Format f
   return LLVMBuildFPToUI(B, even, L->i32, "");
 }
 
+/* float8e4b15 (numeric.c's e4b15_from_double): magnitudes from 1.75 on (NaN, infinity) give 0x7e;
+ * normal ones keep 3 mantissa bits rounded half up, the exponent rebiased by a subtraction;
+ * smaller ones are units of 2^-17, rounded half up. */
+static LLVMValueRef e4b15_from_f32_bits(Lower *L, LLVMValueRef f) {
+  LLVMBuilderRef B = L->b;
+  LLVMValueRef bits = LLVMBuildBitCast(B, f, L->i32, "");
+  LLVMValueRef sign = LLVMBuildAnd(B, LLVMBuildLShr(B, bits, u32(L, 24), ""), u32(L, 0x80), "");
+  LLVMValueRef magnitude = LLVMBuildAnd(B, bits, u32(L, 0x7fffffff), "");
+  LLVMValueRef rebiased = LLVMBuildSub(B, magnitude, u32(L, 112u << 23), "");
+  LLVMValueRef normal = LLVMBuildLShr(B, LLVMBuildAdd(B, rebiased, u32(L, 1u << 19), ""), u32(L, 20), "");
+  LLVMValueRef units = LLVMBuildFMul(B, LLVMBuildBitCast(B, magnitude, L->f32, ""), f32_const(L, ldexp(1, 17)), "");
+  LLVMValueRef half_up = LLVMBuildFAdd(B, units, f32_const(L, 0.5), "");
+  LLVMValueRef rounded = lower_intrinsic(L, "llvm.floor", &L->f32, 1, &half_up, 1);
+  LLVMValueRef subnormal = LLVMBuildFPToUI(B, rounded, L->i32, "");
+  LLVMValueRef is_subnormal = LLVMBuildICmp(B, LLVMIntULT, magnitude, u32(L, 113u << 23), "");
+  LLVMValueRef code = LLVMBuildSelect(B, is_subnormal, subnormal, normal, "");
+  LLVMValueRef saturates = LLVMBuildICmp(B, LLVMIntUGE, magnitude, u32(L, 0x3fe00000), ""); /* 1.75 */
+  code = LLVMBuildSelect(B, saturates, u32(L, 0x7e), code, "");
+  return LLVMBuildTrunc(B, LLVMBuildOr(B, code, sign, ""), L->i8, "");
+}
+
 static LLVMValueRef fp8_from_f32_bits(Lower *L, LLVMValueRef f, DType t) {
+  if (t == DT_FP8E4B15) return e4b15_from_f32_bits(L, f);
   LLVMBuilderRef B = L->b;
   Fp8Format fmt = fp8_format(t);
   LLVMValueRef bits = LLVMBuildBitCast(B, f, L->i32, "");

@@ -224,7 +224,7 @@ static LLVMValueRef div_full(Lower *L, LLVMValueRef x, LLVMValueRef y) {
  * half (an f16, exact) widens to f32.  sm_89 has the instruction too, but
  * from PTX 8.1 on, and the kernels here are PTX 8.0: it computes the bits. */
 static LLVMValueRef fp8_convert(Lower *L, LLVMValueRef v, DType t, int to_fp8) {
-  if (L->compute_capability < 90) return NULL;
+  if (L->compute_capability < 90 || !dtype_is_mma_fp8(t)) return NULL; /* float8e4b15 has no cvt */
   const char *format = t == DT_FP8E4NV ? "e4m3x2" : "e5m2x2";
   if (to_fp8) {
     LLVMValueRef args[2] = {LLVMConstReal(L->f32, 0), v};

@@ -158,7 +158,7 @@ int device_tensor_map_dtype(int dt) {
   case DT_BF16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   case DT_FP32: return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
   case DT_FP64: return CU_TENSOR_MAP_DATA_TYPE_FLOAT64;
-  case DT_I8: case DT_U8: case DT_FP8E4NV: case DT_FP8E5:
+  case DT_I8: case DT_U8: case DT_FP8E4NV: case DT_FP8E5: case DT_FP8E4B15:
     return CU_TENSOR_MAP_DATA_TYPE_UINT8; /* a copy moves bits: the sign, the fp8 format do not matter */
   case DT_I32: return CU_TENSOR_MAP_DATA_TYPE_INT32;
   case DT_U32: return CU_TENSOR_MAP_DATA_TYPE_UINT32;

@@ -20,7 +20,8 @@ DKind dtype_kind(DType t) { return dtypes[t].kind; }
 int dtype_is_float(DType t) { return dtypes[t].kind == DK_FLOAT; }
 int dtype_is_int(DType t) { return dtypes[t].kind != DK_FLOAT; }
 int dtype_is_signed(DType t) { return dtypes[t].kind == DK_SINT || dtypes[t].kind == DK_FLOAT; }
-int dtype_is_fp8(DType t) { return t == DT_FP8E4NV || t == DT_FP8E5; }
+int dtype_is_fp8(DType t) { return t == DT_FP8E4NV || t == DT_FP8E5 || t == DT_FP8E4B15; }
+int dtype_is_mma_fp8(DType t) { return t == DT_FP8E4NV || t == DT_FP8E5; }
 
 /* The first characters are compared inline: launches look dtypes up on their hot path. */
 int dtype_lookup(const char *name) {

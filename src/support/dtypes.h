@@ -35,8 +35,10 @@ int dtype_lookup(const char *name);
 int dtype_is_float(DType t);
 int dtype_is_int(DType t);                /* bool counts as an integer */
 int dtype_is_signed(DType t);
-/* float8e4nv or float8e5: stored as a byte, converted before any arithmetic */
+/* float8e4nv, float8e5 or float8e4b15: stored as a byte, converted before any arithmetic */
 int dtype_is_fp8(DType t);
+/* float8e4nv or float8e5: the fp8 types tensor cores (wgmma) and sm_90's cvt take */
+int dtype_is_mma_fp8(DType t);
 
 Type *type_scalar(Arena *a, DType elem);
 Type *type_pointer(Arena *a, DType elem);

@@ -118,7 +118,33 @@ static uint8_t fp8_code_of_magnitude(double a, Format fmt) {
   return (uint8_t)(((e + bias - 1) << fmt.man_bits) + (int)r);
 }
 
+/* float8e4b15, Triton's pre-Hopper fp8: e4m3 with fp16's bias 15, so that its bits are the top of an
+ * fp16's and both of Triton's conversions (convert_fp8e4b15_to_float16 and back, inline PTX) are bit
+ * moves.  Every code is a number (0x7f is 1.875).  To it goes through fp16 rounded toward zero, then
+ * the magnitude saturates at 1.75 (0x7e; NaN and infinity too, keeping their sign) and rounds half
+ * away from zero; the fp16 step changes nothing, as each halfway point is an fp16 value. */
+enum { E4B15_MAX = 0x7e, E4B15_MIN_EXP = -14 };
+
+static uint8_t e4b15_from_double(double v) {
+  float f = (float)v;
+  uint8_t sign = signbit(f) ? 0x80 : 0;
+  double a = fabs(f);
+  if (isnan(f) || a >= 1.75) return sign | E4B15_MAX;
+  int e = E4B15_MIN_EXP;
+  if (a > 0) frexp(a, &e); /* a = x * 2^e, x in [0.5, 1): the leading bit is 2^(e - 1) */
+  e = e - 1 > E4B15_MIN_EXP ? e - 1 : E4B15_MIN_EXP;
+  double r = floor(ldexp(a, 3 - e) + 0.5); /* in units of 2^(e - 3), the leading 8 included */
+  return sign | (uint8_t)(((e - E4B15_MIN_EXP) << 3) + (int)r);
+}
+
+static double e4b15_to_double(uint8_t bits) {
+  int exp = bits >> 3 & 0xf, man = bits & 7;
+  double v = exp ? ldexp(8 + man, exp - 15 - 3) : ldexp(man, E4B15_MIN_EXP - 3);
+  return bits & 0x80 ? -v : v;
+}
+
 uint8_t fp8_from_double(double v, DType t) {
+  if (t == DT_FP8E4B15) return e4b15_from_double(v);
   if (isnan(v)) return FP8_NAN;
   v = (float)v; /* through fp32 as the generated code goes, so fp64 rounds as there */
   uint8_t sign = signbit(v) ? 0x80 : 0;
@@ -128,6 +154,7 @@ uint8_t fp8_from_double(double v, DType t) {
 }
 
 static int fp8_is_nan(uint8_t bits, DType t) {
+  if (t == DT_FP8E4B15) return 0;
   return t == DT_FP8E4NV ? (bits & 0x7f) == 0x7f : (bits & 0x7f) > 0x7c;
 }
 
@@ -142,6 +169,7 @@ static double fp8_nan(uint8_t bits) {
  * one (fp8_nan), else the rounding conversion, exact for such a value but
  * for e5m2's infinities, which it would saturate. */
 static uint8_t fp8_bits_of_value(double v, DType t) {
+  if (t == DT_FP8E4B15) return fabs(v) == 1.875 ? (signbit(v) ? 0xff : 0x7f) : e4b15_from_double(v); /* past the saturation */
   uint64_t b;
   memcpy(&b, &v, sizeof b);
   uint8_t code = (uint8_t)((b >> 63) << 7 | (b & 0x7f));
@@ -154,6 +182,7 @@ static uint8_t fp8_bits_of_value(double v, DType t) {
 /* e5m2 decodes as IEEE; e4m3's exponent 15 holds numbers (only S.1111.111
  * is NaN), which IEEE's decode would take for infinities, so it is by hand. */
 double fp8_to_double(uint8_t bits, DType t) {
+  if (t == DT_FP8E4B15) return e4b15_to_double(bits);
   if (fp8_is_nan(bits, t)) return fp8_nan(bits);
   if (t == DT_FP8E5) return decode(bits, E5M2);
   int exp = bits >> 3 & 0xf, man = bits & 7;

@@ -31,7 +31,8 @@ double bf16_to_double(uint16_t bits);
 /* The bits of v in the fp8 type t (float8e4nv, float8e5), rounded to
  * nearest even after a rounding to fp32 (exact from fp16/bf16/fp32), with
  * cvt.rn.satfinite's saturation: beyond the largest finite value (infinity
- * too) gives it with v's sign, NaN gives 0x7f.  And back, exactly. */
+ * too) gives it with v's sign, NaN gives 0x7f.  And back, exactly.
+ * float8e4b15 rounds as Triton's conversion does (numeric.c). */
 uint8_t fp8_from_double(double v, DType t);
 double fp8_to_double(uint8_t bits, DType t);
 

@@ -84,10 +84,11 @@ static int contiguous_dim(Accel *A, int v) { return blocked_contiguous(A, source
 
 /* The fp8 tile a dot operand was converted from, or -1: sema makes tl.dot
  * of fp8 operands the fp16 dot of their exact conversions, which every GPU
- * runs; wgmma can read the fp8 tiles themselves. */
+ * runs; wgmma can read e4m3 and e5m2 tiles themselves (float8e4b15 has no
+ * wgmma type: its fp16 dot stays). */
 static int fp8_source(Accel *A, int v) {
   TirOp *def = A->defs[source_of(A, v)];
-  if (!def || def->code != TIR_CAST || !dtype_is_fp8(T(A, def->operands.data[0])->elem)) return -1;
+  if (!def || def->code != TIR_CAST || !dtype_is_mma_fp8(T(A, def->operands.data[0])->elem)) return -1;
   return def->operands.data[0];
 }
 

@@ -62,6 +62,18 @@ static const Layout *memory_layout(Assign *A, const TirOp *op) {
   return default_layout(A, T(A, ptr));
 }
 
+/* An inline_asm with pack > 1 takes `pack` consecutive elements of the last dimension at a time: its
+ * operand's layout if that keeps them in one thread's registers, else the default with that many. */
+static const Layout *asm_layout(Assign *A, const TirOp *op, const Layout *in) {
+  const Type *t = T(A, op->results.data[0]);
+  int pack = tir_asm_pack(op), last = t->rank - 1, spt[MAX_RANK];
+  LinearLayout ll;
+  const char *why;
+  if (in && !layout_linear_of(in, t, &ll, &why) && ll_contiguous_registers(&ll, last) >= pack) return in;
+  for (int d = 0; d < t->rank; d++) spt[d] = d == last ? pack : 1;
+  return layout_default(A->table, t->rank, t->shape, spt, NULL, A->f->num_warps);
+}
+
 /* The layout op gets before its operands are converted. */
 static const Layout *own_layout(Assign *A, const TirOp *op) {
   int lead = op->results.len ? op->results.data[0] : op->operands.len ? op->operands.data[0] : -1;
@@ -87,6 +99,7 @@ static const Layout *own_layout(Assign *A, const TirOp *op) {
   case TIR_HINT:
   case TIR_ASSERT: l = in; break;
   case TIR_GATHER: l = tir_layout(A->f, op->operands.data[1]); break; /* the index's */
+  case TIR_INLINE_ASM: return tir_asm_pack(op) > 1 ? asm_layout(A, op, in) : default_layout(A, T(A, lead));
   case TIR_PRINT: return NULL; /* each thread prints what it holds */
   default: break;
   }

@@ -8,6 +8,7 @@
  *   - load and atomics: their result's layout (the coalesced one);
  *   - store: its pointer operand's layout;
  *   - dot: its result's layout (the accumulator's);
+ *   - inline_asm with pack > 1: its results' (a thread holds `pack` consecutive elements);
  *   - the shared-memory ops: local_alloc, memdesc_index, local_load and
  *     dot_wait their results' layouts, async_copy its pointers'.  No other
  *     value takes a shared layout.
@@ -124,6 +125,7 @@ static const Layout *anchor(Prop *P, const TirOp *op) {
   case TIR_LOCAL_LOAD:
   case TIR_ASYNC_COPY:
   case TIR_DOT_WAIT: return tgir_own_layout(P->f, op);
+  case TIR_INLINE_ASM: return tir_asm_pack(op) > 1 ? tgir_own_layout(P->f, op) : NULL; /* its registers grouped */
   default: return NULL;
   }
 }
@@ -166,7 +168,7 @@ static void tie_carried(Prop *P) {
       for (int k = 0; k < op->results.len; k++) tie(P, op->results.data[k], op->regions[0]->args.data[1 + k]);
     if (op->code == TIR_WHILE)
       for (int k = 0; k < op->results.len; k++) tie(P, op->results.data[k], op->regions[1]->args.data[k]);
-    if (op->code == TIR_REDUCE_COMBINE || op->code == TIR_SCAN_COMBINE) /* one layout for all N results */
+    if (op->code == TIR_REDUCE_COMBINE || op->code == TIR_SCAN_COMBINE || op->code == TIR_INLINE_ASM) /* one layout for all N results */
       for (int k = 1; k < op->results.len; k++) tie(P, op->results.data[k], op->results.data[0]);
   }
 }

@@ -49,6 +49,7 @@ static int copy_of(Rewrite *W, int v, const Layout *l) {
 
 /* Ops worth recomputing instead of moving a tile between threads. */
 static int cheap(const TirOp *op, const Layout *l) {
+  if (op->code == TIR_INLINE_ASM) return op->results.len == 1 && tir_asm_pack(op) == 1; /* a copy makes one result */
   if (tir_op_flags(op->code) & EW) return 1;
   switch (op->code) {
   case TIR_CONSTANT:

@@ -478,6 +478,7 @@ static void combine_facts(const Analysis *A, const TirOp *op, Facts *fr) {
 
 static void visit_rule(Analysis *A, const TirOp *op, AxisInfo *r, Facts *fr) {
   const Type *t = type_of(A, op->results.data[0]);
+  if (op->code == TIR_INLINE_ASM && tir_asm_pack(op) > 1) return; /* an element may depend on its neighbours */
   if ((tir_op_flags(op->code) & EW) && dtype_is_float(t->elem) && !t->is_ptr) {
     visit_elementwise(A, op, r); /* floats: only constancy means something */
     return;

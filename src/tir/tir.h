@@ -114,7 +114,7 @@ typedef enum {
  * the buffer's other slots. */
 enum { LOAD_MASK = 1, LOAD_OTHER = 2, SCAN_REVERSE = 4, PRINT_HEX = 8, LOAD_VOLATILE = 16, ASSERT_TRAP = 32, FREE_SLOT = 64,
        ASM_PURE = 128 /* INLINE_ASM without side effects (is_pure=True) */ };
-enum { MAX_ASM_ARGS = 16 }; /* INLINE_ASM's operands */
+enum { MAX_ASM_ARGS = 16 }; /* INLINE_ASM's operands, and its results */
 
 typedef struct TirBlock TirBlock;
 
@@ -127,6 +127,7 @@ typedef struct TirOp {
   int axis;
   int flags;             /* LOAD_MASK, SCAN_REVERSE, ... */
   int64_t ival, ival2;   /* CONSTANT (integer), MAKE_RANGE bounds, RAND rounds, atomics' MemSem and MemScope,
+                            INLINE_ASM's pack when above 1 (tir_asm_pack),
                             loads' and stores' EvictionPolicy */
   double fval;           /* CONSTANT (float) */
   int64_t ints[MAX_RANK];/* TRANS permutation, HINT values */
@@ -210,6 +211,8 @@ const char *tir_atomic_ptx(int kind);
 void tir_ops_reference(Buf *out);
 const char *tir_op_name(TirCode c);
 int tir_op_flags(TirCode c);
+/* How many consecutive elements of each operand one run of an INLINE_ASM's asm takes (1, 2, 4, ...). */
+static inline int tir_asm_pack(const TirOp *op) { return op->ival > 1 ? (int)op->ival : 1; }
 int tir_op_arity(TirCode c);
 int tir_op_has(TirCode c, TirAttr a); /* its row in ops.def names the attribute */
 const char *tir_attribute_choices(TirCode c, Arena *a); /* "axis=N, reverse" */

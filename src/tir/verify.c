@@ -65,6 +65,17 @@ static void check_libdevice(Verifier *V, const TirOp *op) {
   if (r != (sig == LD_INT ? DT_I32 : sig == LD_BOOL ? DT_I1 : x)) problem(V, op, "%s", "result type does not match its function");
 }
 
+/* inline_asm: 1 to MAX_ASM_ARGS results of one shape, whose last dimension `pack` divides. */
+static void check_asm(Verifier *V, const TirOp *op) {
+  Type *r = R(V, op, 0);
+  int pack = tir_asm_pack(op);
+  for (int i = 1; i < op->results.len; i++)
+    if (!type_same_shape(R(V, op, i), r)) problem(V, op, "%s", "its results differ in shape");
+  if (op->results.len > MAX_ASM_ARGS) problem(V, op, "%s", "has more than 16 results");
+  if (pack > 16 || (pack & (pack - 1)) || (pack > 1 && (!r->rank || r->shape[r->rank - 1] % pack)))
+    problem(V, op, "%s", "pack must be a power of two up to 16 dividing the last dimension");
+}
+
 static void check_elementwise(Verifier *V, const TirOp *op) {
   Type *r = R(V, op, 0);
   for (int i = 0; i < op->operands.len; i++)
@@ -73,7 +84,7 @@ static void check_elementwise(Verifier *V, const TirOp *op) {
   case TIR_CMP: if (r->elem != DT_I1) problem(V, op, "%s", "result must be i1"); /* fall through */
   case TIR_CAST:
   case TIR_BITCAST:
-  case TIR_INLINE_ASM: /* the asm's operands and result are of any types */
+  case TIR_INLINE_ASM: check_asm(V, op); break; /* the asm's operands and results are of any types */
   case TIR_ADDPTR: break;
   case TIR_LIBDEVICE: check_libdevice(V, op); break;
   case TIR_SELECT:
@@ -388,6 +399,7 @@ static void check_types(Verifier *V, const TirOp *op) {
 static int results_expected(const TirOp *op) {
   int flags = tir_op_flags(op->code);
   if (op->code == TIR_REDUCE_COMBINE || op->code == TIR_SCAN_COMBINE) return -1; /* one per operand */
+  if (op->code == TIR_INLINE_ASM) return -1; /* one per dtype: check_asm */
   if (flags & (PURE | EW)) return 1;
   return op->code == TIR_LOAD || op->code == TIR_ATOMIC_RMW || op->code == TIR_ATOMIC_CAS ? 1 : -1;
 }
@@ -399,7 +411,7 @@ static void verify_op(Verifier *V, const TirOp *op) {
     return;
   }
   int want = results_expected(op);
-  if (want >= 0 && op->results.len != want) {
+  if ((want >= 0 && op->results.len != want) || (op->code == TIR_INLINE_ASM && !op->results.len)) {
     problem(V, op, "%s", "has the wrong number of results");
     return;
   }

@@ -143,7 +143,8 @@ typedef struct DtypeInfo {
 static const DtypeInfo dtypes[] = {{"i1", 1, K_BOOL},   {"i8", 1, K_SINT},   {"i16", 2, K_SINT},   {"i32", 4, K_SINT},
                                    {"i64", 8, K_SINT},  {"u8", 1, K_UINT},   {"u16", 2, K_UINT},   {"u32", 4, K_UINT},
                                    {"u64", 8, K_UINT},  {"fp16", 2, K_FLOAT}, {"bf16", 2, K_FLOAT}, {"fp32", 4, K_FLOAT},
-                                   {"fp64", 8, K_FLOAT}, {"fp8e4nv", 1, K_FLOAT}, {"fp8e5", 1, K_FLOAT}};
+                                   {"fp64", 8, K_FLOAT}, {"fp8e4nv", 1, K_FLOAT}, {"fp8e5", 1, K_FLOAT},
+                                   {"fp8e4b15", 1, K_FLOAT}};
 
 static const DtypeInfo *dtype_info(const char *name) {
   for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
@@ -186,14 +187,16 @@ static uint16_t bf16_bits(float f) {
   return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
 }
 
-/* fp8 (float8e4nv = e4m3fn: no infinities, NaN S.1111.111; float8e5 = e5m2, IEEE-like): the value of a
+/* fp8 (float8e4nv = e4m3fn: no infinities, NaN S.1111.111; float8e5 = e5m2, IEEE-like; float8e4b15 = e4m3
+ * with bias 15, every code a number): the value of a
  * code from the formats' definitions, and for inputs the nearest finite code by search (ties either way;
  * infinity is e5m2's, or e4m3's largest value). */
 static double fp8_value(const DtypeInfo *t, uint8_t b) {
-  int e4 = !strcmp(t->name, "fp8e4nv"), man_bits = e4 ? 3 : 2, bias = e4 ? 7 : 15;
+  int nv = !strcmp(t->name, "fp8e4nv"), e4 = nv || !strcmp(t->name, "fp8e4b15");
+  int man_bits = e4 ? 3 : 2, bias = nv ? 7 : 15;
   int exp = (b & 0x7f) >> man_bits, man = b & ((1 << man_bits) - 1);
   double v;
-  if (e4 && (b & 0x7f) == 0x7f) return NAN;
+  if (nv && (b & 0x7f) == 0x7f) return NAN;
   if (!e4 && exp == 31) v = man ? NAN : INFINITY;
   else v = exp ? ldexp(1.0 + man / (double)(1 << man_bits), exp - bias) : ldexp(man, 1 - bias - man_bits);
   return b & 0x80 ? -v : v;
@@ -201,7 +204,7 @@ static double fp8_value(const DtypeInfo *t, uint8_t b) {
 
 static uint8_t fp8_code(const DtypeInfo *t, double v) {
   if (isnan(v)) return 0x7f;
-  if (isinf(v)) return (uint8_t)((v < 0 ? 0x80 : 0) | (strcmp(t->name, "fp8e4nv") ? 0x7c : 0x7e));
+  if (isinf(v)) return (uint8_t)((v < 0 ? 0x80 : 0) | (strcmp(t->name, "fp8e5") ? 0x7e : 0x7c));
   int best = 0;
   double best_d = INFINITY;
   for (int c = 0; c < 256; c++) {

@@ -72,7 +72,7 @@ static void round_trip_one(NpyDtype t, int rank, const int64_t *shape, const cha
   unsigned char *bytes = read_whole(path, &len);
   CHECK(npy_read_memory(bytes, len, "mem", &c, err, sizeof err) == 0);
   CHECK(numpy_layout(bytes, len, &a));
-  a.dtype = t == NPY_BF16 ? NPY_U16 : t == NPY_FP8E4NV || t == NPY_FP8E5 ? NPY_U8 : t; /* bits: u16, u8 */
+  a.dtype = t == NPY_BF16 ? NPY_U16 : t == NPY_FP8E4NV || t == NPY_FP8E5 || t == NPY_FP8E4B15 ? NPY_U8 : t; /* bits: u16, u8 */
   int same = same_array(&a, &b) && same_array(&a, &c);
   CHECK(same);
   if (!same) fprintf(stderr, "  dtype %s rank %d: %s\n", npy_dtype_name(t), rank, err);
@@ -386,7 +386,7 @@ static void test_write_refusals(const char *path) {
   a.shape[1] = 3, a.rank = 9;
   check_write_refused(&a, path, "rank 9 is not 0 to 8");
   a.rank = 2, a.dtype = NPY_DTYPE_COUNT;
-  check_write_refused(&a, path, "invalid dtype 15");
+  check_write_refused(&a, path, "invalid dtype 16");
   a.dtype = NPY_F32;
   void *data = a.data;
   a.data = NULL;
@@ -417,8 +417,8 @@ static void test_alloc(void) {
 
 static void test_dtype_names(void) {
   static const char *names[] = {"i1", "i8", "i16", "i32", "i64", "u8", "u16",
-                                "u32", "u64", "fp16", "bf16", "fp32", "fp64", "fp8e4nv", "fp8e5"};
-  static const size_t sizes[] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8, 1, 1};
+                                "u32", "u64", "fp16", "bf16", "fp32", "fp64", "fp8e4nv", "fp8e5", "fp8e4b15"};
+  static const size_t sizes[] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8, 1, 1, 1};
   _Static_assert(sizeof names / sizeof names[0] == NPY_DTYPE_COUNT, "a name per dtype");
   for (int t = 0; t < NPY_DTYPE_COUNT; t++) {
     NpyDtype back = NPY_DTYPE_COUNT;

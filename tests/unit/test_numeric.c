@@ -3,7 +3,8 @@
  * codes of each format decoded, and fp32 values rounded: every code's value,
  * every midpoint between neighbours (ties, to the even code) and its two
  * fp32 neighbours, fp32 subnormals, values past the largest finite one,
- * infinities, NaNs, and a million random fp32 bit patterns. */
+ * infinities, NaNs, and a million random fp32 bit patterns.  float8e4b15 has
+ * its own reference (it rounds and saturates as Triton's conversion). */
 #include "check.h"
 #include "support/numeric.h"
 
@@ -133,7 +134,72 @@ static void test_round_to_dtype(const Fp8Ref *r) {
   CHECK(int_to_float(1000, DT_I32, r->t) == (r->t == DT_FP8E4NV ? 448 : 1024));
 }
 
+/* ---- float8e4b15 (Triton's pre-Hopper fp8): e4m3 with bias 15 and every code a number; to it
+ * saturates at 1.75 (NaN and infinities too, keeping their sign) and rounds half away from zero, as
+ * Triton's conversion (inline PTX through fp16) does. */
+
+static double e4b15_value(int code) {
+  int exp = (code & 0x7f) >> 3, man = code & 7;
+  double sign = code & 0x80 ? -1 : 1;
+  return exp ? sign * (1 + man / 8.0) * pow(2, exp - 15) : sign * man / 8.0 * pow(2, -14);
+}
+
+/* By search: the nearest of codes 0 .. 0x7e, the larger on a tie. */
+static int e4b15_round(float f) {
+  int sign = signbit(f) ? 0x80 : 0, best = 0;
+  double a = fabs((double)f), best_d = INFINITY;
+  if (isnan(f) || a >= 1.75) return sign | 0x7e;
+  for (int c = 0; c <= 0x7e; c++) {
+    double d = fabs(a - e4b15_value(c));
+    if (d <= best_d) best = c, best_d = d;
+  }
+  return sign | best;
+}
+
+static void check_e4b15_round(float f) {
+  int want = e4b15_round(f), got = fp8_from_double(f, DT_FP8E4B15);
+  CHECK(got == want);
+  if (got != want && failures_shown++ < 10) fprintf(stderr, "  fp8e4b15 of %a: got 0x%02x, want 0x%02x\n", (double)f, got, want);
+}
+
+static void test_e4b15_decode(void) {
+  for (int c = 0; c < 256; c++) {
+    CHECK(same_value(fp8_to_double((uint8_t)c, DT_FP8E4B15), e4b15_value(c)));
+    CHECK(same_value(float_from_bits((uint64_t)c, DT_FP8E4B15), e4b15_value(c)));
+    CHECK(float_to_bits(e4b15_value(c), DT_FP8E4B15) == (uint64_t)c); /* memory keeps 0x7f too */
+    int saturated = (c & 0x7f) == 0x7f;
+    CHECK(fp8_from_double(e4b15_value(c), DT_FP8E4B15) == (saturated ? (c & 0x80) | 0x7e : c));
+  }
+  CHECK(e4b15_value(0x7e) == 1.75 && e4b15_value(0x7f) == 1.875 && e4b15_value(1) == 0x1p-17);
+}
+
+static void test_e4b15_round(void) {
+  for (int c = 0; c < 0x7e; c++) {
+    double lo = e4b15_value(c), hi = e4b15_value(c + 1);
+    float mid = (float)((lo + hi) / 2);
+    float around[] = {(float)lo, mid, nextafterf(mid, 0), nextafterf(mid, INFINITY)};
+    for (int k = 0; k < 4; k++) {
+      check_e4b15_round(around[k]);
+      check_e4b15_round(-around[k]);
+    }
+  }
+  float special[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 1e-45f, -1e-45f, 1.7f, 1.8125f, 1.875f, 2.0f, 448.0f, 1e6f};
+  for (size_t k = 0; k < sizeof special / sizeof *special; k++) check_e4b15_round(special[k]);
+  CHECK(fp8_from_double(-NAN, DT_FP8E4B15) == 0xfe && fp8_from_double(NAN, DT_FP8E4B15) == 0x7e);
+  uint64_t state = 0x5eed4b15u;
+  for (int i = 0; i < 1000000; i++) {
+    uint32_t bits = next_random(&state);
+    if (i & 1) bits = (bits & 0x80000000u) | (0x36000000u + bits % 0x0a000000u); /* mostly within its range */
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    check_e4b15_round(f);
+  }
+  CHECK(round_to_dtype(1.8, DT_FP8E4B15) == 1.75 && int_to_float(1000, DT_I32, DT_FP8E4B15) == 1.75);
+}
+
 int main(void) {
+  test_e4b15_decode();
+  test_e4b15_round();
   DType types[] = {DT_FP8E4NV, DT_FP8E5};
   for (int i = 0; i < 2; i++) {
     Fp8Ref r;

@@ -47,7 +47,8 @@
   X(NPY_F32, "fp32", 4, 'f')    \
   X(NPY_F64, "fp64", 8, 'f')     \
   X(NPY_FP8E4NV, "fp8e4nv", 1, 'u') \
-  X(NPY_FP8E5, "fp8e5", 1, 'u')
+  X(NPY_FP8E5, "fp8e5", 1, 'u')       \
+  X(NPY_FP8E4B15, "fp8e4b15", 1, 'u')
 
 typedef enum {
 #define NPY_ENUM(id, name, size, kind) id,

@@ -15,6 +15,9 @@
   npy.py fp8round X Z SCALE          check Z[i] == fp8e4nv(fp32(X[i]*SCALE)) and Z[N+i] == fp8e5(...) as fp32
                                      (nearest even by search over each format's values, saturating; N = len(X))
   npy.py fp8matmul X Y Z M K N       check Z == fp8e4nv(X) @ fp8e5(Y) (exact products) within 1e-6 * (1 + sum |x*y|)
+  npy.py fp8e4b15round X Z SCALE     check Z[i] == float8e4b15(fp32(X[i]*SCALE)) as fp32 (nearest by search over
+                                     its values, ties away from zero, saturating at 1.75, as Triton's conversion)
+  npy.py fp8e4b15matmul X Y Z M K N  check Z == float8e4b15(X) @ float8e4b15(Y) (exact products), as fp8matmul
   npy.py print PATH                  print the values, one line
 """
 import math
@@ -69,6 +72,31 @@ def fp8_round(v, values):
         code = min(range(len(values)), key=lambda c: (abs(a - values[c]), c & 1))
         r = values[code]
     return -r if v < 0 else r
+
+
+def e4b15_values():
+    """The non-negative values of float8e4b15 (e4m3, bias 15, every code a number) by code, to 0x7e (1.75):
+    the conversion saturates there."""
+    return [m * 2.0 ** -17 if e == 0 else (1 + m / 8.0) * 2.0 ** (e - 15)
+            for code in range(0x7f) for e, m in [(code >> 3, code & 7)]]
+
+
+def e4b15_round(v, values):
+    """v to the nearest of values, the larger on a tie, sign kept, saturating at the largest."""
+    a = min(abs(v), values[-1])
+    r = values[max(range(len(values)), key=lambda c: (-abs(a - values[c]), c))]
+    return -r if v < 0 else r
+
+
+def matmul_check(a, b, z, m, k, n):
+    bad = []
+    for i in range(m):
+        for j in range(n):
+            ref = sum(a[i * k + p] * b[p * n + j] for p in range(k))
+            size = sum(abs(a[i * k + p] * b[p * n + j]) for p in range(k))
+            if len(z) != m * n or not abs(z[i * n + j] - ref) <= 1e-6 * (1 + size):
+                bad.append(i * n + j)
+    print("ok %d" % len(z) if not bad else "mismatch at %s" % bad[:5])
 
 
 def main(argv):
@@ -142,6 +170,18 @@ def main(argv):
                 if len(z) != m * n or not abs(z[i * n + j] - ref) <= 1e-6 * (1 + size):
                     bad.append(i * n + j)
         print("ok %d" % len(z) if not bad else "mismatch at %s" % bad[:5])
+    elif cmd == "fp8e4b15round":
+        x, z, scale = load(argv[2]), load(argv[3]), float(argv[4])
+        f32 = lambda v: struct.unpack("f", struct.pack("f", v))[0]
+        values = e4b15_values()
+        want = [e4b15_round(f32(v * scale), values) for v in x]
+        bad = [i for i in range(len(x)) if len(z) != len(x) or z[i] != want[i]]
+        print("ok %d" % len(z) if not bad else "mismatch at %s" % [(i, z[i], want[i]) for i in bad[:5]])
+    elif cmd == "fp8e4b15matmul":
+        x, y, z = load(argv[2]), load(argv[3]), load(argv[4])
+        values = e4b15_values()
+        matmul_check([e4b15_round(v, values) for v in x], [e4b15_round(v, values) for v in y], z,
+                     int(argv[5]), int(argv[6]), int(argv[7]))
     elif cmd == "histogram":
         x, h, bins = load(argv[2]), load(argv[3]), int(argv[4])
         scale = int(argv[5]) if len(argv) > 5 else 1
