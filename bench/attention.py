@@ -9,12 +9,15 @@ output is compared with torch's math backend in fp32 (a sanity check: examples/a
 kernels against a float64 reference).
 
     python3 bench/attention.py --tilec build/tilec [--triton-tutorial PATH/06-fused-attention.py]
-        [--triton-autotune] [--shapes 64:4096:0,128:16384:1,...] [--batch 4] [--heads 32] [--csv FILE]
+        [--triton-autotune] [--tile-tutorial] [--fp8] [--shapes 64:4096:0,128:16384:1,...] [--batch 4]
+        [--heads 32] [--csv FILE]
 
 The tutorial's path may also come from $TRITON_TUTORIAL_06.  It is imported with PYTEST_VERSION set, so it
 runs its one test config (BLOCK_M 128, BLOCK_N 64, 2 stages, 4 warps) rather than tuning 36 configs per
 shape; --triton-autotune tunes as published (minutes on the first run, then Triton's cache).  Prints one
-CSV row per shape and pass: TFLOP/s of each side and tile's ratios.  About three minutes on an H100.
+CSV row per shape and pass: TFLOP/s of each side and tile's ratios.  --fp8 adds a pass "fwd-fp8": the
+forward on e5m2 copies of the inputs (V stored [B, H, D, N]), tile's against the tutorial's fp8 path (and
+tile compiling it, with --tile-tutorial).  About three minutes on an H100.
 """
 import argparse
 import csv
@@ -47,25 +50,30 @@ def blocks(d):
 
 
 class Tile:
-    """tile's forward and backward for one head dim, mask and input set."""
+    """tile's forward and backward for one head dim, mask and input set; with vt (V stored [B, H, D, N], as
+    fp8 V is), the forward alone."""
 
-    def __init__(self, tilec, q, k, v, do, causal, sm_scale):
+    def __init__(self, tilec, q, k, v, do, causal, sm_scale, vt=None):
         b, h, n, d = q.shape
         self.q, self.k, self.v, self.do, self.n, self.bh = q, k, v, do, n, b * h
         self.o = torch.empty_like(q)
         self.m = torch.empty(b * h, n, device="cuda", dtype=torch.float32)
-        self.delta = torch.empty_like(self.m)
-        self.dq, self.dk, self.dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
         tail = [q.stride(0), q.stride(1), q.stride(2), q.stride(3), h, n]
-        self.args = {
-            "fwd": [q, k, v, sm_scale, self.m, self.o] + tail,
-            "pre": [self.o, do, self.delta] + tail,
-            "dkdv": [q, k, v, sm_scale, do, self.dk, self.dv, self.m, self.delta] + tail,
-            "dq": [q, k, v, sm_scale, do, self.dq, self.m, self.delta] + tail,
-        }
+        v_strides = [1, n] if vt is not None else tail[2:4]  # V's token and dim strides
+        self.args = {"fwd": [q, k, v if vt is None else vt, sm_scale, self.m, self.o] + tail[:4] + v_strides + tail[4:]}
+        if vt is None:
+            self.delta = torch.empty_like(self.m)
+            self.dq, self.dk, self.dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+            self.args.update({
+                "pre": [self.o, do, self.delta] + tail,
+                "dkdv": [q, k, v, sm_scale, do, self.dk, self.dv, self.m, self.delta] + tail,
+                "dq": [q, k, v, sm_scale, do, self.dq, self.m, self.delta] + tail,
+            })
         names = {"fwd": "attn_fwd", "pre": "attn_bwd_preprocess", "dkdv": "attn_bwd_dkdv", "dq": "attn_bwd_dq"}
         self.kernels, self.grids = {}, {}
         for part, (bm, bn, warps, stages) in blocks(d).items():
+            if part not in self.args:
+                continue
             defines = {"HEAD_DIM": d, "BLOCK_M": bm}
             if bn:
                 defines.update(BLOCK_N=bn, CAUSAL=bool(causal))
@@ -97,7 +105,7 @@ class TileTutorial:
     FWD_CONFIGS = [(128, 64, 4, 2), (128, 64, 8, 2), (128, 128, 8, 2), (128, 64, 4, 3), (64, 64, 4, 3),
                    (128, 32, 4, 3), (64, 32, 4, 4)]
 
-    def __init__(self, tilec, path, q, k, v, do, causal, sm_scale):
+    def __init__(self, tilec, path, q, k, v, do, causal, sm_scale, fp8=False):
         z, h, n, d = q.shape
         self.q, self.k, self.v, self.do, self.sm_scale = q, k, v, do, sm_scale
         self.o = torch.empty_like(q)
@@ -106,7 +114,7 @@ class TileTutorial:
         self.dq, self.dk, self.dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
         self.stream = torch.cuda.current_stream().cuda_stream
         self.fwd_args = [sm_scale, self.m, z, h, q, k, v, self.o, n]
-        consts = {"HEAD_DIM": d, "FP8_OUTPUT": False, "STAGE": 3 if causal else 1, "warp_specialize": False,
+        consts = {"HEAD_DIM": d, "FP8_OUTPUT": fp8, "STAGE": 3 if causal else 1, "warp_specialize": False,
                   "IS_HOPPER": True}
         best = None
         for bm, bn, warps, stages in self.FWD_CONFIGS:
@@ -122,6 +130,9 @@ class TileTutorial:
             if best is None or ms < best[0]:
                 best = (ms, kernel, grid, "%dx%d w%d s%d" % (bm, bn, warps, stages))
         _, self.fwd_kernel, self.fwd_grid, self.fwd_config = best
+        self.registers = {"fwd": (self.fwd_kernel.meta["registers"], self.fwd_kernel.meta["spills"])}
+        if fp8:
+            return  # the tutorial's backward is fp16 only
         self.pre_args = [self.o, do, self.delta, z, h, n]
         self.pre = TileKernel(tilec, path, self.pre_args, {"BLOCK_M": 128, "HEAD_DIM": d}, 4,
                               kernel="_attn_bwd_preprocess")
@@ -132,8 +143,7 @@ class TileTutorial:
                               "BLOCK_N2": 32, "BLK_SLICE_FACTOR": 2, "HEAD_DIM": d, "CAUSAL": bool(causal)}, 4,
                               kernel="_attn_bwd", num_stages=5)
         self.pre_grid, self.bwd_grid = (n // 128, z * h), (n // 128, 1, z * h)
-        self.registers = {"fwd": (self.fwd_kernel.meta["registers"], self.fwd_kernel.meta["spills"]),
-                          "bwd": (self.bwd.meta["registers"], self.bwd.meta["spills"])}
+        self.registers["bwd"] = (self.bwd.meta["registers"], self.bwd.meta["spills"])
 
     @staticmethod
     def time_once(launch):
@@ -176,6 +186,13 @@ def triton_call(module, q, k, v, causal, sm_scale):
     return module.attention(q, k, v, bool(causal), sm_scale)  # the tutorial's defaults for the rest
 
 
+class ForwardOnly:
+    """A contender timed on its forward alone (the fp8 ones)."""
+
+    def __init__(self, forward):
+        self.forward = forward
+
+
 class Autograd:
     """A torch-side contender: forward builds the graph once; backward reruns autograd.grad on it."""
 
@@ -194,6 +211,58 @@ def mismatch(got, want, atol):
     """The largest |got - want| if past atol (NaN counts), else None."""
     err = (got.float() - want).abs().max().item()
     return None if err <= atol else err
+
+
+def fp8_sides(args, module, q, k, v, causal, sm_scale):
+    """The fp8 forward's contenders, on e5m2 copies of q, k, v as the tutorial's benchmark makes them (V
+    stored [B, H, D, N]; the tutorial is given its [B, H, N, D] view)."""
+    q8, k8 = (t.detach().to(torch.float8_e5m2) for t in (q, k))
+    vt8 = v.detach().permute(0, 1, 3, 2).contiguous().to(torch.float8_e5m2)
+    sides = {"tile": Tile(args.tilec, q8, k8, None, None, causal, sm_scale, vt=vt8)}
+    if args.tile_tutorial and args.triton_tutorial:
+        try:
+            sides["tile06"] = TileTutorial(args.tilec, args.triton_tutorial, q8, k8, vt8, None, causal, sm_scale,
+                                           fp8=True)
+        except Exception as e:
+            print("# tile06 fp8 failed at N=%d causal=%d: %s" % (q.shape[2], causal, str(e).splitlines()[0]),
+                  file=sys.stderr)
+    if module:
+        try:
+            v8 = vt8.permute(0, 1, 3, 2)
+            triton_call(module, q8, k8, v8, causal, sm_scale)
+            sides["triton"] = ForwardOnly(lambda: triton_call(module, q8, k8, v8, causal, sm_scale))
+        except Exception as e:
+            print("# triton fp8 failed at N=%d causal=%d: %s" % (q.shape[2], causal, str(e).splitlines()[0]),
+                  file=sys.stderr)
+    return sides
+
+
+def time_pass(timer, sides, part, flops):
+    """TFLOP/s of each side's forward or backward, timed in turns in one loop."""
+    names = list(sides)
+    launches = [(lambda s, side=sides[nm]: side.forward() if part.startswith("fwd") else side.backward())
+                for nm in names]
+    ms = timer.interleaved_ms(launches)
+    return {nm: flops / (t * 1e-3) * 1e-12 for nm, t in zip(names, ms)}
+
+
+def make_row(d, n, causal, part, tflops, sides, notes):
+    row = {"head_dim": d, "n_ctx": n, "causal": causal, "pass": part}
+    for nm in ("tile", "flash", "cudnn", "triton", "tile06"):
+        row[nm + "_tflops"] = "%.1f" % tflops[nm] if nm in tflops else ""
+    for nm in ("flash", "cudnn", "triton"):
+        row["tile/" + nm] = "%.3f" % (tflops["tile"] / tflops[nm]) if nm in tflops else ""
+    both = "tile06" in tflops and "triton" in tflops
+    row["tile06/triton"] = "%.3f" % (tflops["tile06"] / tflops["triton"]) if both else ""
+    fwd = part.startswith("fwd")
+    if "tile06" in sides:
+        t06 = sides["tile06"]
+        row["tile06_config"] = t06.fwd_config if fwd else "32/128/128/32 w4 s5"
+        row["tile06_config"] += " %d/%d" % t06.registers["fwd" if fwd else "bwd"]
+    row["tile_registers"] = " ".join("%s:%d/%d" % (p, r, s) for p, (r, s) in sides["tile"].registers.items()
+                                     if (p == "fwd") == fwd)
+    row["notes"] = "; ".join(notes)
+    return row
 
 
 def one_shape(args, timer, module, d, n, causal):
@@ -232,29 +301,21 @@ def one_shape(args, timer, module, d, n, causal):
         if bad is not None or any(b is not None for b in bad_grads):
             notes.append("%s differs from torch's math backend (O %s, dQ/dK/dV %s)" % (name, bad, bad_grads))
     flops = 4.0 * args.batch * args.heads * n * n * d * (0.5 if causal else 1)
-    rows = []
-    for part, scale in (("fwd", 1.0), ("bwd", 2.5)):
-        names = list(sides)
-        launches = [(lambda s, p=part, side=sides[nm]: getattr(side, "forward" if p == "fwd" else "backward")())
-                    for nm in names]
-        ms = timer.interleaved_ms(launches)
-        tflops = {nm: flops * scale / (t * 1e-3) * 1e-12 for nm, t in zip(names, ms)}
-        row = {"head_dim": d, "n_ctx": n, "causal": causal, "pass": part}
-        for nm in ("tile", "flash", "cudnn", "triton", "tile06"):
-            row[nm + "_tflops"] = "%.1f" % tflops[nm] if nm in tflops else ""
-        for nm in ("flash", "cudnn", "triton"):
-            row["tile/" + nm] = "%.3f" % (tflops["tile"] / tflops[nm]) if nm in tflops else ""
-        both = "tile06" in tflops and "triton" in tflops
-        row["tile06/triton"] = "%.3f" % (tflops["tile06"] / tflops["triton"]) if both else ""
-        if "tile06" in sides:
-            t06 = sides["tile06"]
-            row["tile06_config"] = t06.fwd_config if part == "fwd" else "32/128/128/32 w4 s5"
-            row["tile06_config"] += " %d/%d" % t06.registers[part]
-        row["tile_registers"] = " ".join("%s:%d/%d" % (p, r, s) for p, (r, s) in tile.registers.items()
-                                         if (p == "fwd") == (part == "fwd"))
-        row["notes"] = "; ".join(notes)
-        rows.append(row)
+    rows = [make_row(d, n, causal, part, time_pass(timer, sides, part, flops * scale), sides, notes)
+            for part, scale in (("fwd", 1.0), ("bwd", 2.5))]
     del sides, tile
+    if args.fp8:
+        # fp8 rounds q, k and v (e5m2: 2 mantissa bits), p and O: against the fp16 inputs' result, a loose
+        # check (outputs are about 0.1 here), on the first head and the last
+        sides = fp8_sides(args, module, q, k, v, causal, sm_scale)
+        last = [t.detach()[-1:, -1:].float() for t in (q, k, v)]
+        want_last = sdpa(SDPBackend.MATH, *last, causal, sm_scale)
+        notes = ["%s fp8 differs from torch's math backend by %.3g (head %s)" % (nm, err, at)
+                 for nm, side in sides.items() for out in [side.forward()]
+                 for at, err in (("first", mismatch(out[:1, :1], want_o, 0.05)),
+                                 ("last", mismatch(out[-1:, -1:], want_last, 0.05))) if err is not None]
+        rows.append(make_row(d, n, causal, "fwd-fp8", time_pass(timer, sides, "fwd", flops), sides, notes))
+        del sides
     torch.cuda.empty_cache()
     return rows
 
@@ -278,6 +339,8 @@ def main():
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--heads", type=int, default=32)
     ap.add_argument("--reps", type=int, default=5, help="timed rounds at least (each side once per round)")
+    ap.add_argument("--fp8", action="store_true",
+                    help="also the forward in fp8 (e5m2, as the tutorial's benchmark), tile against the tutorial")
     ap.add_argument("--csv")
     args = ap.parse_args()
     module = triton_module(args.triton_tutorial, args.triton_autotune) if args.triton_tutorial else None

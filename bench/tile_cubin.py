@@ -37,7 +37,7 @@ def _spec(value):
     """The signature entry tile's JIT would give this argument (torch tensor, float or int)."""
     if hasattr(value, "data_ptr"):
         dtype = {"torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16",
-                 "torch.int32": "i32"}[str(value.dtype)]
+                 "torch.int32": "i32", "torch.float8_e5m2": "fp8e5", "torch.float8_e4m3fn": "fp8e4nv"}[str(value.dtype)]
         return "*%s%s" % (dtype, ":16" if value.data_ptr() % 16 == 0 else "")
     if isinstance(value, float):
         return "fp32"
@@ -49,7 +49,7 @@ def signature(args):
     return ",".join(_spec(a) for a in args)
 
 
-_TMA_DTYPES = {"fp16": (6, 2), "bf16": (9, 2), "fp32": (7, 4)}  # (CUtensorMapDataType, bytes)
+_TMA_DTYPES = {"fp16": (6, 2), "bf16": (9, 2), "fp32": (7, 4), "fp8e5": (0, 1), "fp8e4nv": (0, 1)}  # (CUtensorMapDataType, bytes)
 _TMA_SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}          # CUtensorMapSwizzle
 
 

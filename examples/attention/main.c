@@ -1,12 +1,15 @@
 /* Fused attention from C: attention.tl's forward (O and the logsumexp M)
  * and backward (Delta, then dK and dV, then dQ) on [B, H, N, D] tensors of
- * fp16 or bf16, causal and not, checked against a reference computed here
+ * fp16 or bf16, and the forward alone in fp8 (e5m2 as Triton's tutorial
+ * uses it, or e4m3: Q, K, O [B, H, N, D], V stored [B, H, D, N] since
+ * Hopper's fp8 wgmma reads its B operand only along K), causal and not,
+ * checked against a reference computed here
  * in double, with every output poisoned before the run; prints each pass's
  * time and TFLOP/s as Triton's tutorial 06 counts them (forward 4 B H N^2 D,
  * halved when causal; backward 2.5 times the forward).
  *
  *   attention [--quick] [--cpu] [--require-gpu] [--seed N] [-b B] [-H H] [-n N,...] [-d D,...]
- *             [--dtype fp16,bf16] [--causal 0,1] [--check auto|full|sample|off] [--forward-only]
+ *             [--dtype fp16,bf16,fp8e5,fp8e4nv] [--causal 0,1] [--check auto|full|sample|off] [--forward-only]
  *             [--gpu-blocks] [--fwd BMxBN:W:S] [--dkdv BMxBN:W:S] [--dq BMxBN:W:S] [--reps R] [--csv] [attention.tl]
  *
  * The check: `full` compares every element with the reference (B H N^2 D
@@ -15,9 +18,11 @@
  * scratch but for the rows' logsumexp and rowsum(O * dO), which come from
  * the kernels' M and O, themselves checked on the sampled rows); `auto` is
  * full up to 2^30 multiply-adds, else sample.  Tolerances come from the
- * reference: each element's error is bounded by the rounding unit u of the
- * dtype (2^-11, 2^-8) times the sum of the magnitudes that the rounded
- * operands (P, dS, O) enter, plus the rounding of the result. */
+ * reference (computed from the inputs as rounded to the dtype): each
+ * element's error is bounded by the rounding unit u of the dtype (2^-11,
+ * 2^-8, 2^-3, 2^-4) times the sum of the magnitudes that the rounded
+ * operands (P, dS, O) enter, plus the rounding of the result, plus what
+ * P's values below the dtype's smallest normal can lose. */
 #include "../common/example.h"
 
 #include <math.h>
@@ -37,7 +42,7 @@ typedef struct Options {
   int batch, heads;
   int seqs[MAX_LIST], num_seqs;
   int dims[MAX_LIST], num_dims;
-  const char *dtypes[2];
+  const char *dtypes[4];
   int num_dtypes;
   int causal[2], num_causal;
   int check, backward, csv, reps;
@@ -51,9 +56,22 @@ typedef struct Kernels {
   Blocks bf, bk, bq;
 } Kernels;
 
-/* One problem: host tensors (dtype bits) and their device copies. */
+/* The element types: the bits of a value are those of a float with this
+ * many exponent and mantissa bits; e4m3 (fp8e4nv) has no infinities, its
+ * largest magnitude code is NaN. */
+typedef struct Format {
+  const char *name;
+  int exponent_bits, mantissa_bits, e4m3;
+} Format;
+
+static const Format FORMATS[] = {
+    {"fp16", 5, 10, 0}, {"bf16", 8, 7, 0}, {"fp8e5", 5, 2, 0}, {"fp8e4nv", 4, 3, 1}};
+
+/* One problem: host tensors (a value's bits in 16 bits whatever the dtype) and their device copies. */
 typedef struct Problem {
-  int b, h, n, d, causal, bf16;
+  int b, h, n, d, causal;
+  const Format *format;
+  int fp8; /* one byte an element; V stored [B, H, D, N]; the forward only */
   const char *dtype;
   double sm_scale;  /* as the kernel sees it: rounded to fp32 */
   size_t numel;     /* b h n d */
@@ -65,42 +83,35 @@ typedef struct Problem {
 typedef struct Run {
   Kernels *k;
   Problem *p;
-  tile_arg fwd[12], pre[9], dkdv[15], dq[14];
+  tile_arg fwd[14], pre[9], dkdv[15], dq[14];
   unsigned gf[3], gp[3], gk[3], gq[3];
 } Run;
 
 /* ---- numbers ---- */
 
-static double bf16_value(uint16_t h) {
-  uint32_t bits = (uint32_t)h << 16;
-  float f;
-  memcpy(&f, &bits, 4);
-  return f;
+static int bias(const Format *f) { return (1 << (f->exponent_bits - 1)) - 1; }
+
+static double value_of(const Format *f, uint16_t bits) {
+  int m = f->mantissa_bits, top = (1 << f->exponent_bits) - 1;
+  int exponent = bits >> m & top, mantissa = bits & ((1 << m) - 1), sign = bits >> (f->exponent_bits + m) & 1;
+  double v = ldexp(exponent ? (1 << m) + mantissa : mantissa, (exponent ? exponent : 1) - bias(f) - m);
+  if (f->e4m3 ? exponent == top && mantissa == (1 << m) - 1 : exponent == top) v = f->e4m3 || mantissa ? NAN : INFINITY;
+  return sign ? -v : v;
 }
 
-static double value(const Problem *p, uint16_t h) { return p->bf16 ? bf16_value(h) : example_half_value(h); }
+static double value(const Problem *p, uint16_t h) { return value_of(p->format, h); }
 
-/* Nearest bf16 / fp16 bits of x (ties to even; finite, modest x). */
-static uint16_t to_bf16(double x) {
-  float f = (float)x;
-  uint32_t bits;
-  memcpy(&bits, &f, 4);
-  bits += 0x7FFF + (bits >> 16 & 1);
-  return (uint16_t)(bits >> 16);
-}
-
-static uint16_t to_half(double x) {
-  uint16_t sign = x < 0 ? 0x8000 : 0;
+/* The nearest value's bits (ties to even) of finite, modest x: no overflow. */
+static uint16_t bits_of(const Format *f, double x) {
+  int m = f->mantissa_bits, sign = x < 0;
   double a = fabs(x);
-  if (a < 0x1p-24) return sign;
   int e;
-  frexp(a, &e); /* a = f 2^e, f in [0.5, 1) */
-  int exponent = e - 1 < -14 ? -14 : e - 1;
-  double scaled = nearbyint(ldexp(a, 10 - exponent)); /* the significand, 11 bits (fewer when subnormal) */
-  if (scaled >= 2048) scaled /= 2, exponent++;
-  if (exponent > 15) return sign | 0x7C00;
-  int bits = scaled < 1024 ? (int)scaled : (exponent + 15) << 10 | ((int)scaled - 1024);
-  return sign | (uint16_t)bits;
+  frexp(a, &e); /* a = g 2^e, g in [0.5, 1) */
+  int exponent = e - 1 < 1 - bias(f) ? 1 - bias(f) : e - 1;
+  double scaled = a ? nearbyint(ldexp(a, m - exponent)) : 0; /* the significand, m + 1 bits (fewer when subnormal) */
+  if (scaled >= 2 << m) scaled /= 2, exponent++;
+  int code = scaled < 1 << m ? (int)scaled : (exponent + bias(f)) << m | ((int)scaled - (1 << m));
+  return (uint16_t)(sign << (f->exponent_bits + m) | code);
 }
 
 /* Close to a standard normal (Irwin-Hall of four uniforms), cheap enough
@@ -119,7 +130,7 @@ static uint16_t *random_tensor(Example *ex, const Problem *p) {
   uint16_t *t = malloc(p->numel * sizeof *t);
   for (size_t i = 0; i < p->numel; i++) {
     double x = normal_fast(ex);
-    t[i] = p->bf16 ? to_bf16(x) : to_half(x);
+    t[i] = bits_of(p->format, x);
   }
   return t;
 }
@@ -194,6 +205,8 @@ static void make_run(Run *r, Kernels *k, Problem *p) {
   tile_arg fwd[] = {q, kk, v, scale, m, o};
   memcpy(r->fwd, fwd, sizeof fwd);
   tail_args(r->fwd + 6, p);
+  r->fwd[12] = r->fwd[10], r->fwd[13] = r->fwd[11]; /* H, N_CTX after V's token and dim strides */
+  r->fwd[10] = p->fp8 ? tile_int(1) : r->fwd[8], r->fwd[11] = p->fp8 ? tile_int(p->n) : r->fwd[9];
   tile_arg pre[] = {o, dout, delta};
   memcpy(r->pre, pre, sizeof pre);
   tail_args(r->pre + 3, p);
@@ -208,7 +221,7 @@ static void make_run(Run *r, Kernels *k, Problem *p) {
 
 static void launch_forward(Example *ex, void *user) {
   Run *r = user;
-  EXAMPLE_TRY(ex, tile_launch(r->k->fwd, r->gf, NULL, r->fwd, 12));
+  EXAMPLE_TRY(ex, tile_launch(r->k->fwd, r->gf, NULL, r->fwd, 14));
 }
 
 static void launch_backward(Example *ex, void *user) {
@@ -260,7 +273,7 @@ static double dot(const double *a, const double *b, int d) {
   return s;
 }
 
-static double unit(const Problem *p) { return p->bf16 ? 0x1p-8 : 0x1p-11; }
+static double unit(const Problem *p) { return ldexp(1, -1 - p->format->mantissa_bits); }
 
 /* Counts got against want with tolerance 2 u mag + u |want| + floor. */
 static void judge(Tally *t, double got, double want, double mag, double u, double floor) {
@@ -275,20 +288,37 @@ typedef struct RowStats {
   double *lse, *delta, *mag_delta;
 } RowStats;
 
-/* Fp16 loses relative precision below 2^-14: n such terms each off by up
- * to 2^-25 times their factor. */
-static double subnormal_floor(const Problem *p, double factor) { return p->bf16 ? 0 : 2 * p->n * 0x1p-25 * factor; }
+/* Below its smallest normal a dtype keeps absolute precision only: n such
+ * terms each off by up to half its smallest step (fp16 2^-25; bf16's range is
+ * fp32's, nothing) times their factor. */
+static double subnormal_floor(const Problem *p, double factor) {
+  const Format *f = p->format;
+  return f->exponent_bits == 8 ? 0 : 2 * p->n * ldexp(factor, -bias(f) - f->mantissa_bits);
+}
 
 /* Row i from scratch: O, M, dQ checked; its statistics kept. */
+/* Hopper's fp8 tensor cores do not keep fp32's precision in their sums
+ * (about 14 bits, as DeepSeek-V3's report measured): an fp8 score is taken
+ * as off by up to 2^-10 of the sum of its terms' magnitudes. */
+static double score_error(const Problem *p, const double *qi, const double *kj) {
+  double mag = 0;
+  for (int c = 0; p->fp8 && c < p->d; c++) mag += fabs(qi[c] * kj[c]);
+  return 0x1p-10 * p->sm_scale * mag;
+}
+
 static void check_row(const Head *h, int i, double *s, double *dp, RowStats *st, Tally *t) {
   const Problem *p = h->p;
   int n = p->n, d = p->d, end = p->causal ? i + 1 : n;
   const double *qi = h->q + (size_t)i * d, *doi = h->dout + (size_t)i * d;
-  double max = -INFINITY, sum = 0, u = unit(p);
-  for (int j = 0; j < end; j++) s[j] = p->sm_scale * dot(qi, h->k + (size_t)j * d, d), max = fmax(max, s[j]);
+  double max = -INFINITY, sum = 0, u = unit(p), serr = 0;
+  for (int j = 0; j < end; j++) {
+    s[j] = p->sm_scale * dot(qi, h->k + (size_t)j * d, d), max = fmax(max, s[j]);
+    serr = fmax(serr, score_error(p, qi, h->k + (size_t)j * d));
+  }
   for (int j = 0; j < end; j++) sum += exp(s[j] - max);
   double lse = max + log(sum), delta = 0, mag_delta = 0, vmax = 0;
-  judge(&t[1], p->m[h->base / d + i], lse, 0, 1e-4, 1e-4 * (1 + fabs(lse)));
+  /* lse and each P move by up to the largest score error (times P) */
+  judge(&t[1], p->m[h->base / d + i], lse, 0, 1e-4, 1e-4 * (1 + fabs(lse)) + serr);
   for (int c = 0; c < d; c++) vmax = fmax(vmax, h->vmax[c]);
   for (int c = 0; c < d; c++) {
     double o = 0, mag = 0;
@@ -296,7 +326,7 @@ static void check_row(const Head *h, int i, double *s, double *dp, RowStats *st,
       double pij = exp(s[j] - lse);
       o += pij * h->v[(size_t)j * d + c], mag += pij * fabs(h->v[(size_t)j * d + c]);
     }
-    judge(&t[0], value(p, p->o[h->base + (size_t)i * d + c]), o, mag, u, subnormal_floor(p, vmax));
+    judge(&t[0], value(p, p->o[h->base + (size_t)i * d + c]), o, mag, u, subnormal_floor(p, vmax / sum) + 4 * serr * mag);
     delta += o * doi[c], mag_delta += fabs(doi[c]) * (2 * mag + fabs(o));
   }
   st->lse[i] = lse, st->delta[i] = delta, st->mag_delta[i] = mag_delta;
@@ -389,17 +419,46 @@ static void *device_copy(Example *ex, const void *host, size_t bytes) {
   return d;
 }
 
+/* An fp8 tensor's bytes, each head's [N, D] slice stored as it is or transposed to [D, N]. */
+static uint8_t *fp8_bytes(const Problem *p, const uint16_t *t, int transposed) {
+  uint8_t *bytes = malloc(p->numel);
+  size_t slice = (size_t)p->n * p->d;
+  for (size_t e = 0; e < p->numel; e++) {
+    size_t base = e / slice * slice, i = e % slice / p->d, c = e % p->d;
+    bytes[transposed ? base + c * p->n + i : e] = (uint8_t)t[e];
+  }
+  return bytes;
+}
+
+static void *device_input(Example *ex, const Problem *p, const uint16_t *t, int transposed) {
+  if (!p->fp8) return device_copy(ex, t, p->numel * 2);
+  uint8_t *bytes = fp8_bytes(p, t, transposed);
+  void *d = device_copy(ex, bytes, p->numel);
+  free(bytes);
+  return d;
+}
+
 static void upload(Example *ex, Problem *p) {
   size_t bytes = p->numel * 2, rows = (size_t)p->b * p->h * p->n * 4;
-  p->d_q = device_copy(ex, p->q, bytes), p->d_k = device_copy(ex, p->k, bytes), p->d_v = device_copy(ex, p->v, bytes);
+  p->d_q = device_input(ex, p, p->q, 0), p->d_k = device_input(ex, p, p->k, 0), p->d_v = device_input(ex, p, p->v, 1);
   p->d_do = device_copy(ex, p->dout, bytes);
   p->d_o = device_copy(ex, NULL, bytes), p->d_m = device_copy(ex, NULL, rows), p->d_delta = device_copy(ex, NULL, rows);
   p->d_dq = device_copy(ex, NULL, bytes), p->d_dk = device_copy(ex, NULL, bytes), p->d_dv = device_copy(ex, NULL, bytes);
 }
 
+/* fp8's O, a byte an element, widened into p->o with as many guard bytes as the fp16 check reads. */
+static void download_fp8(Example *ex, Problem *p) {
+  uint8_t *bytes = malloc(p->numel + GUARD * 4);
+  example_download(ex, bytes, p->d_o, p->numel + GUARD * 4);
+  for (size_t e = 0; e < p->numel; e++) p->o[e] = bytes[e];
+  memcpy(p->o + p->numel, bytes + p->numel, GUARD * 2);
+  free(bytes);
+}
+
 static void download(Example *ex, Problem *p, int backward) {
   size_t bytes = p->numel * 2 + GUARD * 4, rows = (size_t)p->b * p->h * p->n * 4 + GUARD * 4;
-  example_download(ex, p->o, p->d_o, bytes);
+  if (p->fp8) download_fp8(ex, p);
+  else example_download(ex, p->o, p->d_o, bytes);
   example_download(ex, p->m, p->d_m, rows);
   if (!backward) return;
   example_download(ex, p->dq, p->d_dq, bytes);
@@ -416,7 +475,10 @@ static void release(Example *ex, Problem *p) {
 static Problem make_problem(Example *ex, const Options *o, int n, int d, const char *dtype) {
   Problem p;
   memset(&p, 0, sizeof p);
-  p.b = o->batch, p.h = o->heads, p.n = n, p.d = d, p.bf16 = !strcmp(dtype, "bf16"), p.dtype = dtype;
+  p.b = o->batch, p.h = o->heads, p.n = n, p.d = d, p.dtype = dtype;
+  for (size_t i = 0; i < sizeof FORMATS / sizeof *FORMATS; i++)
+    if (!strcmp(dtype, FORMATS[i].name)) p.format = &FORMATS[i];
+  p.fp8 = p.format->exponent_bits + p.format->mantissa_bits == 7;
   p.sm_scale = (float)(1 / sqrt(d));
   p.numel = (size_t)p.b * p.h * p.n * p.d;
   p.q = random_tensor(ex, &p), p.k = random_tensor(ex, &p), p.v = random_tensor(ex, &p);
@@ -461,20 +523,21 @@ static void run_problem(Example *ex, const Options *o, Problem *p, Kernels *k) {
   Run r;
   make_run(&r, k, p);
   size_t rows = (size_t)p->b * p->h * p->n;
+  int backward = o->backward && !p->fp8;
   launch_forward(ex, &r);
-  if (o->backward) launch_backward(ex, &r);
-  download(ex, p, o->backward);
+  if (backward) launch_backward(ex, &r);
+  download(ex, p, backward);
   Tally t[5] = {{"O", 0, 0}, {"M", 0, 0}, {"dQ", 0, 0}, {"dK", 0, 0}, {"dV", 0, 0}};
   int full = o->check == CHECK_FULL ||
              (o->check == CHECK_AUTO && (double)p->b * p->h * p->n * p->n * p->d <= 0x1p30);
   if (o->check != CHECK_OFF)
     for (int bh = 0; bh < p->b * p->h; bh++)
-      if (full || bh == 0 || bh == p->b * p->h - 1) check_head(ex, p, bh, full, o->backward, t);
+      if (full || bh == 0 || bh == p->b * p->h - 1) check_head(ex, p, bh, full, backward, t);
   long guards = guard_bad(p->o, p->numel, 2) + guard_bad(p->m, rows, 4);
   double ms = example_time(ex, launch_forward, &r, 1);
   if (!ex->on_cpu) ms = example_time(ex, launch_forward, &r, reps_for(o, ms));
   report(ex, o, p, "fwd", &k->bf, t, 2, guards, ms);
-  if (!o->backward) return;
+  if (!backward) return;
   guards = guard_bad(p->dq, p->numel, 2) + guard_bad(p->dk, p->numel, 2) + guard_bad(p->dv, p->numel, 2);
   ms = example_time(ex, launch_backward, &r, 1);
   if (!ex->on_cpu) ms = example_time(ex, launch_backward, &r, reps_for(o, ms));
@@ -486,7 +549,7 @@ static void run_problem(Example *ex, const Options *o, Problem *p, Kernels *k) {
 static void usage(void) {
   fprintf(stderr,
           "usage: attention [--quick] [--cpu] [--require-gpu] [--seed N] [-b B] [-H H] [-n N,...] [-d D,...]\n"
-          "                 [--dtype fp16,bf16] [--causal 0,1] [--check auto|full|sample|off] [--forward-only]\n"
+          "                 [--dtype fp16,bf16,fp8e5,fp8e4nv] [--causal 0,1] [--check auto|full|sample|off] [--forward-only]\n"
           "                 [--gpu-blocks] [--fwd BMxBN:W:S] [--dkdv BMxBN:W:S] [--dq BMxBN:W:S] [--reps R] [--csv] [KERNEL.tl]\n");
   exit(2);
 }
@@ -518,8 +581,13 @@ static int parse_check(const char *s) {
 
 static void parse_dtypes(Options *o, const char *s) {
   o->num_dtypes = 0;
-  if (strstr(s, "fp16")) o->dtypes[o->num_dtypes++] = "fp16";
-  if (strstr(s, "bf16")) o->dtypes[o->num_dtypes++] = "bf16";
+  for (const char *name = s; *name; name += strcspn(name, ",") + (name[strcspn(name, ",")] == ',')) {
+    size_t len = strcspn(name, ","), known = 0;
+    for (size_t i = 0; i < sizeof FORMATS / sizeof *FORMATS; i++)
+      if (strlen(FORMATS[i].name) == len && !strncmp(name, FORMATS[i].name, len) && o->num_dtypes < 4)
+        o->dtypes[o->num_dtypes++] = FORMATS[i].name, known = 1;
+    if (!known) usage();
+  }
   if (!o->num_dtypes) usage();
 }
 
@@ -529,7 +597,7 @@ static void defaults(Options *o, int quick) {
   o->batch = 2, o->heads = quick ? 2 : 3;
   o->seqs[0] = quick ? 67 : 1531, o->seqs[1] = quick ? 0 : 4099, o->num_seqs = quick ? 1 : 2;
   o->dims[0] = 64, o->dims[1] = 128, o->num_dims = 2;
-  o->dtypes[0] = "fp16", o->dtypes[1] = "bf16", o->num_dtypes = 2;
+  o->dtypes[0] = "fp16", o->dtypes[1] = "bf16", o->dtypes[2] = "fp8e5", o->dtypes[3] = "fp8e4nv", o->num_dtypes = 4;
   o->causal[0] = 0, o->causal[1] = 1, o->num_causal = 2;
   o->backward = 1;
 }
