@@ -113,6 +113,8 @@ typedef struct Target {
   void (*barrier)(Lower *L);
   /* shfl.sync.bfly of an i32 over the full warp */
   LLVMValueRef (*shuffle_xor)(Lower *L, LLVMValueRef value, int lane_mask);
+  /* shfl.sync.idx of an i32 over the full warp: `value` of the lane `lane` (an i32) names */
+  LLVMValueRef (*shuffle_idx)(Lower *L, LLVMValueRef value, LLVMValueRef lane);
   LLVMValueRef (*load)(Lower *L, const GlobalAccess *a);
   void (*store)(Lower *L, const GlobalAccess *a);
   /* whether the target does op on type natively (else: a CAS loop) */
@@ -125,6 +127,8 @@ typedef struct Target {
   /* f32 to the fp8 type t (an i8; to_fp8 1) or back (0), as lower_fp8.c says; NULL, or a function
      that returns NULL: no instruction for it, lower_fp8.c computes the bits */
   LLVMValueRef (*fp8_convert)(Lower *L, LLVMValueRef v, DType t, int to_fp8);
+  /* two f32 to the fp8 type t at once, an i16 (lo in its low byte); NULL as fp8_convert */
+  LLVMValueRef (*fp8_pair)(Lower *L, LLVMValueRef lo, LLVMValueRef hi, DType t);
   /* the printf format and arguments: generic pointers */
   void (*vprintf)(Lower *L, LLVMValueRef format, LLVMValueRef args);
   void (*assert_fail)(Lower *L, LLVMValueRef message, LLVMValueRef file, int line, LLVMValueRef function);
@@ -249,6 +253,8 @@ LLVMValueRef lower_from_memory(Lower *L, LLVMValueRef v, LLVMTypeRef register_ty
 
 /* ---- lower_fp8.c: fp8 <-> fp32 (src/support/numeric.c's semantics) ---------- */
 LLVMValueRef lower_fp8_from_f32(Lower *L, LLVMValueRef f, DType t); /* an i8 */
+/* Two f32 to fp8 in one instruction where the target has one: out[0], out[1]; 0 if not. */
+int lower_fp8_pair_from_f32(Lower *L, LLVMValueRef lo, LLVMValueRef hi, DType t, LLVMValueRef *out);
 LLVMValueRef lower_fp8_to_f32(Lower *L, LLVMValueRef byte, DType t);
 LLVMValueRef lower_fp8_constant(Lower *L, double v, DType t); /* the i8 of v rounded to t */
 
@@ -292,6 +298,13 @@ typedef struct Exchange {
   int owners_only;
 } Exchange;
 Regs lower_exchange(Lower *L, const Exchange *x, Regs src);
+
+/* ---- lower_quad.c: conversions of 8-bit tiles within quads of lanes ---------- */
+
+/* The registers of `to` from those of `from` by shuffles within each quad
+ * of lanes (the two differ in lane bits 0 and 1 only); 0 if the layouts
+ * do not allow it (out is then unchanged). */
+int lower_quad_shuffle(Lower *L, Regs src, const Side *from, const Side *to, LLVMTypeRef elem, Regs out);
 
 /* The scratch buffer of an exchange at byte `base` of shared memory: element
  * offset o is at byte base + lower_scratch_offset(o), which pads rows to

@@ -360,7 +360,11 @@ void lower_elementwise(Lower *L, const TirOp *op) {
     uniform &= in[k].uniform || !lower_type(L, op->operands.data[k])->rank;
   }
   const Type *t = lower_type(L, op->operands.data[op->code == TIR_SELECT ? 1 : 0]);
-  for (int r = 0; r < (uniform ? 1 : out.n); r++) {
+  /* f32 to fp8 two registers an instruction, where the target converts pairs */
+  int paired = op->code == TIR_CAST && !uniform && t->elem == DT_FP32 && dtype_is_fp8(rt->elem) && out.n % 2 == 0;
+  for (int r = 0; paired && r < out.n; r += 2)
+    paired = lower_fp8_pair_from_f32(L, in[0].v[r], in[0].v[r + 1], rt->elem, out.v + r);
+  for (int r = paired ? out.n : 0; r < (uniform ? 1 : out.n); r++) {
     LLVMValueRef x[3];
     for (int k = 0; k < n; k++) x[k] = in[k].v[r];
     if (op->code == TIR_CAST) out.v[r] = lower_cast_value(L, x[0], t, rt, op->kind);

@@ -124,6 +124,14 @@ LLVMValueRef lower_fp8_from_f32(Lower *L, LLVMValueRef f, DType t) {
   return r ? r : fp8_from_f32_bits(L, f, t);
 }
 
+int lower_fp8_pair_from_f32(Lower *L, LLVMValueRef lo, LLVMValueRef hi, DType t, LLVMValueRef *out) {
+  LLVMValueRef pair = L->target->fp8_pair ? L->target->fp8_pair(L, lo, hi, t) : NULL;
+  if (!pair) return 0;
+  out[0] = LLVMBuildTrunc(L->b, pair, L->i8, "");
+  out[1] = LLVMBuildTrunc(L->b, LLVMBuildLShr(L->b, pair, LLVMConstInt(L->i16, 8, 0), ""), L->i8, "");
+  return 1;
+}
+
 LLVMValueRef lower_fp8_to_f32(Lower *L, LLVMValueRef byte, DType t) {
   LLVMValueRef r = L->target->fp8_convert ? L->target->fp8_convert(L, byte, t, 0) : NULL;
   return r ? r : fp8_to_f32_bits(L, byte, t);

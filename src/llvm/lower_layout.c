@@ -70,6 +70,7 @@ Regs lower_move(Lower *L, Regs src, const LinearLayout *from, const LinearLayout
   Exchange x;
   memset(&x, 0, sizeof x);
   lower_side(from, NULL, &x.from);
+  if (lower_quad_shuffle(L, src, &x.from, &dst, elem, out)) return out;
   x.to = dst;
   x.space_bits = log2_of(shape_numel(from->rank, from->shape));
   x.elem = elem;

@@ -84,18 +84,18 @@ static LLVMValueRef descriptor(Lower *L, const Operand *o, int64_t row, int64_t 
 }
 
 /* The four words of A for the instruction at rows m.. and K k0.. (register
- * parts): a0 rows +0 K +0..1, a1 rows +8, a2 K +8, a3 both, each a pair
- * of K-consecutive fp16 or bf16 elements in one register. */
-static void register_a(Lower *L, const LinearLayout *la, Regs a, int64_t m, int64_t k0, LLVMValueRef *words) {
+ * parts): a0 rows +0, a1 rows +8, a2 K + 4 per, a3 both, each `per`
+ * K-consecutive elements in one register (2 fp16 or bf16, 4 fp8). */
+static void register_a(Lower *L, const LinearLayout *la, Regs a, int per, int64_t m, int64_t k0, LLVMValueRef *words) {
   int64_t cols = la->shape[1];
   for (int i = 0; i < 4; i++) {
-    LLVMValueRef pair[2];
-    for (int j = 0; j < 2; j++) {
-      int r = ll_find_register(la, (uint32_t)((m + 8 * (i & 1)) * cols + k0 + 8 * (i >> 1) + j));
+    LLVMValueRef elems[4];
+    for (int j = 0; j < per; j++) {
+      int r = ll_find_register(la, (uint32_t)((m + 8 * (i & 1)) * cols + k0 + 4 * per * (i >> 1) + j));
       if (r < 0) lower_fail(L, "internal error: a wgmma register A lacks an element its accumulator tile needs");
-      pair[j] = a.v[r];
+      elems[j] = a.v[r];
     }
-    words[i] = lower_pack(L, pair, 2, L->i32);
+    words[i] = lower_pack(L, elems, per, L->i32);
   }
 }
 
@@ -114,8 +114,8 @@ void lower_wgmma_dot(Lower *L, const TirOp *op) {
   const Layout *mma = tir_layout(L->f, op->results.data[0]);
   const Type *ta = lower_type(L, op->operands.data[0]);
   int a_regs = !layout_is_shared(tir_layout(L->f, op->operands.data[0]));
-  if (a_regs && ta->elem != DT_FP16 && ta->elem != DT_BF16)
-    lower_fail(L, "wgmma with A in registers takes fp16 or bf16 (A is %s)", dtype_name(ta->elem));
+  if (a_regs && ta->elem != DT_FP16 && ta->elem != DT_BF16 && !dtype_is_mma_fp8(ta->elem))
+    lower_fail(L, "wgmma with A in registers takes fp16, bf16 or fp8 (A is %s)", dtype_name(ta->elem));
   LinearLayout acc_ll;
   lower_linear(L, op->results.data[0], &acc_ll);
   if (acc_ll.n_reg < 2 || acc_ll.reg[0] != 1 || acc_ll.reg[1] != 8 * (uint32_t)acc_ll.shape[1] ||
@@ -152,7 +152,7 @@ void lower_wgmma_dot(Lower *L, const TirOp *op) {
         continue;
       }
       if (x[0] != m) { /* the next 64 rows: their A words */
-        register_a(L, &a_ll, av, x[0], k0, words + n_words);
+        register_a(L, &a_ll, av, 32 / dtype_bits(ta->elem), x[0], k0, words + n_words);
         n_words += 4;
         m = (int)x[0];
       }

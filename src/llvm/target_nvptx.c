@@ -8,10 +8,14 @@
 static LLVMValueRef special_register(Lower *L, const char *name) { return lower_call(L, name, L->i32, NULL, 0, NULL); }
 
 /* shfl.sync.{bfly,idx}.b32 over the full warp: `value` from the lane `lane` names */
-static LLVMValueRef shuffle(Lower *L, const char *intrinsic, LLVMValueRef value, int lane) {
+static LLVMValueRef shuffle_to(Lower *L, const char *intrinsic, LLVMValueRef value, LLVMValueRef lane) {
   LLVMTypeRef p[4] = {L->i32, L->i32, L->i32, L->i32};
-  LLVMValueRef args[4] = {lower_i32(L, -1), value, lower_i32(L, lane), lower_i32(L, 0x1f)};
+  LLVMValueRef args[4] = {lower_i32(L, -1), value, lane, lower_i32(L, 0x1f)};
   return lower_call(L, intrinsic, L->i32, p, 4, args);
+}
+
+static LLVMValueRef shuffle(Lower *L, const char *intrinsic, LLVMValueRef value, int lane) {
+  return shuffle_to(L, intrinsic, value, lower_i32(L, lane));
 }
 
 static void prologue(Lower *L) {
@@ -42,6 +46,10 @@ static void barrier(Lower *L) { lower_call(L, "llvm.nvvm.barrier0", L->void_t, N
 
 static LLVMValueRef shuffle_xor(Lower *L, LLVMValueRef value, int lane_mask) {
   return shuffle(L, "llvm.nvvm.shfl.sync.bfly.i32", value, lane_mask);
+}
+
+static LLVMValueRef shuffle_idx(Lower *L, LLVMValueRef value, LLVMValueRef lane) {
+  return shuffle_to(L, "llvm.nvvm.shfl.sync.idx.i32", value, lane);
 }
 
 /* ---- global memory ---------------------------------------------------------- */
@@ -223,14 +231,18 @@ static LLVMValueRef div_full(Lower *L, LLVMValueRef x, LLVMValueRef y) {
  * and the low byte is kept; from fp8 the pair's high byte is 0 and the low
  * half (an f16, exact) widens to f32.  sm_89 has the instruction too, but
  * from PTX 8.1 on, and the kernels here are PTX 8.0: it computes the bits. */
+/* cvt's first input goes to the high byte */
+static LLVMValueRef fp8_pair(Lower *L, LLVMValueRef lo, LLVMValueRef hi, DType t) {
+  if (L->compute_capability < 90 || !dtype_is_mma_fp8(t)) return NULL; /* float8e4b15 has no cvt */
+  LLVMValueRef args[2] = {hi, lo};
+  const char *text = arena_printf(L->arena, "cvt.rn.satfinite.%s.f32 $0, $1, $2;", t == DT_FP8E4NV ? "e4m3x2" : "e5m2x2");
+  return lower_inline_asm(L, L->i16, text, "=h,f,f", args, 2, 0);
+}
+
 static LLVMValueRef fp8_convert(Lower *L, LLVMValueRef v, DType t, int to_fp8) {
   if (L->compute_capability < 90 || !dtype_is_mma_fp8(t)) return NULL; /* float8e4b15 has no cvt */
   const char *format = t == DT_FP8E4NV ? "e4m3x2" : "e5m2x2";
-  if (to_fp8) {
-    LLVMValueRef args[2] = {LLVMConstReal(L->f32, 0), v};
-    const char *text = arena_printf(L->arena, "cvt.rn.satfinite.%s.f32 $0, $1, $2;", format);
-    return LLVMBuildTrunc(L->b, lower_inline_asm(L, L->i16, text, "=h,f,f", args, 2, 0), L->i8, "");
-  }
+  if (to_fp8) return LLVMBuildTrunc(L->b, fp8_pair(L, v, LLVMConstReal(L->f32, 0), t), L->i8, "");
   LLVMValueRef pair = LLVMBuildZExt(L->b, v, L->i16, "");
   const char *text = arena_printf(L->arena, "cvt.rn.f16x2.%s $0, $1;", format);
   LLVMValueRef halves = lower_inline_asm(L, L->i32, text, "=r,h", &pair, 1, 0);
@@ -276,6 +288,7 @@ static const Target nvptx = {
     .num_programs = num_programs,
     .barrier = barrier,
     .shuffle_xor = shuffle_xor,
+    .shuffle_idx = shuffle_idx,
     .load = load,
     .store = store,
     .atomic_native = atomic_native,
@@ -284,6 +297,7 @@ static const Target nvptx = {
     .div_full = div_full,
     .round_tf32 = round_tf32,
     .fp8_convert = fp8_convert,
+    .fp8_pair = fp8_pair,
     .vprintf = vprintf_,
     .assert_fail = assert_fail,
     .trap = trap,

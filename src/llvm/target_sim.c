@@ -31,6 +31,12 @@ static LLVMValueRef shuffle_xor(Lower *L, LLVMValueRef value, int lane_mask) {
   return lower_call(L, "tile_sim_shfl_xor", L->i32, p, 2, a);
 }
 
+static LLVMValueRef shuffle_idx(Lower *L, LLVMValueRef value, LLVMValueRef lane) {
+  LLVMTypeRef p[2] = {L->i32, L->i32};
+  LLVMValueRef a[2] = {value, lane};
+  return lower_call(L, "tile_sim_shfl_idx", L->i32, p, 2, a);
+}
+
 /* A stack slot for the bytes of one access, made in the prologue. */
 static LLVMValueRef slot(Lower *L, LLVMTypeRef t) {
   LLVMValueRef a = LLVMBuildAlloca(L->pro, t, "slot");
@@ -146,6 +152,7 @@ static const Target sim = {
     .num_programs = num_programs,
     .barrier = barrier,
     .shuffle_xor = shuffle_xor,
+    .shuffle_idx = shuffle_idx,
     .load = load,
     .store = store,
     .atomic_native = atomic_native,

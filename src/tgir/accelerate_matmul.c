@@ -169,18 +169,19 @@ static int convert(Accel *A, int v, const Layout *l, Loc loc) {
   return tir_layout(A->f, v) == l ? v : emit_of(A, TIR_CONVERT_LAYOUT, v, l, loc);
 }
 
-/* Whether a wgmma's A stays in registers: fp16 or bf16, and computed
- * rather than loaded (looking through layout conversions and transposes;
- * a value without a defining op is a loop-carried one, staged as a load
- * is).  A loaded tile is copied into shared memory anyway, and the
- * pipeline step turns that copy into asynchronous ones; a computed one
- * would be written there by its threads, fenced and published by a
- * barrier, where the conversion into the fragments is (from an mma
- * accumulator) a renaming of registers. */
-static int a_in_registers(Accel *A, const TirOp *dot) {
-  DType elem = T(A, dot->operands.data[0])->elem;
-  if (elem != DT_FP16 && elem != DT_BF16) return 0;
-  const TirOp *def = A->defs[dot->operands.data[0]];
+/* Whether a wgmma's A, the tile a, stays in registers: fp16, bf16 or fp8
+ * (e4m3, e5m2), and computed rather than loaded (looking through layout
+ * conversions and transposes; a value without a defining op is a
+ * loop-carried one, staged as a load is).  A loaded tile is copied into
+ * shared memory anyway, and the pipeline step turns that copy into
+ * asynchronous ones; a computed one would be written there by its
+ * threads, fenced and published by a barrier, where the conversion into
+ * the fragments is (from an mma accumulator) a renaming of registers, or
+ * for fp8 shuffles within each quad of lanes. */
+static int a_in_registers(Accel *A, int a) {
+  DType elem = T(A, a)->elem;
+  if (elem != DT_FP16 && elem != DT_BF16 && !dtype_is_mma_fp8(elem)) return 0;
+  const TirOp *def = A->defs[a];
   while (def && (def->code == TIR_CONVERT_LAYOUT || def->code == TIR_TRANS)) def = A->defs[def->operands.data[0]];
   return def && def->code != TIR_LOAD;
 }
@@ -269,13 +270,12 @@ static void accelerate(Accel *A, TirOp *dot, const Plan *p) {
     vec_push(f->arena, &A->out, dot);
     return;
   }
-  int bits = dtype_bits(T(A, dot->operands.data[0])->elem), kw = bits >= 32 ? 1 : 32 / bits;
   for (int k = 0; k < 2; k++) {
     int fp8 = p->fp8[k] >= 0, src = fp8 ? p->fp8[k] : source_of(A, dot->operands.data[k]);
-    int v = p->version == 3 && (k == 1 || fp8 || !a_in_registers(A, dot)) ? to_buffer(A, dot, k, src, fp8)
-                            : convert(A, source_of(A, dot->operands.data[k]),
-                                      layout_dot_operand(f->layout_table, k, mma, kw), dot->loc);
-    dot->operands.data[k] = v;
+    int bits = dtype_bits(T(A, src)->elem), kw = bits >= 32 ? 1 : 32 / bits;
+    int in_registers = p->version != 3 || (k == 0 && a_in_registers(A, fp8 ? src : dot->operands.data[0]));
+    dot->operands.data[k] = in_registers ? convert(A, src, layout_dot_operand(f->layout_table, k, mma, kw), dot->loc)
+                                         : to_buffer(A, dot, k, src, fp8);
   }
   dot->operands.data[2] = convert(A, dot->operands.data[2], mma, dot->loc);
   int old = dot->results.data[0];

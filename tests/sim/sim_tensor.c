@@ -487,13 +487,15 @@ static void check_uniform(Sim *s, const GroupExchange *x, const WgmmaCall *call)
 }
 
 /* A (64 x k) from the registers of the warpgroup: warp w holds rows 16w..16w+15
- * as an mma.sync A fragment (9.7.15.5.1.1.1, .1.2). */
+ * as an mma.sync A fragment (9.7.15.5.1.1.1, .1.2); fp8 as m16n8k32's 8-bit one. */
 static void gather_register_a(GroupExchange *x, int kind) {
-  int per = kind == TILE_SIM_MMA_TF32 ? 1 : 2, row, col;
+  int fp8 = is_fp8_kind(kind), per = kind == TILE_SIM_MMA_TF32 ? 1 : fp8 ? 4 : 2, row, col;
   for (int t = 0; t < WARPGROUP; t++)
     for (int i = 0; i < 4 * per; i++) {
-      a_position(kind, t % WARP, i, &row, &col);
-      x->a[16 * (t / WARP) + row][col] = register_float(kind, x->a_regs[t][i / per], i % per);
+      uint32_t reg = x->a_regs[t][i / per];
+      a_position(fp8 ? TILE_SIM_MMA_S8 : kind, t % WARP, i, &row, &col);
+      x->a[16 * (t / WARP) + row][col] = fp8 ? fp8_value(reg >> (8 * (i % per)) & 0xff, (kind - TILE_SIM_MMA_FP8) & 1)
+                                             : register_float(kind, reg, i % per);
     }
 }
 
@@ -536,9 +538,6 @@ static void check_wgmma_call(Sim *s, const WgmmaCall *call, char *op, size_t siz
   if ((call->kind == TILE_SIM_MMA_TF32 || is_fp8_kind(call->kind)) && (call->trans_a || call->trans_b))
     sim_fail(s, "wgmma .%s with imm-trans-a %d, imm-trans-b %d: only .f16 and .bf16 operands may be MN-major",
              wgmma_kinds[call->kind].a_type, call->trans_a, call->trans_b);
-  if (is_fp8_kind(call->kind) && call->a_in_registers)
-    sim_fail(s, "wgmma .%s with A in registers: the simulator reads fp8 A by descriptor only",
-             wgmma_kinds[call->kind].a_type);
   if (call->a_in_registers && call->trans_a)
     sim_fail(s, "wgmma with A in registers and imm-trans-a 1: that form has no imm-trans-a");
   if (!thread_async(s)->fenced)
