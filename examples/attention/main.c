@@ -50,10 +50,10 @@ typedef struct Options {
   Blocks fwd, dkdv, dq; /* from the command line; m == 0: per head dim, below */
 } Options;
 
-/* The compiled kernels of one head dim and mask. */
+/* The compiled kernels of one head dim and mask (the forward's blocks differ in fp8). */
 typedef struct Kernels {
-  tile_kernel *fwd, *pre, *dkdv, *dq;
-  Blocks bf, bk, bq;
+  tile_kernel *fwd, *fwd_fp8, *pre, *dkdv, *dq;
+  Blocks bf, bf8, bk, bq;
 } Kernels;
 
 /* The element types: the bits of a value are those of a float with this
@@ -140,14 +140,17 @@ static uint16_t *random_tensor(Example *ex, const Problem *p) {
 static Blocks blocks_or(Blocks given, Blocks fallback) { return given.m ? given : fallback; }
 
 /* Per head dim on the GPU, the fastest of those timed on an H200 at
- * B=4 H=32 N=4096 (bench/results/h200-2026-11-28b/attention_*_configs.txt); small
- * blocks on the interpreter, so that N = 67 takes several of each. */
+ * B=4 H=32 N=4096 (bench/results/h200-2026-11-28b/attention_*_configs.txt,
+ * fp8: h200-2026-11-28c/attention_fp8*_configs.txt); small blocks on the
+ * interpreter, so that N = 67 takes several of each. */
 static void choose_blocks(const Options *o, int d, int small, Kernels *k) {
   Blocks fwd = d > 64 ? (Blocks){128, 128, 8, 2} : (Blocks){128, 64, 8, 3};
+  Blocks fwd_fp8 = d > 64 ? fwd : (Blocks){64, 64, 4, 3};
   Blocks dkdv = d > 64 ? (Blocks){64, 128, 8, 2} : (Blocks){128, 128, 8, 2};
   Blocks dq = d > 64 ? (Blocks){128, 64, 8, 2} : (Blocks){64, 64, 4, 3};
-  if (small) fwd = (Blocks){32, 16, 4, 2}, dkdv = (Blocks){16, 32, 4, 2}, dq = (Blocks){32, 16, 4, 2};
+  if (small) fwd = fwd_fp8 = (Blocks){32, 16, 4, 2}, dkdv = (Blocks){16, 32, 4, 2}, dq = (Blocks){32, 16, 4, 2};
   k->bf = blocks_or(o->fwd, fwd);
+  k->bf8 = blocks_or(o->fwd, fwd_fp8);
   k->bk = blocks_or(o->dkdv, dkdv);
   k->bq = blocks_or(o->dq, dq);
 }
@@ -173,6 +176,7 @@ static Kernels make_kernels(Example *ex, const Options *o, int d, int causal) {
   choose_blocks(o, d, (ex->on_cpu || ex->quick) && !o->gpu_blocks, &k);
   static const Blocks pre = {64, 0, 4, 1};
   k.fwd = compile(ex, "attn_fwd", d, &k.bf, causal);
+  k.fwd_fp8 = compile(ex, "attn_fwd", d, &k.bf8, causal);
   k.pre = compile(ex, "attn_bwd_preprocess", d, &pre, causal);
   k.dkdv = compile(ex, "attn_bwd_dkdv", d, &k.bk, causal);
   k.dq = compile(ex, "attn_bwd_dq", d, &k.bq, causal);
@@ -180,7 +184,8 @@ static Kernels make_kernels(Example *ex, const Options *o, int d, int causal) {
 }
 
 static void destroy_kernels(Kernels *k) {
-  tile_kernel_destroy(k->fwd), tile_kernel_destroy(k->pre), tile_kernel_destroy(k->dkdv), tile_kernel_destroy(k->dq);
+  tile_kernel_destroy(k->fwd), tile_kernel_destroy(k->fwd_fp8), tile_kernel_destroy(k->pre);
+  tile_kernel_destroy(k->dkdv), tile_kernel_destroy(k->dq);
 }
 
 /* ---- running ---- */
@@ -216,12 +221,12 @@ static void make_run(Run *r, Kernels *k, Problem *p) {
   tile_arg dq[] = {q, kk, v, scale, dout, tile_buffer(p->d_dq, t, n), m, delta};
   memcpy(r->dq, dq, sizeof dq);
   tail_args(r->dq + 8, p);
-  grid(r->gf, p, k->bf.m), grid(r->gp, p, 64), grid(r->gk, p, k->bk.n), grid(r->gq, p, k->bq.m);
+  grid(r->gf, p, p->fp8 ? k->bf8.m : k->bf.m), grid(r->gp, p, 64), grid(r->gk, p, k->bk.n), grid(r->gq, p, k->bq.m);
 }
 
 static void launch_forward(Example *ex, void *user) {
   Run *r = user;
-  EXAMPLE_TRY(ex, tile_launch(r->k->fwd, r->gf, NULL, r->fwd, 14));
+  EXAMPLE_TRY(ex, tile_launch(r->p->fp8 ? r->k->fwd_fp8 : r->k->fwd, r->gf, NULL, r->fwd, 14));
 }
 
 static void launch_backward(Example *ex, void *user) {
@@ -536,7 +541,7 @@ static void run_problem(Example *ex, const Options *o, Problem *p, Kernels *k) {
   long guards = guard_bad(p->o, p->numel, 2) + guard_bad(p->m, rows, 4);
   double ms = example_time(ex, launch_forward, &r, 1);
   if (!ex->on_cpu) ms = example_time(ex, launch_forward, &r, reps_for(o, ms));
-  report(ex, o, p, "fwd", &k->bf, t, 2, guards, ms);
+  report(ex, o, p, "fwd", p->fp8 ? &k->bf8 : &k->bf, t, 2, guards, ms);
   if (!backward) return;
   guards = guard_bad(p->dq, p->numel, 2) + guard_bad(p->dk, p->numel, 2) + guard_bad(p->dv, p->numel, 2);
   ms = example_time(ex, launch_backward, &r, 1);
