@@ -7,9 +7,9 @@
  * four lanes of a quad draw each destination pair from at most two source
  * pairs, those two are packed into one word; each destination word is then
  * two shuffles of such words, the lane and the half taken from 2-bit tables
- * indexed by the lane's place in its quad.  This is
- * how attention's fp8 P reaches the second wgmma without shared memory
- * (Triton's conversion does the same within quads). */
+ * indexed by the lane's place in its quad.  This is how attention's fp8 P
+ * reaches the second wgmma without shared memory (Triton's conversion does
+ * the same within quads). */
 #include "lower.h"
 
 enum { QUAD = 4, MAX_QUAD_REG_BITS = 10 };
@@ -100,10 +100,10 @@ static LLVMValueRef by_quad_lane(Lower *L, const unsigned char *table, int bits,
   return LLVMBuildAnd(L->b, v, lower_i32(L, (1 << bits) - 1), "");
 }
 
-/* Destination pair p: 16 bits of the source word its lane's table names. */
-static LLVMValueRef shuffled_pair(Lower *L, const QuadPlan *P, int p, LLVMValueRef *words, LLVMValueRef lane) {
-  LLVMValueRef q = LLVMBuildAnd(L->b, lane, lower_i32(L, QUAD - 1), "");
-  LLVMValueRef base = LLVMBuildAnd(L->b, lane, lower_i32(L, ~(QUAD - 1)), "");
+/* Destination pair p: 16 bits of the source word its lane's table names
+ * (q: the lane's place in its quad; base: the quad's first lane). */
+static LLVMValueRef shuffled_pair(Lower *L, const QuadPlan *P, int p, LLVMValueRef *words, LLVMValueRef q,
+                                  LLVMValueRef base) {
   LLVMValueRef source = LLVMBuildOr(L->b, base, by_quad_lane(L, P->lane[p], 2, q), "");
   LLVMValueRef word = L->target->shuffle_idx(L, words[P->word[p]], source);
   LLVMValueRef shift = LLVMBuildMul(L->b, by_quad_lane(L, P->half[p], 1, q), lower_i32(L, 16), "");
@@ -119,9 +119,10 @@ int lower_quad_shuffle(Lower *L, Regs src, const Side *from, const Side *to, LLV
                              src.v[2 * P.unit[w][1] + 1]};
     words[w] = lower_pack(L, bytes, 4, L->i32);
   }
-  LLVMValueRef lane = LLVMBuildAnd(L->b, L->tid, lower_i32(L, 31), "");
+  LLVMValueRef q = LLVMBuildAnd(L->b, L->tid, lower_i32(L, QUAD - 1), "");
+  LLVMValueRef base = LLVMBuildAnd(L->b, L->tid, lower_i32(L, WARP_SIZE - QUAD), "");
   for (int w = 0; w < out.n / 4; w++) {
-    LLVMValueRef lo = shuffled_pair(L, &P, 2 * w, words, lane), hi = shuffled_pair(L, &P, 2 * w + 1, words, lane);
+    LLVMValueRef lo = shuffled_pair(L, &P, 2 * w, words, q, base), hi = shuffled_pair(L, &P, 2 * w + 1, words, q, base);
     LLVMValueRef word = LLVMBuildOr(L->b, lo, LLVMBuildShl(L->b, hi, lower_i32(L, 16), ""), "");
     lower_unpack(L, word, L->i8, 4, out.v + 4 * w);
   }

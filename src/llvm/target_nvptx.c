@@ -227,11 +227,9 @@ static LLVMValueRef div_full(Lower *L, LLVMValueRef x, LLVMValueRef y) {
   return lower_inline_asm(L, L->f32, "div.full.f32 $0, $1, $2;", "=f,f,f", args, 2, 0);
 }
 
-/* sm_90 converts one value of a packed pair: to fp8 the other input is 0
- * and the low byte is kept; from fp8 the pair's high byte is 0 and the low
- * half (an f16, exact) widens to f32.  sm_89 has the instruction too, but
- * from PTX 8.1 on, and the kernels here are PTX 8.0: it computes the bits. */
-/* cvt's first input goes to the high byte */
+/* Two f32 to fp8 in one cvt, which puts its first input in the high byte.
+ * sm_89 has the instruction too, but from PTX 8.1 on, and the kernels here
+ * are PTX 8.0: lower_fp8.c computes the bits there. */
 static LLVMValueRef fp8_pair(Lower *L, LLVMValueRef lo, LLVMValueRef hi, DType t) {
   if (L->compute_capability < 90 || !dtype_is_mma_fp8(t)) return NULL; /* float8e4b15 has no cvt */
   LLVMValueRef args[2] = {hi, lo};
@@ -239,6 +237,9 @@ static LLVMValueRef fp8_pair(Lower *L, LLVMValueRef lo, LLVMValueRef hi, DType t
   return lower_inline_asm(L, L->i16, text, "=h,f,f", args, 2, 0);
 }
 
+/* One value of a packed pair: to fp8 the other input is 0 and the low byte
+ * is kept; from fp8 the pair's high byte is 0 and the low half (an f16,
+ * exact) widens to f32. */
 static LLVMValueRef fp8_convert(Lower *L, LLVMValueRef v, DType t, int to_fp8) {
   if (L->compute_capability < 90 || !dtype_is_mma_fp8(t)) return NULL; /* float8e4b15 has no cvt */
   const char *format = t == DT_FP8E4NV ? "e4m3x2" : "e5m2x2";
