@@ -220,7 +220,7 @@ static void test_mma(void) {
   }
   MmaRun bad = {.kind = KIND_BF16, .mode = 1};
   CHECK(!run_mma(&bad));
-  CHECK_CONTAINS(bad.error, "kernel 'mma' (program 0, 0, 0), thread 0 (warp 0, lane 0): mma of unknown kind 7");
+  CHECK_CONTAINS(bad.error, "kernel 'mma' (program 0, 0, 0), thread 0 (warp 0, lane 0): mma of unknown kind 9");
   bad.mode = 2;
   CHECK(!run_mma(&bad));
   CHECK_CONTAINS(bad.error, "thread 5 (warp 0, lane 5): divergent warp: thread 0 called "
