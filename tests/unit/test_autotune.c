@@ -238,6 +238,41 @@ static void test_prune(void) {
   tile_context_destroy(ctx);
 }
 
+/* A fixed signature whose ':1' argument comes before the one the prune function reads: the launch still
+ * passes it, so n is the third argument (n = 100 keeps BLOCK >= 100: config 1 on the interpreter). */
+static void test_prune_fixed_signature(void) {
+  static const char source[] = "import triton\n"
+                               "import triton.language as tl\n"
+                               "\n"
+                               "def fit(configs, named_args, **kwargs):\n"
+                               "    return [c for c in configs if c.kwargs['BLOCK'] >= named_args['n']]\n"
+                               "\n"
+                               "@triton.autotune(configs=[triton.Config({'BLOCK': 64}), triton.Config({'BLOCK': 128}),\n"
+                               "                          triton.Config({'BLOCK': 256})],\n"
+                               "                 key=['n'], prune_configs_by={'early_config_prune': fit})\n"
+                               "@triton.jit\n"
+                               "def scale(x_ptr, one, n, BLOCK: tl.constexpr):\n"
+                               "    offs = tl.arange(0, BLOCK)\n"
+                               "    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * (one + 1), mask=offs < n)\n";
+  tile_context *ctx = context(1);
+  tile_options o;
+  tile_options_init(&o);
+  o.signature = "*fp32,i32:1,i32";
+  tile_kernel *k = NULL;
+  CHECK(tile_kernel_create(ctx, "scale.tl", source, strlen(source), &o, &k) == TILE_OK);
+  float *x = NULL;
+  CHECK(tile_malloc(ctx, (void **)&x, sizeof(float) * 100) == TILE_OK);
+  for (int i = 0; i < 100; i++) x[i] = (float)i;
+  tile_arg args[] = {tile_buffer(x, "fp32", 100), tile_int(1), tile_int(100)};
+  tile_status st = tile_launch(k, (unsigned[3]){1, 1, 1}, NULL, args, 3);
+  if (st != TILE_OK) fprintf(stderr, "%s\n", tile_error(ctx));
+  CHECK(st == TILE_OK);
+  CHECK(tile_kernel_config(k) == 1 && x[99] == 198);
+  CHECK_CONTAINS(tile_diagnostics(ctx), "early_config_prune kept configs 1, 2");
+  tile_free(ctx, x);
+  tile_context_destroy(ctx);
+}
+
 /* With an L2 of known size, every timed run follows a write of twice that (do_bench's flush), freed after. */
 static void test_flush(void) {
   fake->l2_bytes = 1 << 20;
@@ -803,6 +838,7 @@ int main(void) {
   if (!mkdtemp(cache_dir)) return 1;
   test_choice();
   test_prune();
+  test_prune_fixed_signature();
   test_disk_cache();
   test_flush();
   test_skips();
