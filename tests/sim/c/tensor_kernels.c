@@ -23,7 +23,7 @@ static uint32_t load32(const uint32_t *p) {
   return v;
 }
 
-static int element_bits(int kind) { return kind == KIND_S8 ? 8 : kind == KIND_TF32 ? 32 : 16; }
+static int element_bits(int kind) { return kind >= KIND_S8 ? 8 : kind == KIND_TF32 ? 32 : 16; }
 
 /* Puts element bits v into part `part` of a register. */
 static void place(uint32_t *regs, FragmentSlot s, int bits, uint32_t v) {
