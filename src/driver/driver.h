@@ -44,6 +44,9 @@ typedef struct Compilation {
   InputKind input;          /* from the source's name */
   const CheckedKernel *checked; /* the specialised kernel, once pipeline_tir has checked it */
   int config;               /* the @autotune config the constexprs came from; -1: none */
+  int configs_as_listed;    /* options' config indexes the decorator's list, every config kept: the
+                               JIT's (early_config_prune runs at a launch: pipeline_prune) and
+                               tile_pack's compiles (it pruned when it declared the kernel) */
   double ms[TIME_COUNT];    /* milliseconds spent in each stage (0: not run) */
 } Compilation;
 
@@ -83,6 +86,11 @@ const CheckedKernel *pipeline_declare(Compilation *c, const tile_options *opts);
  * text), and the declaration of the parsed module. */
 Module *pipeline_parse(Compilation *c);
 const CheckedKernel *pipeline_declare_module(Compilation *c, const Module *m, const tile_options *opts);
+/* The declaration with autotune's early_config_prune run on a launch's
+ * arguments (the JIT's, where the kernel tunes): the configs it keeps, each
+ * with its index in the decorator's list; NULL after errors. */
+const CheckedKernel *pipeline_prune(Compilation *c, const Module *m, const tile_options *opts, const LaunchArg *launch,
+                                    int n_launch);
 /* lang/stdlib.tl, parsed (for the builtin reference too). */
 Module *pipeline_stdlib(Compilation *c);
 /* With opts->time_stages, a note of the time each stage that ran took

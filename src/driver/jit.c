@@ -165,6 +165,7 @@ static tile_status build_cpu(tile_kernel *k, Spec *s) {
   tile_options o = spec_options(k, s);
   Compilation *c = compilation_begin(k->ctx, src->name, src->text, src->len);
   if (!c) return context_fail(k->ctx, TILE_ERROR_MEMORY, "out of memory");
+  c->configs_as_listed = 1;
   CpuBuild b = {s, &o};
   s->arena.guard = &c->guard;
   tile_status status = compilation_run(c, build_tir, &b);
@@ -270,6 +271,8 @@ static void prepare_job(GpuJob *j, tile_kernel *k, Spec *s) {
   if (ctx->cache_dir && !src->files_imported && from_cache(k, s, j->key, j->notes[1], sizeof j->notes[1])) return;
   if (!(j->c = compilation_new(ctx, src->name, src->text, src->len)))
     j->status = context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
+  else
+    j->c->configs_as_listed = 1;
 }
 
 static tile_status gpu_pipeline(Compilation *c, void *ud) {
@@ -416,9 +419,46 @@ static void save_choice(tile_kernel *k, const char *what, Variant v, const char 
   autotune_write_choice(k, key, what, v, timings);
 }
 
+/* ---- early_config_prune at a launch -------------------------------------------------------- */
+
+typedef struct Pruning {
+  const JitSource *src;
+  const tile_arg *args;
+  int n;
+  unsigned char *kept;  /* one per config of the decorator's list */
+  int num_configs;
+} Pruning;
+
+static LaunchArg launch_arg(const tile_arg *a) {
+  LaunchKind kind = a->kind == TILE_ARG_INT ? LAUNCH_INT : a->kind == TILE_ARG_FLOAT ? LAUNCH_FLOAT : LAUNCH_OTHER;
+  return (LaunchArg){kind, a->i, a->f};
+}
+
+static tile_status prune_declared(Compilation *c, void *ud) {
+  Pruning *p = ud;
+  LaunchArg *launch = arena_alloc(&c->arena, sizeof *launch * (size_t)(p->n + 1));
+  for (int i = 0; i < p->n; i++) launch[i] = launch_arg(&p->args[i]);
+  Module *m = pipeline_parse(c);
+  const CheckedKernel *k = m ? pipeline_prune(c, m, &p->src->opts, launch, p->n) : NULL;
+  if (!k) return TILE_ERROR_COMPILE;
+  for (int i = 0; i < k->meta.configs.len; i++)
+    if (k->meta.configs.data[i].index < p->num_configs) p->kept[k->meta.configs.data[i].index] = 1;
+  return TILE_OK;
+}
+
+/* The kernel declared again with the launch's values, which its
+ * early_config_prune reads (sema's named_args, as @triton.heuristics). */
+static tile_status prune(tile_kernel *k, const tile_arg *args, int n, unsigned char *kept) {
+  const JitSource *src = k->source;
+  Compilation *c = compilation_begin(k->ctx, src->name, src->text, src->len);
+  if (!c) return context_fail(k->ctx, TILE_ERROR_MEMORY, "out of memory");
+  Pruning p = {src, args, n, kept, k->tuning->num_configs};
+  return end_compile(c, compilation_run(c, prune_declared, &p));
+}
+
 static const KernelCompiler jit_compiler = {.build = build, .build_many = build_many, .run_cpu = jit_run_cpu,
                                             .release_spec = jit_release_spec, .release = release,
-                                            .load_choice = load_choice, .save_choice = save_choice};
+                                            .load_choice = load_choice, .save_choice = save_choice, .prune = prune};
 
 /* ---- creation ------------------------------------------------------------------------ */
 
@@ -512,6 +552,7 @@ KernelTuning *jit_tuning_of(const CheckedKernel *k, int tune_refill, int tune_tm
   t->rep_ms = k->meta.rep_ms;
   t->tune_refill = tune_refill;
   t->tune_tma = tune_tma;
+  t->prunes = k->meta.prune != NULL;
   return &j->t;
 }
 
@@ -566,6 +607,7 @@ static tile_status declare(tile_context *ctx, JitSource *src, const KernelTuning
   *out = NULL;
   Compilation *c = compilation_begin(ctx, src->name, src->text, src->len);
   if (!c) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
+  c->configs_as_listed = 1;
   Declaring d = {src, out};
   return end_compile(c, compilation_run(c, declare_kernel, &d));
 }

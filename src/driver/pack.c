@@ -123,6 +123,7 @@ static tile_status compile_unit(Compilation *c, void *ud) {
 static tile_status compile_one(Packer *p, const tile_options *o, int spec, int config) {
   Compilation *c = compilation_new(p->ctx, p->name, p->source, p->len);
   if (!c) return context_fail(p->ctx, TILE_ERROR_MEMORY, "out of memory");
+  c->configs_as_listed = 1;
   Unit u = {p, o, spec, config};
   tile_status s = compilation_report(c, compilation_run(c, compile_unit, &u));
   compilation_end(c);
@@ -182,8 +183,12 @@ static tile_status pack(Packer *p, const char *const *signatures, int num_signat
   Compilation *declared;
   tile_status s = declare(p, signatures[0], &k, &declared);
   int num_configs = s == TILE_OK ? (p->opts.config >= 0 ? 1 : k->meta.configs.len) : 0;
+  if (s == TILE_OK && p->opts.config >= k->meta.configs.len)
+    s = context_failf(p->ctx, TILE_ERROR_COMPILE, "config %d: kernel '%s' has %d autotune configs", p->opts.config,
+                      k->def->name, k->meta.configs.len);
   int *configs = arena_alloc(&p->arena, sizeof *configs * (size_t)(num_configs + 1));
-  for (int i = 0; i < num_configs; i++) configs[i] = p->opts.config >= 0 ? p->opts.config : i;
+  for (int i = 0; s == TILE_OK && i < num_configs; i++) /* each by its place in the decorator's list */
+    configs[i] = k->meta.configs.data[p->opts.config >= 0 ? p->opts.config : i].index;
   if (s == TILE_OK) add_blob(p, BUNDLE_MANIFEST, BUNDLE_NONE, BUNDLE_NONE, NULL, "", 0, NULL);
   if (s == TILE_OK) p->blobs[0].data = manifest(p, k, signatures, num_signatures, configs, num_configs);
   if (s == TILE_OK) p->blobs[0].size = strlen(p->blobs[0].data);

@@ -54,7 +54,8 @@ Module *pipeline_stdlib(Compilation *c) {
   return parse_module(src, &toks, &c->diags);
 }
 
-static void sema_options(const tile_options *o, SemaOptions *s) {
+static void sema_options(const Compilation *c, const tile_options *o, SemaOptions *s) {
+  s->prune_configs = !c->configs_as_listed;
   s->kernel = o->kernel;
   s->signature = o->signature;
   s->defines = (const char **)o->defines;
@@ -83,7 +84,17 @@ Module *pipeline_parse(Compilation *c) {
 
 const CheckedKernel *pipeline_declare_module(Compilation *c, const Module *m, const tile_options *opts) {
   SemaOptions so = {0};
-  sema_options(opts, &so);
+  sema_options(c, opts, &so);
+  return sema_declare(m, pipeline_stdlib(c), &so, &c->diags);
+}
+
+const CheckedKernel *pipeline_prune(Compilation *c, const Module *m, const tile_options *opts, const LaunchArg *launch,
+                                    int n_launch) {
+  SemaOptions so = {0};
+  sema_options(c, opts, &so);
+  so.prune_configs = 1;
+  so.launch = launch;
+  so.n_launch = n_launch;
   return sema_declare(m, pipeline_stdlib(c), &so, &c->diags);
 }
 
@@ -116,7 +127,7 @@ TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump) {
   Module *m = parse_module(&c->source, &toks, &c->diags);
   if (c->diags.errors) return NULL;
   SemaOptions so = {0};
-  sema_options(opts, &so);
+  sema_options(c, opts, &so);
   so.require_types = 1;
   CheckedKernel *k = sema_check(m, pipeline_stdlib(c), &so, &c->diags);
   if (!k) return NULL;
@@ -278,7 +289,7 @@ static tile_status emit_front_stage(Compilation *c, const tile_options *opts, ti
   Module *m = parse_module(&c->source, &toks, &c->diags);
   if (c->diags.errors) return TILE_ERROR_COMPILE;
   SemaOptions so = {0};
-  sema_options(opts, &so);
+  sema_options(c, opts, &so);
   CheckedKernel *k = sema_check(m, pipeline_stdlib(c), &so, &c->diags);
   if (!k) return TILE_ERROR_COMPILE;
   if (k->typed) checked_print(k, out);

@@ -757,8 +757,15 @@ static Node *check_fdiv(Call *c) {
   return binary(c->S, c->node->loc, TK_SLASH, cast(c->S, xs[0], ct, 0), cast(c->S, xs[1], ct, 0));
 }
 
+/* tl.umulhi(x, y): the high half of the double-width product, for the
+ * dtypes Triton takes (32 and 64 bits, signed or not). */
 static Node *check_umulhi(Call *c) {
-  return elementwise_in(c, elementwise(c, 0, 2, 0), DT_I32, DT_U32, "expects 32-bit integers, got %s");
+  Node *x = elementwise(c, 0, 2, 0);
+  if (!x) return poison(c->S, c->node->loc);
+  DType t = x->type->elem;
+  if (x->type->is_ptr || dtype_is_float(t) || (dtype_bits(t) != 32 && dtype_bits(t) != 64))
+    return fail(c, x, "expects 32- or 64-bit integers, got %s", dtype_name(t));
+  return result(c, x->type);
 }
 
 static Node *check_where(Call *c) {

@@ -1282,6 +1282,24 @@ HostVal *host_call(Host *h, HostVal *fn, HostVal **args, int n, Loc loc) {
   return call_value(h, fn, &a);
 }
 
+static int takes_kwargs(const HostVal *fn) {
+  if (fn->kind != H_FUNC) return 0;
+  for (int i = 0; i < fn->node->args.len; i++)
+    if (fn->node->args.data[i]->ival == 2) return 1;
+  return 0;
+}
+
+HostVal *host_call_kwargs(Host *h, HostVal *fn, HostVal **args, int n, const HostVal *kwargs, Loc loc) {
+  Args a = {.loc = loc};
+  for (int i = 0; i < n; i++) vec_push(h->arena, &a.pos, args[i]);
+  for (int i = 0; takes_kwargs(fn) && i < kwargs->keys.len; i++) {
+    if (kwargs->keys.data[i]->kind != H_STR) continue;
+    vec_push(h->arena, &a.names, kwargs->keys.data[i]->s);
+    vec_push(h->arena, &a.kw, kwargs->items.data[i]);
+  }
+  return call_value(h, fn, &a);
+}
+
 /* ---- statements ---------------------------------------------------------------------------------- */
 
 static Flow fail(HostVal **out, HostVal *why) {

@@ -61,6 +61,10 @@ HostVal *host_eval(Host *h, Node *expr);
 /* Whether the evaluator hit its step limit: every later evaluation fails too. */
 int host_stopped(const Host *h);
 HostVal *host_call(Host *h, HostVal *fn, HostVal **args, int n, Loc loc);
+/* fn(*args, **kwargs) where fn has a '**' parameter, else fn(*args): the
+ * dict `kwargs`'s entries as keyword arguments (Triton's
+ * early_config_prune(configs, named_args, **kwargs)). */
+HostVal *host_call_kwargs(Host *h, HostVal *fn, HostVal **args, int n, const HostVal *kwargs, Loc loc);
 
 HostVal *host_value(Host *h, HostKind k);
 HostVal *host_int(Host *h, int64_t i);

@@ -58,7 +58,7 @@ struct Value {
 
 const char *value_str(Arena *a, const Value *v);
 
-/* A run-time argument's value at a launch, for @triton.heuristics. */
+/* A run-time argument's value at a launch, for @triton.heuristics and early_config_prune. */
 typedef enum { LAUNCH_OTHER, LAUNCH_INT, LAUNCH_FLOAT } LaunchKind;
 typedef struct LaunchArg {
   LaunchKind kind;
@@ -79,6 +79,11 @@ typedef struct SemaOptions {
   int num_sms;              /* its SM count; 0: the arch's default */
   const LaunchArg *launch;  /* the run-time arguments' values at a launch (JIT); NULL: not known */
   int n_launch;
+  int prune_configs;        /* run autotune's early_config_prune on what is known (the -D values, the
+                               signature's ':1' arguments, `launch`) where a config is picked (`config`,
+                               which then indexes the configs it keeps) or declared (sema_declare: for
+                               tile_pack and the JIT's launches); 0: every config kept (the JIT's
+                               specialisations, whose config indices are the decorator's) */
   int default_types;        /* for the fuzzer: untyped parameters get *fp32 (names with
                                "ptr") or i32, constexprs without a value 16 */
 } SemaOptions;
@@ -111,6 +116,7 @@ typedef struct TuneConfig {
   Vec(Value *) values;
   int num_warps, num_stages, num_ctas;
   Loc loc;
+  int index;                /* its place in the decorator's list (pruning keeps it) */
 } TuneConfig;
 
 typedef Vec(const char *) NameList;
@@ -121,6 +127,9 @@ typedef struct KernelMeta {
   NameList reset_to_zero;           /* reset_to_zero=[...]: pointer parameters zeroed before each timed run */
   NameList restore_value;           /* restore_value=[...]: pointer parameters restored after each timed run */
   double warmup_ms, rep_ms;         /* warmup=, rep=: the tuner's time budgets; 0: its defaults */
+  struct HostVal *config_list;      /* the configs as host values, for early_config_prune */
+  struct HostVal *prune;            /* prune_configs_by's early_config_prune; NULL: none */
+  Loc prune_at;                     /* where prune_configs_by is given */
   Vec(const char *) heuristic_names;/* @triton.heuristics({name: lambda}) */
   Vec(Node *) heuristic_lambdas;    /* the lambda (or def) of each, for its place */
   Vec(struct HostVal *) heuristic_fns; /* the same, as host values (host.h) */

@@ -330,10 +330,11 @@ static int option_int(Sema *S, const HostVal *options, const char *key, int fall
   return fallback;
 }
 
-static void record_config(Sema *S, Node *dec, const HostVal *c) {
+static void record_config(Sema *S, Node *dec, const HostVal *c, int index) {
   TuneConfig tc = {0};
   const HostVal *kwargs = c->items.data[0], *options = c->items.data[1];
   tc.loc = dec->loc;
+  tc.index = index;
   tc.num_warps = option_int(S, options, "num_warps", ARCH_DEFAULT_WARPS, dec->loc);
   if (!arch_valid_warps(tc.num_warps))
     diag_error(S->diags, dec->loc, "triton.Config's num_warps must be a power of two from 1 to %d, not %d",
@@ -366,7 +367,7 @@ static void record_configs(Sema *S, Node *dec, Node *where, const HostVal *list)
                  host_repr(S->arena, list->items.data[i]));
       return;
     }
-    record_config(S, dec, list->items.data[i]);
+    record_config(S, dec, list->items.data[i], i);
   }
 }
 
@@ -420,6 +421,15 @@ static void warn_ignored(Sema *S, Node *dec) {
   }
 }
 
+/* The launch arguments parameter p takes: none for a constexpr, one for a
+ * run-time parameter (a ':1' one too, which the launch still passes), a
+ * descriptor's base, shape and strides (as the declaration has it, before
+ * expand_descriptors). */
+static int launch_slots(const KernelParam *p) {
+  if (p->is_constexpr && !p->specialized) return 0;
+  return p->desc ? 1 + 2 * p->desc->rank : 1;
+}
+
 /* The named arguments a prune function or a heuristic sees: constexprs with
  * their values; run-time arguments known only at launch unless a ':1' hint
  * fixes them or ':16' says they are multiples of 16; `launch`: their
@@ -435,6 +445,9 @@ static HostVal *named_args(Sema *S, const LaunchArg *launch, int n_launch) {
       v = host_int(h, launch[position].i);
     else if (!p->is_constexpr && position < n_launch && launch[position].kind == LAUNCH_FLOAT)
       v = host_of(S, h, value_float(S, launch[position].f));
+    else if (!p->is_constexpr && position < n_launch)
+      v = host_unknown(h, p->loc, "argument '%s' is a buffer at this launch (host code sees integers and floats)",
+                       p->name);
     else if (p->divisibility == 16 && p->type && !p->type->is_ptr) {
       v = host_value(h, H_MULTIPLE);
       v->i = 16;
@@ -443,27 +456,79 @@ static HostVal *named_args(Sema *S, const LaunchArg *launch, int n_launch) {
                                     "multiple of 16)", p->name);
     } else
       v = host_unknown(h, p->loc, "argument '%s' is known only at launch", p->name);
-    position += !p->is_constexpr;
+    position += launch_slots(p);
     host_dict_set(h, d, host_str(h, p->name), v);
   }
   return d;
 }
 
-/* prune_configs_by={'early_config_prune': fn}: fn(configs, named_args) run
- * where it needs only what is known here; otherwise ignored with a warning. */
-static HostVal *prune_configs(Sema *S, Node *dec, HostVal *configs) {
+/* prune_configs_by={'early_config_prune': fn, ...}: fn kept for
+ * apply_prune, which runs it where the arguments' values are known. */
+static void record_prune(Sema *S, Node *dec) {
   Node *by = keyword(dec, "prune_configs_by");
   HostVal *d = by ? eval_host(S, by, "@triton.autotune's prune_configs_by") : NULL;
-  HostVal *fn = d && d->kind == H_DICT ? host_dict_get(d, "early_config_prune") : NULL;
-  if (by && d && d->kind == H_DICT && (host_dict_get(d, "perf_model") || host_dict_get(d, "top_k")))
+  if (!d) return;
+  if (d->kind != H_DICT) {
+    diag_error(S->diags, by->loc, "prune_configs_by must be a dict (early_config_prune, perf_model, top_k), not %s",
+               host_type_name(d));
+    return;
+  }
+  if (host_dict_get(d, "perf_model") || host_dict_get(d, "top_k"))
     diag_warning(S->diags, by->loc, "prune_configs_by's perf_model and top_k are ignored: every config is timed");
-  if (!fn || fn->kind == H_NONE) return configs;
-  HostVal *args[] = {configs, named_args(S, NULL, 0)};
-  HostVal *kept = host_call(S->kernel->meta.host, fn, args, 2, by->loc);
-  if (kept->kind == H_LIST || kept->kind == H_TUPLE) return kept;
-  diag_warning(S->diags, by->loc, "early_config_prune is ignored: %s",
-               kept->kind == H_UNKNOWN ? kept->s : "it did not return a list");
-  return configs;
+  HostVal *fn = host_dict_get(d, "early_config_prune");
+  if (!fn || fn->kind == H_NONE) return;
+  S->kernel->meta.prune = fn;
+  S->kernel->meta.prune_at = by->loc;
+}
+
+/* The configs early_config_prune kept, in its order, as the kernel's; 0
+ * (reported) when it returned one that is not among the decorator's. */
+static int keep_configs(Sema *S, const HostVal *kept) {
+  KernelMeta *m = &S->kernel->meta;
+  Vec(TuneConfig) out = {0};
+  for (int i = 0; i < kept->items.len; i++) {
+    int found = -1;
+    for (int j = 0; j < m->configs.len && found < 0; j++)
+      if (kept->items.data[i] == m->config_list->items.data[m->configs.data[j].index]) found = j;
+    if (found < 0) {
+      diag_error(S->diags, m->prune_at, "early_config_prune returned %s, which is not one of @triton.autotune's "
+                                        "configs (tile tunes only those)", host_repr(S->arena, kept->items.data[i]));
+      return 0;
+    }
+    vec_push(S->arena, &out, m->configs.data[found]);
+  }
+  m->configs.data = out.data;
+  m->configs.len = m->configs.cap = out.len;
+  return 1;
+}
+
+/* early_config_prune(configs, named_args, **named_args), as Triton calls it
+ * at a launch, on what is known here: the -D values and defaults, ':1'
+ * arguments, a launch's values (the JIT's).  The configs it returns become
+ * the kernel's; reading a value not known here is an error, or with
+ * `!needed` (tile_pack bundling every config) a warning that keeps them all. */
+static void apply_prune(Sema *S, const SemaOptions *opts, int needed) {
+  KernelMeta *m = &S->kernel->meta;
+  if (!opts->prune_configs || !m->prune || !m->config_list || S->diags->errors) return;
+  HostVal *configs = host_value(m->host, H_LIST); /* a copy: the function may change the list it gets */
+  for (int i = 0; i < m->config_list->items.len; i++) vec_push(S->arena, &configs->items, m->config_list->items.data[i]);
+  HostVal *args[] = {configs, named_args(S, opts->launch, opts->n_launch)};
+  HostVal *kept = host_call_kwargs(m->host, m->prune, args, 2, args[1], m->prune_at);
+  if (kept->kind == H_UNKNOWN && !needed) {
+    diag_warning(S->diags, m->prune_at, "early_config_prune cannot be evaluated here: %s; every config is kept",
+                 kept->s);
+  } else if (kept->kind == H_UNKNOWN) {
+    diag_error(S->diags, m->prune_at, "early_config_prune cannot be evaluated here: %s", kept->s);
+    if (!opts->launch)
+      diag_note(S->diags, m->prune_at, "ahead of time it sees the constexprs' values and the signature's ':1' "
+                                       "arguments; the JIT runs it at each launch that tunes");
+  } else if (kept->kind != H_LIST && kept->kind != H_TUPLE) {
+    diag_error(S->diags, m->prune_at, "early_config_prune must return a list of configs, not %s", host_type_name(kept));
+  } else if (kept->items.len == 0) {
+    diag_error(S->diags, m->prune_at, "early_config_prune kept no config");
+  } else {
+    keep_configs(S, kept);
+  }
 }
 
 static void check_autotune(Sema *S, Node *dec) {
@@ -476,9 +541,10 @@ static void check_autotune(Sema *S, Node *dec) {
     return;
   }
   HostVal *list = eval_host_deferred(S, configs, "@triton.autotune's configs");
-  if (list) list = prune_configs(S, dec, list);
-  if (list) record_configs(S, dec, configs, list);
   KernelMeta *m = &S->kernel->meta;
+  if (list) record_configs(S, dec, configs, list);
+  if (list) m->config_list = list;
+  record_prune(S, dec);
   record_names(S, key, "key", 0, &m->keys);
   record_names(S, keyword(dec, "reset_to_zero"), "reset_to_zero", 1, &m->reset_to_zero);
   record_names(S, keyword(dec, "restore_value"), "restore_value", 1, &m->restore_value);
@@ -655,6 +721,7 @@ static int apply_options(Sema *S, const SemaOptions *opts) {
   if (opts->signature && !apply_signature(S, opts->signature)) return 0;
   expand_descriptors(S);
   for (int i = 0; i < opts->n_defines; i++) apply_define(S, opts->defines[i]);
+  if (opts->config >= 0) apply_prune(S, opts, 1); /* where a config is picked: only then is its result needed */
   if (opts->config >= 0) {
     if (opts->config >= k->meta.configs.len) {
       Loc nowhere = {0};
@@ -781,8 +848,11 @@ static int declare(Sema *S, const Module *m, const Module *stdlib, const SemaOpt
 CheckedKernel *sema_declare(const Module *m, const Module *stdlib, const SemaOptions *opts, Diags *d) {
   Sema S = {0};
   if (!declare(&S, m, stdlib, opts, d)) return NULL;
+  /* at a launch (the JIT's prune): its parameters as the launch passes them, a fixed signature's included */
+  if (opts->launch && opts->signature && !apply_signature(&S, opts->signature)) return NULL;
   /* the -D values too: one the kernel does not take is the caller's mistake, found before any launch */
   for (int i = 0; i < opts->n_defines; i++) apply_define(&S, opts->defines[i]);
+  apply_prune(&S, opts, opts->launch || opts->config >= 0);
   return d->errors ? NULL : S.kernel;
 }
 

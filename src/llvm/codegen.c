@@ -34,8 +34,9 @@ static void set_error(char *err, size_t size, const char *what, char *llvm_messa
   if (llvm_message) LLVMDisposeMessage(llvm_message);
 }
 
-/* The NVPTX target machine for `arch` ("sm_90", "sm_90a", "sm_80"...). */
-static LLVMTargetMachineRef target_machine(const char *arch, char *err, size_t size) {
+/* The NVPTX target machine for `arch` ("sm_90", "sm_90a", "sm_80"...) writing PTX ISA `ptx_isa` (84: 8.4;
+ * 0: 8.0, which assembles with the CUDA 12 and 13 ptxas and covers sm_90a; fp8 mma.sync needs 8.4). */
+static LLVMTargetMachineRef target_machine(const char *arch, int ptx_isa, char *err, size_t size) {
   char message[256];
   if (!llvm_nvptx_available(message, sizeof message)) {
     snprintf(err, size, "LLVM's NVPTX backend is not available: %s", message);
@@ -47,8 +48,9 @@ static LLVMTargetMachineRef target_machine(const char *arch, char *err, size_t s
     set_error(err, size, "no NVPTX target", error);
     return NULL;
   }
-  /* PTX ISA 8.0 assembles with the CUDA 12 and 13 ptxas and covers sm_90a */
-  return LLVMCreateTargetMachine(target, LLVM_NVPTX_TRIPLE, arch, "+ptx80", LLVMCodeGenLevelAggressive,
+  char features[16];
+  snprintf(features, sizeof features, "+ptx%d", ptx_isa > 80 ? ptx_isa : 80);
+  return LLVMCreateTargetMachine(target, LLVM_NVPTX_TRIPLE, arch, features, LLVMCodeGenLevelAggressive,
                                  LLVMRelocDefault, LLVMCodeModelDefault);
 }
 
@@ -58,7 +60,8 @@ static double clock_ms(void) {
   return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
-int llvm_emit_ptx(LLVMModuleRef module, const GpuTarget *t, int strength_reduce, char **ptx, size_t *len, char *err, size_t size) {
+int llvm_emit_ptx(LLVMModuleRef module, const GpuTarget *t, int strength_reduce, int ptx_isa, char **ptx, size_t *len,
+                  char *err, size_t size) {
   const char *arch = t->arch;
   char *error = NULL;
   if (LLVMVerifyModule(module, LLVMReturnStatusAction, &error)) {
@@ -66,7 +69,7 @@ int llvm_emit_ptx(LLVMModuleRef module, const GpuTarget *t, int strength_reduce,
     return -1;
   }
   if (error) LLVMDisposeMessage(error);
-  LLVMTargetMachineRef tm = target_machine(arch, err, size);
+  LLVMTargetMachineRef tm = target_machine(arch, ptx_isa, err, size);
   if (!tm) return -1;
   LLVMSetTarget(module, LLVM_NVPTX_TRIPLE);
   LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(tm);

@@ -19,6 +19,7 @@ struct GpuTarget;
  * into a malloc'd, NUL-terminated *ptx (the caller frees it); the time of
  * each half is added to t->times when it is set.  Returns 0, or -1 with a
  * message in err. */
-int llvm_emit_ptx(LLVMModuleRef module, const struct GpuTarget *t, int strength_reduce, char **ptx, size_t *len, char *err, size_t size);
+int llvm_emit_ptx(LLVMModuleRef module, const struct GpuTarget *t, int strength_reduce, int ptx_isa, char **ptx,
+                  size_t *len, char *err, size_t size);
 
 #endif

@@ -506,7 +506,7 @@ static int emit(Lower *L, int want_llir, int want_ptx, GpuCode *out) {
   char err[1024] = "", *ptx = NULL;
   size_t len = 0;
   if (lower_link_libdevice(L->module, L->gpu->libdevice, err, sizeof err) ||
-      llvm_emit_ptx(L->module, L->gpu, L->element_loop_access, &ptx, &len, err, sizeof err)) {
+      llvm_emit_ptx(L->module, L->gpu, L->element_loop_access, L->ptx_isa, &ptx, &len, err, sizeof err)) {
     diag_error(L->diags, (Loc){0}, "%s", err);
     return -1;
   }

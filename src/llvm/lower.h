@@ -69,9 +69,10 @@ typedef struct AtomicAccess {
   int sem, scope;         /* MemSem, MemScope */
 } AtomicAccess;
 
-/* The operand types of mma.sync and wgmma, as tile_sim.h numbers them; wgmma's fp8 kinds are MMA_FP8
- * plus 1 where A is e5m2 and 2 where B is (else e4m3). */
+/* The operand types of mma.sync and wgmma, as tile_sim.h numbers them; the fp8 kinds (wgmma, and
+ * mma.sync from sm_89) are MMA_FP8 plus 1 where A is e5m2 and 2 where B is (else e4m3): mma_fp8_kind. */
 enum { MMA_F16, MMA_BF16, MMA_TF32, MMA_S8, MMA_FP8, MMA_FP8_LAST = MMA_FP8 + 3 };
+int mma_fp8_kind(DType a, DType b);
 
 /* The tensor-core primitives (warp-synchronous: every lane of the warp
  * executes them), ldmatrix and cp.async, as (target, name, parameters):
@@ -81,7 +82,7 @@ enum { MMA_F16, MMA_BF16, MMA_TF32, MMA_S8, MMA_FP8, MMA_FP8_LAST = MMA_FP8 + 3 
   /* ldmatrix.sync.aligned.m8n8.x{count}[.trans].shared.b16: `count` i32 words into out */                  \
   X(target, ldmatrix, (Lower *L, int count, int trans, LLVMValueRef shared_address, LLVMValueRef *out))     \
   /* mma.sync.aligned.m16n8k{16,8,32}.row.col: d[4] = a[4] * b[2] + c[4]; a, b i32 words; c, d f32         \
-   * (i32 for MMA_S8) */                                                                                     \
+   * (i32 for MMA_S8); k32 for MMA_S8 and the MMA_FP8 kinds */                                               \
   X(target, mma, (Lower *L, int kind, LLVMValueRef *d, LLVMValueRef *a, LLVMValueRef *b, LLVMValueRef *c)) \
   /* cp.async of `bytes` (4, 8 or 16) from global src to shared dst, src_bytes (i32) of them read, the     \
    * rest zero-filled; commit_group; wait_group n */                                                         \
@@ -183,6 +184,8 @@ struct Lower {
   const TirOp *op;         /* being lowered: errors point at it */
   int loop_depth;          /* loops around the op */
   int element_loop_access; /* a loop accesses global memory element by element (codegen.c, lower.c) */
+  int ptx_isa;             /* the PTX ISA the code needs beyond 8.0 (84: fp8 mma.sync), as 10 * major + minor;
+                              0: 8.0 (codegen.c) */
   /* 32-bit registers loops keep, for lower.c's occupancy hint: the values
    * other than pointers the loops around the op carry, the pointers of the
    * accesses in them so far, and the most any loop kept */

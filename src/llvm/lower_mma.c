@@ -4,7 +4,8 @@
  * register bits 0-1 differ is one 16 x 8 tile's c0..c3.  A and B arrive in
  * the mma's dot-operand layouts (local_load from shared memory, ldmatrix),
  * their K-consecutive pairs (f16, bf16), singles (tf32) or quads (s8)
- * packed into the 32-bit words the instruction takes.  For each K step of
+ * packed into the 32-bit words the instruction takes (fp8 quads, e4m3 or
+ * e5m2, from sm_89, as s8).  For each K step of
  * the instruction (16, 8 or 32) and each accumulator tile, the A words of
  * its 16 rows and the B words of its 8 columns are found by offset in the
  * operand layouts (the same thread holds them: the layouts share their
@@ -16,6 +17,8 @@
 #include "lower.h"
 
 #include <string.h>
+
+int mma_fp8_kind(DType a, DType b) { return MMA_FP8 + (a == DT_FP8E5) + 2 * (b == DT_FP8E5); }
 
 typedef struct Mma {
   int kind;                 /* MMA_* */
@@ -47,6 +50,8 @@ static void plan(Lower *L, const TirOp *op, Mma *D) {
   case DT_BF16: D->kind = MMA_BF16, D->kw = 2; break;
   case DT_FP32: D->kind = MMA_TF32, D->kw = 1, D->tf32x3 = op->kind == DOT_TF32X3; break;
   case DT_I8: D->kind = MMA_S8, D->kw = 4; break;
+  case DT_FP8E4NV:
+  case DT_FP8E5: D->kind = mma_fp8_kind(ta->elem, tb->elem), D->kw = 4; break;
   default: lower_fail(L, "internal error: no mma.sync for %s operands", dtype_name(ta->elem));
   }
   D->k_step = 8 * D->kw;

@@ -100,7 +100,7 @@ static void register_a(Lower *L, const LinearLayout *la, Regs a, int per, int64_
 }
 
 static int wgmma_kind(DType a, DType b) {
-  if (dtype_is_fp8(a)) return MMA_FP8 + (a == DT_FP8E5) + 2 * (b == DT_FP8E5);
+  if (dtype_is_fp8(a)) return mma_fp8_kind(a, b);
   return a == DT_BF16 ? MMA_BF16 : a == DT_FP32 ? MMA_TF32 : MMA_F16;
 }
 

@@ -39,9 +39,14 @@ static const char *const mma_shapes[] = {
     [MMA_BF16] = "m16n8k16.row.col.f32.bf16.bf16.f32",
     [MMA_TF32] = "m16n8k8.row.col.f32.tf32.tf32.f32",
     [MMA_S8] = "m16n8k32.row.col.s32.s8.s8.s32",
+    [MMA_FP8] = "m16n8k32.row.col.f32.e4m3.e4m3.f32",
+    [MMA_FP8 + 1] = "m16n8k32.row.col.f32.e5m2.e4m3.f32",
+    [MMA_FP8 + 2] = "m16n8k32.row.col.f32.e4m3.e5m2.f32",
+    [MMA_FP8 + 3] = "m16n8k32.row.col.f32.e5m2.e5m2.f32",
 };
 
 void nvptx_mma(Lower *L, int kind, LLVMValueRef *d, LLVMValueRef *a, LLVMValueRef *b, LLVMValueRef *c) {
+  if (kind >= MMA_FP8 && L->ptx_isa < 84) L->ptx_isa = 84; /* mma with e4m3/e5m2 needs PTX ISA 8.4 */
   const char *text = arena_printf(L->arena, "mma.sync.aligned.%s %s, %s, %s, %s;", mma_shapes[kind],
                                   registers(L, 0, 4), registers(L, 4, 4), registers(L, 8, 2), registers(L, 10, 4));
   const char *cons = kind == MMA_S8 ? "=r,=r,=r,=r,r,r,r,r,r,r,0,1,2,3" : "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3";

@@ -2,7 +2,8 @@
  * source lists several configs (and whose options fix none) has a
  * KernelTuning.  The first launch for each tuning key -- the arguments'
  * specialisation key and the values of the decorator's `key` arguments --
- * compiles every config for that specialisation (those not built yet at
+ * asks the compiler which configs the kernel's early_config_prune keeps for
+ * these arguments (all, without one), compiles each for that specialisation (those not built yet at
  * once, on several threads: kernel_prebuild) and, unless the options fix
  * tile_options.refill, each config's other refill schedules (the compiler
  * picks one without knowing the grid, which decides which is faster);
@@ -194,7 +195,32 @@ typedef struct Tuner {
   Variant best;                   /* the fastest so far (config -1: none) */
   double best_ms;
   Text timings;                   /* JSON: each timed variant, for the disk cache */
+  int *kept;                      /* the configs tried, in order: those early_config_prune keeps, else all */
+  int num_kept;
 } Tuner;
+
+/* The configs this tuning tries into u->kept: those the kernel's
+ * early_config_prune keeps for these arguments (compiler->prune), else all;
+ * the report says which were kept. */
+static tile_status choose_configs(Tuner *u) {
+  int n = u->t->num_configs, prunes = u->t->prunes && u->k->compiler->prune;
+  unsigned char *keep = malloc((size_t)n);
+  u->kept = malloc(sizeof *u->kept * (size_t)n);
+  if (!keep || !u->kept) {
+    free(keep);
+    return context_fail(u->k->ctx, TILE_ERROR_MEMORY, "out of memory");
+  }
+  memset(keep, !prunes, (size_t)n);
+  tile_status st = prunes ? u->k->compiler->prune(u->k, u->args, u->n, keep) : TILE_OK;
+  for (int c = 0; st == TILE_OK && c < n; c++)
+    if (keep[c]) u->kept[u->num_kept++] = c;
+  free(keep);
+  if (prunes && st == TILE_OK) {
+    text_printf(&u->report, "%s  early_config_prune kept config%s", u->report.len ? "\n" : "", u->num_kept > 1 ? "s" : "");
+    for (int i = 0; i < u->num_kept; i++) text_printf(&u->report, "%s %d", i ? "," : "", u->kept[i]);
+  }
+  return st;
+}
 
 /* The bytes a reset_to_zero or restore_value buffer spans: its count, else
  * the rest of its tile_malloc block. */
@@ -430,7 +456,7 @@ static int without_tma(const Tuner *u, const Variant *v, Spec *const *ran, int c
  * that used TMA without it; the fastest into u->best (config -1: none could
  * run), the timings (JSON) into u->timings. */
 static tile_status time_configs(Tuner *u) {
-  int n = u->t->num_configs, others = 0, ran_all = n;
+  int n = u->num_kept, others = 0, ran_all = n;
   Variant *plain = calloc((size_t)n * 3, sizeof *plain), *other = plain ? plain + n : NULL;
   Variant *no_tma = calloc((size_t)n * 3, sizeof *no_tma);
   Spec **ran = calloc((size_t)n * 3, sizeof *ran), **own = calloc((size_t)n * 2, sizeof *own);
@@ -438,11 +464,11 @@ static tile_status time_configs(Tuner *u) {
                                                   : context_fail(u->k->ctx, TILE_ERROR_MEMORY, "out of memory");
   u->best = AS_GIVEN, u->best_ms = INFINITY;
   make_flush(u);
-  for (int c = 0; plain && c < n; c++) plain[c] = (Variant){c, TILE_REFILL_AUTO, TILE_TMA_AUTO};
+  for (int c = 0; plain && c < n; c++) plain[c] = (Variant){u->kept[c], TILE_REFILL_AUTO, TILE_TMA_AUTO};
   text_printf(&u->timings, "[");
   if (st == TILE_OK) st = time_variants(u, plain, n, NULL, ran);
   for (int c = 0; st == TILE_OK && c < n; c++) {
-    int added = other_refills(u, c, ran[c], other + others);
+    int added = other_refills(u, plain[c].config, ran[c], other + others);
     for (int i = 0; i < added; i++) own[others + i] = ran[c];
     others += added;
   }
@@ -464,11 +490,11 @@ static tile_status none_ran(Tuner *u, const char *key_text) {
 
 /* ---- choosing ----------------------------------------------------------------------- */
 
-/* On the interpreter: the first config that compiles. */
+/* On the interpreter, or of the one config early_config_prune kept: the first that compiles. */
 static tile_status first_compiling(Tuner *u, Variant *chosen, Spec **out) {
   *chosen = AS_GIVEN;
-  for (int c = 0; c < u->t->num_configs && chosen->config < 0; c++) {
-    Variant v = {c, TILE_REFILL_AUTO, TILE_TMA_AUTO};
+  for (int i = 0; i < u->num_kept && chosen->config < 0; i++) {
+    Variant v = {u->kept[i], TILE_REFILL_AUTO, TILE_TMA_AUTO};
     tile_status st = kernel_specialize(u->k, u->key, u->key_len, v, out);
     if (st == TILE_ERROR_MEMORY) return st;
     if (st == TILE_OK) *chosen = v;
@@ -539,8 +565,10 @@ static void print_tuning(tile_kernel *k, const char *key_text, const char *repor
 static tile_status tune(Tuner *u, Variant *chosen) {
   tile_context *ctx = u->k->ctx;
   Spec *s;
-  tile_status st = ctx->on_cpu ? first_compiling(u, chosen, &s) : time_configs(u);
-  if (!ctx->on_cpu) *chosen = u->best;
+  tile_status st = choose_configs(u);
+  int timed = !ctx->on_cpu && u->num_kept > 1; /* one config kept: used untimed, as Triton does */
+  if (st == TILE_OK) st = timed ? time_configs(u) : first_compiling(u, chosen, &s);
+  if (timed) *chosen = u->best;
   char error[2048];
   snprintf(error, sizeof error, "%s", tile_error(ctx));
   end_tuning(u);
@@ -578,7 +606,7 @@ tile_status autotune_select(tile_kernel *k, const uint16_t *key, int key_len, co
       print_tuning(k, text_cstr(&key_text), text_cstr(&u->report), chosen, *out, seconds_now() - start);
     context_clear_error(k->ctx); /* a skipped config's error is in the notes */
   }
-  free(u->report.data), free(u->failures.data), free(u->timings.data), free(u);
+  free(u->report.data), free(u->failures.data), free(u->timings.data), free(u->kept), free(u);
   free(what.data), free(key_text.data);
   return st;
 }
@@ -598,12 +626,13 @@ tile_status autotune_compile(tile_kernel *k, const uint16_t *key, int key_len, c
   Tuner *u = calloc(1, sizeof *u);
   if (!u) return context_fail(k->ctx, TILE_ERROR_MEMORY, "out of memory");
   u->k = k, u->t = k->tuning, u->key = key, u->key_len = key_len, u->args = args, u->n = n;
-  tile_status st = TILE_OK;
+  tile_status st = choose_configs(u);
   Spec *first = NULL, *s;
-  int configs = k->tuning->num_configs;
-  Variant *plain = calloc((size_t)configs, sizeof *plain);
-  if (!plain) st = context_fail(k->ctx, TILE_ERROR_MEMORY, "out of memory");
-  for (int i = 0; plain && i < configs; i++) plain[i] = (Variant){i, TILE_REFILL_AUTO, TILE_TMA_AUTO};
+  int configs = u->num_kept;
+  Variant *plain = st == TILE_OK ? calloc((size_t)configs + 1, sizeof *plain) : NULL;
+  if (!plain && st == TILE_OK) st = context_fail(k->ctx, TILE_ERROR_MEMORY, "out of memory");
+  for (int i = 0; plain && i < configs; i++) plain[i] = (Variant){u->kept[i], TILE_REFILL_AUTO, TILE_TMA_AUTO};
+  int tried = plain != NULL;
   if (plain) kernel_prebuild(k, key, key_len, plain, configs);
   for (int i = 0; plain && i < configs && st != TILE_ERROR_MEMORY; i++) { /* warms the caches */
     st = kernel_specialize(k, key, key_len, plain[i], &s);
@@ -613,10 +642,10 @@ tile_status autotune_compile(tile_kernel *k, const uint16_t *key, int key_len, c
   free(plain);
   Text key_text = {0};
   describe_key(&key_text, k->tuning, args, n);
-  if (st != TILE_ERROR_MEMORY) st = first ? TILE_OK : none_ran(u, text_cstr(&key_text));
+  if (tried && st != TILE_ERROR_MEMORY) st = first ? TILE_OK : none_ran(u, text_cstr(&key_text));
   if (st == TILE_OK) context_clear_error(k->ctx); /* a config that did not compile said why in tile_diagnostics */
   free(key_text.data);
-  free(u->report.data), free(u->failures.data), free(u);
+  free(u->report.data), free(u->failures.data), free(u->kept), free(u);
   *out = first;
   return st;
 }

@@ -48,6 +48,10 @@ typedef struct KernelCompiler {
    * ctx when the cache cannot be written. */
   Variant (*load_choice)(tile_kernel *k, const char *what);
   void (*save_choice)(tile_kernel *k, const char *what, Variant v, const char *timings);
+  /* autotune's early_config_prune on a launch's arguments: kept[i] set for
+   * each config i (the decorator's order) it keeps.  A status and message in
+   * ctx when the function fails (reads a buffer, returns no configs). */
+  tile_status (*prune)(tile_kernel *k, const tile_arg *args, int n, unsigned char *kept);
 } KernelCompiler;
 
 /* How a JIT kernel with several @triton.autotune configs is tuned at launch
@@ -67,6 +71,7 @@ typedef struct KernelTuning {
   double warmup_ms, rep_ms;   /* time spent warming up and measuring each config (Triton's do_bench) */
   int tune_refill;            /* the options leave refill to the compiler: each config's other schedule is timed too */
   int tune_tma;               /* the options leave tma to the compiler: each variant with TMA copies is timed without */
+  int prunes;                 /* the kernel has an early_config_prune: each tuning asks compiler->prune */
 } KernelTuning;
 
 typedef struct TuneChoice TuneChoice;

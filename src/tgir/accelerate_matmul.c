@@ -22,7 +22,9 @@
  *   - else 2 (mma.sync): warps doubled along M or N, whichever has more
  *     16 x 16 tiles per warp (M on a tie), batch first for batched dots;
  *     A and B in the #dot_op layouts of the mma, converted (stage-operands
- *     then routes those conversions through swizzled shared memory).
+ *     then routes those conversions through swizzled shared memory); from
+ *     sm_89 the fp16 dot of two e4m3/e5m2 tiles' conversions multiplies
+ *     the fp8 tiles themselves (m16n8k32, four per word, as int8).
  *
  * Requires: GPU-layout IR after remove-converts (a dot's operands arrive
  *   through convert_layout from the layouts they were computed in).
@@ -92,13 +94,15 @@ static int fp8_source(Accel *A, int v) {
   return def->operands.data[0];
 }
 
-/* Whether a dot of fp16 conversions of fp8 tiles can be an fp8 wgmma (K a
- * multiple of its 32); their buffers are then K-major, as wgmma reads fp8
- * only so, whatever the tiles' contiguity (Triton transposes so too). */
-static int fp8_wgmma_sources(Accel *A, const TirOp *dot, int *src) {
+/* Whether a dot of fp16 conversions of fp8 tiles can multiply the fp8
+ * tiles themselves, as Triton does from sm_89 on (K a multiple of the
+ * instructions' 32): an fp8 wgmma on sm_90a, whose buffers are then
+ * K-major, as wgmma reads fp8 only so, whatever the tiles' contiguity
+ * (Triton transposes so too), else an fp8 mma.sync. */
+static int fp8_sources(Accel *A, const TirOp *dot, int *src) {
   const Type *ta = T(A, dot->operands.data[0]);
   for (int k = 0; k < 2; k++) src[k] = fp8_source(A, dot->operands.data[k]);
-  return src[0] >= 0 && src[1] >= 0 && ta->rank == 2 && ta->shape[1] % 32 == 0;
+  return A->o->compute_capability >= 89 && src[0] >= 0 && src[1] >= 0 && ta->shape[ta->rank - 1] % 32 == 0;
 }
 
 static void warps_v2(int rank, const int64_t *shape, int num_warps, int *w) {
@@ -141,12 +145,14 @@ static Plan plan(Accel *A, const TirOp *dot) {
   const Layout *now = tir_layout(A->f, dot->results.data[0]);
   int k = instruction_k(dot, ta->elem), fp8[2];
   if (A->o->compute_capability < 80 || !k || ta->shape[ta->rank - 1] < k || (now && now->kind == LAYOUT_MMA)) return p;
-  if (fp8_wgmma_sources(A, dot, fp8) && plan_v3(A, dot, 32, &p)) {
+  int on_fp8 = fp8_sources(A, dot, fp8);
+  if (on_fp8 && plan_v3(A, dot, 32, &p)) {
     p.fp8[0] = fp8[0], p.fp8[1] = fp8[1];
     return p;
   }
   if (plan_v3(A, dot, k, &p)) return p;
   p.version = 2;
+  if (on_fp8) p.fp8[0] = fp8[0], p.fp8[1] = fp8[1]; /* m16n8k32 .e4m3/.e5m2 */
   warps_v2(t->rank, t->shape, A->f->num_warps, p.warps);
   p.instr[0] = 16, p.instr[1] = 8, p.instr[2] = 0;
   return p;

@@ -17,6 +17,15 @@ static int int_division(int code, DType t, int64_t a, int64_t b, int64_t *r) {
   return 1;
 }
 
+/* The high 64 bits of the 128-bit product, from 32-bit halves (no 128-bit
+ * type in C11). */
+static uint64_t mul_high64(uint64_t a, uint64_t b) {
+  uint64_t a_lo = (uint32_t)a, a_hi = a >> 32, b_lo = (uint32_t)b, b_hi = b >> 32;
+  uint64_t low = a_lo * b_lo, cross1 = a_hi * b_lo, cross2 = a_lo * b_hi;
+  uint64_t middle = (low >> 32) + (uint32_t)cross1 + (uint32_t)cross2;
+  return a_hi * b_hi + (cross1 >> 32) + (cross2 >> 32) + (middle >> 32);
+}
+
 /* Integer ops on canonical values; the result is wrapped by the caller. */
 int tir_int_binary(int code, DType t, int64_t a, int64_t b, int64_t *r) {
   uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
@@ -38,9 +47,10 @@ int tir_int_binary(int code, DType t, int64_t a, int64_t b, int64_t *r) {
     return 1;
   case TIR_MAXIMUM: *r = int_less(t, a, b) ? b : a; return 1;
   case TIR_MINIMUM: *r = int_less(t, b, a) ? b : a; return 1;
-  case TIR_UMULHI: /* the high half of the unsigned product; defined here for 32 bits only */
-    if (bits != 32) return 0;
-    *r = (int64_t)((uint64_t)(uint32_t)a * (uint32_t)b >> 32);
+  case TIR_UMULHI: /* the high half of the unsigned product, 32 or 64 bits */
+    if (bits == 32) *r = (int64_t)((uint64_t)(uint32_t)a * (uint32_t)b >> 32);
+    else if (bits == 64) *r = (int64_t)mul_high64(ua, ub);
+    else return 0;
     return 1;
   default: return 0;
   }

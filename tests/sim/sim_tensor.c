@@ -41,7 +41,7 @@ enum { WARP = 32, WARPGROUP = 128, POISON = 0xA5, TF32_DROPPED_BITS = 0x1fff, MA
 /* One warp's mma or ldmatrix while its lanes meet. */
 typedef struct WarpExchange {
   uint32_t a[WARP][4], b[WARP][2];       /* mma: each lane's fragments */
-  float fa[16][16], fb[16][8];           /* mma: the operands they make (f16, bf16, tf32) */
+  float fa[16][MAX_K], fb[MAX_K][8];     /* mma: the operands they make (f16, bf16, tf32, fp8) */
   int32_t ia[16][MAX_K], ib[MAX_K][8];   /* mma: the same for s8 */
   const unsigned char *rows[WARP];       /* ldmatrix: the row address each lane gives */
   uint32_t loaded[WARP][4];              /* ldmatrix: what each lane receives */
@@ -106,6 +106,12 @@ static float register_float(int kind, uint32_t reg, int part) {
 
 static int32_t register_s8(uint32_t reg, int part) { return (int8_t)(uint8_t)(reg >> (8 * part)); }
 
+static int is_fp8_kind(int kind) { return kind >= TILE_SIM_MMA_FP8 && kind <= TILE_SIM_MMA_FP8 + 3; }
+static float fp8_value(uint32_t bits, int e5m2);
+
+/* Part `part` of a b32 register of four fp8 values; `e5m2` picks the format. */
+static float register_fp8(uint32_t reg, int part, int e5m2) { return fp8_value((reg >> (8 * part)) & 0xff, e5m2); }
+
 /* A checked pointer to `bytes` of shared memory at p, aligned to `align`. */
 static const unsigned char *check_shared(Sim *s, const char *what, const void *p, size_t bytes, size_t align) {
   size_t size;
@@ -132,14 +138,20 @@ static const MmaKind mma_kinds[] = {
     [TILE_SIM_MMA_BF16] = {"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", 16, 2},
     [TILE_SIM_MMA_TF32] = {"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", 8, 1},
     [TILE_SIM_MMA_S8] = {"mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32", 32, 4},
+    [TILE_SIM_MMA_FP8] = {"mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32", 32, 4},
+    [TILE_SIM_MMA_FP8 + 1] = {"mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e4m3.f32", 32, 4},
+    [TILE_SIM_MMA_FP8 + 2] = {"mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32", 32, 4},
+    [TILE_SIM_MMA_FP8 + 3] = {"mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32", 32, 4},
 };
 
 /* Row and column of element a<i> of a lane's A fragment (elements numbered
  * from the low bits of the first register): 9.7.14.5.7 (m16n8k8 .tf32),
- * 9.7.14.5.8 (m16n8k16 .f16/.bf16), 9.7.14.5.10 (m16n8k32 .s8).  wgmma's
- * register A (9.7.15.5.1.1) is this per warp, 16 rows lower per warp. */
+ * 9.7.14.5.8 (m16n8k16 .f16/.bf16), 9.7.14.5.10 (m16n8k32 .s8, and
+ * .e4m3/.e5m2 alike).  wgmma's register A (9.7.15.5.1.1) is this per warp,
+ * 16 rows lower per warp. */
 static void a_position(int kind, int lane, int i, int *row, int *col) {
   int group = lane >> 2, thread = lane & 3;
+  if (is_fp8_kind(kind)) kind = TILE_SIM_MMA_S8;
   switch (kind) {
   case TILE_SIM_MMA_TF32:
     *row = group + (i & 1) * 8;
@@ -160,7 +172,7 @@ static void b_position(int kind, int lane, int i, int *row, int *col) {
   int group = lane >> 2, thread = lane & 3;
   *col = group;
   if (kind == TILE_SIM_MMA_TF32) *row = thread + i * 4;
-  else if (kind == TILE_SIM_MMA_S8) *row = thread * 4 + (i & 3) + (i >= 4) * 16;
+  else if (kind == TILE_SIM_MMA_S8 || is_fp8_kind(kind)) *row = thread * 4 + (i & 3) + (i >= 4) * 16;
   else *row = thread * 2 + (i & 1) + (i >= 2) * 8;
 }
 
@@ -178,11 +190,13 @@ static void gather_mma_operands(WarpExchange *x, int kind) {
     for (int i = 0; i < 4 * per; i++) {
       a_position(kind, lane, i, &row, &col);
       if (kind == TILE_SIM_MMA_S8) x->ia[row][col] = register_s8(x->a[lane][i / per], i % per);
+      else if (is_fp8_kind(kind)) x->fa[row][col] = register_fp8(x->a[lane][i / per], i % per, (kind - TILE_SIM_MMA_FP8) & 1);
       else x->fa[row][col] = register_float(kind, x->a[lane][i / per], i % per);
     }
     for (int i = 0; i < 2 * per; i++) {
       b_position(kind, lane, i, &row, &col);
       if (kind == TILE_SIM_MMA_S8) x->ib[row][col] = register_s8(x->b[lane][i / per], i % per);
+      else if (is_fp8_kind(kind)) x->fb[row][col] = register_fp8(x->b[lane][i / per], i % per, (kind - TILE_SIM_MMA_FP8) >> 1);
       else x->fb[row][col] = register_float(kind, x->b[lane][i / per], i % per);
     }
   }
@@ -213,7 +227,7 @@ static void mma_lane_result(const WarpExchange *x, int kind, int lane, float *d,
 void tile_sim_mma(int32_t kind, float *d, const uint32_t *a, const uint32_t *b, const float *c) {
   Sim *s = sim_active();
   if (!s) return;
-  if (kind < TILE_SIM_MMA_F16 || kind > TILE_SIM_MMA_S8) sim_fail(s, "mma of unknown kind %d", kind);
+  if (kind < TILE_SIM_MMA_F16 || kind > TILE_SIM_MMA_FP8 + 3) sim_fail(s, "mma of unknown kind %d", kind);
   WarpExchange *x = warp_exchange(s);
   int lane = sim_thread_id(s) % WARP;
   memcpy(x->a[lane], a, sizeof x->a[lane]);
@@ -412,8 +426,6 @@ static const WgmmaKind wgmma_kinds[] = {
     [TILE_SIM_MMA_FP8 + 2] = {"e4m3", "e5m2", 32, 1},
     [TILE_SIM_MMA_FP8 + 3] = {"e5m2", "e5m2", 32, 1},
 };
-
-static int is_fp8_kind(int kind) { return kind >= TILE_SIM_MMA_FP8 && kind <= TILE_SIM_MMA_FP8 + 3; }
 
 /* An fp8 element (PTX ISA, "Alternate Floating Point Data Formats"): e4m3
  * has no infinities and one NaN, S.1111.111; e5m2 is IEEE-like. */

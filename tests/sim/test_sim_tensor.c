@@ -2,7 +2,9 @@
  * kernels written by hand against tile_sim.h (c/tensor_kernels.c): each
  * builds its lanes' fragments from random matrices through the ISA's tables
  * (c/tensor_tests.h, written independently of sim_tensor.c) and the results
- * are compared with a plain matrix product; ldmatrix against hand-computed
+ * are compared with a plain matrix product (mma.sync of every kind, the
+ * four fp8 ones, e4m3 and e5m2 in either operand, with their values
+ * decoded here from the formats); ldmatrix against hand-computed
  * lanes; cp.async's poison before the wait, its groups and zero fill; wgmma
  * with every swizzle mode and major-ness on shared-memory images laid out
  * by an encoder written from the ISA's swizzle atoms; and the errors each
@@ -38,8 +40,27 @@ static float float_of(uint32_t b) {
 
 static int random_sign(void) { return rand() % 2; }
 
-/* An element's value as the tensor core reads it (fp16: no inf or NaN here). */
+/* fp8 elements, for their values (not mma kinds): an fp8 kind's A and B are each one of these. */
+enum { ELEM_E4M3 = 16, ELEM_E5M2 };
+
+/* The element kind of operand 0 (A) or 1 (B) of an mma of `kind`. */
+static int operand_kind(int kind, int operand) {
+  if (kind < KIND_FP8) return kind;
+  return ((kind - KIND_FP8) >> operand) & 1 ? ELEM_E5M2 : ELEM_E4M3;
+}
+
+/* e4m3: bias 7, 3 mantissa bits; e5m2: bias 15, 2 (the PTX ISA's alternate floating-point formats). */
+static double fp8_element(uint32_t bits, int e5m2) {
+  int man_bits = e5m2 ? 2 : 3, exponent = (int)(bits & 0x7f) >> man_bits, mantissa = (int)bits & ((1 << man_bits) - 1);
+  int bias = e5m2 ? 15 : 7;
+  double v = exponent ? ldexp((1 << man_bits) + mantissa, exponent - bias - man_bits)
+                      : ldexp(mantissa, 1 - bias - man_bits);
+  return bits & 0x80 ? -v : v;
+}
+
+/* An element's value as the tensor core reads it (fp16 and fp8: no inf or NaN here). */
 static double element_value(int kind, uint32_t bits) {
+  if (kind == ELEM_E4M3 || kind == ELEM_E5M2) return fp8_element(bits, kind == ELEM_E5M2);
   if (kind == KIND_TF32) return float_of(bits & ~0x1fffu);
   if (kind == KIND_BF16) return float_of(bits << 16);
   if (kind == KIND_S8) return (int8_t)bits;
@@ -58,6 +79,8 @@ static uint32_t exact_element(int kind) {
   case KIND_BF16: return (uint32_t)sign << 15 | (uint32_t)(e + 127) << 7 | (uint32_t)j << 4;
   case KIND_TF32:
     return (uint32_t)sign << 31 | (uint32_t)(e + 127) << 23 | (uint32_t)j << 20 | (uint32_t)(rand() & 0x1fff);
+  case ELEM_E4M3: return (uint32_t)sign << 7 | (uint32_t)(e + 7) << 3 | (uint32_t)j;
+  case ELEM_E5M2: return (uint32_t)sign << 7 | (uint32_t)(e + 15) << 2 | (uint32_t)(j % 4);
   default: return (uint32_t)(rand() % 256);
   }
 }
@@ -69,6 +92,8 @@ static uint32_t random_element(int kind) {
   case KIND_F16: return (uint32_t)sign << 15 | (uint32_t)(rand() % 11 + 10) << 10 | (uint32_t)(rand() % 1024);
   case KIND_BF16: return (uint32_t)sign << 15 | (uint32_t)(rand() % 11 + 122) << 7 | (uint32_t)(rand() % 128);
   case KIND_TF32: return (uint32_t)sign << 31 | (uint32_t)(rand() % 11 + 122) << 23 | (uint32_t)(rand() & 0x7fffff);
+  case ELEM_E4M3: return (uint32_t)sign << 7 | (uint32_t)(rand() % 0x7f); /* not S.1111.111, the NaN */
+  case ELEM_E5M2: return (uint32_t)sign << 7 | (uint32_t)(rand() % 31) << 2 | (uint32_t)(rand() % 4); /* finite */
   default: return (uint32_t)(rand() % 256);
   }
 }
@@ -130,13 +155,13 @@ static void test_tables(void) {
 
 /* ---- mma.sync ------------------------------------------------------------------------- */
 
-static int mma_k(int kind) { return kind == KIND_TF32 ? 8 : kind == KIND_S8 ? 32 : 16; }
+static int mma_k(int kind) { return kind == KIND_TF32 ? 8 : kind >= KIND_S8 ? 32 : 16; }
 
 /* D = A B + C for each of `sets` products, as the hardware's documented
  * order: products summed in order of k with fmaf from +0, then C added
  * (s8: wrapping 32-bit sums). */
 static void mma_reference(int kind, int sets, const uint32_t *A, const uint32_t *B, const uint32_t *C, uint32_t *D) {
-  int k = mma_k(kind);
+  int k = mma_k(kind), ka = operand_kind(kind, 0), kb = operand_kind(kind, 1);
   for (int s = 0; s < sets; s++)
     for (int r = 0; r < 16; r++)
       for (int c = 0; c < 8; c++) {
@@ -151,20 +176,20 @@ static void mma_reference(int kind, int sets, const uint32_t *A, const uint32_t 
         }
         float sum = 0.0f;
         for (int j = 0; j < k; j++)
-          sum = fmaf((float)element_value(kind, a[j]), (float)element_value(kind, b[j * 8]), sum);
+          sum = fmaf((float)element_value(ka, a[j]), (float)element_value(kb, b[j * 8]), sum);
         *d = bits_of(sum + float_of(addend));
       }
 }
 
 /* With exact inputs every order of summation agrees: the plain product. */
 static void exact_product(int kind, int sets, const uint32_t *A, const uint32_t *B, const uint32_t *C, uint32_t *D) {
-  int k = mma_k(kind);
+  int k = mma_k(kind), ka = operand_kind(kind, 0), kb = operand_kind(kind, 1);
   for (int s = 0; s < sets; s++)
     for (int r = 0; r < 16; r++)
       for (int c = 0; c < 8; c++) {
         double sum = float_of(C[s * 128 + r * 8 + c]);
         for (int j = 0; j < k; j++)
-          sum += element_value(kind, A[s * 16 * k + r * k + j]) * element_value(kind, B[s * k * 8 + j * 8 + c]);
+          sum += element_value(ka, A[s * 16 * k + r * k + j]) * element_value(kb, B[s * k * 8 + j * 8 + c]);
         D[s * 128 + r * 8 + c] = bits_of((float)sum);
       }
 }
@@ -180,8 +205,9 @@ static int run_mma(MmaRun *m) {
   int kind = m->kind, k = mma_k(kind);
   uint32_t *A = malloc(4u * SETS * 16 * k), *B = malloc(4u * SETS * k * 8), *C = malloc(4u * SETS * 128);
   uint32_t *D = malloc(4u * SETS * 128), *want = malloc(4u * SETS * 128);
-  for (int i = 0; i < SETS * 16 * k; i++) A[i] = m->exact ? exact_element(kind) : random_element(kind);
-  for (int i = 0; i < SETS * k * 8; i++) B[i] = m->exact ? exact_element(kind) : random_element(kind);
+  int ka = operand_kind(kind, 0), kb = operand_kind(kind, 1);
+  for (int i = 0; i < SETS * 16 * k; i++) A[i] = m->exact ? exact_element(ka) : random_element(ka);
+  for (int i = 0; i < SETS * k * 8; i++) B[i] = m->exact ? exact_element(kb) : random_element(kb);
   for (int i = 0; i < SETS * 128; i++) {
     if (kind == KIND_S8) C[i] = (uint32_t)rand() * 2654435761u; /* any 32 bits: the sums wrap */
     else C[i] = bits_of(m->exact ? exact_accumulator() : random_accumulator());
@@ -212,7 +238,7 @@ static int run_mma(MmaRun *m) {
  * they would change the sums), inputs that round (the documented order),
  * and C and D in the same registers. */
 static void test_mma(void) {
-  for (int kind = KIND_F16; kind <= KIND_S8; kind++) {
+  for (int kind = KIND_F16; kind <= KIND_FP8 + 3; kind++) {
     MmaRun exact = {.kind = kind, .exact = 1}, ordered = {.kind = kind}, aliased = {.kind = kind, .alias = 1};
     CHECK(run_mma(&exact));
     CHECK(run_mma(&ordered));
@@ -220,7 +246,7 @@ static void test_mma(void) {
   }
   MmaRun bad = {.kind = KIND_BF16, .mode = 1};
   CHECK(!run_mma(&bad));
-  CHECK_CONTAINS(bad.error, "kernel 'mma' (program 0, 0, 0), thread 0 (warp 0, lane 0): mma of unknown kind 7");
+  CHECK_CONTAINS(bad.error, "kernel 'mma' (program 0, 0, 0), thread 0 (warp 0, lane 0): mma of unknown kind 9");
   bad.mode = 2;
   CHECK(!run_mma(&bad));
   CHECK_CONTAINS(bad.error, "thread 5 (warp 0, lane 5): divergent warp: thread 0 called "

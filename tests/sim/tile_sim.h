@@ -102,6 +102,9 @@ enum { TILE_SIM_MMA_F16, TILE_SIM_MMA_BF16, TILE_SIM_MMA_TF32, TILE_SIM_MMA_S8, 
  * b = 2 b32 (tf32 values in fp32 bit patterns), c and d = 4 f32.
  * mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 (kind S8): a = 4 b32 (four
  * s8 each), b = 2 b32, c and d = 4 s32 (passed as the float arrays' bits).
+ * mma.sync.aligned.m16n8k32.row.col.f32.{e4m3,e5m2}.{e4m3,e5m2}.f32 (sm_89
+ * and later; the fp8 kinds, as wgmma's): a and b as S8's, four fp8 each,
+ * c and d = 4 f32.
  * d may alias c.  The products are exact in fp32; the simulator sums them
  * in order of k with fmaf from +0 and then adds c (the hardware's order is
  * unspecified); tf32 operands lose their low 13 bits first, as on the

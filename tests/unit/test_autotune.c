@@ -176,6 +176,103 @@ static void test_choice(void) {
   tile_context_destroy(ctx);
 }
 
+/* bump's configs pruned at each tuning by early_config_prune on the launch's values, as Triton calls it
+ * (named_args, and every argument in **kwargs too: tile's launches are positional). */
+static const char prune_source[] =
+    "import triton\n"
+    "import triton.language as tl\n"
+    "\n"
+    "def fit(configs, named_args, **kwargs):\n"
+    "    if kwargs['m'] == 1:\n"
+    "        return [c for c in configs if c.kwargs['BLOCK'] == 1024]\n"
+    "    return [c for c in configs if c.kwargs['BLOCK'] <= named_args['n']]\n"
+    "\n"
+    "@triton.autotune(configs=[triton.Config({'BLOCK': 100}, num_warps=1),\n"
+    "                          triton.Config({'BLOCK': 128}, num_warps=1),\n"
+    "                          triton.Config({'BLOCK': 256}, num_warps=2),\n"
+    "                          triton.Config({'BLOCK': 512}, num_warps=4),\n"
+    "                          triton.Config({'BLOCK': 1024}, num_warps=8, num_stages=2)],\n"
+    "                 key=['n'], prune_configs_by={'early_config_prune': fit})\n"
+    "@triton.jit\n"
+    "def bump(x_ptr, acc_ptr, n, m, BLOCK: tl.constexpr):\n"
+    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+    "    x = tl.load(x_ptr + offs, mask=offs < n)\n"
+    "    tl.store(x_ptr + offs, x + m, mask=offs < n)\n"
+    "    tl.atomic_add(acc_ptr + offs * 0, x, mask=offs < n)\n";
+
+/* n = 300: the configs with BLOCK <= n are kept, and the fastest of them chosen although a pruned one
+ * (config 3) is faster; n = 700 with m = 1: config 4 alone, used without timing (as Triton does);
+ * tile_kernel_compile prunes too; a prune function that reads a buffer fails the launch, at its place. */
+static void test_prune(void) {
+  tile_context *ctx = context(0);
+  tile_kernel *k = kernel(ctx, prune_source, -1);
+  Buffers b = buffers(ctx, 300);
+  set_times(4, 3, 1, 2);
+  CHECK(launch(k, &b, 3) == TILE_OK && tile_kernel_config(k) == 2 && grid_blocks == 256);
+  const char *notes = tile_diagnostics(ctx);
+  CHECK_CONTAINS(notes, "autotune: kernel 'bump' for n=300:");
+  CHECK_CONTAINS(notes, "early_config_prune kept configs 0, 1, 2");
+  CHECK_CONTAINS(notes, "config 1: 4.0000 ms (1 warp)");
+  CHECK(!strstr(notes, "config 3:") && !strstr(notes, "config 4:"));
+  CHECK_CONTAINS(notes, "chose config 2");
+  b.n = 700;
+  int launches = fake->launches;
+  CHECK(launch(k, &b, 1) == TILE_OK && tile_kernel_config(k) == 4 && fake->launches == launches + 1);
+  CHECK_CONTAINS(tile_diagnostics(ctx), "early_config_prune kept config 4");
+  b.n = 400;
+  const tile_arg args[] = {tile_buffer(b.x, "fp32", 400), tile_buffer(b.acc, "fp32", 0), tile_int(400), tile_int(2)};
+  CHECK(tile_kernel_compile(k, args, 4) == TILE_OK && tile_kernel_config(k) == 1); /* config 0 does not compile */
+  static const char reads_buffer[] = "import triton\n"
+                                     "import triton.language as tl\n"
+                                     "\n"
+                                     "@triton.autotune(configs=[triton.Config({'BLOCK': 64}), triton.Config({'BLOCK': 128})],\n"
+                                     "                 key=['n'], prune_configs_by={'early_config_prune': lambda configs, named_args, **kw: configs[:named_args['x_ptr']]})\n"
+                                     "@triton.jit\n"
+                                     "def bump(x_ptr, acc_ptr, n, m, BLOCK: tl.constexpr):\n"
+                                     "    tl.store(x_ptr + tl.arange(0, BLOCK), m)\n";
+  tile_kernel *bad = kernel(ctx, reads_buffer, -1);
+  CHECK(launch(bad, &b, 3) == TILE_ERROR_COMPILE);
+  CHECK_CONTAINS(tile_error(ctx), "bump.tl:5:46: error: early_config_prune cannot be evaluated here: argument 'x_ptr' "
+                                  "is a buffer at this launch (host code sees integers and floats)");
+  tile_free(ctx, b.x), tile_free(ctx, b.acc);
+  tile_context_destroy(ctx);
+}
+
+/* A fixed signature whose ':1' argument comes before the one the prune function reads: the launch still
+ * passes it, so n is the third argument (n = 100 keeps BLOCK >= 100: config 1 on the interpreter). */
+static void test_prune_fixed_signature(void) {
+  static const char source[] = "import triton\n"
+                               "import triton.language as tl\n"
+                               "\n"
+                               "def fit(configs, named_args, **kwargs):\n"
+                               "    return [c for c in configs if c.kwargs['BLOCK'] >= named_args['n']]\n"
+                               "\n"
+                               "@triton.autotune(configs=[triton.Config({'BLOCK': 64}), triton.Config({'BLOCK': 128}),\n"
+                               "                          triton.Config({'BLOCK': 256})],\n"
+                               "                 key=['n'], prune_configs_by={'early_config_prune': fit})\n"
+                               "@triton.jit\n"
+                               "def scale(x_ptr, one, n, BLOCK: tl.constexpr):\n"
+                               "    offs = tl.arange(0, BLOCK)\n"
+                               "    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * (one + 1), mask=offs < n)\n";
+  tile_context *ctx = context(1);
+  tile_options o;
+  tile_options_init(&o);
+  o.signature = "*fp32,i32:1,i32";
+  tile_kernel *k = NULL;
+  CHECK(tile_kernel_create(ctx, "scale.tl", source, strlen(source), &o, &k) == TILE_OK);
+  float *x = NULL;
+  CHECK(tile_malloc(ctx, (void **)&x, sizeof(float) * 100) == TILE_OK);
+  for (int i = 0; i < 100; i++) x[i] = (float)i;
+  tile_arg args[] = {tile_buffer(x, "fp32", 100), tile_int(1), tile_int(100)};
+  tile_status st = tile_launch(k, (unsigned[3]){1, 1, 1}, NULL, args, 3);
+  if (st != TILE_OK) fprintf(stderr, "%s\n", tile_error(ctx));
+  CHECK(st == TILE_OK);
+  CHECK(tile_kernel_config(k) == 1 && x[99] == 198);
+  CHECK_CONTAINS(tile_diagnostics(ctx), "early_config_prune kept configs 1, 2");
+  tile_free(ctx, x);
+  tile_context_destroy(ctx);
+}
+
 /* With an L2 of known size, every timed run follows a write of twice that (do_bench's flush), freed after. */
 static void test_flush(void) {
   fake->l2_bytes = 1 << 20;
@@ -740,6 +837,8 @@ int main(void) {
   snprintf(cache_dir, sizeof cache_dir, "/tmp/tile-autotune-XXXXXX");
   if (!mkdtemp(cache_dir)) return 1;
   test_choice();
+  test_prune();
+  test_prune_fixed_signature();
   test_disk_cache();
   test_flush();
   test_skips();

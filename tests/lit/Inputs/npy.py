@@ -25,7 +25,8 @@ import random
 import struct
 import sys
 
-CODES = {"f4": ("<f4", "f"), "i4": ("<i4", "i"), "u4": ("<u4", "I")}
+CODES = {"f4": ("<f4", "f"), "i4": ("<i4", "i"), "u4": ("<u4", "I"), "f8": ("<f8", "d"), "i8": ("<i8", "q"),
+         "u8": ("<u8", "Q")}
 
 
 def save(path, values, code, shape):
@@ -43,9 +44,9 @@ def load(path):
     assert data[:6] == b"\x93NUMPY", path
     n = struct.unpack("<H", data[8:10])[0]
     header = data[10:10 + n].decode()
-    fmt = "f" if "<f4" in header else "I" if "<u4" in header else "i"
+    fmt = next(f for descr, f in CODES.values() if "'%s'" % descr in header)
     body = data[10 + n:]
-    return list(struct.unpack("<%d%s" % (len(body) // 4, fmt), body))
+    return list(struct.unpack("<%d%s" % (len(body) // struct.calcsize(fmt), fmt), body))
 
 
 def fp8_values(exp_bits):

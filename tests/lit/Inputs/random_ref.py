@@ -3,9 +3,12 @@ mappings, written from the algorithm (Salmon et al., "Parallel random numbers: a
 in plain Python.
 
   random_ref.py check W I U N F C SEED COUNT
-checks every output of the kernel for offsets 0 .. COUNT-1 and prints "ok COUNT" or the first
+checks every output of run_random.tl for offsets 0 .. COUNT-1 and prints "ok COUNT" or the first
 mismatches.  Words and uniform floats must match bit for bit; normals within 2e-6 (libm's log, sin
 and cos against Python's, both correctly rounded or nearly).
+
+  random_ref.py check64 W H U SEED COUNT
+checks run_philox64.tl's outputs (Philox 4x64, 64-bit high products, uniform floats) the same way.
 """
 import math
 import struct
@@ -14,6 +17,7 @@ import sys
 from npy import load
 
 M32 = 0xFFFFFFFF
+M64 = (1 << 64) - 1
 
 
 def philox(seed, c, rounds):
@@ -24,6 +28,21 @@ def philox(seed, c, rounds):
         c0, c1, c2, c3 = (pb >> 32) ^ c1 ^ k0, pb & M32, (pa >> 32) ^ c3 ^ k1, pa & M32
         k0, k1 = (k0 + 0x9E3779B9) & M32, (k1 + 0xBB67AE85) & M32
     return [c0, c1, c2, c3]
+
+
+def philox64(k0, k1, c, rounds):
+    """Philox 4x64: the round multipliers and the Weyl key steps of Random123's philox4x64."""
+    c0, c1, c2, c3 = (x & M64 for x in c)
+    k0, k1 = k0 & M64, k1 & M64
+    for _ in range(rounds):
+        pa, pb = 0xD2E7470EE14C6C93 * c0, 0xCA5A826395121157 * c2
+        c0, c1, c2, c3 = (pb >> 64) ^ c1 ^ k0, pb & M64, (pa >> 64) ^ c3 ^ k1, pa & M64
+        k0, k1 = (k0 + 0x9E3779B97F4A7C15) & M64, (k1 + 0xBB67AE8584CAA73B) & M64
+    return [c0, c1, c2, c3]
+
+
+# Random123's known-answer vector for philox4x64 with 10 rounds on zero counters and key (kat_vectors).
+PHILOX64_ZERO = [0x16554D9ECA36314C, 0xDB20FE9D672D0FDC, 0xD7E772CEE186176B, 0x7E68B68AEC7BA23B]
 
 
 def f32(v):
@@ -89,5 +108,23 @@ def main(argv):
     print("ok %d" % count if not bad else "bad %s" % bad[:8])
 
 
+def main64(argv):
+    w, h, u = (load(p) for p in argv[2:5])
+    seed, count = int(argv[5]), int(argv[6])
+    bad = [] if philox64(0, 0, [0, 0, 0, 0], 10) == PHILOX64_ZERO else ["the reference misses Random123's answer"]
+    for k in range(count):
+        counter = (k * 0x9E3779B97F4A7C1 + (k << 45)) & M64
+        key = k << 40
+        want_w = philox64(seed, 0, [counter, 3 * counter, -counter, counter ^ 7], 10)
+        want_w += philox64(key ^ 0x5555, 0, [counter, 0, key, 1], 7)
+        want_h = counter * ((key + 0x7FFFFFFFFFFFFFFF) & M64) >> 64
+        want_u = uniform(philox64(seed, 0, [counter, 0, 0, 0], 10)[0], 64)
+        if w[8 * k:8 * k + 8] != want_w or h[k] != want_h or u[k] != want_u:
+            bad.append(k)
+    if any(v == v for v in u[count:]):
+        bad.append("u past the end was written")
+    print("ok %d" % count if not bad else "bad %s" % bad[:8])
+
+
 if __name__ == "__main__":
-    main(sys.argv)
+    main64(sys.argv) if sys.argv[1] == "check64" else main(sys.argv)

@@ -23,7 +23,7 @@ static uint32_t load32(const uint32_t *p) {
   return v;
 }
 
-static int element_bits(int kind) { return kind == KIND_S8 ? 8 : kind == KIND_TF32 ? 32 : 16; }
+static int element_bits(int kind) { return kind >= KIND_S8 ? 8 : kind == KIND_TF32 ? 32 : 16; }
 
 /* Puts element bits v into part `part` of a register. */
 static void place(uint32_t *regs, FragmentSlot s, int bits, uint32_t v) {
@@ -62,7 +62,7 @@ void mma_sim_entry(void **params) {
     }
   float cf[4], df[4] = {-1, -1, -1, -1};
   for (int i = 0; i < 4; i++) cf[i] = as_float(cbits[i]);
-  if (mode == 1) kind = 7;
+  if (mode == 1) kind = 9; /* past the fp8 kinds */
   if (mode == 2 && lane == 5) kind = KIND_F16;
   if (mode == 3 && lane == 31) return;
   tile_sim_mma(kind, alias ? cf : df, a, b, cf);

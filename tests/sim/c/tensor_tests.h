@@ -22,7 +22,8 @@ typedef struct FragmentSlot {
   int part;  /* which element of the register, from the low bits */
 } FragmentSlot;
 
-enum { KIND_F16, KIND_BF16, KIND_TF32, KIND_S8 }; /* TILE_SIM_MMA_* */
+/* TILE_SIM_MMA_*; KIND_FP8 (e4m3 x e4m3) + 1 where A is e5m2, + 2 where B is: m16n8k32 like s8 (9.7.14.5.10) */
+enum { KIND_F16, KIND_BF16, KIND_TF32, KIND_S8, KIND_FP8 };
 
 /* mma.sync's A, 16 x K: each row is held by the 4 lanes of one quad
  * (lanes 4r..4r+3 for rows r and r+8), each lane a run of 2 (f16), 1 (tf32)
@@ -31,7 +32,7 @@ enum { KIND_F16, KIND_BF16, KIND_TF32, KIND_S8 }; /* TILE_SIM_MMA_* */
 static inline FragmentSlot mma_a_slot(int kind, int row, int col) {
   FragmentSlot s;
   if (kind == KIND_TF32) s = (FragmentSlot){4 * (row % 8) + col % 4, row / 8 + 2 * (col / 4), 0};
-  else if (kind == KIND_S8) s = (FragmentSlot){4 * (row % 8) + col % 16 / 4, row / 8 + 2 * (col / 16), col % 4};
+  else if (kind >= KIND_S8) s = (FragmentSlot){4 * (row % 8) + col % 16 / 4, row / 8 + 2 * (col / 16), col % 4};
   else s = (FragmentSlot){4 * (row % 8) + col % 8 / 2, row / 8 + 2 * (col / 8), col % 2};
   return s;
 }
@@ -41,7 +42,7 @@ static inline FragmentSlot mma_a_slot(int kind, int row, int col) {
 static inline FragmentSlot mma_b_slot(int kind, int row, int col) {
   FragmentSlot s;
   if (kind == KIND_TF32) s = (FragmentSlot){4 * col + row % 4, row / 4, 0};
-  else if (kind == KIND_S8) s = (FragmentSlot){4 * col + row % 16 / 4, row / 16, row % 4};
+  else if (kind >= KIND_S8) s = (FragmentSlot){4 * col + row % 16 / 4, row / 16, row % 4};
   else s = (FragmentSlot){4 * col + row % 8 / 2, row / 8, row % 2};
   return s;
 }
