@@ -214,6 +214,10 @@ static int const_int_arg(Call *c, int i, const char *what, int64_t *out) {
     fail(c, c->arg[i], "%s must be a constexpr integer", what);
     return 0;
   }
+  if (v->is_u64) {
+    fail(c, c->arg[i], "%s must be below 2^63", what);
+    return 0;
+  }
   *out = v->i;
   return 1;
 }
@@ -1254,8 +1258,10 @@ static Node *check_py_number(Call *c) {
       f = strtod(s, &end);
       if (*end || !*s) return fail(c, x, "%s", "could not convert the string to a number");
     }
+  } else if (v->kind == V_INT && c->id == B_PY_INT) {
+    return mk_const(S, c->node->loc, v); /* from 2^63 too, as Python's */
   } else if (v->kind == V_INT || v->kind == V_BOOL) {
-    f = (double)v->i;
+    f = v->is_u64 ? (double)(uint64_t)v->i : (double)v->i;
   } else if (v->kind == V_FLOAT) {
     f = v->f;
   } else {

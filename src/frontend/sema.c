@@ -728,7 +728,7 @@ static Node *check_ifexp(Sema *S, Node *n) {
 
 static Node *literal(Sema *S, Node *n) {
   switch (n->kind) {
-  case ND_INT: return mk_const(S, n->loc, value_int(S, n->ival));
+  case ND_INT: return mk_const(S, n->loc, n->is_u64 ? value_uint(S, (uint64_t)n->ival) : value_int(S, n->ival));
   case ND_FLOAT: return mk_const(S, n->loc, value_float(S, n->fval));
   case ND_BOOL: return mk_const(S, n->loc, value_bool(S, (int)n->ival));
   case ND_NONE: return mk_const(S, n->loc, value_new(S, V_NONE));
@@ -1220,8 +1220,8 @@ static void check_static_for(Sema *S, Node *n, RangeArgs *r) {
   Value *e = const_of(S, r->end, "the end of tl.static_range");
   Value *st = const_of(S, r->step, "the step of tl.static_range");
   if (!s || !e || !st) return;
-  if (s->kind != V_INT || e->kind != V_INT || st->kind != V_INT || st->i == 0) {
-    diag_error(S->diags, n->b->loc, "tl.static_range needs integer bounds and a non-zero step");
+  if (s->kind != V_INT || e->kind != V_INT || st->kind != V_INT || st->i == 0 || s->is_u64 || e->is_u64 || st->is_u64) {
+    diag_error(S->diags, n->b->loc, "tl.static_range needs integer bounds below 2^63 and a non-zero step");
     return;
   }
   int64_t i = s->i;

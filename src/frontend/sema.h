@@ -44,6 +44,7 @@ typedef struct Value Value;
 struct Value {
   ValueKind kind;
   int64_t i;              /* V_INT, V_BOOL, V_BUILTIN id */
+  int is_u64;             /* V_INT: i holds the bits of a value in [2^63, 2^64) (Triton's uint64) */
   double f;               /* V_FLOAT */
   const char *s;          /* V_STR, V_NAMESPACE name */
   size_t slen;

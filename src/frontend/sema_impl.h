@@ -114,6 +114,7 @@ Symbol *symbols_find(Sema *S, const char *name, int *count);  /* the first of `c
 /* value.c */
 Value *value_new(Sema *S, ValueKind kind);
 Value *value_int(Sema *S, int64_t i);
+Value *value_uint(Sema *S, uint64_t u); /* value_int, or an is_u64 one from 2^63 */
 Value *value_float(Sema *S, double f);
 Value *value_bool(Sema *S, int b);
 Value *value_string(Sema *S, const char *s);
