@@ -628,6 +628,21 @@ static Node *constexpr_call(Sema *S, Node *n, Value *f, Node **args) {
   return args[0];
 }
 
+/* tl.float32(x), as Liger's kernels start a running maximum with tl.float32(-float("inf")): a
+ * dtype called on a value is tl.cast(x, dtype); a constexpr number becomes a run-time scalar of
+ * that type, as a literal takes a type (refused where it does not fit). */
+static Node *dtype_call(Sema *S, Node *n, Node *dtype, Node **args) {
+  if (n->args.len != 1 || n->kwargs.len) {
+    diag_error(S->diags, n->loc, "%s takes exactly one positional argument, the value to convert",
+               value_str(S->arena, dtype->cval));
+    return poison(S, n->loc);
+  }
+  Node *x = runtime(S, args[0]);
+  if (is_const(x) && x->type) return cast(S, x, dtype->cval->dtype, 0); /* a literal: range-checked, folded */
+  Node *cast_args[2] = {args[0], dtype};
+  return check_builtin_call(S, n, B_CAST, NULL, cast_args, 2, NULL, 0);
+}
+
 static Node *check_call(Sema *S, Node *n) {
   Node *callee = check_expr(S, n->a);
   Node *args[64], *kws[64];
@@ -660,6 +675,7 @@ static Node *check_call(Sema *S, Node *n) {
   }
   if (f && f->kind == V_FUNC) return call_function(S, n, f->func, args, n->args.len, kws, n->kwargs.len);
   if (f && (f->kind == V_CONSTEXPR || f->kind == V_TYPE_METHOD)) return constexpr_call(S, n, f, args);
+  if (f && f->kind == V_DTYPE && !f->dtype_is_ptr) return dtype_call(S, n, callee, args);
   if (callee->type)
     diag_error(S->diags, n->a->loc, "this is a run-time %s value, not a function", type_str(S->arena, callee->type));
   else
