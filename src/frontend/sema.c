@@ -2,6 +2,7 @@
  * the kernel's specialisation.  It walks the kernel the way Triton's code
  * generator traces it: constexprs are evaluated as it goes, so shapes are
  * known and every error can name the exact place. */
+#include "host.h"
 #include "sema_impl.h"
 
 #include <stdio.h>
@@ -519,7 +520,33 @@ static void no_member(Sema *S, Loc loc, const char *ns, const char *name) {
   (void)namespace_names;
 }
 
+/* Whether `name` is what an import of host code binds (import torch), not shadowed. */
+static int names_host_import(Sema *S, const char *name) {
+  int n;
+  if (scope_get(&S->scope, name) || (symbols_find(S, name, &n) && n)) return 0;
+  for (int i = S->here->imports.len - 1; i >= 0; i--)
+    if (!strcmp(S->here->imports.data[i]->name, name)) return is_host_module(S->here->imports.data[i]->str);
+  return 0;
+}
+
+/* torch.finfo(torch.float32).min, as FlagGems' module constants are written: an attribute of
+ * host code that the host evaluator can compute, hermetically, is a constexpr.  NULL: not host
+ * code's, or a host object (the caller's errors apply). */
+static Node *host_attribute(Sema *S, Node *n) {
+  const Node *root = n;
+  while (root->kind == ND_ATTR || root->kind == ND_CALL || root->kind == ND_SUBSCRIPT) root = root->a;
+  if (root->kind != ND_NAME || !names_host_import(S, root->name)) return NULL;
+  struct HostVal *unknown;
+  Value *v = host_constexpr(S, n, &unknown);
+  if (v) return mk_const(S, n->loc, v);
+  if (!unknown) return NULL;
+  host_report(S->diags, unknown, n->loc, "the kernel");
+  return poison(S, n->loc);
+}
+
 static Node *check_attr(Sema *S, Node *n) {
+  Node *host = host_attribute(S, n);
+  if (host) return host;
   Node *obj = check_expr(S, n->a);
   if (is_poison(obj)) return obj;
   if (is_runtime(obj)) return tile_attribute(S, obj, n);

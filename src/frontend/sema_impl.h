@@ -94,6 +94,9 @@ void symbols_build(Sema *S, int warn);
 Node *sema_module_name(Sema *S, ModuleState *m, Loc loc, const char *name);
 
 int is_host_module(const char *path);                 /* torch, triton.jit, os, ...: host code's */
+struct HostVal;
+/* specialize.c: host code's expression as a constexpr, NULL when it is none (*unknown: why) */
+Value *host_constexpr(Sema *S, Node *expr, struct HostVal **unknown);
 Node *import_value(Sema *S, Loc loc, const char *path); /* a path under triton tile understands, or NULL */
 
 /* conditional.c: names bound inside module-level if/try/with blocks */

@@ -268,6 +268,17 @@ static Value *constexpr_of(Sema *S, const HostVal *v) {
   }
 }
 
+/* expr, host code's (torch.finfo(torch.float32).min), evaluated by the host evaluator of the
+ * kernel's decorators (a fresh one before they are checked) and taken as a constexpr.  NULL when
+ * it is none: *unknown is then the evaluator's reason, or NULL for a host object (torch.pi). */
+Value *host_constexpr(Sema *S, Node *expr, HostVal **unknown) {
+  Host *h = S->kernel && S->kernel->meta.host ? S->kernel->meta.host : NULL;
+  if (!h) h = host_new(S->arena, S->here->mod, S->here->mod->root->body.data[0], (HostTarget){0});
+  HostVal *v = host_eval(h, expr);
+  *unknown = v->kind == H_UNKNOWN ? v : NULL;
+  return constexpr_of(S, v);
+}
+
 /* A constexpr as a host value (a -D value, a config's, a default), for heuristics and prune functions. */
 static HostVal *host_of(Sema *S, Host *h, const Value *v) {
   HostVal *r;
