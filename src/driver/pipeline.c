@@ -62,6 +62,7 @@ static void sema_options(const tile_options *o, SemaOptions *s) {
   s->config = o->config;
   s->require_types = o->require_types;
   s->arch = o->arch;
+  s->num_warps = o->num_warps;
 }
 
 /* num_warps and num_stages: the options', else the chosen config's, else the defaults. */

@@ -1200,6 +1200,14 @@ static Node *check_debug_barrier(Call *c) { return result(c, NULL); }
  * no-ops on the GPU too, so they leave no code. */
 static Node *check_gdc(Call *c) { return mk_const(c->S, c->node->loc, value_new(c->S, V_NONE)); }
 
+static Node *check_smid(Call *c) { return result(c, type_scalar(c->S->arena, DT_I32)); }
+
+/* num_warps(), num_threads(): constexprs, as in Triton, from the warps the kernel is compiled for. */
+static Node *check_launch_shape(Call *c) {
+  int warps = c->S->num_warps;
+  return mk_const(c->S, c->node->loc, value_int(c->S, c->id == B_NUM_THREADS ? warps * 32 : warps));
+}
+
 static Node *check_random(Call *c) {
   Node *seed = tile_arg(c, 0, "seed"), *off = seed ? tile_arg(c, 1, "offset") : NULL;
   int64_t rounds;

@@ -80,6 +80,7 @@ typedef struct SemaOptions {
   int num_sms;              /* its SM count; 0: the arch's default */
   const LaunchArg *launch;  /* the run-time arguments' values at a launch (JIT); NULL: not known */
   int n_launch;
+  int num_warps;            /* the launch's warps (--num-warps); 0: the config's, else the default */
   int default_types;        /* for the fuzzer: untyped parameters get *fp32 (names with
                                "ptr") or i32, constexprs without a value 16 */
 } SemaOptions;

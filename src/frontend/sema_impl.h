@@ -86,6 +86,7 @@ typedef struct Sema {
   Vec(Binding) dropped;     /* names bound on one path of a run-time if: value = the if */
   int quiet;                /* evaluating a conditional binding's test (conditional.c): failures not cached */
   int import_depth;         /* module members being resolved through re-exports (modules.c) */
+  int num_warps;            /* the warps the kernel is compiled for (tl.extra.cuda.num_warps()) */
 } Sema;
 
 /* sema.c: the module's symbols; `warn`: about imports tile does not understand */

@@ -799,11 +799,20 @@ CheckedKernel *sema_declare(const Module *m, const Module *stdlib, const SemaOpt
   return d->errors ? NULL : S.kernel;
 }
 
+/* num_warps as the driver will launch with it (pipeline.c's launch_shape): the options', else the
+ * chosen config's, else the default. */
+static int launch_warps(const CheckedKernel *k, const SemaOptions *opts) {
+  if (opts->num_warps) return opts->num_warps;
+  if (opts->config >= 0 && opts->config < k->meta.configs.len) return k->meta.configs.data[opts->config].num_warps;
+  return ARCH_DEFAULT_WARPS;
+}
+
 CheckedKernel *sema_check(const Module *m, const Module *stdlib, const SemaOptions *opts, Diags *d) {
   Sema S = {0};
   if (!declare(&S, m, stdlib, opts, d) && !S.kernel->def) return NULL;
   Node *def = S.kernel->def;
   if (!apply_options(&S, opts)) return NULL;
+  S.num_warps = launch_warps(S.kernel, opts);
   if (opts->default_types) give_default_types(&S);
   if (!params_typed(S.kernel) && !opts->signature && !opts->require_types) return S.kernel;
   for (int i = 0; i < S.kernel->params.len; i++) {

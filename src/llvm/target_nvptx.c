@@ -38,6 +38,8 @@ static LLVMValueRef num_programs(Lower *L, int axis) {
   return special_register(L, names[axis]);
 }
 
+static LLVMValueRef smid(Lower *L) { return special_register(L, "llvm.nvvm.read.ptx.sreg.smid"); }
+
 static void barrier(Lower *L) { lower_call(L, "llvm.nvvm.barrier0", L->void_t, NULL, 0, NULL); }
 
 static LLVMValueRef shuffle_xor(Lower *L, LLVMValueRef value, int lane_mask) {
@@ -273,6 +275,7 @@ static const Target nvptx = {
     .shared_space = 3,
     .prologue = prologue,
     .program_id = program_id,
+    .smid = smid,
     .num_programs = num_programs,
     .barrier = barrier,
     .shuffle_xor = shuffle_xor,

@@ -23,6 +23,9 @@ static LLVMValueRef num_programs(Lower *L, int axis) {
   return lower_call(L, "tile_sim_nctaid", L->i32, &L->i32, 1, &a);
 }
 
+/* The simulator runs every program on one SM, as the interpreter does. */
+static LLVMValueRef smid(Lower *L) { return lower_i32(L, 0); }
+
 static void barrier(Lower *L) { lower_call(L, "tile_sim_barrier", L->void_t, NULL, 0, NULL); }
 
 static LLVMValueRef shuffle_xor(Lower *L, LLVMValueRef value, int lane_mask) {
@@ -143,6 +146,7 @@ static const Target sim = {
     .shared_space = 0,
     .prologue = prologue,
     .program_id = program_id,
+    .smid = smid,
     .num_programs = num_programs,
     .barrier = barrier,
     .shuffle_xor = shuffle_xor,
