@@ -66,7 +66,8 @@ static Node *combine_function(Sema *S, const char *fn, Node *arg) {
 static int scalar_only(Sema *S, const Node *def, const Node *n) {
   if (!n) return 1;
   const char *why = NULL;
-  if (n->kind == ND_CALL && n->a && is_const_kind(n->a, V_BUILTIN) && (builtin_flags((int)n->a->cval->i) & EFFECT))
+  if (n->kind == ND_CALL && n->a && is_const_kind(n->a, V_BUILTIN) &&
+      (builtin_flags((int)n->a->cval->i) & (EFFECT | IN_COMBINE)) == EFFECT)
     why = arena_printf(S->arena, "%s() has a side effect", builtin_name((int)n->a->cval->i));
   else if (n->kind == ND_FOR || n->kind == ND_WHILE) why = "a run-time loop is not supported";
   else if (n->type && n->type->rank > 0) why = arena_printf(S->arena, "%s is a tile; a combine works on scalars", type_str(S->arena, n->type));

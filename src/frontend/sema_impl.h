@@ -11,7 +11,11 @@ enum { IF_TAIL = 1 };
 /* How many statements the kernel's early exits may copy (with_tails) before the rest is checked as written. */
 enum { MAX_TAIL_STATEMENTS = 20000 };
 
-enum { TL = 1, METHOD = 2, PY = 4, CUDA = 8 /* tl.extra.cuda.NAME */, EFFECT = 16 /* a side effect */ };
+enum {
+  TL = 1, METHOD = 2, PY = 4, CUDA = 8, /* tl.extra.cuda.NAME */
+  EFFECT = 16,                          /* a side effect */
+  IN_COMBINE = 32,                      /* an EFFECT a combine_fn may have all the same */
+};
 
 typedef struct Binding {
   const char *name;
