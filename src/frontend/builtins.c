@@ -1326,14 +1326,30 @@ static Node *check_py_isinstance(Call *c) {
 
 /* hasattr(module, "name"), folded: how a library asks which Triton it runs
  * on (hasattr(tl, "gather")); tile's own namespaces answer for tile. */
+/* The constant name of getattr / hasattr (a string); NULL after an error. */
+static const char *attribute_name(Call *c) {
+  Value *name = const_of(c->S, c->arg[1], "the attribute's name");
+  if (name && name->kind != V_STR) fail(c, c->arg[1], "%s", "the attribute's name must be a string");
+  return name && name->kind == V_STR ? name->s : NULL;
+}
+
+/* hasattr(obj, name): a constexpr bool, whether obj.name resolves (a module, a tile, a dtype, ...). */
 static Node *check_py_hasattr(Call *c) {
-  Value *obj = const_of(c->S, c->arg[0], "the object");
-  Value *name = const_of(c->S, c->arg[1], "the name");
-  if (!obj || !name) return poison(c->S, c->node->loc);
-  if (name->kind != V_STR) return fail(c, c->arg[1], "%s", "the name must be a string");
-  int r = sema_has_attribute(c->S, c->node->loc, obj, name->s);
-  if (r < 0) return fail(c, c->arg[0], "%s", "the object must be a module (tl, triton.language, a module of the package)");
-  return mk_const(c->S, c->node->loc, value_bool(c->S, r));
+  const char *name = attribute_name(c);
+  if (!name) return poison(c->S, c->node->loc);
+  return mk_const(c->S, c->node->loc, value_bool(c->S, sema_has_attribute(c->S, c->arg[0], c->node->loc, name)));
+}
+
+/* getattr(obj, name[, default]): obj.name with a constant name; the default where it has none. */
+static Node *check_py_getattr(Call *c) {
+  const char *name = attribute_name(c);
+  if (!name) return poison(c->S, c->node->loc);
+  const NodeVec *rest = &c->arg[2]->args; /* *default */
+  if (rest->len > 1) return fail(c, rest->data[1], "%s", "getattr takes at most 3 arguments");
+  if (rest->len == 1 && !sema_has_attribute(c->S, c->arg[0], c->node->loc, name)) return rest->data[0];
+  Node *attr = node_new(c->S->arena, ND_ATTR, c->node->loc);
+  attr->name = name;
+  return sema_attribute(c->S, c->arg[0], attr);
 }
 
 Node *check_builtin_call(Sema *S, Node *call, int id, Node *self, Node **args, int n_args, Node **kw, int n_kw) {

@@ -383,10 +383,23 @@ Node *sema_module_name(Sema *S, ModuleState *m, Loc loc, const char *name) {
   return v;
 }
 
-int sema_has_attribute(Sema *S, Loc loc, const Value *obj, const char *name) {
-  if (obj->kind == V_NAMESPACE) return member_of(S, loc, obj->s, name) != NULL;
-  if (obj->kind == V_MODULE) return module_member(S, obj->module, loc, name) != NULL;
-  return -1;
+/* hasattr(obj, name): obj.name resolved with its errors kept out of the compilation's. */
+int sema_has_attribute(Sema *S, Node *obj, Loc loc, const char *name) {
+  Diags quiet, *loud = S->diags;
+  diags_init(&quiet, S->arena, loud->guard);
+  quiet.max_errors = 1 << 30;
+  NodeVec *out = S->out, scratch = {0};
+  int was_quiet = S->quiet;
+  S->diags = &quiet;
+  S->out = &scratch;
+  S->quiet = 1;
+  Node *attr = node_new(S->arena, ND_ATTR, loc);
+  attr->name = name;
+  Node *v = sema_attribute(S, obj, attr);
+  S->diags = loud;
+  S->out = out;
+  S->quiet = was_quiet;
+  return !quiet.errors && !is_poison(v);
 }
 
 static Node *lookup_name(Sema *S, Loc loc, const char *name) {
@@ -546,8 +559,11 @@ static Node *host_attribute(Sema *S, Node *n) {
 
 static Node *check_attr(Sema *S, Node *n) {
   Node *host = host_attribute(S, n);
-  if (host) return host;
-  Node *obj = check_expr(S, n->a);
+  return host ? host : sema_attribute(S, check_expr(S, n->a), n);
+}
+
+/* obj.NAME, obj checked; n the ATTR node (its name and place).  getattr(obj, "NAME") too. */
+Node *sema_attribute(Sema *S, Node *obj, Node *n) {
   if (is_poison(obj)) return obj;
   if (is_runtime(obj)) return tile_attribute(S, obj, n);
   if (obj->kind == ND_DESC) return desc_attribute(S, obj, n);

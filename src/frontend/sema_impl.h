@@ -110,7 +110,8 @@ Node *conditional_name(Sema *S, Loc loc, const char *name);
 int conditional_defines(const ModuleState *m, const char *name);
 
 /* hasattr(obj, name) on a namespace or module: 1 or 0; -1: obj is neither. */
-int sema_has_attribute(Sema *S, Loc loc, const Value *obj, const char *name);
+Node *sema_attribute(Sema *S, Node *obj, Node *attr);           /* obj.NAME, obj checked; attr: NAME and place */
+int sema_has_attribute(Sema *S, Node *obj, Loc loc, const char *name); /* hasattr, quietly */
 
 /* modules.c: modules of the kernel file's package */
 Node *module_import(Sema *S, Loc loc, const char *dotted);
