@@ -642,6 +642,8 @@ static Node *check_scan(Call *c) {
 
 static Node *check_combine(Call *c) { return combine_call(c->S, c->node, c->id, c->arg, c->n); }
 
+static Node *check_map_elementwise(Call *c) { return map_elementwise_call(c->S, c->node, c->arg); }
+
 static Node *check_float_math(Call *c) {
   Node *x = tile_arg(c, 0, "x");
   if (!x) return poison(c->S, c->node->loc);
@@ -1357,6 +1359,11 @@ Node *check_builtin_call(Sema *S, Node *call, int id, Node *self, Node **args, i
   int n = 0;
   if (self) all[n++] = self;
   for (int i = 0; i < n_args && n < 65; i++) all[n++] = args[i];
+  if (S->selecting && (builtin_flags(id) & EFFECT)) { /* both branches run: the effect would happen on both */
+    diag_error(S->diags, call->loc, "tl.map_elementwise: %s() under an if on the elements is part of Triton but not "
+               "supported by tile yet (tile computes both branches)", builtin_name(id));
+    return poison(S, call->loc);
+  }
   Node *bound[MAX_BUILTIN_PARAMS];
   Call c = {S, call, id, bound, 0};
   if (!bind(S, call, id, all, n, kw, n_kw, bound, &c.n)) return poison(S, call->loc);

@@ -1112,12 +1112,75 @@ static void merge_branches(Sema *S, Node *out, Scope *then_sc, Scope *else_sc) {
 
 static void check_stmt(Sema *S, Node *n);
 
+/* cond ? a : b element by element (tuples item by item); a poison after an error. */
+static Node *selected(Sema *S, Loc loc, Node *cond, Node *a, Node *b) {
+  if (a->kind == ND_TUPLE && b->kind == ND_TUPLE && a->args.len == b->args.len) {
+    Node *t = node_new(S->arena, ND_TUPLE, loc);
+    for (int i = 0; i < a->args.len; i++) vec_push(S->arena, &t->args, selected(S, loc, cond, a->args.data[i], b->args.data[i]));
+    return t;
+  }
+  Node *where = node_new(S->arena, ND_CALL, loc), *args[3] = {cond, a, b};
+  Node *v = check_builtin_call(S, where, B_WHERE, NULL, args, 3, NULL, 0);
+  return is_poison(v) ? v : materialize(S, v, loc);
+}
+
+/* The variables after a selected if: those of both branches, chosen element by element. */
+static void merge_selected(Sema *S, Loc loc, Node *cond, Scope *then_sc, Scope *else_sc) {
+  Scope merged = {0};
+  for (int i = 0; i < then_sc->len; i++) {
+    Binding b = then_sc->data[i];
+    Node *other = scope_get(else_sc, b.name);
+    if (!other) continue; /* defined on one path only: not visible after the if */
+    if (other != b.value) b.value = selected(S, loc, cond, b.value, other);
+    vec_push(S->arena, &merged, b);
+  }
+  S->scope = merged;
+}
+
+/* A run-time if in a tl.map_elementwise function, which tile calls on whole tiles (its condition
+ * a tile, or a scalar when the args are): both branches are computed and their values (variables, and the returned value when
+ * both return, as with_tails makes them) chosen element by element with tl.where. */
+static void select_if(Sema *S, Node *n, Node *cond) {
+  cond = materialize(S, cond, n->a->loc); /* its variables may be assigned in the branches */
+  for (int i = 0; i < S->scope.len; i++) /* so may the variables the else-branch starts from */
+    if (S->scope.data[i].value->kind == ND_NAME && S->scope.data[i].value->type)
+      S->scope.data[i].value = materialize(S, S->scope.data[i].value, n->loc);
+  Scope before = scope_copy(S, &S->scope);
+  Node *ret = S->ret;
+  S->selecting++;
+  check_block(S, &n->body, S->out);
+  Scope then_sc = S->scope;
+  for (int i = 0; i < then_sc.len; i++) /* copied: the else-branch may assign the same variables */
+    if (scope_get(&before, then_sc.data[i].name) != then_sc.data[i].value)
+      then_sc.data[i].value = materialize(S, then_sc.data[i].value, n->loc);
+  Node *then_ret = S->ret ? materialize(S, S->ret, n->loc) : NULL;
+  int then_returned = S->returned;
+  S->scope = before;
+  S->ret = ret;
+  S->returned = 0;
+  check_block(S, &n->orelse, S->out);
+  S->selecting--;
+  int else_returned = S->returned;
+  if (then_returned != else_returned) {
+    diag_error(S->diags, S->return_loc, "tl.map_elementwise: a return on only some elements' path (an if on the "
+                                         "elements without a return on every path) is part of Triton but not supported by tile yet");
+    S->returned = 0;
+    return;
+  }
+  if (then_returned) S->ret = selected(S, n->loc, cond, then_ret, S->ret);
+  else merge_selected(S, n->loc, cond, &then_sc, &S->scope);
+}
+
 static void check_if(Sema *S, Node *n) {
   Node *c = check_expr(S, n->a);
   int truth;
   if (is_poison(c)) return;
   if (const_truth(S, c, &truth)) { /* constexpr if: only the taken branch exists */
     check_block(S, truth ? &n->body : &n->orelse, S->out);
+    return;
+  }
+  if (S->mapping) { /* scalars too: with_tails' ifs need their returns selected */
+    select_if(S, n, to_bool(S, c));
     return;
   }
   if (c->type->rank != 0) {
@@ -1348,6 +1411,11 @@ static void check_while(Sema *S, Node *n) {
   carry_loop_variables(S, n, &carried);
   Node *c = check_expr(S, n->a);
   if (is_poison(c)) return;
+  if (is_runtime(c) && c->type->rank != 0 && S->mapping) {
+    diag_error(S->diags, n->a->loc, "tl.map_elementwise: a while loop on the elements is part of Triton but not "
+                                    "supported by tile yet");
+    return;
+  }
   if (!is_runtime(c) || c->type->rank != 0) {
     diag_error(S->diags, n->a->loc, "the condition of a while loop must be a run-time scalar");
     return;
@@ -1492,7 +1560,8 @@ static void check_block(Sema *S, NodeVec *body, NodeVec *out) {
   S->out = out;
   S->block_depth++;
   NodeVec tails;
-  if (S->block_depth == 1 && !S->in_helper) { /* the kernel's own body */
+  if ((S->block_depth == 1 && !S->in_helper) || (S->mapping && body == S->mapped_body)) { /* the kernel's own
+                                                                                            body, a mapped one */
     int budget = MAX_TAIL_STATEMENTS;
     tails = with_tails(S, body, &budget);
     body = &tails;

@@ -91,6 +91,9 @@ typedef struct Sema {
   int quiet;                /* evaluating a conditional binding's test (conditional.c): failures not cached */
   int import_depth;         /* module members being resolved through re-exports (modules.c) */
   int num_warps;            /* the warps the kernel is compiled for (tl.extra.cuda.num_warps()) */
+  int mapping;              /* checking a tl.map_elementwise scalar_fn, called on whole tiles */
+  const NodeVec *mapped_body; /* that function's body (with_tails makes its returns end every path) */
+  int selecting;            /* inside such a function's run-time if, both of whose branches run */
 } Sema;
 
 /* sema.c: the module's symbols; `warn`: about imports tile does not understand */
@@ -198,6 +201,7 @@ const char *desc_str(Sema *S, const Node *d);                 /* "a tensor descr
 
 /* combine.c: tl.reduce and tl.associative_scan with a combine_fn; arg: the bound arguments */
 Node *combine_call(Sema *S, Node *call, int id, Node **arg, int n_args);
+Node *map_elementwise_call(Sema *S, Node *call, Node **arg); /* combine.c: tl.map_elementwise */
 
 /* libdevice.c */
 int libdevice_lookup(const char *name);   /* the first row of that name, or -1 */
