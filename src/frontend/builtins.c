@@ -340,6 +340,16 @@ static Node *pointer_arg(Call *c) {
   return p;
 }
 
+/* The pointer a store or an atomic writes through; NULL after an error (a tl.const one, as Triton's). */
+static Node *writable_pointer_arg(Call *c) {
+  Node *p = pointer_arg(c);
+  if (p && p->type->is_const) {
+    fail(c, p, "%s", "cannot store to a constant pointer (a tl.const parameter's)");
+    return NULL;
+  }
+  return p;
+}
+
 static int mask_arg(Call *c, int i) {
   if (is_none(c->arg[i])) return 1;
   Node *m = tile_arg(c, i, "mask");
@@ -462,7 +472,7 @@ static int mask_for_pointer(Call *c, int i, Node *p) {
 static Node *check_store(Call *c) {
   if (c->arg[0]->kind == ND_DESC ? !desc_block_store(c->S, c->node, c->arg) : !no_block_options(c, 3, -1))
     return poison(c->S, c->node->loc);
-  Node *p = pointer_arg(c);
+  Node *p = writable_pointer_arg(c);
   if (!p) return poison(c->S, c->node->loc);
   Node *v = value_for_pointer(c, 1, p);
   if (!v || !mask_for_pointer(c, 2, p) || !string_option(c, 4, "cache_modifier", store_cache_modifiers) ||
@@ -479,7 +489,7 @@ static Node *check_make_block_ptr(Call *c) { return desc_make_block_ptr(c->S, c-
 static Node *check_advance(Call *c) { return desc_advance(c->S, c->node, c->arg); }
 
 static Node *check_atomic_rmw(Call *c) {
-  Node *p = pointer_arg(c);
+  Node *p = writable_pointer_arg(c);
   if (!p) return poison(c->S, c->node->loc);
   DType et = p->type->elem;
   int bitwise = c->id == B_ATOMIC_AND || c->id == B_ATOMIC_OR || c->id == B_ATOMIC_XOR;
@@ -495,7 +505,7 @@ static Node *check_atomic_rmw(Call *c) {
 }
 
 static Node *check_atomic_cas(Call *c) {
-  Node *p = pointer_arg(c);
+  Node *p = writable_pointer_arg(c);
   if (!p) return poison(c->S, c->node->loc);
   if (dtype_bits(p->type->elem) < 16) return fail(c, p, "%s", "needs 16, 32 or 64-bit elements");
   Node *cmp = value_for_pointer(c, 1, p);
@@ -822,7 +832,7 @@ static Node *check_broadcast_to(Call *c) {
   int rank, r2;
   int64_t shape[MAX_RANK], out[MAX_RANK];
   if (!x || !shape_arg(c, 1, &rank, shape)) return poison(S, c->node->loc);
-  Type target = {x->type->elem, x->type->is_ptr, rank, {0}};
+  Type target = {x->type->elem, x->type->is_ptr, rank, {0}, 0};
   memcpy(target.shape, shape, sizeof shape);
   if (!broadcast_shapes(x->type, &target, &r2, out) || r2 != rank || memcmp(out, shape, sizeof(int64_t) * (size_t)rank))
     return fail(c, c->node, "%s", arena_printf(S->arena, "cannot broadcast shape %s to %s", shape_str(S->arena, x->type),

@@ -251,7 +251,8 @@ static Node *namespace_member(Sema *S, Loc loc, const char *name) {
   if (dt >= 0 && !strcmp(dtype_triton_name((DType)dt), name)) return mk_const(S, loc, value_dtype(S, (DType)dt, 0));
   if (!strcmp(name, "constexpr")) return mk_const(S, loc, value_new(S, V_CONSTEXPR));
   if (!strcmp(name, "tensor")) return mk_const(S, loc, value_new(S, V_TENSOR));
-  if (!strcmp(name, "tensor_descriptor") || !strcmp(name, "tensor_descriptor_base") || !strcmp(name, "dtype")) {
+  if (!strcmp(name, "tensor_descriptor") || !strcmp(name, "tensor_descriptor_base") || !strcmp(name, "dtype") ||
+      !strcmp(name, "const")) {
     Value *v = value_new(S, V_CLASS);
     v->s = name;
     return mk_const(S, loc, v);

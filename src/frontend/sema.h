@@ -94,6 +94,7 @@ typedef struct KernelParam {
   int divisibility;         /* 16 from a ':16' hint, else 1 */
   int value_from_define;    /* set by -D (a second -D is an error) */
   int specialized;          /* a run-time parameter made constexpr 1 by a ':1' hint */
+  int is_const;             /* annotated tl.const: a pointer to constant data */
   int decl;                 /* the kernel's parameter it stands for (index in def->args) */
   struct DescParam *desc;   /* a tensordesc<...> parameter, and each of the parameters it becomes */
   int desc_part;            /* in those: 0 the base pointer, 1..rank the shape, then the strides */

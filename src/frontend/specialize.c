@@ -181,6 +181,7 @@ static void apply_annotation(Sema *S, Node *param, KernelParam *p) {
   Node *v = check_expr(S, a);
   if (is_const_kind(v, V_CONSTEXPR)) p->is_constexpr = 1;
   else if (is_const_kind(v, V_TENSOR)) return; /* p: tl.tensor says nothing the signature does not */
+  else if (is_const_kind(v, V_CLASS) && !strcmp(v->cval->s, "const")) p->is_const = 1; /* the signature gives the type */
   else if (is_const_kind(v, V_DTYPE))
     p->type = v->cval->dtype_is_ptr ? type_pointer(S->arena, v->cval->dtype) : type_scalar(S->arena, v->cval->dtype);
   else if (!is_poison(v))
@@ -737,6 +738,18 @@ static void bind_descriptor(Sema *S, const KernelParam *p, Node *ref, Node **par
 }
 
 /* Binds every parameter in the kernel's scope and builds the typed PARAMs. */
+/* p: tl.const: its pointer type marked constant (Triton's const pointer); 0 after an error. */
+static int const_pointer(Sema *S, KernelParam *p) {
+  if (!p->type->is_ptr) {
+    diag_error(S->diags, p->loc, "tl.const marks a pointer parameter; '%s' is %s", p->name, type_str(S->arena, p->type));
+    return 0;
+  }
+  Type *t = type_with_elem(S->arena, p->type, p->type->elem, 1);
+  t->is_const = 1;
+  p->type = t;
+  return 1;
+}
+
 static int bind_kernel_params(Sema *S, Node *typed) {
   CheckedKernel *k = S->kernel;
   Node *parts[1 + 2 * MAX_RANK];
@@ -761,6 +774,7 @@ static int bind_kernel_params(Sema *S, Node *typed) {
       ref = const_to_node(S, p->loc, p->value);
       if (p->desc) ref = cast(S, runtime(S, ref), DT_I64, 0);
     } else {
+      if (p->is_const && !const_pointer(S, p)) continue;
       param->type = p->type;
       ref = typed_node(S, ND_NAME, p->loc, p->type);
       ref->name = p->name;

@@ -159,7 +159,7 @@ static void *resolve(Interp *I, const TirOp *op, int64_t addr, int64_t lane, siz
 static size_t elem_bytes(DType t) { return t == DT_I1 ? 1 : (size_t)dtype_bits(t) / 8; }
 
 static void read_elem(DType t, const void *p, Slot *d, int64_t k) {
-  Type ty = {t, 0, 0, {0}};
+  Type ty = {t, 0, 0, {0}, 0};
   uint64_t b = 0;
   memcpy(&b, p, elem_bytes(t));
   if (t == DT_I1) b = b != 0;
@@ -167,7 +167,7 @@ static void read_elem(DType t, const void *p, Slot *d, int64_t k) {
 }
 
 static void write_elem(DType t, void *p, const Slot *s, int64_t k) {
-  Type ty = {t, 0, 0, {0}};
+  Type ty = {t, 0, 0, {0}, 0};
   uint64_t b = bits_of(&ty, s, k);
   memcpy(p, &b, elem_bytes(t));
 }
