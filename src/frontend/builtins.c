@@ -1212,7 +1212,10 @@ static Node *check_debug_barrier(Call *c) { return result(c, NULL); }
  * no-ops on the GPU too, so they leave no code. */
 static Node *check_gdc(Call *c) { return mk_const(c->S, c->node->loc, value_new(c->S, V_NONE)); }
 
-static Node *check_smid(Call *c) { return result(c, type_scalar(c->S->arena, DT_I32)); }
+/* smid(), globaltimer(): PTX's %smid (i32) and %globaltimer (i64). */
+static Node *check_special_register(Call *c) {
+  return result(c, type_scalar(c->S->arena, c->id == B_GLOBALTIMER ? DT_I64 : DT_I32));
+}
 
 /* num_warps(), num_threads(): constexprs, as in Triton, from the warps the kernel is compiled for. */
 static Node *check_launch_shape(Call *c) {

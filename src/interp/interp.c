@@ -896,6 +896,7 @@ static void exec_op(Interp *I, const TirOp *op) {
   case TIR_PROGRAM_ID: out(I, op)->i[0] = I->pid[op->axis]; break;
   case TIR_NUM_PROGRAMS: out(I, op)->i[0] = I->launch->grid[op->axis]; break;
   case TIR_SMID: out(I, op)->i[0] = 0; break; /* one SM runs every program (docs/language.md) */
+  case TIR_GLOBALTIMER: out(I, op)->i[0] = (int64_t)(clock_s() * 1e9); break;
   case TIR_MAKE_RANGE: exec_range(I, op); break;
   case TIR_SPLAT: case TIR_BROADCAST: exec_broadcast(I, op); break;
   case TIR_EXPAND_DIMS: case TIR_RESHAPE: case TIR_HINT: case TIR_CONVERT_LAYOUT: exec_copy(I, op); break;

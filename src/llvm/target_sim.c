@@ -26,6 +26,8 @@ static LLVMValueRef num_programs(Lower *L, int axis) {
 /* The simulator runs every program on one SM, as the interpreter does. */
 static LLVMValueRef smid(Lower *L) { return lower_i32(L, 0); }
 
+static LLVMValueRef globaltimer(Lower *L) { return lower_call(L, "tile_sim_globaltimer", L->i64, NULL, 0, NULL); }
+
 static void barrier(Lower *L) { lower_call(L, "tile_sim_barrier", L->void_t, NULL, 0, NULL); }
 
 static LLVMValueRef shuffle_xor(Lower *L, LLVMValueRef value, int lane_mask) {
@@ -147,6 +149,7 @@ static const Target sim = {
     .prologue = prologue,
     .program_id = program_id,
     .smid = smid,
+    .globaltimer = globaltimer,
     .num_programs = num_programs,
     .barrier = barrier,
     .shuffle_xor = shuffle_xor,
