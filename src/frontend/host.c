@@ -1455,6 +1455,23 @@ static Flow host_only(Host *h, HostEnv *env, Node *n, HostVal **out) {
   return fail(out, why);
 }
 
+/* import torch as th, from torch import finfo: names bound to what the evaluator knows under a root
+ * of module_roots (import a.b binds a); other imports bind nothing (their names stay unknown). */
+static void exec_import(Host *h, HostEnv *env, Node *n) {
+  for (int i = 0; i < n->args.len; i++) {
+    const Node *b = n->args.data[i];
+    size_t len = strcspn(b->str, ".");
+    char *root = arena_strndup(h->arena, b->str, len);
+    HostVal *v = strcmp(b->name, "*") ? lookup_builtin(h, root) : NULL;
+    if (!v || v->kind != H_MODULE) continue;
+    for (const char *p = b->str + len; *p == '.' && strcmp(b->name, root); p += len) {
+      len = strcspn(++p, ".");
+      v = attribute(h, b->loc, v, arena_strndup(h->arena, p, len));
+    }
+    env_set(h, env, b->name, v);
+  }
+}
+
 static Flow exec_stmt(Host *h, HostEnv *env, Node *n, HostVal **out) {
   HostVal *stop = step(h, n), *v;
   if (stop) return fail(out, stop);
@@ -1495,8 +1512,8 @@ static Flow exec_stmt(Host *h, HostEnv *env, Node *n, HostVal **out) {
     v->env = env;
     env_set(h, env, n->name, v);
     return FLOW_NEXT;
-  case ND_PASS:
-  case ND_IMPORT: return FLOW_NEXT;
+  case ND_IMPORT: exec_import(h, env, n); return FLOW_NEXT;
+  case ND_PASS: return FLOW_NEXT;
   case ND_CLASS:
   case ND_WITH:
   case ND_TRY:
