@@ -254,35 +254,59 @@ static Node *mapped_result(Sema *S, Node *v, const Type *shape_of) {
   return broadcast(S, v, shape_of->rank, shape_of->shape);
 }
 
+/* pack: a constexpr from 1 to 16 (Triton's hint of elements per call); 0 after an error. */
+static int pack_arg(Sema *S, Node *arg) {
+  Value *v = const_of(S, arg, "pack");
+  if (v && (v->kind != V_INT || v->is_u64 || v->i < 1 || v->i > 16)) {
+    diag_error(S->diags, arg->loc, "map_elementwise: pack must be a constexpr integer from 1 to 16, not %s",
+               value_str(S->arena, v));
+    return 0;
+  }
+  return v ? (int)v->i : 0;
+}
+
+/* scalar_fn's results, every pack-th one (Triton's: the first of each group of pack), each of the
+ * arguments' shape; a tuple when there are several. */
+static Node *mapped_results(Sema *S, Node *def, Node *ret, int pack, const Type *shape_of, Loc loc) {
+  int n = ret->kind == ND_TUPLE ? ret->args.len : 1;
+  if (n % pack) {
+    diag_error(S->diags, loc, "map_elementwise: scalar_fn '%s' returns %d value%s, not a multiple of pack=%d", def->name, n,
+               n == 1 ? "" : "s", pack);
+    return poison(S, loc);
+  }
+  if (ret->kind != ND_TUPLE) return mapped_result(S, ret, shape_of);
+  if (n == pack) return mapped_result(S, ret->args.data[0], shape_of);
+  Node *out = node_new(S->arena, ND_TUPLE, ret->loc);
+  for (int i = 0; i < n; i += pack) vec_push(S->arena, &out->args, mapped_result(S, ret->args.data[i], shape_of));
+  return out;
+}
+
 /* arg: scalar_fn, the args (a TUPLE), pack.  tile calls scalar_fn on the broadcast tiles themselves,
  * which is the same element by element: an `if` on the elements computes both branches and selects
- * (sema.c select_if, under S->mapping).  pack > 1 is refused. */
+ * (sema.c select_if, under S->mapping).  With pack > 1 scalar_fn takes pack elements of each
+ * argument (a0, a1, b0, b1) and returns pack values of each result (c0, c1, d0, d1): it gets each
+ * tile pack times and the first of each group is kept, which is what it computes for every element
+ * when element j of a group depends only on the arguments' elements j. */
 Node *map_elementwise_call(Sema *S, Node *call, Node **arg) {
   Node *def = jit_function_arg(S, "map_elementwise", "scalar_fn", arg[0]);
-  Value *pack = def ? const_of(S, arg[2], "pack") : NULL;
+  int pack = def ? pack_arg(S, arg[2]) : 0;
   if (!pack) return poison(S, call->loc);
-  if (pack->kind != V_INT || pack->i != 1) {
-    diag_error(S->diags, arg[2]->loc, "tl.map_elementwise with pack=%s is part of Triton but not supported by tile yet",
-               value_str(S->arena, pack));
-    return poison(S, call->loc);
-  }
   const NodeVec *args = &arg[1]->args;
-  Node *tiles[MAX_COMBINE];
-  if (args->len < 1 || args->len > MAX_COMBINE) {
-    fail_at(S, call->loc, "map_elementwise", arena_printf(S->arena, "takes 1 to %d tiles", MAX_COMBINE));
+  Node *tiles[MAX_COMBINE], *params[4 * MAX_COMBINE];
+  if (args->len < 1 || args->len > MAX_COMBINE || args->len * pack > 4 * MAX_COMBINE) {
+    fail_at(S, call->loc, "map_elementwise", arena_printf(S->arena, "takes 1 to %d tiles, %d values in all with pack",
+                                                          MAX_COMBINE, 4 * MAX_COMBINE));
     return poison(S, call->loc);
   }
   if (!mapped_args(S, args, tiles)) return poison(S, call->loc);
+  for (int i = 0; i < args->len * pack; i++) params[i] = tiles[i / pack];
   int errors = S->diags->errors;
   const NodeVec *outer = S->mapped_body;
   S->mapping++;
   S->mapped_body = &def->body;
-  Node *ret = call_function(S, call, def, tiles, args->len, NULL, 0);
+  Node *ret = call_function(S, call, def, params, args->len * pack, NULL, 0);
   S->mapped_body = outer;
   S->mapping--;
-  if (S->diags->errors > errors) return poison(S, call->loc);
-  if (is_poison(ret) || ret->kind != ND_TUPLE) return is_poison(ret) ? ret : mapped_result(S, ret, tiles[0]->type);
-  Node *out = node_new(S->arena, ND_TUPLE, ret->loc);
-  for (int i = 0; i < ret->args.len; i++) vec_push(S->arena, &out->args, mapped_result(S, ret->args.data[i], tiles[0]->type));
-  return out;
+  if (S->diags->errors > errors || is_poison(ret)) return poison(S, call->loc);
+  return mapped_results(S, def, ret, pack, tiles[0]->type, call->loc);
 }
