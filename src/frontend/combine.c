@@ -50,7 +50,8 @@ static const char *decorator_name(const Node *d) {
 static Node *jit_function_arg(Sema *S, const char *fn, const char *what, Node *arg) {
   if (is_poison(arg)) return NULL;
   if (!is_const_kind(arg, V_FUNC) || arg->cval->self) {
-    fail_at(S, arg->loc, fn, arena_printf(S->arena, "%s must be a @triton.jit function, got %s", what, describe(S, arg)));
+    fail_at(S, arg->loc, fn,
+            arena_printf(S->arena, "%s must be a @triton.jit function, got %s", what, describe(S, arg)));
     return NULL;
   }
   Node *def = arg->cval->func;
@@ -236,8 +237,9 @@ static int mapped_args(Sema *S, const NodeVec *args, Node **out) {
                                                                      describe(S, out[i])));
     Type *common = i ? type_tile(S->arena, out[0]->type, rank, shape) : out[i]->type;
     if (!broadcast_shapes(common, out[i]->type, &rank, shape))
-      return fail_at(S, out[i]->loc, "map_elementwise", arena_printf(S->arena, "the arguments' shapes %s and %s do not broadcast",
-                                                                     type_str(S->arena, common), type_str(S->arena, out[i]->type)));
+      return fail_at(S, out[i]->loc, "map_elementwise",
+                     arena_printf(S->arena, "the arguments' shapes %s and %s do not broadcast",
+                                  type_str(S->arena, common), type_str(S->arena, out[i]->type)));
   }
   for (int i = 0; i < args->len; i++) out[i] = materialize(S, broadcast(S, out[i], rank, shape), out[i]->loc);
   return 1;
@@ -270,7 +272,8 @@ static int pack_arg(Sema *S, Node *arg) {
 static Node *mapped_results(Sema *S, Node *def, Node *ret, int pack, const Type *shape_of, Loc loc) {
   int n = ret->kind == ND_TUPLE ? ret->args.len : 1;
   if (n % pack) {
-    diag_error(S->diags, loc, "map_elementwise: scalar_fn '%s' returns %d value%s, not a multiple of pack=%d", def->name, n,
+    diag_error(S->diags, loc, "map_elementwise: scalar_fn '%s' returns %d value%s, not a multiple of pack=%d",
+               def->name, n,
                n == 1 ? "" : "s", pack);
     return poison(S, loc);
   }

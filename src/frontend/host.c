@@ -629,7 +629,8 @@ static HostVal *eval(Host *h, HostEnv *env, Node *n) {
   HostVal *v;
   switch (n->kind) {
   case ND_INT:
-    if (n->is_u64) return host_unknown(h, n->loc, "integers of 2^63 or more are kernel constexprs only; host code has no such value in tile");
+    if (n->is_u64)
+      return host_unknown(h, n->loc, "integers of 2^63 or more are kernel constexprs only; host code has no such value in tile");
     return host_int(h, n->ival);
   case ND_FLOAT: return host_float(h, n->fval);
   case ND_BOOL: return host_bool(h, (int)n->ival);

@@ -1117,7 +1117,8 @@ static void check_stmt(Sema *S, Node *n);
 static Node *selected(Sema *S, Loc loc, Node *cond, Node *a, Node *b) {
   if (a->kind == ND_TUPLE && b->kind == ND_TUPLE && a->args.len == b->args.len) {
     Node *t = node_new(S->arena, ND_TUPLE, loc);
-    for (int i = 0; i < a->args.len; i++) vec_push(S->arena, &t->args, selected(S, loc, cond, a->args.data[i], b->args.data[i]));
+    for (int i = 0; i < a->args.len; i++)
+      vec_push(S->arena, &t->args, selected(S, loc, cond, a->args.data[i], b->args.data[i]));
     return t;
   }
   Node *where = node_new(S->arena, ND_CALL, loc), *args[3] = {cond, a, b};
@@ -1139,8 +1140,9 @@ static void merge_selected(Sema *S, Loc loc, Node *cond, Scope *then_sc, Scope *
 }
 
 /* A run-time if in a tl.map_elementwise function, which tile calls on whole tiles (its condition
- * a tile, or a scalar when the args are): both branches are computed and their values (variables, and the returned value when
- * both return, as with_tails makes them) chosen element by element with tl.where. */
+ * a tile, or a scalar when the args are): both branches are computed and their values (variables,
+ * and the returned value when both return, as with_tails makes them) chosen element by element with
+ * tl.where. */
 static void select_if(Sema *S, Node *n, Node *cond) {
   cond = materialize(S, cond, n->a->loc); /* its variables may be assigned in the branches */
   for (int i = 0; i < S->scope.len; i++) /* so may the variables the else-branch starts from */

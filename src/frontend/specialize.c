@@ -285,7 +285,8 @@ static HostVal *host_of(Sema *S, Host *h, const Value *v) {
   HostVal *r;
   switch (v->kind) {
   case V_INT:
-    if (v->is_u64) return host_unknown(h, (Loc){0}, "the constexpr %s is not a host value in tile", value_str(S->arena, v));
+    if (v->is_u64)
+      return host_unknown(h, (Loc){0}, "the constexpr %s is not a host value in tile", value_str(S->arena, v));
     return host_int(h, v->i);
   case V_BOOL: r = host_value(h, H_BOOL), r->i = v->i; return r;
   case V_FLOAT: r = host_value(h, H_FLOAT), r->f = v->f; return r;
