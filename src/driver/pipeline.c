@@ -63,6 +63,7 @@ static void sema_options(const Compilation *c, const tile_options *o, SemaOption
   s->config = o->config;
   s->require_types = o->require_types;
   s->arch = o->arch;
+  s->num_warps = o->num_warps;
 }
 
 /* num_warps and num_stages: the options', else the chosen config's, else the defaults. */

@@ -33,6 +33,7 @@ struct Node {
   NodeVec body;        /* statement blocks; MODULE top-level statements */
   NodeVec orelse;      /* IF else-branch (elif is a nested IF) */
   int64_t ival;        /* INT, BOOL; LISTCOMP: 1 for a set comprehension */
+  int is_u64;          /* INT: ival holds the bits of a literal in [2^63, 2^64), which Triton types uint64 */
   double fval;         /* FLOAT */
   const char *str;     /* STR (decoded) */
   size_t str_len;

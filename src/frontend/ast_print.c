@@ -80,7 +80,10 @@ static void print_string(Buf *out, const char *s, size_t n) {
 
 static void print_details(const Node *n, Buf *out) {
   switch (n->kind) {
-  case ND_INT: buf_printf(out, " %lld", (long long)n->ival); break;
+  case ND_INT:
+    if (n->is_u64) buf_printf(out, " %llu", (unsigned long long)n->ival);
+    else buf_printf(out, " %lld", (long long)n->ival);
+    break;
   case ND_FLOAT: buf_printf(out, " %.17g", n->fval); break;
   case ND_BOOL: buf_puts(out, n->ival ? " True" : " False"); break;
   case ND_STR: buf_puts(out, " "); print_string(out, n->str, n->str_len); break;

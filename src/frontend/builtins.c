@@ -214,6 +214,10 @@ static int const_int_arg(Call *c, int i, const char *what, int64_t *out) {
     fail(c, c->arg[i], "%s must be a constexpr integer", what);
     return 0;
   }
+  if (v->is_u64) {
+    fail(c, c->arg[i], "%s must be below 2^63", what);
+    return 0;
+  }
   *out = v->i;
   return 1;
 }
@@ -331,6 +335,16 @@ static Node *pointer_arg(Call *c) {
     if (!is_poison(p))
       fail(c, p, "the pointer argument must be a pointer or a tile of pointers, not %s",
            describe(c->S, p));
+    return NULL;
+  }
+  return p;
+}
+
+/* The pointer a store or an atomic writes through; NULL after an error (a tl.const one, as Triton's). */
+static Node *writable_pointer_arg(Call *c) {
+  Node *p = pointer_arg(c);
+  if (p && p->type->is_const) {
+    fail(c, p, "%s", "cannot store to a constant pointer (a tl.const parameter's)");
     return NULL;
   }
   return p;
@@ -458,7 +472,7 @@ static int mask_for_pointer(Call *c, int i, Node *p) {
 static Node *check_store(Call *c) {
   if (c->arg[0]->kind == ND_DESC ? !desc_block_store(c->S, c->node, c->arg) : !no_block_options(c, 3, -1))
     return poison(c->S, c->node->loc);
-  Node *p = pointer_arg(c);
+  Node *p = writable_pointer_arg(c);
   if (!p) return poison(c->S, c->node->loc);
   Node *v = value_for_pointer(c, 1, p);
   if (!v || !mask_for_pointer(c, 2, p) || !string_option(c, 4, "cache_modifier", store_cache_modifiers) ||
@@ -475,7 +489,7 @@ static Node *check_make_block_ptr(Call *c) { return desc_make_block_ptr(c->S, c-
 static Node *check_advance(Call *c) { return desc_advance(c->S, c->node, c->arg); }
 
 static Node *check_atomic_rmw(Call *c) {
-  Node *p = pointer_arg(c);
+  Node *p = writable_pointer_arg(c);
   if (!p) return poison(c->S, c->node->loc);
   DType et = p->type->elem;
   int bitwise = c->id == B_ATOMIC_AND || c->id == B_ATOMIC_OR || c->id == B_ATOMIC_XOR;
@@ -491,7 +505,7 @@ static Node *check_atomic_rmw(Call *c) {
 }
 
 static Node *check_atomic_cas(Call *c) {
-  Node *p = pointer_arg(c);
+  Node *p = writable_pointer_arg(c);
   if (!p) return poison(c->S, c->node->loc);
   if (dtype_bits(p->type->elem) < 16) return fail(c, p, "%s", "needs 16, 32 or 64-bit elements");
   Node *cmp = value_for_pointer(c, 1, p);
@@ -637,6 +651,8 @@ static Node *check_scan(Call *c) {
 }
 
 static Node *check_combine(Call *c) { return combine_call(c->S, c->node, c->id, c->arg, c->n); }
+
+static Node *check_map_elementwise(Call *c) { return map_elementwise_call(c->S, c->node, c->arg); }
 
 static Node *check_float_math(Call *c) {
   Node *x = tile_arg(c, 0, "x");
@@ -823,7 +839,7 @@ static Node *check_broadcast_to(Call *c) {
   int rank, r2;
   int64_t shape[MAX_RANK], out[MAX_RANK];
   if (!x || !shape_arg(c, 1, &rank, shape)) return poison(S, c->node->loc);
-  Type target = {x->type->elem, x->type->is_ptr, rank, {0}};
+  Type target = {x->type->elem, x->type->is_ptr, rank, {0}, 0};
   memcpy(target.shape, shape, sizeof shape);
   if (!broadcast_shapes(x->type, &target, &r2, out) || r2 != rank || memcmp(out, shape, sizeof(int64_t) * (size_t)rank))
     return fail(c, c->node, "%s", arena_printf(S->arena, "cannot broadcast shape %s to %s", shape_str(S->arena, x->type),
@@ -1203,6 +1219,17 @@ static Node *check_debug_barrier(Call *c) { return result(c, NULL); }
  * no-ops on the GPU too, so they leave no code. */
 static Node *check_gdc(Call *c) { return mk_const(c->S, c->node->loc, value_new(c->S, V_NONE)); }
 
+/* smid(), globaltimer(): PTX's %smid (i32) and %globaltimer (i64). */
+static Node *check_special_register(Call *c) {
+  return result(c, type_scalar(c->S->arena, c->id == B_GLOBALTIMER ? DT_I64 : DT_I32));
+}
+
+/* num_warps(), num_threads(): constexprs, as in Triton, from the warps the kernel is compiled for. */
+static Node *check_launch_shape(Call *c) {
+  int warps = c->S->num_warps;
+  return mk_const(c->S, c->node->loc, value_int(c->S, c->id == B_NUM_THREADS ? warps * 32 : warps));
+}
+
 static Node *check_random(Call *c) {
   Node *seed = tile_arg(c, 0, "seed"), *off = seed ? tile_arg(c, 1, "offset") : NULL;
   int64_t rounds;
@@ -1261,8 +1288,10 @@ static Node *check_py_number(Call *c) {
       f = strtod(s, &end);
       if (*end || !*s) return fail(c, x, "%s", "could not convert the string to a number");
     }
+  } else if (v->kind == V_INT && c->id == B_PY_INT) {
+    return mk_const(S, c->node->loc, v); /* from 2^63 too, as Python's */
   } else if (v->kind == V_INT || v->kind == V_BOOL) {
-    f = (double)v->i;
+    f = v->is_u64 ? (double)(uint64_t)v->i : (double)v->i;
   } else if (v->kind == V_FLOAT) {
     f = v->f;
   } else {
@@ -1319,14 +1348,30 @@ static Node *check_py_isinstance(Call *c) {
 
 /* hasattr(module, "name"), folded: how a library asks which Triton it runs
  * on (hasattr(tl, "gather")); tile's own namespaces answer for tile. */
+/* The constant name of getattr / hasattr (a string); NULL after an error. */
+static const char *attribute_name(Call *c) {
+  Value *name = const_of(c->S, c->arg[1], "the attribute's name");
+  if (name && name->kind != V_STR) fail(c, c->arg[1], "%s", "the attribute's name must be a string");
+  return name && name->kind == V_STR ? name->s : NULL;
+}
+
+/* hasattr(obj, name): a constexpr bool, whether obj.name resolves (a module, a tile, a dtype, ...). */
 static Node *check_py_hasattr(Call *c) {
-  Value *obj = const_of(c->S, c->arg[0], "the object");
-  Value *name = const_of(c->S, c->arg[1], "the name");
-  if (!obj || !name) return poison(c->S, c->node->loc);
-  if (name->kind != V_STR) return fail(c, c->arg[1], "%s", "the name must be a string");
-  int r = sema_has_attribute(c->S, c->node->loc, obj, name->s);
-  if (r < 0) return fail(c, c->arg[0], "%s", "the object must be a module (tl, triton.language, a module of the package)");
-  return mk_const(c->S, c->node->loc, value_bool(c->S, r));
+  const char *name = attribute_name(c);
+  if (!name) return poison(c->S, c->node->loc);
+  return mk_const(c->S, c->node->loc, value_bool(c->S, sema_has_attribute(c->S, c->arg[0], c->node->loc, name)));
+}
+
+/* getattr(obj, name[, default]): obj.name with a constant name; the default where it has none. */
+static Node *check_py_getattr(Call *c) {
+  const char *name = attribute_name(c);
+  if (!name) return poison(c->S, c->node->loc);
+  const NodeVec *rest = &c->arg[2]->args; /* *default */
+  if (rest->len > 1) return fail(c, rest->data[1], "%s", "getattr takes at most 3 arguments");
+  if (rest->len == 1 && !sema_has_attribute(c->S, c->arg[0], c->node->loc, name)) return rest->data[0];
+  Node *attr = node_new(c->S->arena, ND_ATTR, c->node->loc);
+  attr->name = name;
+  return sema_attribute(c->S, c->arg[0], attr);
 }
 
 Node *check_builtin_call(Sema *S, Node *call, int id, Node *self, Node **args, int n_args, Node **kw, int n_kw) {
@@ -1334,6 +1379,11 @@ Node *check_builtin_call(Sema *S, Node *call, int id, Node *self, Node **args, i
   int n = 0;
   if (self) all[n++] = self;
   for (int i = 0; i < n_args && n < 65; i++) all[n++] = args[i];
+  if (S->selecting && (builtin_flags(id) & EFFECT)) { /* both branches run: the effect would happen on both */
+    diag_error(S->diags, call->loc, "tl.map_elementwise: %s() under an if on the elements is part of Triton but not "
+               "supported by tile yet (tile computes both branches)", builtin_name(id));
+    return poison(S, call->loc);
+  }
   Node *bound[MAX_BUILTIN_PARAMS];
   Call c = {S, call, id, bound, 0};
   if (!bind(S, call, id, all, n, kw, n_kw, bound, &c.n)) return poison(S, call->loc);

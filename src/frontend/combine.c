@@ -45,17 +45,19 @@ static const char *decorator_name(const Node *d) {
   return d->kind == ND_NAME || d->kind == ND_ATTR ? d->name : "";
 }
 
-/* combine_fn: a @triton.jit function; its definition, or NULL after an error. */
-static Node *combine_function(Sema *S, const char *fn, Node *arg) {
+/* combine_fn (scalar_fn for map_elementwise, `what`): a @triton.jit function; its definition, or NULL
+ * after an error. */
+static Node *jit_function_arg(Sema *S, const char *fn, const char *what, Node *arg) {
   if (is_poison(arg)) return NULL;
   if (!is_const_kind(arg, V_FUNC) || arg->cval->self) {
-    fail_at(S, arg->loc, fn, arena_printf(S->arena, "combine_fn must be a @triton.jit function, got %s", describe(S, arg)));
+    fail_at(S, arg->loc, fn,
+            arena_printf(S->arena, "%s must be a @triton.jit function, got %s", what, describe(S, arg)));
     return NULL;
   }
   Node *def = arg->cval->func;
   for (int i = 0; i < def->kwargs.len; i++)
     if (!strcmp(decorator_name(def->kwargs.data[i]), "jit")) return def;
-  diag_error(S->diags, arg->loc, "%s: combine_fn '%s' is not a @triton.jit function", fn, def->name);
+  diag_error(S->diags, arg->loc, "%s: %s '%s' is not a @triton.jit function", fn, what, def->name);
   diag_note(S->diags, def->loc, "'%s' is defined here", def->name);
   return NULL;
 }
@@ -66,7 +68,8 @@ static Node *combine_function(Sema *S, const char *fn, Node *arg) {
 static int scalar_only(Sema *S, const Node *def, const Node *n) {
   if (!n) return 1;
   const char *why = NULL;
-  if (n->kind == ND_CALL && n->a && is_const_kind(n->a, V_BUILTIN) && (builtin_flags((int)n->a->cval->i) & EFFECT))
+  if (n->kind == ND_CALL && n->a && is_const_kind(n->a, V_BUILTIN) &&
+      (builtin_flags((int)n->a->cval->i) & (EFFECT | IN_COMBINE)) == EFFECT)
     why = arena_printf(S->arena, "%s() has a side effect", builtin_name((int)n->a->cval->i));
   else if (n->kind == ND_FOR || n->kind == ND_WHILE) why = "a run-time loop is not supported";
   else if (n->type && n->type->rank > 0) why = arena_printf(S->arena, "%s is a tile; a combine works on scalars", type_str(S->arena, n->type));
@@ -190,7 +193,7 @@ Node *combine_call(Sema *S, Node *call, int id, Node **arg, int n_args) {
   int n = input_tiles(S, fn, arg[0], tiles);
   int64_t axis = 0;
   if (!n || !combine_axis(S, fn, arg[1], tiles[0]->type->rank, reduce, &axis)) return poison(S, call->loc);
-  Node *def = combine_function(S, fn, arg[2]);
+  Node *def = jit_function_arg(S, fn, "combine_fn", arg[2]);
   if (def && !takes_pairs(S, fn, arg[2], def, n)) def = NULL;
   Value *flag = def ? const_of(S, arg[3], reduce ? "keep_dims" : "reverse") : NULL;
   if (!flag) return poison(S, call->loc);
@@ -218,4 +221,95 @@ Node *combine_call(Sema *S, Node *call, int id, Node **arg, int n_args) {
   assign->b = typed;
   emit(S, assign);
   return arg[0]->kind == ND_TUPLE ? out : out->args.data[0];
+}
+
+/* ---- tl.map_elementwise(scalar_fn, *args, pack=1) ---------------------------------------------- */
+
+/* The args, run-time values broadcast to one shape (as Triton's), each evaluated once; 0 after an error. */
+static int mapped_args(Sema *S, const NodeVec *args, Node **out) {
+  int rank = 0;
+  int64_t shape[MAX_RANK];
+  for (int i = 0; i < args->len; i++) {
+    out[i] = runtime(S, args->data[i]);
+    if (is_poison(out[i])) return 0;
+    if (!out[i]->type || out[i]->type->is_ptr)
+      return fail_at(S, out[i]->loc, "map_elementwise", arena_printf(S->arena, "the arguments must be numbers, got %s",
+                                                                     describe(S, out[i])));
+    Type *common = i ? type_tile(S->arena, out[0]->type, rank, shape) : out[i]->type;
+    if (!broadcast_shapes(common, out[i]->type, &rank, shape))
+      return fail_at(S, out[i]->loc, "map_elementwise",
+                     arena_printf(S->arena, "the arguments' shapes %s and %s do not broadcast",
+                                  type_str(S->arena, common), type_str(S->arena, out[i]->type)));
+  }
+  for (int i = 0; i < args->len; i++) out[i] = materialize(S, broadcast(S, out[i], rank, shape), out[i]->loc);
+  return 1;
+}
+
+/* One of scalar_fn's results as a run-time value of the arguments' shape. */
+static Node *mapped_result(Sema *S, Node *v, const Type *shape_of) {
+  v = runtime(S, v);
+  if (is_poison(v)) return v;
+  if (!v->type) {
+    diag_error(S->diags, v->loc, "map_elementwise: scalar_fn returns %s; it returns numbers", describe(S, v));
+    return poison(S, v->loc);
+  }
+  return broadcast(S, v, shape_of->rank, shape_of->shape);
+}
+
+/* pack: a constexpr from 1 to 16 (Triton's hint of elements per call); 0 after an error. */
+static int pack_arg(Sema *S, Node *arg) {
+  Value *v = const_of(S, arg, "pack");
+  if (v && (v->kind != V_INT || v->is_u64 || v->i < 1 || v->i > 16)) {
+    diag_error(S->diags, arg->loc, "map_elementwise: pack must be a constexpr integer from 1 to 16, not %s",
+               value_str(S->arena, v));
+    return 0;
+  }
+  return v ? (int)v->i : 0;
+}
+
+/* scalar_fn's results, every pack-th one (Triton's: the first of each group of pack), each of the
+ * arguments' shape; a tuple when there are several. */
+static Node *mapped_results(Sema *S, Node *def, Node *ret, int pack, const Type *shape_of, Loc loc) {
+  int n = ret->kind == ND_TUPLE ? ret->args.len : 1;
+  if (n % pack) {
+    diag_error(S->diags, loc, "map_elementwise: scalar_fn '%s' returns %d value%s, not a multiple of pack=%d",
+               def->name, n,
+               n == 1 ? "" : "s", pack);
+    return poison(S, loc);
+  }
+  if (ret->kind != ND_TUPLE) return mapped_result(S, ret, shape_of);
+  if (n == pack) return mapped_result(S, ret->args.data[0], shape_of);
+  Node *out = node_new(S->arena, ND_TUPLE, ret->loc);
+  for (int i = 0; i < n; i += pack) vec_push(S->arena, &out->args, mapped_result(S, ret->args.data[i], shape_of));
+  return out;
+}
+
+/* arg: scalar_fn, the args (a TUPLE), pack.  tile calls scalar_fn on the broadcast tiles themselves,
+ * which is the same element by element: an `if` on the elements computes both branches and selects
+ * (sema.c select_if, under S->mapping).  With pack > 1 scalar_fn takes pack elements of each
+ * argument (a0, a1, b0, b1) and returns pack values of each result (c0, c1, d0, d1): it gets each
+ * tile pack times and the first of each group is kept, which is what it computes for every element
+ * when element j of a group depends only on the arguments' elements j. */
+Node *map_elementwise_call(Sema *S, Node *call, Node **arg) {
+  Node *def = jit_function_arg(S, "map_elementwise", "scalar_fn", arg[0]);
+  int pack = def ? pack_arg(S, arg[2]) : 0;
+  if (!pack) return poison(S, call->loc);
+  const NodeVec *args = &arg[1]->args;
+  Node *tiles[MAX_COMBINE], *params[4 * MAX_COMBINE];
+  if (args->len < 1 || args->len > MAX_COMBINE || args->len * pack > 4 * MAX_COMBINE) {
+    fail_at(S, call->loc, "map_elementwise", arena_printf(S->arena, "takes 1 to %d tiles, %d values in all with pack",
+                                                          MAX_COMBINE, 4 * MAX_COMBINE));
+    return poison(S, call->loc);
+  }
+  if (!mapped_args(S, args, tiles)) return poison(S, call->loc);
+  for (int i = 0; i < args->len * pack; i++) params[i] = tiles[i / pack];
+  int errors = S->diags->errors;
+  const NodeVec *outer = S->mapped_body;
+  S->mapping++;
+  S->mapped_body = &def->body;
+  Node *ret = call_function(S, call, def, params, args->len * pack, NULL, 0);
+  S->mapped_body = outer;
+  S->mapping--;
+  if (S->diags->errors > errors || is_poison(ret)) return poison(S, call->loc);
+  return mapped_results(S, def, ret, pack, tiles[0]->type, call->loc);
 }

@@ -14,7 +14,7 @@ Node *typed_node(Sema *S, NodeKind kind, Loc loc, Type *t) {
 /* The dtype a constexpr scalar takes in a run-time operation. */
 static int literal_dtype(const Value *v, DType *out) {
   switch (v->kind) {
-  case V_INT: *out = literal_int_type(v->i); return 1;
+  case V_INT: *out = v->is_u64 ? DT_U64 : literal_int_type(v->i); return 1;
   case V_FLOAT: *out = DT_FP32; return 1;
   case V_BOOL: *out = DT_I1; return 1;
   default: return 0;

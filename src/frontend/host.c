@@ -628,7 +628,10 @@ static HostVal *eval(Host *h, HostEnv *env, Node *n) {
   if (stop) return stop;
   HostVal *v;
   switch (n->kind) {
-  case ND_INT: return host_int(h, n->ival);
+  case ND_INT:
+    if (n->is_u64)
+      return host_unknown(h, n->loc, "integers of 2^63 or more are kernel constexprs only; host code has no such value in tile");
+    return host_int(h, n->ival);
   case ND_FLOAT: return host_float(h, n->fval);
   case ND_BOOL: return host_bool(h, (int)n->ival);
   case ND_NONE: return host_value(h, H_NONE);
@@ -1043,6 +1046,68 @@ static HostVal *b_driver_properties(Host *h, Args *a) {
 static HostVal *b_zero(Host *h, Args *a) { return (void)a, host_int(h, 0); }
 static HostVal *b_true(Host *h, Args *a) { return (void)a, host_bool(h, 1); }
 
+/* ---- torch.finfo, torch.iinfo: the limits of torch's standard dtypes ------------------------------ */
+
+/* A torch dtype's format: integers by width and sign, IEEE-style floats by exponent and mantissa
+ * widths (their limits follow from these).  torch's aliases (torch.float, torch.half) included. */
+typedef struct TorchFormat {
+  const char *name;   /* torch.NAME */
+  int is_float;
+  int bits;           /* all of it */
+  int exponent;       /* floats: exponent bits; integers: 1 if signed */
+  int mantissa;       /* floats: stored mantissa bits */
+  double largest;     /* floats: the largest finite value where it is not IEEE's (e4m3fn has no infinity) */
+} TorchFormat;
+
+static const TorchFormat torch_formats[] = {
+    {"float16", 1, 16, 5, 10, 0}, {"half", 1, 16, 5, 10, 0}, {"bfloat16", 1, 16, 8, 7, 0}, {"float32", 1, 32, 8, 23, 0},
+    {"float", 1, 32, 8, 23, 0}, {"float64", 1, 64, 11, 52, 0}, {"double", 1, 64, 11, 52, 0}, {"int8", 0, 8, 1, 0, 0},
+    {"int16", 0, 16, 1, 0, 0}, {"short", 0, 16, 1, 0, 0}, {"int32", 0, 32, 1, 0, 0}, {"int", 0, 32, 1, 0, 0},
+    {"int64", 0, 64, 1, 0, 0}, {"long", 0, 64, 1, 0, 0}, {"uint8", 0, 8, 0, 0, 0}, {"uint16", 0, 16, 0, 0, 0},
+    {"uint32", 0, 32, 0, 0, 0}, {"float8_e5m2", 1, 8, 5, 2, 0}, {"float8_e4m3fn", 1, 8, 4, 3, 448},
+};
+
+/* The format of a torch.NAME argument, or NULL after making *bad the reason there is none. */
+static const TorchFormat *torch_format(Host *h, Args *a, const char *fn, int is_float, HostVal **bad) {
+  *bad = arity(h, a, 1, 1, fn);
+  if (*bad) return NULL;
+  const HostVal *d = a->pos.data[0];
+  if (d->kind == H_MODULE && !strncmp(d->s, "torch.", 6))
+    for (size_t i = 0; i < sizeof torch_formats / sizeof *torch_formats; i++)
+      if (!strcmp(d->s + 6, torch_formats[i].name) && torch_formats[i].is_float == is_float) return &torch_formats[i];
+  *bad = host_unknown(h, a->loc, "%s(%s) is not known to tile (it knows torch's standard %s dtypes)", fn,
+                      host_repr(h->arena, d), is_float ? "float" : "integer");
+  return NULL;
+}
+
+static HostVal *b_finfo(Host *h, Args *a) {
+  HostVal *bad, *r = host_value(h, H_RECORD);
+  const TorchFormat *f = torch_format(h, a, "torch.finfo", 1, &bad);
+  if (!f) return bad;
+  int max_exp = (1 << (f->exponent - 1)) - 1;
+  double largest = f->largest ? f->largest : (2 - ldexp(1, -f->mantissa)) * ldexp(1, max_exp);
+  double tiny = ldexp(1, 1 - max_exp);
+  record_set(h, r, "bits", host_int(h, f->bits));
+  record_set(h, r, "max", host_float(h, largest));
+  record_set(h, r, "min", host_float(h, -largest));
+  record_set(h, r, "eps", host_float(h, ldexp(1, -f->mantissa)));
+  record_set(h, r, "tiny", host_float(h, tiny));
+  record_set(h, r, "smallest_normal", host_float(h, tiny));
+  record_set(h, r, "resolution", host_float(h, pow(10, -floor(f->mantissa * log10(2)))));
+  return r;
+}
+
+static HostVal *b_iinfo(Host *h, Args *a) {
+  HostVal *bad, *r = host_value(h, H_RECORD);
+  const TorchFormat *f = torch_format(h, a, "torch.iinfo", 0, &bad);
+  if (!f) return bad;
+  int64_t max = f->exponent ? (int64_t)(UINT64_MAX >> (65 - f->bits)) : (int64_t)(UINT64_MAX >> (64 - f->bits));
+  record_set(h, r, "bits", host_int(h, f->bits));
+  record_set(h, r, "max", host_int(h, max));
+  record_set(h, r, "min", host_int(h, f->exponent ? -max - 1 : 0));
+  return r;
+}
+
 /* ---- methods ------------------------------------------------------------------------------------ */
 
 static HostVal *m_append(Host *h, Args *a) {
@@ -1144,7 +1209,8 @@ static const Builtin builtins[] = {
     {"triton.runtime.driver.active.get_current_target", b_current_target},
     {"triton.runtime.driver.active.utils.get_device_properties", b_driver_properties},
     {"torch.cuda.get_device_capability", b_capability}, {"torch.cuda.get_device_properties", b_torch_properties},
-    {"torch.cuda.current_device", b_zero}, {"torch.cuda.is_available", b_true},
+    {"torch.cuda.current_device", b_zero}, {"torch.cuda.is_available", b_true}, {"torch.finfo", b_finfo},
+    {"torch.iinfo", b_iinfo},
     {"list.append", m_append}, {"list.extend", m_extend}, {"list.copy", m_copy}, {"dict.get", m_get},
     {"dict.keys", m_keys}, {"dict.values", m_values}, {"dict.items", m_items}, {"dict.update", m_update},
     {"dict.copy", m_copy}, {"str.startswith", m_startswith}, {"str.endswith", m_endswith}, {"str.join", m_join},
@@ -1408,6 +1474,23 @@ static Flow host_only(Host *h, HostEnv *env, Node *n, HostVal **out) {
   return fail(out, why);
 }
 
+/* import torch as th, from torch import finfo: names bound to what the evaluator knows under a root
+ * of module_roots (import a.b binds a); other imports bind nothing (their names stay unknown). */
+static void exec_import(Host *h, HostEnv *env, Node *n) {
+  for (int i = 0; i < n->args.len; i++) {
+    const Node *b = n->args.data[i];
+    size_t len = strcspn(b->str, ".");
+    char *root = arena_strndup(h->arena, b->str, len);
+    HostVal *v = strcmp(b->name, "*") ? lookup_builtin(h, root) : NULL;
+    if (!v || v->kind != H_MODULE) continue;
+    for (const char *p = b->str + len; *p == '.' && strcmp(b->name, root); p += len) {
+      len = strcspn(++p, ".");
+      v = attribute(h, b->loc, v, arena_strndup(h->arena, p, len));
+    }
+    env_set(h, env, b->name, v);
+  }
+}
+
 static Flow exec_stmt(Host *h, HostEnv *env, Node *n, HostVal **out) {
   HostVal *stop = step(h, n), *v;
   if (stop) return fail(out, stop);
@@ -1448,8 +1531,8 @@ static Flow exec_stmt(Host *h, HostEnv *env, Node *n, HostVal **out) {
     v->env = env;
     env_set(h, env, n->name, v);
     return FLOW_NEXT;
-  case ND_PASS:
-  case ND_IMPORT: return FLOW_NEXT;
+  case ND_IMPORT: exec_import(h, env, n); return FLOW_NEXT;
+  case ND_PASS: return FLOW_NEXT;
   case ND_CLASS:
   case ND_WITH:
   case ND_TRY:

@@ -120,8 +120,8 @@ static void lex_number(Lexer *L) {
     t->fval = strtod(digits, &stop);
   } else {
     t->ival = strtoull(digits, &stop, base);
-    if (errno == ERANGE || t->ival > INT64_MAX)
-      diag_error(L->diags, t->loc, "integer literal is too large (the limit is 2^63-1)");
+    if (errno == ERANGE) /* [2^63, 2^64) is Triton's uint64 (ast.h); beyond, Triton has no type either */
+      diag_error(L->diags, t->loc, "integer literal is too large (the limit is 2^64-1)");
   }
   if (*stop || !*digits) diag_error(L->diags, t->loc, "invalid numeric literal");
 }

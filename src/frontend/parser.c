@@ -284,7 +284,8 @@ static Node *parse_atom(Parser *P) {
     return n;
   case TK_INT:
     n = new_node(P, ND_INT, advance(P)->loc);
-    n->ival = t->ival > INT64_MAX ? INT64_MAX : (int64_t)t->ival; /* the lexer reported a larger one */
+    n->ival = (int64_t)t->ival;
+    n->is_u64 = t->ival > INT64_MAX;
     return n;
   case TK_FLOAT:
     n = new_node(P, ND_FLOAT, advance(P)->loc);

@@ -2,6 +2,7 @@
  * the kernel's specialisation.  It walks the kernel the way Triton's code
  * generator traces it: constexprs are evaluated as it goes, so shapes are
  * known and every error can name the exact place. */
+#include "host.h"
 #include "sema_impl.h"
 
 #include <stdio.h>
@@ -250,7 +251,8 @@ static Node *namespace_member(Sema *S, Loc loc, const char *name) {
   if (dt >= 0 && !strcmp(dtype_triton_name((DType)dt), name)) return mk_const(S, loc, value_dtype(S, (DType)dt, 0));
   if (!strcmp(name, "constexpr")) return mk_const(S, loc, value_new(S, V_CONSTEXPR));
   if (!strcmp(name, "tensor")) return mk_const(S, loc, value_new(S, V_TENSOR));
-  if (!strcmp(name, "tensor_descriptor") || !strcmp(name, "tensor_descriptor_base") || !strcmp(name, "dtype")) {
+  if (!strcmp(name, "tensor_descriptor") || !strcmp(name, "tensor_descriptor_base") || !strcmp(name, "dtype") ||
+      !strcmp(name, "const")) {
     Value *v = value_new(S, V_CLASS);
     v->s = name;
     return mk_const(S, loc, v);
@@ -382,10 +384,23 @@ Node *sema_module_name(Sema *S, ModuleState *m, Loc loc, const char *name) {
   return v;
 }
 
-int sema_has_attribute(Sema *S, Loc loc, const Value *obj, const char *name) {
-  if (obj->kind == V_NAMESPACE) return member_of(S, loc, obj->s, name) != NULL;
-  if (obj->kind == V_MODULE) return module_member(S, obj->module, loc, name) != NULL;
-  return -1;
+/* hasattr(obj, name): obj.name resolved with its errors kept out of the compilation's. */
+int sema_has_attribute(Sema *S, Node *obj, Loc loc, const char *name) {
+  Diags quiet, *loud = S->diags;
+  diags_init(&quiet, S->arena, loud->guard);
+  quiet.max_errors = 1 << 30;
+  NodeVec *out = S->out, scratch = {0};
+  int was_quiet = S->quiet;
+  S->diags = &quiet;
+  S->out = &scratch;
+  S->quiet = 1;
+  Node *attr = node_new(S->arena, ND_ATTR, loc);
+  attr->name = name;
+  Node *v = sema_attribute(S, obj, attr);
+  S->diags = loud;
+  S->out = out;
+  S->quiet = was_quiet;
+  return !quiet.errors && !is_poison(v);
 }
 
 static Node *lookup_name(Sema *S, Loc loc, const char *name) {
@@ -519,8 +534,37 @@ static void no_member(Sema *S, Loc loc, const char *ns, const char *name) {
   (void)namespace_names;
 }
 
+/* Whether `name` is what an import of host code binds (import torch), not shadowed. */
+static int names_host_import(Sema *S, const char *name) {
+  int n;
+  if (scope_get(&S->scope, name) || (symbols_find(S, name, &n) && n)) return 0;
+  for (int i = S->here->imports.len - 1; i >= 0; i--)
+    if (!strcmp(S->here->imports.data[i]->name, name)) return is_host_module(S->here->imports.data[i]->str);
+  return 0;
+}
+
+/* torch.finfo(torch.float32).min, as FlagGems' module constants are written: an attribute of
+ * host code that the host evaluator can compute, hermetically, is a constexpr.  NULL: not host
+ * code's, or a host object (the caller's errors apply). */
+static Node *host_attribute(Sema *S, Node *n) {
+  const Node *root = n;
+  while (root->kind == ND_ATTR || root->kind == ND_CALL || root->kind == ND_SUBSCRIPT) root = root->a;
+  if (root->kind != ND_NAME || !names_host_import(S, root->name)) return NULL;
+  struct HostVal *unknown;
+  Value *v = host_constexpr(S, n, &unknown);
+  if (v) return mk_const(S, n->loc, v);
+  if (!unknown) return NULL;
+  host_report(S->diags, unknown, n->loc, "the kernel");
+  return poison(S, n->loc);
+}
+
 static Node *check_attr(Sema *S, Node *n) {
-  Node *obj = check_expr(S, n->a);
+  Node *host = host_attribute(S, n);
+  return host ? host : sema_attribute(S, check_expr(S, n->a), n);
+}
+
+/* obj.NAME, obj checked; n the ATTR node (its name and place).  getattr(obj, "NAME") too. */
+Node *sema_attribute(Sema *S, Node *obj, Node *n) {
   if (is_poison(obj)) return obj;
   if (is_runtime(obj)) return tile_attribute(S, obj, n);
   if (obj->kind == ND_DESC) return desc_attribute(S, obj, n);
@@ -628,6 +672,21 @@ static Node *constexpr_call(Sema *S, Node *n, Value *f, Node **args) {
   return args[0];
 }
 
+/* tl.float32(x), as Liger's kernels start a running maximum with tl.float32(-float("inf")): a
+ * dtype called on a value is tl.cast(x, dtype); a constexpr number becomes a run-time scalar of
+ * that type, as a literal takes a type (refused where it does not fit). */
+static Node *dtype_call(Sema *S, Node *n, Node *dtype, Node **args) {
+  if (n->args.len != 1 || n->kwargs.len) {
+    diag_error(S->diags, n->loc, "%s takes exactly one positional argument, the value to convert",
+               value_str(S->arena, dtype->cval));
+    return poison(S, n->loc);
+  }
+  Node *x = runtime(S, args[0]);
+  if (is_const(x) && x->type) return cast(S, x, dtype->cval->dtype, 0); /* a literal: range-checked, folded */
+  Node *cast_args[2] = {args[0], dtype};
+  return check_builtin_call(S, n, B_CAST, NULL, cast_args, 2, NULL, 0);
+}
+
 static Node *check_call(Sema *S, Node *n) {
   Node *callee = check_expr(S, n->a);
   Node *args[64], *kws[64];
@@ -660,6 +719,7 @@ static Node *check_call(Sema *S, Node *n) {
   }
   if (f && f->kind == V_FUNC) return call_function(S, n, f->func, args, n->args.len, kws, n->kwargs.len);
   if (f && (f->kind == V_CONSTEXPR || f->kind == V_TYPE_METHOD)) return constexpr_call(S, n, f, args);
+  if (f && f->kind == V_DTYPE && !f->dtype_is_ptr) return dtype_call(S, n, callee, args);
   if (callee->type)
     diag_error(S->diags, n->a->loc, "this is a run-time %s value, not a function", type_str(S->arena, callee->type));
   else
@@ -728,7 +788,7 @@ static Node *check_ifexp(Sema *S, Node *n) {
 
 static Node *literal(Sema *S, Node *n) {
   switch (n->kind) {
-  case ND_INT: return mk_const(S, n->loc, value_int(S, n->ival));
+  case ND_INT: return mk_const(S, n->loc, n->is_u64 ? value_uint(S, (uint64_t)n->ival) : value_int(S, n->ival));
   case ND_FLOAT: return mk_const(S, n->loc, value_float(S, n->fval));
   case ND_BOOL: return mk_const(S, n->loc, value_bool(S, (int)n->ival));
   case ND_NONE: return mk_const(S, n->loc, value_new(S, V_NONE));
@@ -1053,12 +1113,77 @@ static void merge_branches(Sema *S, Node *out, Scope *then_sc, Scope *else_sc) {
 
 static void check_stmt(Sema *S, Node *n);
 
+/* cond ? a : b element by element (tuples item by item); a poison after an error. */
+static Node *selected(Sema *S, Loc loc, Node *cond, Node *a, Node *b) {
+  if (a->kind == ND_TUPLE && b->kind == ND_TUPLE && a->args.len == b->args.len) {
+    Node *t = node_new(S->arena, ND_TUPLE, loc);
+    for (int i = 0; i < a->args.len; i++)
+      vec_push(S->arena, &t->args, selected(S, loc, cond, a->args.data[i], b->args.data[i]));
+    return t;
+  }
+  Node *where = node_new(S->arena, ND_CALL, loc), *args[3] = {cond, a, b};
+  Node *v = check_builtin_call(S, where, B_WHERE, NULL, args, 3, NULL, 0);
+  return is_poison(v) ? v : materialize(S, v, loc);
+}
+
+/* The variables after a selected if: those of both branches, chosen element by element. */
+static void merge_selected(Sema *S, Loc loc, Node *cond, Scope *then_sc, Scope *else_sc) {
+  Scope merged = {0};
+  for (int i = 0; i < then_sc->len; i++) {
+    Binding b = then_sc->data[i];
+    Node *other = scope_get(else_sc, b.name);
+    if (!other) continue; /* defined on one path only: not visible after the if */
+    if (other != b.value) b.value = selected(S, loc, cond, b.value, other);
+    vec_push(S->arena, &merged, b);
+  }
+  S->scope = merged;
+}
+
+/* A run-time if in a tl.map_elementwise function, which tile calls on whole tiles (its condition
+ * a tile, or a scalar when the args are): both branches are computed and their values (variables,
+ * and the returned value when both return, as with_tails makes them) chosen element by element with
+ * tl.where. */
+static void select_if(Sema *S, Node *n, Node *cond) {
+  cond = materialize(S, cond, n->a->loc); /* its variables may be assigned in the branches */
+  for (int i = 0; i < S->scope.len; i++) /* so may the variables the else-branch starts from */
+    if (S->scope.data[i].value->kind == ND_NAME && S->scope.data[i].value->type)
+      S->scope.data[i].value = materialize(S, S->scope.data[i].value, n->loc);
+  Scope before = scope_copy(S, &S->scope);
+  Node *ret = S->ret;
+  S->selecting++;
+  check_block(S, &n->body, S->out);
+  Scope then_sc = S->scope;
+  for (int i = 0; i < then_sc.len; i++) /* copied: the else-branch may assign the same variables */
+    if (scope_get(&before, then_sc.data[i].name) != then_sc.data[i].value)
+      then_sc.data[i].value = materialize(S, then_sc.data[i].value, n->loc);
+  Node *then_ret = S->ret ? materialize(S, S->ret, n->loc) : NULL;
+  int then_returned = S->returned;
+  S->scope = before;
+  S->ret = ret;
+  S->returned = 0;
+  check_block(S, &n->orelse, S->out);
+  S->selecting--;
+  int else_returned = S->returned;
+  if (then_returned != else_returned) {
+    diag_error(S->diags, S->return_loc, "tl.map_elementwise: a return on only some elements' path (an if on the "
+                                         "elements without a return on every path) is part of Triton but not supported by tile yet");
+    S->returned = 0;
+    return;
+  }
+  if (then_returned) S->ret = selected(S, n->loc, cond, then_ret, S->ret);
+  else merge_selected(S, n->loc, cond, &then_sc, &S->scope);
+}
+
 static void check_if(Sema *S, Node *n) {
   Node *c = check_expr(S, n->a);
   int truth;
   if (is_poison(c)) return;
   if (const_truth(S, c, &truth)) { /* constexpr if: only the taken branch exists */
     check_block(S, truth ? &n->body : &n->orelse, S->out);
+    return;
+  }
+  if (S->mapping) { /* scalars too: with_tails' ifs need their returns selected */
+    select_if(S, n, to_bool(S, c));
     return;
   }
   if (c->type->rank != 0) {
@@ -1220,8 +1345,8 @@ static void check_static_for(Sema *S, Node *n, RangeArgs *r) {
   Value *e = const_of(S, r->end, "the end of tl.static_range");
   Value *st = const_of(S, r->step, "the step of tl.static_range");
   if (!s || !e || !st) return;
-  if (s->kind != V_INT || e->kind != V_INT || st->kind != V_INT || st->i == 0) {
-    diag_error(S->diags, n->b->loc, "tl.static_range needs integer bounds and a non-zero step");
+  if (s->kind != V_INT || e->kind != V_INT || st->kind != V_INT || st->i == 0 || s->is_u64 || e->is_u64 || st->is_u64) {
+    diag_error(S->diags, n->b->loc, "tl.static_range needs integer bounds below 2^63 and a non-zero step");
     return;
   }
   int64_t i = s->i;
@@ -1289,6 +1414,11 @@ static void check_while(Sema *S, Node *n) {
   carry_loop_variables(S, n, &carried);
   Node *c = check_expr(S, n->a);
   if (is_poison(c)) return;
+  if (is_runtime(c) && c->type->rank != 0 && S->mapping) {
+    diag_error(S->diags, n->a->loc, "tl.map_elementwise: a while loop on the elements is part of Triton but not "
+                                    "supported by tile yet");
+    return;
+  }
   if (!is_runtime(c) || c->type->rank != 0) {
     diag_error(S->diags, n->a->loc, "the condition of a while loop must be a run-time scalar");
     return;
@@ -1433,7 +1563,8 @@ static void check_block(Sema *S, NodeVec *body, NodeVec *out) {
   S->out = out;
   S->block_depth++;
   NodeVec tails;
-  if (S->block_depth == 1 && !S->in_helper) { /* the kernel's own body */
+  if ((S->block_depth == 1 && !S->in_helper) || (S->mapping && body == S->mapped_body)) { /* the kernel's own
+                                                                                            body, a mapped one */
     int budget = MAX_TAIL_STATEMENTS;
     tails = with_tails(S, body, &budget);
     body = &tails;

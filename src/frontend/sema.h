@@ -44,6 +44,7 @@ typedef struct Value Value;
 struct Value {
   ValueKind kind;
   int64_t i;              /* V_INT, V_BOOL, V_BUILTIN id */
+  int is_u64;             /* V_INT: i holds the bits of a value in [2^63, 2^64) (Triton's uint64) */
   double f;               /* V_FLOAT */
   const char *s;          /* V_STR, V_NAMESPACE name */
   size_t slen;
@@ -84,6 +85,7 @@ typedef struct SemaOptions {
                                which then indexes the configs it keeps) or declared (sema_declare: for
                                tile_pack and the JIT's launches); 0: every config kept (the JIT's
                                specialisations, whose config indices are the decorator's) */
+  int num_warps;            /* the launch's warps (--num-warps); 0: the config's, else the default */
   int default_types;        /* for the fuzzer: untyped parameters get *fp32 (names with
                                "ptr") or i32, constexprs without a value 16 */
 } SemaOptions;
@@ -97,6 +99,7 @@ typedef struct KernelParam {
   int divisibility;         /* 16 from a ':16' hint, else 1 */
   int value_from_define;    /* set by -D (a second -D is an error) */
   int specialized;          /* a run-time parameter made constexpr 1 by a ':1' hint */
+  int is_const;             /* annotated tl.const: a pointer to constant data */
   int decl;                 /* the kernel's parameter it stands for (index in def->args) */
   struct DescParam *desc;   /* a tensordesc<...> parameter, and each of the parameters it becomes */
   int desc_part;            /* in those: 0 the base pointer, 1..rank the shape, then the strides */

@@ -11,7 +11,11 @@ enum { IF_TAIL = 1 };
 /* How many statements the kernel's early exits may copy (with_tails) before the rest is checked as written. */
 enum { MAX_TAIL_STATEMENTS = 20000 };
 
-enum { TL = 1, METHOD = 2, PY = 4, CUDA = 8 /* tl.extra.cuda.NAME */, EFFECT = 16 /* a side effect */ };
+enum {
+  TL = 1, METHOD = 2, PY = 4, CUDA = 8, /* tl.extra.cuda.NAME */
+  EFFECT = 16,                          /* a side effect */
+  IN_COMBINE = 32,                      /* an EFFECT a combine_fn may have all the same */
+};
 
 typedef struct Binding {
   const char *name;
@@ -86,6 +90,10 @@ typedef struct Sema {
   Vec(Binding) dropped;     /* names bound on one path of a run-time if: value = the if */
   int quiet;                /* evaluating a conditional binding's test (conditional.c): failures not cached */
   int import_depth;         /* module members being resolved through re-exports (modules.c) */
+  int num_warps;            /* the warps the kernel is compiled for (tl.extra.cuda.num_warps()) */
+  int mapping;              /* checking a tl.map_elementwise scalar_fn, called on whole tiles */
+  const NodeVec *mapped_body; /* that function's body (with_tails makes its returns end every path) */
+  int selecting;            /* inside such a function's run-time if, both of whose branches run */
 } Sema;
 
 /* sema.c: the module's symbols; `warn`: about imports tile does not understand */
@@ -94,6 +102,9 @@ void symbols_build(Sema *S, int warn);
 Node *sema_module_name(Sema *S, ModuleState *m, Loc loc, const char *name);
 
 int is_host_module(const char *path);                 /* torch, triton.jit, os, ...: host code's */
+struct HostVal;
+/* specialize.c: host code's expression as a constexpr, NULL when it is none (*unknown: why) */
+Value *host_constexpr(Sema *S, Node *expr, struct HostVal **unknown);
 Node *import_value(Sema *S, Loc loc, const char *path); /* a path under triton tile understands, or NULL */
 
 /* conditional.c: names bound inside module-level if/try/with blocks */
@@ -102,7 +113,8 @@ Node *conditional_name(Sema *S, Loc loc, const char *name);
 int conditional_defines(const ModuleState *m, const char *name);
 
 /* hasattr(obj, name) on a namespace or module: 1 or 0; -1: obj is neither. */
-int sema_has_attribute(Sema *S, Loc loc, const Value *obj, const char *name);
+Node *sema_attribute(Sema *S, Node *obj, Node *attr);           /* obj.NAME, obj checked; attr: NAME and place */
+int sema_has_attribute(Sema *S, Node *obj, Loc loc, const char *name); /* hasattr, quietly */
 
 /* modules.c: modules of the kernel file's package */
 Node *module_import(Sema *S, Loc loc, const char *dotted);
@@ -114,6 +126,7 @@ Symbol *symbols_find(Sema *S, const char *name, int *count);  /* the first of `c
 /* value.c */
 Value *value_new(Sema *S, ValueKind kind);
 Value *value_int(Sema *S, int64_t i);
+Value *value_uint(Sema *S, uint64_t u); /* value_int, or an is_u64 one from 2^63 */
 Value *value_float(Sema *S, double f);
 Value *value_bool(Sema *S, int b);
 Value *value_string(Sema *S, const char *s);
@@ -188,6 +201,7 @@ const char *desc_str(Sema *S, const Node *d);                 /* "a tensor descr
 
 /* combine.c: tl.reduce and tl.associative_scan with a combine_fn; arg: the bound arguments */
 Node *combine_call(Sema *S, Node *call, int id, Node **arg, int n_args);
+Node *map_elementwise_call(Sema *S, Node *call, Node **arg); /* combine.c: tl.map_elementwise */
 
 /* libdevice.c */
 int libdevice_lookup(const char *name);   /* the first row of that name, or -1 */

@@ -181,6 +181,7 @@ static void apply_annotation(Sema *S, Node *param, KernelParam *p) {
   Node *v = check_expr(S, a);
   if (is_const_kind(v, V_CONSTEXPR)) p->is_constexpr = 1;
   else if (is_const_kind(v, V_TENSOR)) return; /* p: tl.tensor says nothing the signature does not */
+  else if (is_const_kind(v, V_CLASS) && !strcmp(v->cval->s, "const")) p->is_const = 1; /* the signature gives the type */
   else if (is_const_kind(v, V_DTYPE))
     p->type = v->cval->dtype_is_ptr ? type_pointer(S->arena, v->cval->dtype) : type_scalar(S->arena, v->cval->dtype);
   else if (!is_poison(v))
@@ -268,11 +269,25 @@ static Value *constexpr_of(Sema *S, const HostVal *v) {
   }
 }
 
+/* expr, host code's (torch.finfo(torch.float32).min), evaluated by the host evaluator of the
+ * kernel's decorators (a fresh one before they are checked) and taken as a constexpr.  NULL when
+ * it is none: *unknown is then the evaluator's reason, or NULL for a host object (torch.pi). */
+Value *host_constexpr(Sema *S, Node *expr, HostVal **unknown) {
+  Host *h = S->kernel && S->kernel->meta.host ? S->kernel->meta.host : NULL;
+  if (!h) h = host_new(S->arena, S->here->mod, S->here->mod->root->body.data[0], (HostTarget){0});
+  HostVal *v = host_eval(h, expr);
+  *unknown = v->kind == H_UNKNOWN ? v : NULL;
+  return constexpr_of(S, v);
+}
+
 /* A constexpr as a host value (a -D value, a config's, a default), for heuristics and prune functions. */
 static HostVal *host_of(Sema *S, Host *h, const Value *v) {
   HostVal *r;
   switch (v->kind) {
-  case V_INT: return host_int(h, v->i);
+  case V_INT:
+    if (v->is_u64)
+      return host_unknown(h, (Loc){0}, "the constexpr %s is not a host value in tile", value_str(S->arena, v));
+    return host_int(h, v->i);
   case V_BOOL: r = host_value(h, H_BOOL), r->i = v->i; return r;
   case V_FLOAT: r = host_value(h, H_FLOAT), r->f = v->f; return r;
   case V_STR: return host_str(h, v->s);
@@ -791,6 +806,18 @@ static void bind_descriptor(Sema *S, const KernelParam *p, Node *ref, Node **par
 }
 
 /* Binds every parameter in the kernel's scope and builds the typed PARAMs. */
+/* p: tl.const: its pointer type marked constant (Triton's const pointer); 0 after an error. */
+static int const_pointer(Sema *S, KernelParam *p) {
+  if (!p->type->is_ptr) {
+    diag_error(S->diags, p->loc, "tl.const marks a pointer parameter; '%s' is %s", p->name, type_str(S->arena, p->type));
+    return 0;
+  }
+  Type *t = type_with_elem(S->arena, p->type, p->type->elem, 1);
+  t->is_const = 1;
+  p->type = t;
+  return 1;
+}
+
 static int bind_kernel_params(Sema *S, Node *typed) {
   CheckedKernel *k = S->kernel;
   Node *parts[1 + 2 * MAX_RANK];
@@ -815,6 +842,7 @@ static int bind_kernel_params(Sema *S, Node *typed) {
       ref = const_to_node(S, p->loc, p->value);
       if (p->desc) ref = cast(S, runtime(S, ref), DT_I64, 0);
     } else {
+      if (p->is_const && !const_pointer(S, p)) continue;
       param->type = p->type;
       ref = typed_node(S, ND_NAME, p->loc, p->type);
       ref->name = p->name;
@@ -856,11 +884,20 @@ CheckedKernel *sema_declare(const Module *m, const Module *stdlib, const SemaOpt
   return d->errors ? NULL : S.kernel;
 }
 
+/* num_warps as the driver will launch with it (pipeline.c's launch_shape): the options', else the
+ * chosen config's, else the default. */
+static int launch_warps(const CheckedKernel *k, const SemaOptions *opts) {
+  if (opts->num_warps) return opts->num_warps;
+  if (opts->config >= 0 && opts->config < k->meta.configs.len) return k->meta.configs.data[opts->config].num_warps;
+  return ARCH_DEFAULT_WARPS;
+}
+
 CheckedKernel *sema_check(const Module *m, const Module *stdlib, const SemaOptions *opts, Diags *d) {
   Sema S = {0};
   if (!declare(&S, m, stdlib, opts, d) && !S.kernel->def) return NULL;
   Node *def = S.kernel->def;
   if (!apply_options(&S, opts)) return NULL;
+  S.num_warps = launch_warps(S.kernel, opts);
   if (opts->default_types) give_default_types(&S);
   if (!params_typed(S.kernel) && !opts->signature && !opts->require_types) return S.kernel;
   for (int i = 0; i < S.kernel->params.len; i++) {

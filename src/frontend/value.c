@@ -19,6 +19,12 @@ Value *value_int(Sema *S, int64_t i) {
   return v;
 }
 
+Value *value_uint(Sema *S, uint64_t u) {
+  Value *v = value_int(S, (int64_t)u);
+  v->is_u64 = u > INT64_MAX;
+  return v;
+}
+
 Value *value_float(Sema *S, double f) {
   Value *v = value_new(S, V_FLOAT);
   v->f = f;
@@ -47,7 +53,10 @@ Value *value_dtype(Sema *S, DType t, int is_ptr) {
 
 static void print_value(Buf *b, const Value *v) {
   switch (v->kind) {
-  case V_INT: buf_printf(b, "%lld", (long long)v->i); break;
+  case V_INT:
+    if (v->is_u64) buf_printf(b, "%llu", (unsigned long long)v->i);
+    else buf_printf(b, "%lld", (long long)v->i);
+    break;
   case V_FLOAT: {
     if (isinf(v->f)) buf_puts(b, v->f > 0 ? "inf" : "-inf");
     else if (isnan(v->f)) buf_puts(b, "nan");
@@ -121,12 +130,21 @@ int value_truth(const Value *v, int *ok) {
 }
 
 static int is_number(const Value *v) { return v->kind == V_INT || v->kind == V_BOOL || v->kind == V_FLOAT; }
-static double as_double(const Value *v) { return v->kind == V_FLOAT ? v->f : (double)v->i; }
+
+/* Constexpr integers are Python's, within [-2^63, 2^64): an is_u64 value is
+ * Triton's uint64 literal.  They are computed in 128 bits, so every operand
+ * and every result in range is exact. */
+__extension__ typedef __int128 Wide;
+static const Wide WIDE_MIN = -(Wide)INT64_MAX - 1;
+static const Wide WIDE_LIMIT = (Wide)UINT64_MAX + 1; /* the first value out of range */
+
+static Wide as_wide(const Value *v) { return v->is_u64 ? (Wide)(uint64_t)v->i : (Wide)v->i; }
+static double as_double(const Value *v) { return v->kind == V_FLOAT ? v->f : (double)as_wide(v); }
 
 int value_equal(const Value *x, const Value *y) {
   if (is_number(x) && is_number(y)) {
     if (x->kind == V_FLOAT || y->kind == V_FLOAT) return as_double(x) == as_double(y);
-    return x->i == y->i;
+    return as_wide(x) == as_wide(y);
   }
   if (x->kind != y->kind) return 0;
   switch (x->kind) {
@@ -153,74 +171,78 @@ int value_equal(const Value *x, const Value *y) {
   }
 }
 
-static Value *int_result(Sema *S, Loc loc, int overflow, int64_t r) {
-  if (overflow) {
-    diag_error(S->diags, loc, "constexpr integer overflow (values are limited to 64 bits)");
+static Value *int_result(Sema *S, Loc loc, Wide r) {
+  if (r < WIDE_MIN || r >= WIDE_LIMIT) {
+    diag_error(S->diags, loc, "constexpr integer overflow (values are limited to [-2^63, 2^64))");
     return NULL;
   }
-  return value_int(S, r);
+  return r > INT64_MAX ? value_uint(S, (uint64_t)r) : value_int(S, (int64_t)r);
 }
 
-static int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
+static Wide floor_div(Wide a, Wide b) {
+  Wide q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
   return q;
 }
 
-static int64_t floor_mod(int64_t a, int64_t b) {
-  int64_t r = a % b;
+static Wide floor_mod(Wide a, Wide b) {
+  Wide r = a % b;
   if (r != 0 && ((r < 0) != (b < 0))) r += b;
   return r;
 }
 
-static Value *fold_int(Sema *S, Loc loc, TokenKind op, int64_t a, int64_t b) {
-  int64_t r = 0;
+/* a * b, or WIDE_LIMIT (out of range) where 128 bits do not hold it. */
+static Wide wide_mul(Wide a, Wide b) {
+  Wide r;
+  return __builtin_mul_overflow(a, b, &r) ? WIDE_LIMIT : r;
+}
+
+/* Python's a << b where it stays in range: a negative a shifts as its
+ * magnitude does (C's shift of a negative is undefined), and a magnitude
+ * below 2^64 shifted by at most 63 stays below 2^127. */
+static Value *shift_left(Sema *S, Loc loc, Wide a, Wide b) {
+  Wide mag = a < 0 ? -a : a;
+  if (a == 0) return value_int(S, 0);
+  if (b >= 64) return int_result(S, loc, WIDE_LIMIT);
+  return int_result(S, loc, a < 0 ? -(mag << b) : mag << b);
+}
+
+static Value *power(Sema *S, Loc loc, Wide a, Wide b) {
+  if (b < 0) return value_float(S, pow((double)a, (double)b));
+  if (a == 0 || a == 1) return value_int(S, b == 0 ? 1 : (int64_t)a);
+  if (a == -1) return value_int(S, b % 2 ? -1 : 1);
+  Wide acc = 1; /* |a| >= 2: at most 64 steps before it leaves the range */
+  for (Wide i = 0; i < b; i++) {
+    acc = wide_mul(acc, a);
+    if (acc < WIDE_MIN || acc >= WIDE_LIMIT) return int_result(S, loc, acc);
+  }
+  return int_result(S, loc, acc);
+}
+
+static Value *fold_int(Sema *S, Loc loc, TokenKind op, Wide a, Wide b) {
   switch (op) {
-  case TK_PLUS: {
-    int overflow = __builtin_add_overflow(a, b, &r);
-    return int_result(S, loc, overflow, r);
-  }
-  case TK_MINUS: {
-    int overflow = __builtin_sub_overflow(a, b, &r);
-    return int_result(S, loc, overflow, r);
-  }
-  case TK_STAR: {
-    int overflow = __builtin_mul_overflow(a, b, &r);
-    return int_result(S, loc, overflow, r);
-  }
+  case TK_PLUS: return int_result(S, loc, a + b);
+  case TK_MINUS: return int_result(S, loc, a - b);
+  case TK_STAR: return int_result(S, loc, wide_mul(a, b));
   case TK_FLOORDIV:
   case TK_PERCENT:
     if (b == 0) {
       diag_error(S->diags, loc, "integer division by zero in a constexpr");
       return NULL;
     }
-    if (b == -1) /* INT64_MIN / -1 overflows in C: x // -1 is -x, x % -1 is 0 */
-      return op == TK_FLOORDIV ? fold_int(S, loc, TK_MINUS, 0, a) : value_int(S, 0);
-    return value_int(S, op == TK_FLOORDIV ? floor_div(a, b) : floor_mod(a, b));
-  case TK_AMP: return value_int(S, a & b);
-  case TK_PIPE: return value_int(S, a | b);
-  case TK_CARET: return value_int(S, a ^ b);
+    return int_result(S, loc, op == TK_FLOORDIV ? floor_div(a, b) : floor_mod(a, b));
+  case TK_AMP: return int_result(S, loc, a & b);
+  case TK_PIPE: return int_result(S, loc, a | b);
+  case TK_CARET: return int_result(S, loc, a ^ b);
   case TK_SHL:
   case TK_SHR:
     if (b < 0) {
       diag_error(S->diags, loc, "negative shift count in a constexpr");
       return NULL;
     }
-    if (op == TK_SHR) return value_int(S, b > 63 ? (a < 0 ? -1 : 0) : a >> b);
-    if (a == 0) return value_int(S, 0);
-    /* Python's a << b, when it fits: shifted as unsigned (a negative a << b
-     * is undefined in C), and it fits when shifting back gives a again. */
-    r = b > 63 ? 0 : (int64_t)((uint64_t)a << b);
-    return int_result(S, loc, b > 63 || r >> b != a, r);
-  case TK_POW: {
-    if (b < 0) return value_float(S, pow((double)a, (double)b));
-    if (a == 0 || a == 1) return value_int(S, b == 0 ? 1 : a);
-    if (a == -1) return value_int(S, b % 2 ? -1 : 1);
-    int64_t acc = 1; /* |a| >= 2: at most 63 steps before overflow */
-    for (int64_t i = 0; i < b; i++)
-      if (__builtin_mul_overflow(acc, a, &acc)) return int_result(S, loc, 1, 0);
-    return value_int(S, acc);
-  }
+    if (op == TK_SHR) return int_result(S, loc, b > 100 ? (a < 0 ? -1 : 0) : a >> b);
+    return shift_left(S, loc, a, b);
+  case TK_POW: return power(S, loc, a, b);
   default: return NULL;
   }
 }
@@ -250,7 +272,7 @@ static Value *compare(Sema *S, TokenKind op, const Value *x, const Value *y) {
   int c;
   if (is_number(x) && is_number(y)) {
     double a = as_double(x), b = as_double(y);
-    if (x->kind != V_FLOAT && y->kind != V_FLOAT) c = (x->i > y->i) - (x->i < y->i);
+    if (x->kind != V_FLOAT && y->kind != V_FLOAT) c = (as_wide(x) > as_wide(y)) - (as_wide(x) < as_wide(y));
     else c = (a > b) - (a < b);
   } else if (x->kind == V_STR && y->kind == V_STR) {
     size_t n = x->slen < y->slen ? x->slen : y->slen;
@@ -294,7 +316,7 @@ Value *fold_binary(Sema *S, Loc loc, TokenKind op, const Value *x, const Value *
   if (!is_number(x) || !is_number(y)) return NULL;
   if (op == TK_SLASH) return fold_float(S, loc, op, as_double(x), as_double(y));
   if (x->kind != V_FLOAT && y->kind != V_FLOAT) {
-    Value *r = fold_int(S, loc, op, x->i, y->i);
+    Value *r = fold_int(S, loc, op, as_wide(x), as_wide(y));
     if (r && x->kind == V_BOOL && y->kind == V_BOOL && (op == TK_AMP || op == TK_PIPE || op == TK_CARET))
       r->kind = V_BOOL;
     return r;
@@ -315,9 +337,9 @@ Value *fold_unary(Sema *S, Loc loc, TokenKind op, const Value *x) {
     return NULL;
   }
   if (x->kind != V_INT && x->kind != V_BOOL) return NULL;
-  if (op == TK_MINUS) return fold_int(S, loc, TK_MINUS, 0, x->i); /* -INT64_MIN overflows: checked there */
-  if (op == TK_PLUS) return value_int(S, x->i);
-  return value_int(S, ~x->i);
+  if (op == TK_MINUS) return fold_int(S, loc, TK_MINUS, 0, as_wide(x));
+  if (op == TK_PLUS) return int_result(S, loc, as_wide(x));
+  return int_result(S, loc, ~as_wide(x));
 }
 
 /* ---- Triton's dtype objects: x.dtype.is_fp16(), x.type.element_ty ------------------------------ */

@@ -37,6 +37,7 @@ typedef struct Interp {
   int pid[3];
   double deadline;  /* CLOCK_MONOTONIC seconds when the run must stop; 0: never */
   unsigned ticks;   /* iterations and programs since the run began */
+  int64_t timer_reads; /* globaltimer's value: its reads so far (deterministic, unlike a clock) */
   jmp_buf fail;
 } Interp;
 
@@ -159,7 +160,7 @@ static void *resolve(Interp *I, const TirOp *op, int64_t addr, int64_t lane, siz
 static size_t elem_bytes(DType t) { return t == DT_I1 ? 1 : (size_t)dtype_bits(t) / 8; }
 
 static void read_elem(DType t, const void *p, Slot *d, int64_t k) {
-  Type ty = {t, 0, 0, {0}};
+  Type ty = {t, 0, 0, {0}, 0};
   uint64_t b = 0;
   memcpy(&b, p, elem_bytes(t));
   if (t == DT_I1) b = b != 0;
@@ -167,7 +168,7 @@ static void read_elem(DType t, const void *p, Slot *d, int64_t k) {
 }
 
 static void write_elem(DType t, void *p, const Slot *s, int64_t k) {
-  Type ty = {t, 0, 0, {0}};
+  Type ty = {t, 0, 0, {0}, 0};
   uint64_t b = bits_of(&ty, s, k);
   memcpy(p, &b, elem_bytes(t));
 }
@@ -895,6 +896,8 @@ static void exec_op(Interp *I, const TirOp *op) {
   case TIR_CONSTANT: exec_constant(I, op); break;
   case TIR_PROGRAM_ID: out(I, op)->i[0] = I->pid[op->axis]; break;
   case TIR_NUM_PROGRAMS: out(I, op)->i[0] = I->launch->grid[op->axis]; break;
+  case TIR_SMID: out(I, op)->i[0] = 0; break; /* one SM runs every program (docs/language.md) */
+  case TIR_GLOBALTIMER: out(I, op)->i[0] = ++I->timer_reads; break; /* increasing, the same on every run */
   case TIR_MAKE_RANGE: exec_range(I, op); break;
   case TIR_SPLAT: case TIR_BROADCAST: exec_broadcast(I, op); break;
   case TIR_EXPAND_DIMS: case TIR_RESHAPE: case TIR_HINT: case TIR_CONVERT_LAYOUT: exec_copy(I, op); break;

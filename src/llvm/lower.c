@@ -266,7 +266,7 @@ static void lower_op(Lower *L, const TirOp *op) {
   if (!L->inlining) lower_enter_op(L);
   switch (op->code) {
   case TIR_CONSTANT: lower_constant(L, op); break;
-  case TIR_PROGRAM_ID: case TIR_NUM_PROGRAMS: lower_special(L, op); break;
+  case TIR_PROGRAM_ID: case TIR_NUM_PROGRAMS: case TIR_SMID: case TIR_GLOBALTIMER: lower_special(L, op); break;
   case TIR_MAKE_RANGE: lower_make_range(L, op); break;
   case TIR_SPLAT: lower_splat(L, op); break;
   case TIR_BROADCAST: case TIR_EXPAND_DIMS: case TIR_RESHAPE: case TIR_TRANS: case TIR_CONVERT_LAYOUT: case TIR_HINT:

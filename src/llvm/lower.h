@@ -111,6 +111,8 @@ typedef struct Target {
   void (*prologue)(Lower *L);
   LLVMValueRef (*program_id)(Lower *L, int axis);
   LLVMValueRef (*num_programs)(Lower *L, int axis);
+  LLVMValueRef (*smid)(Lower *L);        /* the SM's index, i32 */
+  LLVMValueRef (*globaltimer)(Lower *L); /* nanoseconds, i64 */
   void (*barrier)(Lower *L);
   /* shfl.sync.bfly of an i32 over the full warp */
   LLVMValueRef (*shuffle_xor)(Lower *L, LLVMValueRef value, int lane_mask);
@@ -402,7 +404,7 @@ LLVMValueRef lower_read_word(Lower *L, OperandReader *r, int w);
 /* ---- the op families ------------------------------------------------------- */
 
 void lower_constant(Lower *L, const TirOp *op);
-void lower_special(Lower *L, const TirOp *op);       /* program_id, num_programs */
+void lower_special(Lower *L, const TirOp *op);       /* program_id, num_programs, smid, globaltimer */
 void lower_make_range(Lower *L, const TirOp *op);
 void lower_elementwise(Lower *L, const TirOp *op);
 void lower_asm_elementwise(Lower *L, const TirOp *op);

@@ -39,9 +39,12 @@ void lower_constant(Lower *L, const TirOp *op) {
 
 void lower_special(Lower *L, const TirOp *op) {
   Regs out = lower_regs(L, 1);
-  out.v[0] = op->code == TIR_PROGRAM_ID ? L->target->program_id(L, op->axis) : L->target->num_programs(L, op->axis);
+  out.v[0] = op->code == TIR_PROGRAM_ID    ? L->target->program_id(L, op->axis)
+             : op->code == TIR_SMID        ? L->target->smid(L)
+             : op->code == TIR_GLOBALTIMER ? L->target->globaltimer(L)
+                                           : L->target->num_programs(L, op->axis);
   const Type *t = lower_type(L, op->results.data[0]);
-  if (bits_of(t) != 32) out.v[0] = LLVMBuildZExt(L->b, out.v[0], lower_elem_type(L, t), "");
+  if (bits_of(t) != 32 && op->code != TIR_GLOBALTIMER) out.v[0] = LLVMBuildZExt(L->b, out.v[0], lower_elem_type(L, t), "");
   lower_result(L, op, 0, out);
 }
 

@@ -211,7 +211,7 @@ static LLVMValueRef combine(Lower *L, int op, DType t, LLVMValueRef old_bits, LL
   LLVMValueRef x[2] = {dtype_is_float(t) ? LLVMBuildBitCast(L->b, old_bits, lower_dtype(L, t), "") : old_bits, value};
   static const TirCode codes[] = {TIR_ADD, TIR_MAXIMUM, TIR_MINIMUM, TIR_AND, TIR_OR, TIR_XOR};
   if (op == ATOM_XCHG) return to_bits(L, value, t);
-  Type ty = {t, 0, 0, {0}};
+  Type ty = {t, 0, 0, {0}, 0};
   return to_bits(L, lower_scalar(L, codes[op], 0, &ty, x), t);
 }
 

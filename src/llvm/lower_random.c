@@ -68,7 +68,7 @@ void lower_rand(Lower *L, const TirOp *op) {
     else c[0] = LLVMTypeOf(o) == L->i32 ? o : sign ? LLVMBuildSExt(L->b, o, L->i32, "") : LLVMBuildZExt(L->b, o, L->i32, "");
     if (wide) c[1] = LLVMBuildTrunc(L->b, LLVMBuildLShr(L->b, o, LLVMConstInt(L->i64, 32, 0), ""), L->i32, "");
     philox(L, c, k0, k1, (int)op->ival);
-    if (op->kind == RAND_INT) out.v[r] = lower_cast_value(L, c[0], &(Type){DT_U32, 0, 0, {0}}, rt, 0);
+    if (op->kind == RAND_INT) out.v[r] = lower_cast_value(L, c[0], &(Type){DT_U32, 0, 0, {0}, 0}, rt, 0);
     else if (op->kind == RAND_UNIFORM) out.v[r] = uniform(L, c[0]);
     else out.v[r] = normal(L, c[0], c[1]);
   }

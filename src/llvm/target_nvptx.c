@@ -42,6 +42,12 @@ static LLVMValueRef num_programs(Lower *L, int axis) {
   return special_register(L, names[axis]);
 }
 
+static LLVMValueRef smid(Lower *L) { return special_register(L, "llvm.nvvm.read.ptx.sreg.smid"); }
+
+static LLVMValueRef globaltimer(Lower *L) {
+  return lower_call(L, "llvm.nvvm.read.ptx.sreg.globaltimer", L->i64, NULL, 0, NULL);
+}
+
 static void barrier(Lower *L) { lower_call(L, "llvm.nvvm.barrier0", L->void_t, NULL, 0, NULL); }
 
 static LLVMValueRef shuffle_xor(Lower *L, LLVMValueRef value, int lane_mask) {
@@ -286,6 +292,8 @@ static const Target nvptx = {
     .shared_space = 3,
     .prologue = prologue,
     .program_id = program_id,
+    .smid = smid,
+    .globaltimer = globaltimer,
     .num_programs = num_programs,
     .barrier = barrier,
     .shuffle_xor = shuffle_xor,

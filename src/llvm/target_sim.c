@@ -23,6 +23,11 @@ static LLVMValueRef num_programs(Lower *L, int axis) {
   return lower_call(L, "tile_sim_nctaid", L->i32, &L->i32, 1, &a);
 }
 
+/* The simulator runs every program on one SM, as the interpreter does. */
+static LLVMValueRef smid(Lower *L) { return lower_i32(L, 0); }
+
+static LLVMValueRef globaltimer(Lower *L) { return lower_call(L, "tile_sim_globaltimer", L->i64, NULL, 0, NULL); }
+
 static void barrier(Lower *L) { lower_call(L, "tile_sim_barrier", L->void_t, NULL, 0, NULL); }
 
 static LLVMValueRef shuffle_xor(Lower *L, LLVMValueRef value, int lane_mask) {
@@ -149,6 +154,8 @@ static const Target sim = {
     .shared_space = 0,
     .prologue = prologue,
     .program_id = program_id,
+    .smid = smid,
+    .globaltimer = globaltimer,
     .num_programs = num_programs,
     .barrier = barrier,
     .shuffle_xor = shuffle_xor,

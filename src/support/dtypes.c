@@ -48,6 +48,7 @@ Type *type_tile(Arena *a, const Type *elem_of, int rank, const int64_t *shape) {
   Type *t = arena_alloc(a, sizeof *t);
   t->elem = elem_of->elem;
   t->is_ptr = elem_of->is_ptr;
+  t->is_const = elem_of->is_const;
   t->rank = rank;
   for (int i = 0; i < rank; i++) t->shape[i] = shape[i];
   return t;
@@ -58,6 +59,7 @@ Type *type_with_elem(Arena *a, const Type *t, DType elem, int is_ptr) {
   *r = *t;
   r->elem = elem;
   r->is_ptr = is_ptr;
+  r->is_const = is_ptr && t->is_const && elem == t->elem;
   return r;
 }
 

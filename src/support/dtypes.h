@@ -24,6 +24,8 @@ typedef struct Type {
   int is_ptr;                /* elements are pointers to `elem` in global memory */
   int rank;                  /* 0 for a scalar */
   int64_t shape[MAX_RANK];
+  int is_const;              /* pointers to constant data (a tl.const parameter's): the checker refuses stores
+                                through them; not part of type_equal, the IR ignores it */
 } Type;
 
 const char *dtype_name(DType t);          /* "fp32" */

@@ -273,13 +273,14 @@ static void verify_region(Verifier *V, const TirOp *op, const TirBlock *b, TirCo
 
 static const TirOp *terminator(const TirBlock *b) { return b && b->ops.len ? b->ops.data[b->ops.len - 1] : NULL; }
 
-/* What a combine may hold: scalar computations and control flow, no
- * effects and no tiles (the checker's rule for combine_fn, src/frontend/combine.c). */
+/* What a combine may hold: scalar computations, control flow and asserts, no
+ * other effects and no tiles (the checker's rule for combine_fn, src/frontend/combine.c). */
 static void check_scalar_only(Verifier *V, const TirOp *combine_op, const TirBlock *b) {
   for (int i = 0; i < b->ops.len; i++) {
     const TirOp *op = b->ops.data[i];
     int control = op->code == TIR_FOR || op->code == TIR_IF || op->code == TIR_WHILE || (tir_op_flags(op->code) & TERM);
-    if ((!(tir_op_flags(op->code) & PURE) && !control) || op->code == TIR_RETURN || op->combine)
+    int allowed = (tir_op_flags(op->code) & PURE) || control || op->code == TIR_ASSERT; /* device_assert per step */
+    if (!allowed || op->code == TIR_RETURN || op->combine)
       problem(V, combine_op, "a combine region holds '%s'; only pure scalar ops and control flow", tir_op_name(op->code));
     for (int k = 0; k < op->results.len; k++)
       if (tir_type(V->f, op->results.data[k])->rank) problem(V, combine_op, "%s", "a combine region defines a tile");

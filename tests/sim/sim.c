@@ -88,6 +88,7 @@ typedef struct SimWarp {
 typedef struct Sim {
   SimLaunch *launch;
   int pid[3];
+  int64_t timer_reads;       /* %globaltimer's reads so far (tile_sim_globaltimer) */
   int n_threads;
   SimThread *threads;
   SimWarp *warps;
@@ -270,6 +271,8 @@ int32_t tile_sim_nctaid(int32_t axis) {
   Sim *s = sim_current;
   return s && axis >= 0 && axis < 3 ? (int32_t)s->launch->grid[axis] : 1;
 }
+
+int64_t tile_sim_globaltimer(void) { return sim_current ? ++sim_current->timer_reads : 0; }
 
 void *tile_sim_shared(void) { return sim_current ? sim_current->shared : NULL; }
 

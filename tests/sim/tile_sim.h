@@ -27,6 +27,8 @@
 int32_t tile_sim_tid(void);
 int32_t tile_sim_ctaid(int32_t axis);
 int32_t tile_sim_nctaid(int32_t axis);
+/* %globaltimer: a count of the reads so far, so it only increases (deterministic, unlike a clock) */
+int64_t tile_sim_globaltimer(void);
 
 /* bar.sync 0 over the whole program */
 void tile_sim_barrier(void);

@@ -3,6 +3,7 @@
   npy.py make PATH DTYPE N SEED      write N random values (f4: [-1, 1), i4: [-100, 100), u4: [0, 2^32))
   npy.py add X Y Z                   check Z == X + Y elementwise (f4), print "ok N"
   npy.py same X Y                    check Y == X elementwise, print "ok N"
+  npy.py xor X Y MASK                check Y == X ^ MASK elementwise (integers)
   npy.py softmax X Z ROWS COLS       check each row of Z is softmax of X's row (rel 1e-5)
   npy.py matmul X Y Z M K N [S]      check Z == S * (X @ Y) exactly (X M x K, Y K x N, row-major; integers; S: 1)
   npy.py affine X Y R C XS YS A B    check Y[r*YS+c] == fp32(X[r*XS+c]*A + B) for r < R, c < C and every
@@ -120,6 +121,10 @@ def main(argv):
     elif cmd == "same":
         x, y = load(argv[2]), load(argv[3])
         bad = [i for i in range(len(y)) if x[i] != y[i]]
+        print("ok %d" % len(y) if not bad and len(y) == len(x) else "mismatch at %s" % bad[:5])
+    elif cmd == "xor":
+        x, y, mask = load(argv[2]), load(argv[3]), int(argv[4])
+        bad = [i for i in range(len(y)) if y[i] != x[i] ^ mask]
         print("ok %d" % len(y) if not bad and len(y) == len(x) else "mismatch at %s" % bad[:5])
     elif cmd == "print":
         print(" ".join(str(v) for v in load(argv[2])))
