@@ -62,16 +62,16 @@ typedef struct Kernels {
 typedef struct Format {
   const char *name;
   int exponent_bits, mantissa_bits, e4m3;
+  int fp8; /* one byte an element; V stored [B, H, D, N]; the forward only */
 } Format;
 
 static const Format FORMATS[] = {
-    {"fp16", 5, 10, 0}, {"bf16", 8, 7, 0}, {"fp8e5", 5, 2, 0}, {"fp8e4nv", 4, 3, 1}};
+    {"fp16", 5, 10, 0, 0}, {"bf16", 8, 7, 0, 0}, {"fp8e5", 5, 2, 0, 1}, {"fp8e4nv", 4, 3, 1, 1}};
 
 /* One problem: host tensors (a value's bits in 16 bits whatever the dtype) and their device copies. */
 typedef struct Problem {
   int b, h, n, d, causal;
   const Format *format;
-  int fp8; /* one byte an element; V stored [B, H, D, N]; the forward only */
   const char *dtype;
   double sm_scale;  /* as the kernel sees it: rounded to fp32 */
   size_t numel;     /* b h n d */
@@ -211,7 +211,7 @@ static void make_run(Run *r, Kernels *k, Problem *p) {
   memcpy(r->fwd, fwd, sizeof fwd);
   tail_args(r->fwd + 6, p);
   r->fwd[12] = r->fwd[10], r->fwd[13] = r->fwd[11]; /* H, N_CTX after V's token and dim strides */
-  r->fwd[10] = p->fp8 ? tile_int(1) : r->fwd[8], r->fwd[11] = p->fp8 ? tile_int(p->n) : r->fwd[9];
+  r->fwd[10] = p->format->fp8 ? tile_int(1) : r->fwd[8], r->fwd[11] = p->format->fp8 ? tile_int(p->n) : r->fwd[9];
   tile_arg pre[] = {o, dout, delta};
   memcpy(r->pre, pre, sizeof pre);
   tail_args(r->pre + 3, p);
@@ -221,12 +221,13 @@ static void make_run(Run *r, Kernels *k, Problem *p) {
   tile_arg dq[] = {q, kk, v, scale, dout, tile_buffer(p->d_dq, t, n), m, delta};
   memcpy(r->dq, dq, sizeof dq);
   tail_args(r->dq + 8, p);
-  grid(r->gf, p, p->fp8 ? k->bf8.m : k->bf.m), grid(r->gp, p, 64), grid(r->gk, p, k->bk.n), grid(r->gq, p, k->bq.m);
+  grid(r->gf, p, p->format->fp8 ? k->bf8.m : k->bf.m), grid(r->gp, p, 64);
+  grid(r->gk, p, k->bk.n), grid(r->gq, p, k->bq.m);
 }
 
 static void launch_forward(Example *ex, void *user) {
   Run *r = user;
-  EXAMPLE_TRY(ex, tile_launch(r->p->fp8 ? r->k->fwd_fp8 : r->k->fwd, r->gf, NULL, r->fwd, 14));
+  EXAMPLE_TRY(ex, tile_launch(r->p->format->fp8 ? r->k->fwd_fp8 : r->k->fwd, r->gf, NULL, r->fwd, 14));
 }
 
 static void launch_backward(Example *ex, void *user) {
@@ -307,7 +308,7 @@ static double subnormal_floor(const Problem *p, double factor) {
  * as off by up to 2^-10 of the sum of its terms' magnitudes. */
 static double score_error(const Problem *p, const double *qi, const double *kj) {
   double mag = 0;
-  for (int c = 0; p->fp8 && c < p->d; c++) mag += fabs(qi[c] * kj[c]);
+  for (int c = 0; p->format->fp8 && c < p->d; c++) mag += fabs(qi[c] * kj[c]);
   return 0x1p-10 * p->sm_scale * mag;
 }
 
@@ -436,7 +437,7 @@ static uint8_t *fp8_bytes(const Problem *p, const uint16_t *t, int transposed) {
 }
 
 static void *device_input(Example *ex, const Problem *p, const uint16_t *t, int transposed) {
-  if (!p->fp8) return device_copy(ex, t, p->numel * 2);
+  if (!p->format->fp8) return device_copy(ex, t, p->numel * 2);
   uint8_t *bytes = fp8_bytes(p, t, transposed);
   void *d = device_copy(ex, bytes, p->numel);
   free(bytes);
@@ -462,7 +463,7 @@ static void download_fp8(Example *ex, Problem *p) {
 
 static void download(Example *ex, Problem *p, int backward) {
   size_t bytes = p->numel * 2 + GUARD * 4, rows = (size_t)p->b * p->h * p->n * 4 + GUARD * 4;
-  if (p->fp8) download_fp8(ex, p);
+  if (p->format->fp8) download_fp8(ex, p);
   else example_download(ex, p->o, p->d_o, bytes);
   example_download(ex, p->m, p->d_m, rows);
   if (!backward) return;
@@ -483,7 +484,6 @@ static Problem make_problem(Example *ex, const Options *o, int n, int d, const c
   p.b = o->batch, p.h = o->heads, p.n = n, p.d = d, p.dtype = dtype;
   for (size_t i = 0; i < sizeof FORMATS / sizeof *FORMATS; i++)
     if (!strcmp(dtype, FORMATS[i].name)) p.format = &FORMATS[i];
-  p.fp8 = p.format->exponent_bits + p.format->mantissa_bits == 7;
   p.sm_scale = (float)(1 / sqrt(d));
   p.numel = (size_t)p.b * p.h * p.n * p.d;
   p.q = random_tensor(ex, &p), p.k = random_tensor(ex, &p), p.v = random_tensor(ex, &p);
@@ -528,7 +528,7 @@ static void run_problem(Example *ex, const Options *o, Problem *p, Kernels *k) {
   Run r;
   make_run(&r, k, p);
   size_t rows = (size_t)p->b * p->h * p->n;
-  int backward = o->backward && !p->fp8;
+  int backward = o->backward && !p->format->fp8;
   launch_forward(ex, &r);
   if (backward) launch_backward(ex, &r);
   download(ex, p, backward);
@@ -541,7 +541,7 @@ static void run_problem(Example *ex, const Options *o, Problem *p, Kernels *k) {
   long guards = guard_bad(p->o, p->numel, 2) + guard_bad(p->m, rows, 4);
   double ms = example_time(ex, launch_forward, &r, 1);
   if (!ex->on_cpu) ms = example_time(ex, launch_forward, &r, reps_for(o, ms));
-  report(ex, o, p, "fwd", p->fp8 ? &k->bf8 : &k->bf, t, 2, guards, ms);
+  report(ex, o, p, "fwd", p->format->fp8 ? &k->bf8 : &k->bf, t, 2, guards, ms);
   if (!backward) return;
   guards = guard_bad(p->dq, p->numel, 2) + guard_bad(p->dk, p->numel, 2) + guard_bad(p->dv, p->numel, 2);
   ms = example_time(ex, launch_backward, &r, 1);

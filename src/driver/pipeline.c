@@ -68,12 +68,7 @@ static void sema_options(const Compilation *c, const tile_options *o, SemaOption
 
 /* num_warps and num_stages: the options', else the chosen config's, else the defaults. */
 static void launch_shape(TirFunc *f, const CheckedKernel *k, const tile_options *o) {
-  if (k && o->config >= 0 && o->config < k->meta.configs.len) {
-    f->num_warps = k->meta.configs.data[o->config].num_warps;
-    f->num_stages = k->meta.configs.data[o->config].num_stages;
-  }
-  if (o->num_warps) f->num_warps = o->num_warps;
-  if (o->num_stages) f->num_stages = o->num_stages;
+  sema_launch_shape(k, o->config, o->num_warps, o->num_stages, &f->num_warps, &f->num_stages);
 }
 
 Module *pipeline_parse(Compilation *c) {

@@ -160,6 +160,11 @@ CheckedKernel *sema_check(const Module *m, const Module *stdlib, const SemaOptio
  * checked.  NULL when errors were reported to `d`. */
 CheckedKernel *sema_declare(const Module *m, const Module *stdlib, const SemaOptions *opts, Diags *d);
 
+/* The warps and stages a kernel runs with: the given ones (0: not given),
+ * else config `config`'s of k (k may be NULL), else what *warps and
+ * *stages hold. */
+void sema_launch_shape(const CheckedKernel *k, int config, int num_warps, int num_stages, int *warps, int *stages);
+
 /* The builtin reference in markdown, printed from lang/builtins.def, then
  * the functions of the standard library (lang/stdlib.tl, parsed: NULL for none). */
 void builtins_reference(const Module *stdlib, Buf *out);

@@ -884,12 +884,20 @@ CheckedKernel *sema_declare(const Module *m, const Module *stdlib, const SemaOpt
   return d->errors ? NULL : S.kernel;
 }
 
-/* num_warps as the driver will launch with it (pipeline.c's launch_shape): the options', else the
- * chosen config's, else the default. */
+void sema_launch_shape(const CheckedKernel *k, int config, int num_warps, int num_stages, int *warps, int *stages) {
+  if (k && config >= 0 && config < k->meta.configs.len) {
+    *warps = k->meta.configs.data[config].num_warps;
+    *stages = k->meta.configs.data[config].num_stages;
+  }
+  if (num_warps) *warps = num_warps;
+  if (num_stages) *stages = num_stages;
+}
+
+/* num_warps as the driver will launch with it. */
 static int launch_warps(const CheckedKernel *k, const SemaOptions *opts) {
-  if (opts->num_warps) return opts->num_warps;
-  if (opts->config >= 0 && opts->config < k->meta.configs.len) return k->meta.configs.data[opts->config].num_warps;
-  return ARCH_DEFAULT_WARPS;
+  int warps = ARCH_DEFAULT_WARPS, stages = ARCH_DEFAULT_STAGES;
+  sema_launch_shape(k, opts->config, opts->num_warps, 0, &warps, &stages);
+  return warps;
 }
 
 CheckedKernel *sema_check(const Module *m, const Module *stdlib, const SemaOptions *opts, Diags *d) {

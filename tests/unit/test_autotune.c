@@ -30,23 +30,26 @@
 
 static FakeCuda *fake;
 
-/* Config 0 does not compile (BLOCK is no power of two); 1..4 do, with 1, 2, 4 and 8 warps. */
-static const char bump_source[] =
-    "import triton\n"
-    "import triton.language as tl\n"
-    "\n"
-    "@triton.autotune(configs=[triton.Config({'BLOCK': 100}, num_warps=1),\n"
-    "                          triton.Config({'BLOCK': 128}, num_warps=1),\n"
-    "                          triton.Config({'BLOCK': 256}, num_warps=2),\n"
-    "                          triton.Config({'BLOCK': 512}, num_warps=4),\n"
-    "                          triton.Config({'BLOCK': 1024}, num_warps=8, num_stages=2)],\n"
-    "                 key=['n'], reset_to_zero=['acc_ptr'], restore_value=['x_ptr'])\n"
-    "@triton.jit\n"
-    "def bump(x_ptr, acc_ptr, n, m, BLOCK: tl.constexpr):\n"
-    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
-    "    x = tl.load(x_ptr + offs, mask=offs < n)\n"
-    "    tl.store(x_ptr + offs, x + m, mask=offs < n)\n"
-    "    tl.atomic_add(acc_ptr + offs * 0, x, mask=offs < n)\n";
+/* Config 0 does not compile (BLOCK is no power of two); 1..4 do, with 1, 2, 4 and 8 warps. The
+ * decorator's configs and the kernel, apart from its other arguments (test_prune's kernel shares them). */
+#define BUMP_CONFIGS                                                                  \
+  "@triton.autotune(configs=[triton.Config({'BLOCK': 100}, num_warps=1),\n"           \
+  "                          triton.Config({'BLOCK': 128}, num_warps=1),\n"           \
+  "                          triton.Config({'BLOCK': 256}, num_warps=2),\n"           \
+  "                          triton.Config({'BLOCK': 512}, num_warps=4),\n"           \
+  "                          triton.Config({'BLOCK': 1024}, num_warps=8, num_stages=2)],\n"
+#define BUMP_KERNEL                                                                   \
+  "@triton.jit\n"                                                                     \
+  "def bump(x_ptr, acc_ptr, n, m, BLOCK: tl.constexpr):\n"                            \
+  "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"                       \
+  "    x = tl.load(x_ptr + offs, mask=offs < n)\n"                                    \
+  "    tl.store(x_ptr + offs, x + m, mask=offs < n)\n"                                \
+  "    tl.atomic_add(acc_ptr + offs * 0, x, mask=offs < n)\n"
+
+static const char bump_source[] = "import triton\n"
+                                  "import triton.language as tl\n"
+                                  "\n" BUMP_CONFIGS
+                                  "                 key=['n'], reset_to_zero=['acc_ptr'], restore_value=['x_ptr'])\n" BUMP_KERNEL;
 
 /* ---- the fake GPU's kernels -------------------------------------------------------- */
 
@@ -186,19 +189,8 @@ static const char prune_source[] =
     "    if kwargs['m'] == 1:\n"
     "        return [c for c in configs if c.kwargs['BLOCK'] == 1024]\n"
     "    return [c for c in configs if c.kwargs['BLOCK'] <= named_args['n']]\n"
-    "\n"
-    "@triton.autotune(configs=[triton.Config({'BLOCK': 100}, num_warps=1),\n"
-    "                          triton.Config({'BLOCK': 128}, num_warps=1),\n"
-    "                          triton.Config({'BLOCK': 256}, num_warps=2),\n"
-    "                          triton.Config({'BLOCK': 512}, num_warps=4),\n"
-    "                          triton.Config({'BLOCK': 1024}, num_warps=8, num_stages=2)],\n"
-    "                 key=['n'], prune_configs_by={'early_config_prune': fit})\n"
-    "@triton.jit\n"
-    "def bump(x_ptr, acc_ptr, n, m, BLOCK: tl.constexpr):\n"
-    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
-    "    x = tl.load(x_ptr + offs, mask=offs < n)\n"
-    "    tl.store(x_ptr + offs, x + m, mask=offs < n)\n"
-    "    tl.atomic_add(acc_ptr + offs * 0, x, mask=offs < n)\n";
+    "\n" BUMP_CONFIGS
+    "                 key=['n'], prune_configs_by={'early_config_prune': fit})\n" BUMP_KERNEL;
 
 /* n = 300: the configs with BLOCK <= n are kept, and the fastest of them chosen although a pruned one
  * (config 3) is faster; n = 700 with m = 1: config 4 alone, used without timing (as Triton does);
