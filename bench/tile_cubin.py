@@ -33,12 +33,35 @@ def torch_capability():
     return torch.cuda.get_device_capability()
 
 
+_DTYPES = {"torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16", "torch.int32": "i32",
+           "torch.float8_e5m2": "fp8e5", "torch.float8_e4m3fn": "fp8e4nv"}
+
+
+class TensorDesc:
+    """A host tensor descriptor (Triton's TensorDescriptor): one argument, passed as its base, its shape (i32
+    each) and its strides (i64 each, the last 1), as Triton's launcher expands it (docs/language.md)."""
+
+    def __init__(self, tensor, shape, strides, block_shape):
+        self.tensor, self.shape, self.strides, self.block_shape = tensor, list(shape), list(strides), block_shape
+
+    def spec(self):
+        return "tensordesc<%s[%s]>" % (_DTYPES[str(self.tensor.dtype)], ", ".join(map(str, self.block_shape)))
+
+    def flat(self):
+        return [self.tensor] + self.shape + self.strides
+
+
+def flatten(args):
+    """The arguments as the kernel's positions count them (a descriptor's fields each one)."""
+    return [x for a in args for x in (a.flat() if isinstance(a, TensorDesc) else [a])]
+
+
 def _spec(value):
-    """The signature entry tile's JIT would give this argument (torch tensor, float or int)."""
+    """The signature entry tile's JIT would give this argument (torch tensor, descriptor, float or int)."""
+    if isinstance(value, TensorDesc):
+        return value.spec()
     if hasattr(value, "data_ptr"):
-        dtype = {"torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16",
-                 "torch.int32": "i32", "torch.float8_e5m2": "fp8e5", "torch.float8_e4m3fn": "fp8e4nv"}[str(value.dtype)]
-        return "*%s%s" % (dtype, ":16" if value.data_ptr() % 16 == 0 else "")
+        return "*%s%s" % (_DTYPES[str(value.dtype)], ":16" if value.data_ptr() % 16 == 0 else "")
     if isinstance(value, float):
         return "fp32"
     return "i32:1" if value == 1 else "i32:16" if value % 16 == 0 else "i32"
@@ -91,7 +114,7 @@ class TileKernel:
         subprocess.run(command, check=True)
         with open(os.path.join(self.dir, "kernel.json")) as f:
             self.meta = json.load(f)
-        self.fixed = {p["position"] for p in self.meta["specialized"]}
+        self.types = {p["position"]: p["type"] for p in self.meta["params"]}
         cuda = _driver()
         self.module, self.function = ctypes.c_void_p(), ctypes.c_void_p()
         _check(cuda.cuModuleLoad(ctypes.byref(self.module), cubin.encode()), "cuModuleLoad")
@@ -102,12 +125,14 @@ class TileKernel:
         shutil.rmtree(self.dir, ignore_errors=True)  # loaded: the files are not needed any more
 
     def launch(self, grid, args, stream):
+        args = flatten(args)
         values = []
         for position, a in enumerate(args):
-            if position in self.fixed:
+            kind = self.types.get(position)  # None: a ':1' argument, not passed
+            if kind is None:
                 continue
-            values.append(ctypes.c_uint64(a.data_ptr()) if hasattr(a, "data_ptr")
-                          else ctypes.c_float(a) if isinstance(a, float) else ctypes.c_int32(a))
+            values.append(ctypes.c_uint64(a.data_ptr()) if kind.startswith("*") else ctypes.c_float(a)
+                          if kind == "fp32" else ctypes.c_int64(a) if kind == "i64" else ctypes.c_int32(a))
         pointers = [ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values]
         maps = [_tensor_map(m, args) for m in self.meta.get("tensor_maps", [])]  # kept alive to the launch
         pointers += [ctypes.c_void_p(at) for _, at in maps]

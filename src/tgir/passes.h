@@ -63,8 +63,9 @@ void tgir_propagate(TirFunc *f, Propagation *out);
 /* tma.c: how the tensor memory accelerator brings a pipelined load of
  * `loop` into a buffer of layout `buffer`: the tensor map it adds to
  * f->tensor_maps, and iteration iv's box origin, innermost coordinate
- * first: origin[i] (a scalar value id, -1: 0), plus iv * per_iv along
- * coordinate `moving` (`load` is one the pipeliner copies by cp.async, so
+ * first: origin[i] (a loop-invariant scalar value id, -1: 0), plus
+ * (iv - iv_base) * per_iv along coordinate `moving` (iv_base a
+ * loop-invariant value id, -1: 0; `load` is one the pipeliner copies by cp.async, so
  * its `other` is 0 if any); extent[i]: the parameter giving the tensor's
  * extent along coordinate i (-1: a constant >= 1).  0 (nothing added) if
  * it cannot. */
@@ -73,6 +74,7 @@ typedef struct TmaLoad {
   int origin[2];
   int moving;
   int64_t per_iv;
+  int iv_base;
   int extent[2];
   int bytes;             /* the tile's */
 } TmaLoad;

@@ -199,12 +199,15 @@ static TirOp *staging_of(Pipe *P, const TirOp *load) {
  * `other`): loaded into registers with the cp.async copies and stored to
  * its buffer at the end of the iteration; NOT_PIPELINED when volatile or
  * when its tile goes elsewhere than shared memory. */
-enum { NOT_PIPELINED, COPY_ASYNC, COPY_REGISTERS };
+enum { NOT_PIPELINED, COPY_ASYNC, COPY_REGISTERS, COPY_NARROW };
 
+/* COPY_NARROW: cp.async cannot move it (vectors narrower than 4 bytes, as
+ * the masks of a descriptor's load with unhinted extents leave them) but a
+ * TMA copy may: zero `other`. */
 static int copy_kind(Pipe *P, const TirOp *load) {
   if (load->code != TIR_LOAD || (load->flags & LOAD_VOLATILE) || !staging_of(P, load)) return NOT_PIPELINED;
   if ((load->flags & LOAD_OTHER) && !is_zero(P, load->operands.data[2])) return COPY_REGISTERS;
-  return vector_bytes(P, load) >= 4 ? COPY_ASYNC : COPY_REGISTERS;
+  return vector_bytes(P, load) >= 4 ? COPY_ASYNC : COPY_NARROW;
 }
 
 /* ---- stage 0: what moves ahead ---- */
@@ -641,8 +644,10 @@ static void tma_origin(Pipe *P, int k, int iv, int *coord) {
   Loc loc = P->loop->loc;
   for (int i = 0; i < 2; i++) {
     int c = t->origin[i] >= 0 ? as_i32(P, t->origin[i], loc) : constant(P, DT_I32, 0, loc);
-    if (i == t->moving) {
-      int along = binary(P, TIR_MUL, 0, as_i32(P, iv, loc), constant(P, DT_I32, t->per_iv, loc), loc);
+    if (i == t->moving && t->per_iv) {
+      int at = as_i32(P, iv, loc);
+      if (t->iv_base >= 0) at = binary(P, TIR_SUB, 0, at, as_i32(P, t->iv_base, loc), loc);
+      int along = binary(P, TIR_MUL, 0, at, constant(P, DT_I32, t->per_iv, loc), loc);
       c = t->origin[i] >= 0 ? binary(P, TIR_ADD, 0, c, along, loc) : along;
     }
     if (t->extent[i] >= 0) {
@@ -731,21 +736,7 @@ static void rewrite_loop_tma(Pipe *P, const char *ahead, const char *recompute, 
   vec_push(P->f->arena, &P->out, loop);
   emit_plain(P, TIR_MBAR_INVAL, 0, &bars, 1, loc);
   if (P->async_dot) finish_async_dot(P, P->async_dot, old_results);
-}
-
-/* Whether every pipelined load can come by TMA (P->tma_loads then set). */
-static int plan_tma(Pipe *P) {
-  if (!P->o->tma || !P->async_dot || has_register_copies(P)) return 0;
-  int maps = P->f->tensor_maps.len;
-  for (int k = 0; k < P->loads.len; k++) {
-    const TirOp *alloc = staging_of(P, P->loads.data[k]);
-    if (!tma_plan_load(P->f, P->axis, P->loop, P->loads.data[k], tir_layout(P->f, alloc->results.data[0]),
-                       &P->tma_loads[k])) {
-      P->f->tensor_maps.len = maps;
-      return 0;
-    }
-  }
-  return 1;
+  if (P->carried_dot) finish_async_dot(P, P->carried_dot, old_results);
 }
 
 /* ---- which loops ---- */
@@ -954,8 +945,33 @@ static int register_copies_pay(Pipe *P) {
   return 0;
 }
 
-/* Sets up P for `loop`; 0 if it is not pipelined. */
-static int plan_loop(Pipe *P, TirOp *loop, char **ahead, char **recompute) {
+/* Whether a wgmma dot reads a pipelined buffer in place. */
+static int wgmma_reads_buffers(Pipe *P) {
+  for (int i = 0; i < P->body->ops.len; i++) {
+    const TirOp *op = P->body->ops.data[i];
+    if (is_wgmma(P, op) && (reads_pipelined(P, op, 0, 0) || reads_pipelined(P, op, 1, 0))) return 1;
+  }
+  return 0;
+}
+
+/* Whether every pipelined load can come by TMA (P->tma_loads then set). */
+static int plan_tma(Pipe *P) {
+  if (!P->o->tma || !wgmma_reads_buffers(P) || has_register_copies(P)) return 0;
+  int maps = P->f->tensor_maps.len;
+  for (int k = 0; k < P->loads.len; k++) {
+    const TirOp *alloc = staging_of(P, P->loads.data[k]);
+    if (!tma_plan_load(P->f, P->axis, P->loop, P->loads.data[k], tir_layout(P->f, alloc->results.data[0]),
+                       &P->tma_loads[k])) {
+      P->f->tensor_maps.len = maps;
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* Sets up P for `loop`; 0 if it is not pipelined.  With `by_tma`, loads
+ * cp.async cannot move count as copies, for TMA to bring. */
+static int plan_loop_as(Pipe *P, TirOp *loop, char **ahead, char **recompute, int by_tma) {
   P->loop = loop;
   P->body = loop->regions[0];
   P->stages = (int)(loop->ival > 0 ? loop->ival : P->f->num_stages);
@@ -978,6 +994,7 @@ static int plan_loop(Pipe *P, TirOp *loop, char **ahead, char **recompute) {
   int async_copies = 0, register_copies = register_copies_pay(P);
   for (int i = 0; i < P->body->ops.len && P->loads.len < 64; i++) {
     int kind = copy_kind(P, P->body->ops.data[i]);
+    if (kind == COPY_NARROW) kind = by_tma ? COPY_ASYNC : COPY_REGISTERS;
     if (kind == NOT_PIPELINED || (kind == COPY_REGISTERS && !register_copies)) continue;
     P->through_registers[P->loads.len] = kind == COPY_REGISTERS;
     async_copies += kind == COPY_ASYNC;
@@ -990,6 +1007,15 @@ static int plan_loop(Pipe *P, TirOp *loop, char **ahead, char **recompute) {
   plan_buffers(P);
   P->tma = P->distance >= 1 && plan_tma(P);
   return P->distance >= 1;
+}
+
+/* Planned first for TMA copies of every load, those cp.async cannot move
+ * included; where they do not all qualify, again without them. */
+static int plan_loop(Pipe *P, TirOp *loop, char **ahead, char **recompute) {
+  int refills = P->f->refills;
+  if (P->o->tma && plan_loop_as(P, loop, ahead, recompute, 1) && P->tma) return 1;
+  P->f->refills = refills;
+  return plan_loop_as(P, loop, ahead, recompute, 0);
 }
 
 static void pipeline_block(Pipe *P, TirBlock *b) {

@@ -24,7 +24,19 @@
  * nothing but the same rows of a dot's result (A's rows, B's columns),
  * through element-wise ops and loops, to stores whose mask drops them:
  * a conjunct `(start + arange) < D` on that dimension (the tutorial's
- * c_mask).  wrap_is_masked checks it; anything else keeps cp.async. */
+ * c_mask).  wrap_is_masked checks it; anything else keeps cp.async.
+ *
+ * A tensor descriptor's load (desc.load([y, x]), made in the kernel or a
+ * parameter) is the other form: its pointers are recomputed each
+ * iteration from starts that move with the loop, and its mask bounds
+ * every index on both sides, which is TMA's own rule:
+ *
+ *     ptr  = base + rows[:, None] * stride + cols[None, :]   (either order)
+ *            rows, cols: start + arange(n), start loop-invariant, the
+ *            induction variable (times a constant), or a carried value
+ *            the loop advances by a constant multiple of its step
+ *     mask = 0 <= index < D  along both dimensions (`0 <=` may be missing
+ *            where the start is >= 0), other = 0 */
 #include "passes.h"
 
 #include <string.h>
@@ -40,6 +52,7 @@ typedef struct Offset2 {
   Index1 index[2];
   int coef[2];           /* its scalar coefficient (value id), or -1: the constant coef_c */
   int64_t coef_c[2];
+  int coef_hinted[2];    /* that scalar before casts and hints (its AxisInfo has the hints' facts) */
 } Offset2;
 
 typedef struct Match {
@@ -64,11 +77,12 @@ static const TirOp *def_is(Match *m, int v, TirCode code) {
 }
 
 /* Through integer casts (indices: no wrap assumed, as the pointer
- * arithmetic does) and layout conversions. */
+ * arithmetic does), layout conversions and hints. */
 static int uncast(Match *m, int v) {
   for (const TirOp *d;; v = d->operands.data[0]) {
     d = def(m, v);
-    if (!d || !(d->code == TIR_CONVERT_LAYOUT || (d->code == TIR_CAST && !dtype_is_float(tir_type(m->f, v)->elem))))
+    if (!d || !(d->code == TIR_CONVERT_LAYOUT || d->code == TIR_HINT ||
+                (d->code == TIR_CAST && !dtype_is_float(tir_type(m->f, v)->elem))))
       return v;
   }
 }
@@ -124,7 +138,7 @@ static int merge(Offset2 *into, const Offset2 *from) {
   for (int k = 0; k < 2; k++) {
     if (into->has[k] && from->has[k]) return 0;
     if (from->has[k]) into->has[k] = 1, into->index[k] = from->index[k], into->coef[k] = from->coef[k],
-                      into->coef_c[k] = from->coef_c[k];
+                      into->coef_c[k] = from->coef_c[k], into->coef_hinted[k] = from->coef_hinted[k];
   }
   return 1;
 }
@@ -152,7 +166,7 @@ static int offset2(Match *m, int v, Offset2 *o) {
       if ((s < 0 && !uniform_constant(m, d->operands.data[k], &c)) || !offset2(m, d->operands.data[1 - k], o)) continue;
       int dim = unit_only(o);
       if (dim < 0) return 0;
-      if (s >= 0 && !constant_of(m, s, &c)) o->coef[dim] = uncast(m, s);
+      if (s >= 0 && !constant_of(m, s, &c)) o->coef[dim] = uncast(m, s), o->coef_hinted[dim] = s;
       else o->coef_c[dim] = c;
       return 1;
     }
@@ -215,10 +229,13 @@ static const TirOp *mask_op(Match *m, int v) {
   return d;
 }
 
-/* d as `index < splat(bound)`, the index along one dimension with coefficient 1. */
+/* d as `index < splat(bound)` (or a constant tile), the index along one dimension with coefficient 1. */
 static int bound_of(Match *m, const TirOp *d, Bound *out) {
   Offset2 o;
+  int64_t c;
   int s = d->code == TIR_CMP && d->kind == CMP_LT ? splatted(m, d->operands.data[1]) : -1;
+  if (s < 0 && d->code == TIR_CMP && d->kind == CMP_LT && constant_of(m, d->operands.data[1], &c))
+    s = d->operands.data[1];
   int dim = s >= 0 && offset2(m, d->operands.data[0], &o) ? unit_only(&o) : -1;
   if (dim >= 0) *out = (Bound){dim, o.index[dim], s};
   return dim >= 0;
@@ -367,6 +384,178 @@ static int wrap_is_masked(Match *m, const TirOp *load, int dim, const Wrap *w) {
 
 static int nonneg(const AxisInfo *axis, int v) { return v < 0 || axis[v].nonneg; }
 
+/* Where a box starts along one tile dimension at iteration iv:
+ * origin + (iv - base) * per_iv, origin and base loop-invariant value ids
+ * (-1: 0). */
+typedef struct Start {
+  int origin, base;
+  int64_t per_iv;
+} Start;
+
+/* What a load's pointers and mask say: the tensor's base parameter, the
+ * offsets, each dimension's extent (a value id) and start. */
+typedef struct Plan {
+  int base;
+  Offset2 o;
+  int extent[2];         /* -1: the constant whole_tile[dim] */
+  int64_t whole_tile[2];
+  Start start[2];
+} Plan;
+
+/* The carried-pointer form (the header's first). */
+static int plan_carried(Match *m, const AxisInfo *axis, const TirOp *loop, const TirOp *load, int carried,
+                        int64_t step, Plan *p) {
+  const TirBlock *body = loop->regions[0];
+  Offset2 *o = &p->o;
+  int64_t lb, inc, per_iv;
+  int moving;
+  if (!constant_of(m, loop->operands.data[0], &lb) || lb != 0) return 0;
+  if (!pointer(m, loop->operands.data[3 + carried], &p->base, o) || !o->has[0] || !o->has[1]) return 0;
+  if (!advance(m, loop, carried, o, &moving, &inc)) return 0;
+  Bound b[2];
+  int nb = 0, *dim_value = p->extent;
+  dim_value[0] = dim_value[1] = -1;
+  if (!(load->flags & LOAD_MASK) || !bounds(m, load->operands.data[1], b, &nb)) return 0;
+  for (int i = 0; i < nb; i++) {
+    if (!same_index(&b[i].index, &o->index[b[i].dim]) || dim_value[b[i].dim] >= 0) return 0;
+    if (b[i].dim != moving) {
+      if (o->index[b[i].dim].wrap >= 0) return 0;
+      dim_value[b[i].dim] = b[i].bound;
+      continue;
+    }
+    if (o->index[moving].start >= 0 || o->index[moving].wrap >= 0 ||
+        !moving_bound(m, b[i].bound, body->args.data[0], &dim_value[moving], &per_iv) || per_iv * step != inc)
+      return 0;
+  }
+  if (dim_value[moving] < 0 || !nonneg(axis, o->index[0].start) || !nonneg(axis, o->index[1].start)) return 0;
+  int fixed = 1 - moving;
+  if (dim_value[fixed] < 0) {
+    Wrap w = {uncast(m, o->index[fixed].start), uncast(m, o->index[fixed].wrap)};
+    if (o->index[fixed].wrap < 0 || o->index[fixed].start < 0 || !wrap_is_masked(m, load, fixed, &w)) return 0;
+    dim_value[fixed] = o->index[fixed].wrap;
+  }
+  p->start[fixed] = (Start){o->index[fixed].start, -1, 0};
+  p->start[moving] = (Start){-1, -1, per_iv};
+  return 1;
+}
+
+static void mark_defined(char *in, const TirBlock *b) {
+  for (int k = 0; k < b->args.len; k++) in[b->args.data[k]] = 1;
+  for (int i = 0; i < b->ops.len; i++) {
+    const TirOp *op = b->ops.data[i];
+    for (int k = 0; k < op->results.len; k++) in[op->results.data[k]] = 1;
+    for (int r = 0; r < 2; r++)
+      if (op->regions[r]) mark_defined(in, op->regions[r]);
+  }
+}
+
+/* Per value id: defined in the loop's body (its arguments included). */
+static char *defined_in(Match *m, const TirBlock *body) {
+  char *in = arena_alloc(m->f->arena, (size_t)m->f->types.len + 1);
+  memset(in, 0, (size_t)m->f->types.len + 1);
+  mark_defined(in, body);
+  return in;
+}
+
+/* The start s (a value id, -1: 0) as a Start: loop-invariant, the
+ * induction variable times a constant, or a carried value advanced by a
+ * constant multiple of the step. */
+static int loop_start(Match *m, const TirOp *loop, const char *in_body, int s, int64_t step, Start *out) {
+  const TirBlock *body = loop->regions[0];
+  int iv = body->args.data[0];
+  int64_t c;
+  if (s < 0) return *out = (Start){-1, -1, 0}, 1;
+  if (!in_body[s]) return *out = (Start){s, -1, 0}, 1;
+  if ((s = uncast(m, s)) == iv) return *out = (Start){-1, -1, 1}, 1;
+  const TirOp *mul = def_is(m, s, TIR_MUL);
+  for (int k = 0; mul && k < 2; k++)
+    if (uncast(m, mul->operands.data[k]) == iv && constant_of(m, mul->operands.data[1 - k], &c))
+      return *out = (Start){-1, -1, c}, 1;
+  int carried = -1;
+  for (int k = 1; k < body->args.len; k++)
+    if (body->args.data[k] == s) carried = k - 1;
+  if (carried < 0) return 0;
+  const TirOp *yield = body->ops.data[body->ops.len - 1];
+  const TirOp *add = def_is(m, uncast(m, yield->operands.data[carried]), TIR_ADD);
+  for (int k = 0; add && k < 2; k++)
+    if (uncast(m, add->operands.data[k]) == s && constant_of(m, add->operands.data[1 - k], &c) && c % step == 0)
+      return *out = (Start){loop->operands.data[3 + carried], loop->operands.data[0], c / step}, 1;
+  return 0;
+}
+
+/* d as `index >= 0`, the index along one dimension with coefficient 1. */
+static int lower_bound_of(Match *m, const TirOp *d, int *dim, Index1 *index) {
+  Offset2 o;
+  int64_t zero;
+  if (d->code != TIR_CMP || d->kind != CMP_GE || !uniform_constant(m, d->operands.data[1], &zero) || zero ||
+      !offset2(m, d->operands.data[0], &o) || (*dim = unit_only(&o)) < 0)
+    return 0;
+  *index = o.index[*dim];
+  return 1;
+}
+
+/* A descriptor's mask: per dimension `index < D` (extent[dim] = D) and,
+ * where seen, `index >= 0` (has_floor[dim]). */
+static int two_sided(Match *m, const Offset2 *o, int v, int *extent, int *has_floor) {
+  const TirOp *d = mask_op(m, v);
+  Bound b;
+  int dim;
+  Index1 index;
+  if (d && d->code == TIR_AND)
+    return two_sided(m, o, d->operands.data[0], extent, has_floor) &&
+           two_sided(m, o, d->operands.data[1], extent, has_floor);
+  if (d && bound_of(m, d, &b) && same_index(&b.index, &o->index[b.dim]) && extent[b.dim] < 0)
+    return extent[b.dim] = b.bound, 1;
+  if (d && lower_bound_of(m, d, &dim, &index) && same_index(&index, &o->index[dim]) && !has_floor[dim])
+    return has_floor[dim] = 1;
+  return 0;
+}
+
+/* The recomputed form (the header's second): a tensor descriptor's load. */
+static int plan_recomputed(Match *m, const AxisInfo *axis, const TirOp *loop, const TirOp *load, int64_t step,
+                           Plan *p) {
+  Offset2 *o = &p->o;
+  int has_floor[2] = {0, 0}, moving = 0;
+  p->extent[0] = p->extent[1] = -1;
+  if (!pointer(m, load->operands.data[0], &p->base, o) || !o->has[0] || !o->has[1] || o->index[0].wrap >= 0 ||
+      o->index[1].wrap >= 0 || !(load->flags & LOAD_MASK) ||
+      !two_sided(m, o, load->operands.data[1], p->extent, has_floor))
+    return 0;
+  const char *in_body = defined_in(m, loop->regions[0]);
+  for (int k = 0; k < 2; k++) {
+    if (p->extent[k] < 0 && o->index[k].start < 0) { /* no mask on arange(n) (a constant extent folded it away) */
+      p->whole_tile[k] = o->index[k].n;
+      p->start[k] = (Start){-1, -1, 0};
+      continue;
+    }
+    if (p->extent[k] < 0 || in_body[uncast(m, p->extent[k])] || !(has_floor[k] || nonneg(axis, o->index[k].start)) ||
+        !loop_start(m, loop, in_body, o->index[k].start, step, &p->start[k]))
+      return 0;
+    moving += p->start[k].per_iv != 0;
+  }
+  return moving <= 1;
+}
+
+/* Whether stride (a parameter or constant, the hinted value) is a multiple of 16 bytes. */
+static int stride_aligned(const TirFunc *f, const AxisInfo *axis, const TirMapField *stride, int hinted, int elem) {
+  if (stride->param < 0) return stride->value * elem % 16 == 0;
+  return f->params.data[stride->param].divisibility * elem % 16 == 0 ||
+         (hinted >= 0 && axis[hinted].divisibility[0] * elem % 16 == 0);
+}
+
+static int extent_field(Match *m, const Plan *p, int dim, TirMapField *out) {
+  if (p->extent[dim] >= 0) return map_field(m, p->extent[dim], 1, out);
+  *out = (TirMapField){-1, p->whole_tile[dim]};
+  return 1;
+}
+
+/* The row stride: a scalar parameter, or a constant (a descriptor's strides=[HEAD_DIM, 1]). */
+static int stride_field(Match *m, const Offset2 *o, int dim, TirMapField *out) {
+  if (o->coef[dim] >= 0) return map_field(m, o->coef[dim], 0, out);
+  *out = (TirMapField){-1, o->coef_c[dim]};
+  return o->coef_c[dim] >= 1;
+}
+
 int tma_plan_load(TirFunc *f, const AxisInfo *axis, const TirOp *loop, const TirOp *load, const Layout *buffer,
                   TmaLoad *out) {
   Match m = {f, arena_alloc(f->arena, sizeof(TirOp *) * (size_t)(f->types.len + 1))};
@@ -374,59 +563,38 @@ int tma_plan_load(TirFunc *f, const AxisInfo *axis, const TirOp *loop, const Tir
   index_defs(&m, f->body);
   const TirBlock *body = loop->regions[0];
   const Type *t = tir_type(f, load->results.data[0]);
-  int64_t lb, step;
+  int64_t step;
   if (t->rank != 2 || !buffer || buffer->kind != LAYOUT_NVMMA) return 0;
-  if (!constant_of(&m, loop->operands.data[0], &lb) || lb != 0 || !constant_of(&m, loop->operands.data[2], &step))
-    return 0;
+  if (!constant_of(&m, loop->operands.data[2], &step) || step <= 0) return 0;
   int carried = -1, ptr = load->operands.data[0];
   for (int k = 1; k < body->args.len; k++)
     if (body->args.data[k] == ptr) carried = k - 1;
-  if (carried < 0) return 0;
-  int base;
-  Offset2 o;
-  if (!pointer(&m, loop->operands.data[3 + carried], &base, &o) || (base = base_param(f, base)) < 0 || !o.has[0] || !o.has[1])
+  Plan p;
+  memset(&p, 0, sizeof p);
+  if (!(carried >= 0 ? plan_carried(&m, axis, loop, load, carried, step, &p)
+                     : plan_recomputed(&m, axis, loop, load, step, &p)))
     return 0;
-  int inner = unit(&o, 1) ? 1 : unit(&o, 0) ? 0 : -1;
-  if (inner < 0 || buffer->order[0] != inner) return 0;
-  int outer = 1 - inner, moving;
-  int64_t inc, per_iv;
-  if (!advance(&m, loop, carried, &o, &moving, &inc)) return 0;
-  Bound b[2];
-  int nb = 0, dim_value[2] = {-1, -1};
-  if (!(load->flags & LOAD_MASK) || !bounds(&m, load->operands.data[1], b, &nb)) return 0;
-  for (int i = 0; i < nb; i++) {
-    if (!same_index(&b[i].index, &o.index[b[i].dim]) || dim_value[b[i].dim] >= 0) return 0;
-    if (b[i].dim != moving) {
-      if (o.index[b[i].dim].wrap >= 0) return 0;
-      dim_value[b[i].dim] = b[i].bound;
-      continue;
-    }
-    if (o.index[moving].start >= 0 || o.index[moving].wrap >= 0 ||
-        !moving_bound(&m, b[i].bound, body->args.data[0], &dim_value[moving], &per_iv) || per_iv * step != inc)
-      return 0;
-  }
-  if (dim_value[moving] < 0 || !nonneg(axis, o.index[0].start) || !nonneg(axis, o.index[1].start)) return 0;
-  int fixed = 1 - moving;
-  if (dim_value[fixed] < 0) {
-    Wrap w = {uncast(&m, o.index[fixed].start), uncast(&m, o.index[fixed].wrap)};
-    if (o.index[fixed].wrap < 0 || o.index[fixed].start < 0 || !wrap_is_masked(&m, load, fixed, &w)) return 0;
-    dim_value[fixed] = o.index[fixed].wrap;
-  }
+  const Offset2 *o = &p.o;
+  int base = base_param(f, p.base);
+  int inner = unit(o, 1) ? 1 : unit(o, 0) ? 0 : -1;
+  if (base < 0 || inner < 0 || buffer->order[0] != inner) return 0;
+  int outer = 1 - inner;
   /* one box per block of the NVMMA layout: the hardware swizzles a box's rows as the layout does */
   int elem = dtype_bits(t->elem) / 8, width = buffer->swizzle_bytes / elem;
   TirTensorMap map = {base, {{0}}, {0}, {width, (int)t->shape[outer]}, buffer->swizzle_bytes};
-  if (!map_field(&m, dim_value[inner], 1, &map.dims[0]) || !map_field(&m, dim_value[outer], 1, &map.dims[1]) ||
-      o.coef[outer] < 0 || !map_field(&m, o.coef[outer], 0, &map.stride))
+  if (!extent_field(&m, &p, inner, &map.dims[0]) || !extent_field(&m, &p, outer, &map.dims[1]) ||
+      !stride_field(&m, o, outer, &map.stride))
     return 0;
-  if (t->shape[inner] % width || t->shape[outer] > 256 || (map.stride.param < 0 && map.stride.value * elem % 16) ||
-      (map.stride.param >= 0 && f->params.data[map.stride.param].divisibility * elem % 16))
+  if (t->shape[inner] % width || t->shape[outer] > 256 ||
+      !stride_aligned(f, axis, &map.stride, o->coef_hinted[outer], elem))
     return 0;
   vec_push(f->arena, &f->tensor_maps, map);
   out->map = f->tensor_maps.len - 1;
-  out->origin[0] = o.index[inner].start;
-  out->origin[1] = o.index[outer].start;
-  out->moving = moving == inner ? 0 : 1;
-  out->per_iv = per_iv;
+  const Start *by_coord[2] = {&p.start[inner], &p.start[outer]};
+  out->moving = by_coord[1]->per_iv != 0;
+  for (int i = 0; i < 2; i++) out->origin[i] = by_coord[i]->origin;
+  out->per_iv = by_coord[out->moving]->per_iv;
+  out->iv_base = by_coord[out->moving]->base;
   for (int i = 0; i < 2; i++) out->extent[i] = map.dims[i].param >= 0 ? f->params.data[map.dims[i].param].value : -1;
   out->bytes = (int)(t->shape[0] * t->shape[1] * elem);
   return 1;
