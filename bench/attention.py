@@ -60,15 +60,14 @@ class Tile:
         self.o = torch.empty_like(q)
         self.m = torch.empty(b * h, n, device="cuda", dtype=torch.float32)
         tail = [q.stride(0), q.stride(1), q.stride(2), q.stride(3), h, n]
-        v_strides = [1, n] if vt is not None else tail[2:4]  # V's token and dim strides
-        self.args = {"fwd": [q, k, v if vt is None else vt, sm_scale, self.m, self.o] + tail[:4] + v_strides + tail[4:]}
+        self.args = {"fwd": [q, k, v if vt is None else vt, sm_scale, self.m, self.o, b, h, n]}
         if vt is None:
             self.delta = torch.empty_like(self.m)
             self.dq, self.dk, self.dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
             self.args.update({
                 "pre": [self.o, do, self.delta] + tail,
-                "dkdv": [q, k, v, sm_scale, do, self.dk, self.dv, self.m, self.delta] + tail,
-                "dq": [q, k, v, sm_scale, do, self.dq, self.m, self.delta] + tail,
+                "dkdv": [q, k, v, sm_scale, do, self.dk, self.dv, self.m, self.delta, b, h, n],
+                "dq": [q, k, v, sm_scale, do, self.dq, self.m, self.delta, b, h, n],
             })
         names = {"fwd": "attn_fwd", "pre": "attn_bwd_preprocess", "dkdv": "attn_bwd_dkdv", "dq": "attn_bwd_dq"}
         self.kernels, self.grids = {}, {}

@@ -77,11 +77,17 @@ _TMA_SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}          # CUtensorMapSwizzle
 
 
 def _field(spec, args):
-    return int(args[spec["arg"]]) if "arg" in spec else int(spec["value"])
+    """A tensor map's extent or stride: {"arg": P}, {"value": N}, or {"args": [P, ...], "value": N} (a product)."""
+    positions = [spec["arg"]] if "arg" in spec else spec.get("args", [])
+    value = int(spec.get("value", 1))
+    for p in positions:
+        value *= int(args[p])
+    return value
 
 
 def _tensor_map(m, args):
     """The CUtensorMap metadata entry m describes, encoded for these arguments (docs/abi.md, "tensor_maps")."""
+    args = flatten(args)
     base, (dtype, elem) = args[m["base"]], _TMA_DTYPES[m["dtype"]]
     rank = len(m["dims"])
     aligned = ctypes.create_string_buffer(128 + 64)  # the driver wants the map 64-byte aligned

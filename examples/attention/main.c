@@ -83,7 +83,7 @@ typedef struct Problem {
 typedef struct Run {
   Kernels *k;
   Problem *p;
-  tile_arg fwd[14], pre[9], dkdv[15], dq[14];
+  tile_arg fwd[9], pre[9], dkdv[12], dq[11];
   unsigned gf[3], gp[3], gk[3], gq[3];
 } Run;
 
@@ -194,7 +194,7 @@ static void grid(unsigned g[3], const Problem *p, int block) {
   g[0] = (unsigned)example_cdiv(p->n, block), g[1] = (unsigned)(p->b * p->h), g[2] = 1;
 }
 
-/* The strides (z, h, token, dim; shared by every tensor), H and N_CTX: the last six arguments. */
+/* attn_bwd_preprocess's strides (z, h, token, dim), H and N_CTX: its last six arguments. */
 static void tail_args(tile_arg *a, const Problem *p) {
   a[0] = tile_int((long long)p->h * p->n * p->d), a[1] = tile_int((long long)p->n * p->d);
   a[2] = tile_int(p->d), a[3] = tile_int(1), a[4] = tile_int(p->h), a[5] = tile_int(p->n);
@@ -207,34 +207,31 @@ static void make_run(Run *r, Kernels *k, Problem *p) {
   tile_arg o = tile_buffer(p->d_o, t, n), dout = tile_buffer(p->d_do, t, n), scale = tile_float(p->sm_scale);
   tile_arg m = tile_buffer(p->d_m, "fp32", rows), delta = tile_buffer(p->d_delta, "fp32", rows);
   r->k = k, r->p = p;
-  tile_arg fwd[] = {q, kk, v, scale, m, o};
+  tile_arg fwd[] = {q, kk, v, scale, m, o, tile_int(p->b), tile_int(p->h), tile_int(p->n)};
   memcpy(r->fwd, fwd, sizeof fwd);
-  tail_args(r->fwd + 6, p);
-  r->fwd[12] = r->fwd[10], r->fwd[13] = r->fwd[11]; /* H, N_CTX after V's token and dim strides */
-  r->fwd[10] = p->format->fp8 ? tile_int(1) : r->fwd[8], r->fwd[11] = p->format->fp8 ? tile_int(p->n) : r->fwd[9];
   tile_arg pre[] = {o, dout, delta};
   memcpy(r->pre, pre, sizeof pre);
   tail_args(r->pre + 3, p);
-  tile_arg dkdv[] = {q, kk, v, scale, dout, tile_buffer(p->d_dk, t, n), tile_buffer(p->d_dv, t, n), m, delta};
+  tile_arg dkdv[] = {q, kk, v, scale, dout, tile_buffer(p->d_dk, t, n), tile_buffer(p->d_dv, t, n), m, delta,
+                     tile_int(p->b), tile_int(p->h), tile_int(p->n)};
   memcpy(r->dkdv, dkdv, sizeof dkdv);
-  tail_args(r->dkdv + 9, p);
-  tile_arg dq[] = {q, kk, v, scale, dout, tile_buffer(p->d_dq, t, n), m, delta};
+  tile_arg dq[] = {q, kk, v, scale, dout, tile_buffer(p->d_dq, t, n), m, delta, tile_int(p->b), tile_int(p->h),
+                   tile_int(p->n)};
   memcpy(r->dq, dq, sizeof dq);
-  tail_args(r->dq + 8, p);
   grid(r->gf, p, p->format->fp8 ? k->bf8.m : k->bf.m), grid(r->gp, p, 64);
   grid(r->gk, p, k->bk.n), grid(r->gq, p, k->bq.m);
 }
 
 static void launch_forward(Example *ex, void *user) {
   Run *r = user;
-  EXAMPLE_TRY(ex, tile_launch(r->p->format->fp8 ? r->k->fwd_fp8 : r->k->fwd, r->gf, NULL, r->fwd, 14));
+  EXAMPLE_TRY(ex, tile_launch(r->p->format->fp8 ? r->k->fwd_fp8 : r->k->fwd, r->gf, NULL, r->fwd, 9));
 }
 
 static void launch_backward(Example *ex, void *user) {
   Run *r = user;
   EXAMPLE_TRY(ex, tile_launch(r->k->pre, r->gp, NULL, r->pre, 9));
-  EXAMPLE_TRY(ex, tile_launch(r->k->dkdv, r->gk, NULL, r->dkdv, 15));
-  EXAMPLE_TRY(ex, tile_launch(r->k->dq, r->gq, NULL, r->dq, 14));
+  EXAMPLE_TRY(ex, tile_launch(r->k->dkdv, r->gk, NULL, r->dkdv, 12));
+  EXAMPLE_TRY(ex, tile_launch(r->k->dq, r->gq, NULL, r->dq, 11));
 }
 
 /* ---- the reference ---- */

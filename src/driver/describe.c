@@ -139,9 +139,21 @@ static void collect_checks(const TirBlock *blk, Buf *out) {
   }
 }
 
+/* {"value": 64}, {"arg": 5}, or a product {"args": [2, 3, 20]} ({"args": [5], "value": 2}). */
 static void put_map_field(Buf *b, const TirFunc *f, const TirMapField *x) {
-  if (x->param >= 0) buf_printf(b, "{\"arg\": %d}", f->params.data[x->param].arg_index);
-  else buf_printf(b, "{\"value\": %lld}", (long long)x->value);
+  if (!x->n) {
+    buf_printf(b, "{\"value\": %lld}", (long long)x->value);
+    return;
+  }
+  if (x->n == 1 && x->value == 1) {
+    buf_printf(b, "{\"arg\": %d}", f->params.data[x->params[0]].arg_index);
+    return;
+  }
+  buf_puts(b, "{\"args\": [");
+  for (int i = 0; i < x->n; i++) buf_printf(b, "%s%d", i ? ", " : "", f->params.data[x->params[i]].arg_index);
+  buf_puts(b, "]");
+  if (x->value != 1) buf_printf(b, ", \"value\": %lld", (long long)x->value);
+  buf_puts(b, "}");
 }
 
 /* "tensor_maps": the CUtensorMaps the launch encodes and passes after the parameters (docs/abi.md). */

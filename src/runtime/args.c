@@ -240,8 +240,12 @@ int args_check(const KernelMetadata *m, const tile_arg *args, int n, uint64_t *s
 
 /* ---- tensor maps ------------------------------------------------------------------------- */
 
-static long long extent_value(const MetaExtent *e, const tile_arg *args) {
-  return e->arg ? args[e->arg->position].i : e->value;
+/* The extent's value at this launch; 0 if the product overflows (then *wide is set). */
+static long long extent_value(const MetaExtent *e, const tile_arg *args, int *wide) {
+  long long v = e->value;
+  *wide = 0;
+  for (int i = 0; i < e->n; i++) *wide |= __builtin_mul_overflow(v, (long long)args[e->args[i]->position].i, &v);
+  return v;
 }
 
 static int map_base(const MetaParam *p, const tile_arg *a, void **out, char *err, size_t errsize) {
@@ -253,19 +257,36 @@ static int map_base(const MetaParam *p, const tile_arg *a, void **out, char *err
   return bad_param(err, errsize, p, "%s", what);
 }
 
-/* Constant extents were checked with the metadata: only an argument can be out of range here. */
+/* "1000" or, for a product of arguments, "4 * 32 * 1000 = 128000" ("... overflows" past 64 bits). */
+static void extent_text(const MetaExtent *e, const tile_arg *args, long long v, int wide, char *buf, size_t size) {
+  size_t n = 0;
+  buf[0] = 0;
+  if (e->n > 1 || e->value != 1) {
+    n += (size_t)snprintf(buf, size, e->value != 1 ? "%lld * " : "", e->value);
+    for (int i = 0; i < e->n && n < size; i++)
+      n += (size_t)snprintf(buf + n, size - n, "%s%lld", i ? " * " : "", (long long)args[e->args[i]->position].i);
+    if (n < size) n += (size_t)snprintf(buf + n, size - n, wide ? " (overflows)" : " = ");
+  }
+  if (!wide && n < size) snprintf(buf + n, size - n, "%lld", v);
+}
+
+/* Constant extents were checked with the metadata: only arguments can be out of range here. */
 static int map_dim(const MetaExtent *e, const tile_arg *args, uint64_t *out, char *err, size_t errsize) {
-  long long v = extent_value(e, args);
+  int wide;
+  long long v = extent_value(e, args, &wide);
   *out = v < 1 ? 1 : (uint64_t)v;
-  if (v <= MAX_TENSOR_MAP_DIM) return 0;
-  char what[200];
-  snprintf(what, sizeof what, "%lld, an extent of a tensor the kernel loads through the tensor memory accelerator, "
-           "which takes at most 2^32 elements along a dimension", v);
-  return bad_param(err, errsize, e->arg, "%s", what);
+  if (!wide && v <= MAX_TENSOR_MAP_DIM) return 0;
+  char text[160], what[320];
+  extent_text(e, args, v, wide, text, sizeof text);
+  snprintf(what, sizeof what, "%s, an extent of a tensor the kernel loads through the tensor memory accelerator, "
+           "which takes at most 2^32 elements along a dimension", text);
+  return bad_param(err, errsize, e->args[0], "%s", what);
 }
 
 static int map_stride(const MetaExtent *e, int dtype, const tile_arg *args, uint64_t *out, char *err, size_t errsize) {
-  long long v = extent_value(e, args), elem = (long long)dtype_size(dtype);
+  int wide;
+  long long v = extent_value(e, args, &wide), elem = (long long)dtype_size(dtype);
+  if (wide) v = -1;
   char what[240];
   int in_range = v >= 0 && v <= MAX_TENSOR_MAP_STRIDE_BYTES / elem;
   *out = in_range ? (uint64_t)(v * elem) : 0;
@@ -277,7 +298,7 @@ static int map_stride(const MetaExtent *e, int dtype, const tile_arg *args, uint
     snprintf(what, sizeof what, "a stride of %lld %s elements, %lld bytes; the kernel loads this tensor through the "
              "tensor memory accelerator, which needs strides that are multiples of 16 bytes", v,
              dtype_name((DType)dtype), v * elem);
-  return bad_param(err, errsize, e->arg, "%s", what);
+  return bad_param(err, errsize, e->args[0], "%s", what);
 }
 
 int args_tensor_map(const MetaTensorMap *t, const tile_arg *args, TensorMapShape *out, char *err, size_t errsize) {

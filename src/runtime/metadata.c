@@ -199,21 +199,30 @@ static const Json *map_array(MapReader *t, const Json *obj, const char *key, int
 }
 
 /* extent: {"arg": position of an integer argument} | {"value": lo..hi} */
+/* One integer argument of an extent, by position. */
+static int extent_arg(MapReader *t, const Json *position, const char *field, MetaExtent *out) {
+  const MetaParam *p = map_arg(t, position, field);
+  if (!p) return -1;
+  if (!p->is_int) return bad_map(t, "%s names argument %d ('%s'), which is not an integer", field, p->position, p->name);
+  out->args[out->n++] = p;
+  return 0;
+}
+
 static int read_extent(MapReader *t, const Json *v, const char *field, long long lo, long long hi, MetaExtent *out) {
   const Json *arg = v && v->kind == JSON_OBJECT ? json_get(v, "arg") : NULL;
-  *out = (MetaExtent){NULL, 0};
-  if (arg) {
-    if (!(out->arg = map_arg(t, arg, field))) return -1;
-    if (!out->arg->is_int)
-      return bad_map(t, "%s names argument %d ('%s'), which is not an integer", field, out->arg->position,
-                     out->arg->name);
-    return 0;
-  }
+  const Json *args = v && v->kind == JSON_OBJECT ? json_get(v, "args") : NULL;
   const Json *value = v && v->kind == JSON_OBJECT ? json_get(v, "value") : NULL;
-  if (!value) return bad_map(t, "%s is neither {\"arg\": position} nor {\"value\": N}", field);
-  if (value->kind != JSON_NUMBER || !value->is_int || value->i < lo || value->i > hi)
-    return bad_map(t, "%s: value is not an integer from %lld to %lld", field, lo, hi);
-  out->value = value->i;
+  memset(out, 0, sizeof *out);
+  out->value = 1;
+  if (arg) return extent_arg(t, arg, field, out);
+  if (args && (args->kind != JSON_ARRAY || args->len < 1 || args->len > META_EXTENT_FACTORS))
+    return bad_map(t, "%s: args is not an array of 1 to %d argument positions", field, META_EXTENT_FACTORS);
+  for (int i = 0; args && i < args->len; i++)
+    if (extent_arg(t, args->items[i], field, out)) return -1;
+  if (!value && !args) return bad_map(t, "%s is none of {\"arg\": position}, {\"value\": N}, {\"args\": [...]}", field);
+  if (value && (value->kind != JSON_NUMBER || !value->is_int || value->i < (args ? 1 : lo) || value->i > hi))
+    return bad_map(t, "%s: value is not an integer from %lld to %lld", field, args ? 1 : lo, hi);
+  if (value) out->value = value->i;
   return 0;
 }
 
@@ -234,7 +243,7 @@ static int read_extents(MapReader *t, const Json *obj, MetaTensorMap *out) {
     snprintf(field, sizeof field, "strides[%d]", i);
     if (read_extent(t, strides->items[i], field, 0, MAX_TENSOR_MAP_STRIDE_BYTES / (long long)t->elem, &out->strides[i]))
       return -1;
-    if (!out->strides[i].arg && out->strides[i].value * (long long)t->elem % 16)
+    if (!out->strides[i].n && out->strides[i].value * (long long)t->elem % 16)
       return bad_map(t, "%s: %lld elements are %lld bytes, not a multiple of 16", field, out->strides[i].value,
                      out->strides[i].value * (long long)t->elem);
   }

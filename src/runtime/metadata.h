@@ -6,11 +6,12 @@
 #define TILE_METADATA_H
 
 #include "json.h"
+#include "../support/arch.h"
 
 enum { META_FORMAT = 1, MAX_KERNEL_ARGS = 256, MAX_SIGNATURE = MAX_KERNEL_ARGS * 10 };
 /* Tensor maps: how many a kernel takes, their rank and box extents (the
  * driver's limits), the largest extent and stride in bytes (the same). */
-enum { MAX_TENSOR_MAPS = 8, MAX_TENSOR_MAP_RANK = 5, MAX_TENSOR_MAP_BOX = 256 };
+enum { MAX_TENSOR_MAPS = ARCH_MAX_TENSOR_MAPS, MAX_TENSOR_MAP_RANK = 5, MAX_TENSOR_MAP_BOX = 256 };
 #define MAX_TENSOR_MAP_DIM (1LL << 32)
 #define MAX_TENSOR_MAP_STRIDE_BYTES ((1LL << 40) - 1)
 
@@ -24,10 +25,13 @@ typedef struct MetaParam {
   long long min, max;     /* the values an integer parameter holds */
 } MetaParam;
 
-/* A tensor map's extent or stride: an integer launch argument's value (a
- * ':1' one's is 1), or a constant. */
+/* A tensor map's extent or stride: a constant times the values of integer
+ * launch arguments (a ':1' one's is 1): {"value": N}, {"arg": P}, or
+ * {"args": [P, ...], "value": N}. */
+#define META_EXTENT_FACTORS 3
 typedef struct MetaExtent {
-  const MetaParam *arg;   /* the argument, in the metadata's params or specialized; NULL: `value` */
+  const MetaParam *args[META_EXTENT_FACTORS]; /* in the metadata's params or specialized */
+  int n;
   long long value;
 } MetaExtent;
 

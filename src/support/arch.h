@@ -21,6 +21,9 @@ typedef struct Arch {
  * otherwise.  Each place a count enters (options, a config, IR text)
  * checks it with arch_valid_warps. */
 enum { ARCH_MAX_WARPS = 32, ARCH_DEFAULT_WARPS = 4, ARCH_DEFAULT_STAGES = 3 };
+/* The hidden CUtensorMap parameters a kernel takes at most (docs/abi.md,
+ * section 2): the compiler makes no more, the runtime reads no more. */
+enum { ARCH_MAX_TENSOR_MAPS = 8 };
 static inline int arch_valid_warps(int n) { return n >= 1 && n <= ARCH_MAX_WARPS && (n & (n - 1)) == 0; }
 
 /* The target named `name`; NULL for an unknown one. */

@@ -236,17 +236,26 @@ static void remember_buffer(Accel *A, int src, int buffer) {
 
 static int new_buffer(Accel *A, const TirOp *dot, int k, int src, int k_major);
 
+/* Whether src = trans(x) may be read through a transposed view of x's
+ * buffer: 16-bit, or (k_major: fp8, which wgmma reads along K only) where
+ * x is contiguous along the dimension the transpose makes K. */
+static int view_of_transpose(Accel *A, const TirOp *d, int k, int src, int k_major) {
+  DType elem = T(A, src)->elem;
+  if (!d || d->code != TIR_TRANS || T(A, src)->rank != 2) return 0;
+  if (k_major) return blocked_contiguous(A, d->operands.data[0]) == (k == 0 ? 0 : 1);
+  return elem == DT_FP16 || elem == DT_BF16;
+}
+
 /* A wgmma operand: the tile src into a shared buffer in an NVMMA layout
- * contiguous where src is (else, or with k_major, along K).  A 16-bit
- * transposed tile (the tutorials' `tl.dot(q, k.T)`) is read through a
- * transposed view of its source's buffer, as Triton does: the loaded tile
- * then goes straight into a buffer, which the pipeline step fills. */
+ * contiguous where src is (else, or with k_major, along K).  A transposed
+ * tile (the tutorials' `tl.dot(q, k.T)`) is read through a transposed view
+ * of its source's buffer, as Triton does: the loaded tile then goes
+ * straight into a buffer, which the pipeline step fills. */
 static int to_buffer(Accel *A, const TirOp *dot, int k, int src, int k_major) {
   int reused = k_major ? 0 : reuse_transposed(A, src, dot);
   if (reused) return reused;
   const TirOp *d = A->defs[src];
-  DType elem = T(A, src)->elem;
-  if (!k_major && d && d->code == TIR_TRANS && T(A, src)->rank == 2 && (elem == DT_FP16 || elem == DT_BF16)) {
+  if (view_of_transpose(A, d, k, src, k_major)) {
     int view = transposed_view(A, new_buffer(A, dot, k, d->operands.data[0], 0), src, dot);
     if (view) return view;
   }

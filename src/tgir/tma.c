@@ -199,20 +199,27 @@ static int param_of(const TirFunc *f, int v) {
   return -1;
 }
 
-/* A function parameter (through casts) as a map field, or a constant.  An
- * extent's box coordinates are i32: its parameter may hold no more (not an
- * i64, nor a u32). */
-static int map_field(Match *m, int v, int extent, TirMapField *out) {
+/* Multiplies the factors of v (through casts) into out: constants and
+ * integer parameters.  An extent's box coordinates are i32: its
+ * parameters may hold no more (not an i64, nor a u32). */
+static int factors(Match *m, int v, int extent, TirMapField *out) {
   int64_t c;
-  if (constant_of(m, v, &c)) {
-    *out = (TirMapField){-1, c};
-    return c >= 1 && (!extent || c < ((int64_t)1 << 31));
-  }
+  if (constant_of(m, v, &c)) return c >= 1 && !__builtin_mul_overflow(out->value, c, &out->value);
   v = uncast(m, v);
+  const TirOp *mul = def_is(m, v, TIR_MUL);
+  if (mul) return factors(m, mul->operands.data[0], extent, out) && factors(m, mul->operands.data[1], extent, out);
   const Type *t = tir_type(m->f, v);
   int bits = dtype_bits(t->elem), fits_i32 = bits < 32 || (bits == 32 && dtype_kind(t->elem) != DK_UINT);
-  *out = (TirMapField){param_of(m->f, v), 0};
-  return out->param >= 0 && !t->is_ptr && (!extent || fits_i32);
+  int p = param_of(m->f, v);
+  if (p < 0 || t->is_ptr || (extent && !fits_i32) || out->n == TIR_MAP_FACTORS) return 0;
+  out->params[out->n++] = p;
+  return 1;
+}
+
+/* A map field: a constant, or a product of integer parameters (times a constant). */
+static int map_field(Match *m, int v, int extent, TirMapField *out) {
+  *out = (TirMapField){1, 0, {0}};
+  return factors(m, v, extent, out) && (!extent || out->n || out->value < ((int64_t)1 << 31));
 }
 
 /* One conjunct `index < bound` of a mask: the tile dimension and both sides. */
@@ -458,8 +465,8 @@ static char *defined_in(Match *m, const TirBlock *body) {
 }
 
 /* The start s (a value id, -1: 0) as a Start: loop-invariant, the
- * induction variable times a constant, or a carried value advanced by a
- * constant multiple of the step. */
+ * induction variable times a constant (plus a loop-invariant value), or a
+ * carried value advanced by a constant multiple of the step. */
 static int loop_start(Match *m, const TirOp *loop, const char *in_body, int s, int64_t step, Start *out) {
   const TirBlock *body = loop->regions[0];
   int iv = body->args.data[0];
@@ -467,10 +474,16 @@ static int loop_start(Match *m, const TirOp *loop, const char *in_body, int s, i
   if (s < 0) return *out = (Start){-1, -1, 0}, 1;
   if (!in_body[s]) return *out = (Start){s, -1, 0}, 1;
   if ((s = uncast(m, s)) == iv) return *out = (Start){-1, -1, 1}, 1;
-  const TirOp *mul = def_is(m, s, TIR_MUL);
+  const TirOp *mul = def_is(m, s, TIR_MUL), *sum = def_is(m, s, TIR_ADD);
   for (int k = 0; mul && k < 2; k++)
     if (uncast(m, mul->operands.data[k]) == iv && constant_of(m, mul->operands.data[1 - k], &c))
       return *out = (Start){-1, -1, c}, 1;
+  for (int k = 0; sum && k < 2; k++) { /* offset_y + start_n */
+    int at = sum->operands.data[k];
+    if (!in_body[at] && loop_start(m, loop, in_body, sum->operands.data[1 - k], step, out) && out->origin < 0 &&
+        out->base < 0)
+      return out->origin = at, 1;
+  }
   int carried = -1;
   for (int k = 1; k < body->args.len; k++)
     if (body->args.data[k] == s) carried = k - 1;
@@ -536,24 +549,34 @@ static int plan_recomputed(Match *m, const AxisInfo *axis, const TirOp *loop, co
   return moving <= 1;
 }
 
-/* Whether stride (a parameter or constant, the hinted value) is a multiple of 16 bytes. */
+/* Whether stride (its factors' divisibility, or the hinted value's) is a multiple of 16 bytes. */
 static int stride_aligned(const TirFunc *f, const AxisInfo *axis, const TirMapField *stride, int hinted, int elem) {
-  if (stride->param < 0) return stride->value * elem % 16 == 0;
-  return f->params.data[stride->param].divisibility * elem % 16 == 0 ||
-         (hinted >= 0 && axis[hinted].divisibility[0] * elem % 16 == 0);
+  int64_t divides = stride->value * elem;
+  for (int i = 0; i < stride->n && divides % 16; i++) divides *= f->params.data[stride->params[i]].divisibility;
+  return divides % 16 == 0 || (hinted >= 0 && axis[hinted].divisibility[0] * elem % 16 == 0);
 }
 
 static int extent_field(Match *m, const Plan *p, int dim, TirMapField *out) {
   if (p->extent[dim] >= 0) return map_field(m, p->extent[dim], 1, out);
-  *out = (TirMapField){-1, p->whole_tile[dim]};
+  *out = (TirMapField){p->whole_tile[dim], 0, {0}};
   return 1;
 }
 
 /* The row stride: a scalar parameter, or a constant (a descriptor's strides=[HEAD_DIM, 1]). */
 static int stride_field(Match *m, const Offset2 *o, int dim, TirMapField *out) {
   if (o->coef[dim] >= 0) return map_field(m, o->coef[dim], 0, out);
-  *out = (TirMapField){-1, o->coef_c[dim]};
+  *out = (TirMapField){o->coef_c[dim], 0, {0}};
   return o->coef_c[dim] >= 1;
+}
+
+/* The index of f's tensor map equal to `map`, added if none is; -1 when f
+ * has as many as a kernel takes. */
+static int map_index(TirFunc *f, const TirTensorMap *map) {
+  for (int i = 0; i < f->tensor_maps.len; i++)
+    if (!memcmp(&f->tensor_maps.data[i], map, sizeof *map)) return i;
+  if (f->tensor_maps.len == ARCH_MAX_TENSOR_MAPS) return -1;
+  vec_push(f->arena, &f->tensor_maps, *map);
+  return f->tensor_maps.len - 1;
 }
 
 int tma_plan_load(TirFunc *f, const AxisInfo *axis, const TirOp *loop, const TirOp *load, const Layout *buffer,
@@ -581,21 +604,25 @@ int tma_plan_load(TirFunc *f, const AxisInfo *axis, const TirOp *loop, const Tir
   int outer = 1 - inner;
   /* one box per block of the NVMMA layout: the hardware swizzles a box's rows as the layout does */
   int elem = dtype_bits(t->elem) / 8, width = buffer->swizzle_bytes / elem;
-  TirTensorMap map = {base, {{0}}, {0}, {width, (int)t->shape[outer]}, buffer->swizzle_bytes};
+  TirTensorMap map;
+  memset(&map, 0, sizeof map); /* padding too: maps are compared whole */
+  map.base = base, map.box[0] = width, map.box[1] = (int)t->shape[outer], map.swizzle = buffer->swizzle_bytes;
   if (!extent_field(&m, &p, inner, &map.dims[0]) || !extent_field(&m, &p, outer, &map.dims[1]) ||
       !stride_field(&m, o, outer, &map.stride))
     return 0;
   if (t->shape[inner] % width || t->shape[outer] > 256 ||
       !stride_aligned(f, axis, &map.stride, o->coef_hinted[outer], elem))
     return 0;
-  vec_push(f->arena, &f->tensor_maps, map);
-  out->map = f->tensor_maps.len - 1;
+  if ((out->map = map_index(f, &map)) < 0) return 0;
   const Start *by_coord[2] = {&p.start[inner], &p.start[outer]};
   out->moving = by_coord[1]->per_iv != 0;
   for (int i = 0; i < 2; i++) out->origin[i] = by_coord[i]->origin;
   out->per_iv = by_coord[out->moving]->per_iv;
   out->iv_base = by_coord[out->moving]->base;
-  for (int i = 0; i < 2; i++) out->extent[i] = map.dims[i].param >= 0 ? f->params.data[map.dims[i].param].value : -1;
+  int extent_of[2] = {p.extent[inner], p.extent[outer]};
+  for (int i = 0; i < 2; i++) /* the parameter itself, or the product the kernel computes */
+    out->extent[i] = !map.dims[i].n ? -1 : map.dims[i].n == 1 && map.dims[i].value == 1
+                                                ? f->params.data[map.dims[i].params[0]].value : extent_of[i];
   out->bytes = (int)(t->shape[0] * t->shape[1] * elem);
   return 1;
 }

@@ -38,9 +38,10 @@ static void print_float(Buf *out, double v) {
   else buf_printf(out, "%.17g", v);
 }
 
+/* 64, %5, or a product: %2*%3*%20, 2*%5. */
 static void print_map_field(const TirFunc *f, const TirMapField *x, Buf *out) {
-  if (x->param >= 0) buf_printf(out, "%%%d", f->params.data[x->param].value);
-  else buf_printf(out, "%lld", (long long)x->value);
+  if (!x->n || x->value != 1) buf_printf(out, "%lld%s", (long long)x->value, x->n ? "*" : "");
+  for (int i = 0; i < x->n; i++) buf_printf(out, "%s%%%d", i ? "*" : "", f->params.data[x->params[i]].value);
 }
 
 /* " map(base=%0 dims=[%5, %3] stride=%6 box=[64, 128] swizzle=128)": the tensor map a tma_copy reads. */

@@ -408,26 +408,46 @@ static int named(Reader *R, int (*lookup)(const char *, size_t), const char *wha
   return i;
 }
 
-/* A parameter's value (%N) as a map field, or a constant. */
-static TirMapField map_field(Reader *R) {
-  skip(R);
-  if (!at(R, "%")) return (TirMapField){-1, integer(R)};
+/* A parameter (%N) as a factor of a map field. */
+static int map_param(Reader *R) {
   Loc loc = here(R);
   int v = value_id(R);
   for (int i = 0; i < R->f->params.len; i++)
-    if (R->f->params.data[i].value == v) return (TirMapField){i, 0};
+    if (R->f->params.data[i].value == v) return i;
   diag_error(R->diags, loc, "tile IR: %%%d is not a parameter of the function", v);
   longjmp(R->fail, 1);
+}
+
+/* A map field: a constant, a parameter (%N), or their product (2*%5, %2*%3). */
+static TirMapField map_field(Reader *R) {
+  TirMapField x = {1, 0, {0}};
+  skip(R);
+  if (!at(R, "%")) {
+    x.value = integer(R);
+    skip(R);
+    if (!at(R, "*")) return x;
+    expect(R, "*");
+  }
+  for (;;) {
+    if (x.n == TIR_MAP_FACTORS) fail(R, "at most 3 parameters in a map field");
+    skip(R);
+    x.params[x.n++] = map_param(R);
+    skip(R);
+    if (!at(R, "*")) return x;
+    expect(R, "*");
+  }
 }
 
 /* "map(base=%0 dims=[%5, %3] stride=%6 box=[64, 128] swizzle=128)" after tma_copy: the map's index,
  * a map written the same way before sharing it. */
 static int64_t read_tensor_map(Reader *R) {
-  TirTensorMap m = {0, {{0}}, {0}, {0}, 0};
+  TirTensorMap m;
+  memset(&m, 0, sizeof m);
   expect(R, "base=");
   TirMapField base = map_field(R);
-  if (base.param < 0 || !tir_type(R->f, R->f->params.data[base.param].value)->is_ptr) fail(R, "a pointer parameter");
-  m.base = base.param;
+  if (base.n != 1 || base.value != 1 || !tir_type(R->f, R->f->params.data[base.params[0]].value)->is_ptr)
+    fail(R, "a pointer parameter");
+  m.base = base.params[0];
   expect(R, "dims=[");
   m.dims[0] = map_field(R);
   expect(R, ",");

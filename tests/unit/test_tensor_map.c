@@ -163,6 +163,42 @@ static void test_encode_and_pass(void) {
   tile_context_destroy(ctx);
 }
 
+/* An extent or stride that is a product of arguments (tutorial 06's Z * H * N_CTX rows), times a constant. */
+static const char product_map[] =
+    "{\"base\": 0, \"dtype\": \"fp16\", \"dims\": [{\"value\": 64}, {\"args\": [3, 4, 7]}],"
+    " \"strides\": [{\"args\": [5], \"value\": 2}], \"box\": [64, 128], \"swizzle\": 128},\n"
+    "{\"base\": 1, \"dtype\": \"fp16\", \"dims\": [{\"args\": [2, 3]}, {\"value\": 8}],"
+    " \"strides\": [{\"value\": 64}], \"box\": [64, 8], \"swizzle\": 128}";
+
+static void test_products(void) {
+  tile_context *ctx = context_on(FAKE_CUDA_PATH);
+  tile_kernel *k = load_ok(ctx, product_map);
+  void *a = NULL, *b = NULL;
+  CHECK(tile_malloc(ctx, &a, 1 << 20) == TILE_OK && tile_malloc(ctx, &b, 1 << 20) == TILE_OK);
+  Args v = {a, b, 3, 5, 7, 48, 16, 1};
+  fake->encodes = 0, fake->params_to_copy = NUM_PARAMS, fake->maps_to_copy = 2;
+  CHECK(k && launch(k, &v) == TILE_OK && fake->encodes == 2);
+  check_encoded(1, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, a, 2, (uint64_t[]){64, 5 * 7 * 1}, (uint64_t[]){2 * 48 * 2},
+                (uint32_t[]){64, 128}, CU_TENSOR_MAP_SWIZZLE_128B);
+  check_encoded(2, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, b, 2, (uint64_t[]){3 * 5, 8}, (uint64_t[]){128},
+                (uint32_t[]){64, 8}, CU_TENSOR_MAP_SWIZZLE_128B);
+  check_passed(1, 2);
+  fake->maps_to_copy = 0;
+  /* a product past a map's 2^32, and one past 64 bits, each named by its first argument with its factors */
+  v.m = 1 << 20, v.n = 1 << 13;
+  int before = fake->launches;
+  CHECK(k && launch(k, &v) == TILE_ERROR_ARGUMENT && fake->launches == before);
+  CHECK_CONTAINS(tile_error(ctx), "argument 2 ('M'): 1048576 * 8192 = 8589934592, an extent of a tensor the kernel "
+                                  "loads through the tensor memory accelerator, which takes at most 2^32 elements");
+  v.m = 1, v.n = 1LL << 40;
+  CHECK(k && launch(k, &v) == TILE_ERROR_ARGUMENT && fake->launches == before);
+  CHECK_CONTAINS(tile_error(ctx), "argument 3 ('N'): 1099511627776 * 7 * 1 = 7696581394432, an extent");
+  v.k = 1 << 30;
+  CHECK(k && launch(k, &v) == TILE_ERROR_ARGUMENT && fake->launches == before);
+  CHECK_CONTAINS(tile_error(ctx), "argument 3 ('N'): 1099511627776 * 1073741824 * 1 (overflows), an extent");
+  tile_context_destroy(ctx);
+}
+
 /* A launch fails with `message` (a printf format taking `address`), and nothing is launched. */
 static void check_refused(tile_context *ctx, tile_kernel *k, const Args *v, tile_status status, const char *format,
                           const void *address) {
@@ -276,7 +312,15 @@ static void test_metadata_errors(void) {
       {"{\"base\": 0, \"dtype\": \"fp16\", \"dims\": [{\"arg\": 4}, {\"arg\": 2}], \"strides\": [{\"value\": 12}], \"box\": [64, 64], \"swizzle\": 128}",
        "tensor map 0: strides[0]: 12 elements are 24 bytes, not a multiple of 16"},
       {"{\"base\": 0, \"dtype\": \"fp16\", \"dims\": [{\"size\": 4}], \"strides\": [], \"box\": [64], \"swizzle\": 0}",
-       "tensor map 0: dims[0] is neither {\"arg\": position} nor {\"value\": N}"},
+       "tensor map 0: dims[0] is none of {\"arg\": position}, {\"value\": N}, {\"args\": [...]}"},
+      {"{\"base\": 0, \"dtype\": \"fp16\", \"dims\": [{\"args\": []}], \"strides\": [], \"box\": [64], \"swizzle\": 0}",
+       "tensor map 0: dims[0]: args is not an array of 1 to 3 argument positions"},
+      {"{\"base\": 0, \"dtype\": \"fp16\", \"dims\": [{\"args\": [2, 3, 4, 5]}], \"strides\": [], \"box\": [64], \"swizzle\": 0}",
+       "tensor map 0: dims[0]: args is not an array of 1 to 3 argument positions"},
+      {"{\"base\": 0, \"dtype\": \"fp16\", \"dims\": [{\"args\": [2, 1]}], \"strides\": [], \"box\": [64], \"swizzle\": 0}",
+       "tensor map 0: dims[0] names argument 1 ('b_ptr'), which is not an integer"},
+      {"{\"base\": 0, \"dtype\": \"fp16\", \"dims\": [{\"args\": [2], \"value\": 0}], \"strides\": [], \"box\": [64], \"swizzle\": 0}",
+       "tensor map 0: dims[0]: value is not an integer from 1 to 4294967296"},
       {"{\"base\": 0, \"dtype\": \"fp16\", \"dims\": [{\"arg\": 4}], \"strides\": [], \"box\": [64], \"swizzle\": 0}, 3",
        "tensor map 1: not an object"},
       {"{}, {}, {}, {}, {}, {}, {}, {}, {}", "'tensor_maps' is not an array of at most 8 maps"},
@@ -335,6 +379,7 @@ int main(void) {
   if (!fake) return 1;
   test_encode_and_pass();
   test_argument_errors();
+  test_products();
   test_driver_without_encode();
   test_metadata_errors();
   test_data_types();
