@@ -119,6 +119,9 @@ typedef struct tile_options {
                                 tensor memory accelerator where their pointers and masks describe a 2-D box
                                 of a parameter's tensor (the launch encodes its tensor map; docs/tgir.md);
                                 TILE_TMA_OFF: always cp.async */
+  int maxnreg;               /* registers a thread may use, 24..255 (PTX's .maxnreg, as triton.Config's
+                                maxnreg=); 0: the @autotune config's, else no cap.  The CPU interpreter
+                                and the simulator ignore it */
 } tile_options;
 
 typedef struct tile_context tile_context;
@@ -155,7 +158,7 @@ TILE_API void tile_options_init_size(tile_options *opts, size_t struct_size);
  * section 10: an older program's smaller struct is read only up to its
  * size, a struct without the field or from a newer tile.h is refused),
  * num_warps 0 or a power of two to 32, num_stages 0..16, config -1..2^20-1,
- * refill and tma one of their values, num_defines >= 0 with that many
+ * refill and tma one of their values, maxnreg 0 or 24..255, num_defines >= 0 with that many
  * non-NULL defines.  TILE_OK, or TILE_ERROR_ARGUMENT with tile_error naming
  * the field ("tile_emit: options: num_stages must be from 0 (the default)
  * to 16, not -3").  NULL opts: the defaults, which pass.  What it cannot

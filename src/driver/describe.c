@@ -195,6 +195,7 @@ const char *describe_kernel(Compilation *c, const TirFunc *f, const GpuArtifacts
   put_constexprs(&b, a, k);
   if (k && c->config >= 0) buf_printf(&b, "  \"config\": %d,\n", c->config);
   buf_printf(&b, "  \"num_warps\": %d,\n  \"num_stages\": %d,\n", f->num_warps, f->num_stages);
+  if (g && g->maxnreg) buf_printf(&b, "  \"maxnreg\": %d,\n", g->maxnreg);
   if (f->refills) put_field(&b, "refill", meta_refill_names[f->refills]);
   if (g) put_tensor_maps(&b, f);
   buf_printf(&b, "  \"shared\": %d,\n", g ? g->shared_bytes : 0);

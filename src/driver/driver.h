@@ -66,6 +66,7 @@ typedef struct GpuArtifacts {
   size_t cubin_size;
   const char *ptxas_log;     /* ptxas -v: registers, shared memory, spills */
   int shared_bytes;          /* dynamic shared memory per program */
+  int maxnreg;               /* the register cap the PTX carries (.maxnreg); 0: none */
   const char *dump;          /* with opts->print_after_all: the IR after each pass and step */
 } GpuArtifacts;
 

@@ -96,6 +96,7 @@ static void hash_kernel(Sha256 *h, const JitSource *src, const tile_options *o) 
   hash_int(h, o->config);
   hash_int(h, o->num_warps);
   hash_int(h, o->num_stages);
+  hash_int(h, o->maxnreg);
   hash_int(h, o->refill);
   hash_int(h, o->tma);
   hash_string(h, o->passes);

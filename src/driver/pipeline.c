@@ -194,6 +194,12 @@ static TirFunc *gpu_layout_ir(Compilation *c, const tile_options *opts, const Ar
   return failed ? NULL : f;
 }
 
+/* The option's register cap, else the chosen config's (IR text has no
+ * configs); none for the simulator, which has no registers to cap. */
+static int register_cap(const Compilation *c, const tile_options *opts, const Arch *arch) {
+  return arch->sim ? 0 : sema_register_cap(c->checked, c->config, opts->maxnreg);
+}
+
 static tile_status gpu_stages(Compilation *c, const tile_options *opts, tile_stage last, const char *ptxas,
                               GpuArtifacts *out) {
   memset(out, 0, sizeof *out);
@@ -215,7 +221,8 @@ static tile_status gpu_stages(Compilation *c, const tile_options *opts, tile_sta
   out->tgir = buf_cstr(&text);
   if (last == TILE_STAGE_TGIR) return TILE_OK;
   GpuTimes llvm_ms = {0};
-  GpuTarget target = {out->arch, opts->libdevice ? opts->libdevice : c->ctx->libdevice_path, &llvm_ms};
+  GpuTarget target = {out->arch, opts->libdevice ? opts->libdevice : c->ctx->libdevice_path, &llvm_ms,
+                      register_cap(c, opts, arch)};
   int want_ptx = last != TILE_STAGE_LLIR && !arch->sim;
   GpuCode code = {0};
   double clock = pipeline_clock_ms();
@@ -229,6 +236,7 @@ static tile_status gpu_stages(Compilation *c, const tile_options *opts, tile_sta
   out->ptx = code.ptx;
   out->ptx_len = code.ptx_len;
   out->shared_bytes = code.shared_bytes;
+  out->maxnreg = target.maxnreg;
   if (last != TILE_STAGE_METADATA || !out->ptx) return TILE_OK;
   return assemble(c, ptxas, out);
 }

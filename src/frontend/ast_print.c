@@ -155,7 +155,9 @@ static void print_meta(const KernelMeta *m, Buf *out) {
     const TuneConfig *c = &m->configs.data[i];
     buf_printf(out, "  Config %d:", i);
     for (int j = 0; j < c->names.len; j++) buf_printf(out, " %s=%s", c->names.data[j], value_str(a, c->values.data[j]));
-    buf_printf(out, " num_warps=%d num_stages=%d\n", c->num_warps, c->num_stages);
+    buf_printf(out, " num_warps=%d num_stages=%d", c->num_warps, c->num_stages);
+    if (c->maxnreg) buf_printf(out, " maxnreg=%d", c->maxnreg);
+    buf_puts(out, "\n");
   }
   for (int i = 0; i < m->heuristic_names.len; i++)
     buf_printf(out, "Heuristic %s <%d:%d>\n", m->heuristic_names.data[i], m->heuristic_lambdas.data[i]->loc.line,

@@ -953,12 +953,13 @@ static HostVal *b_config(Host *h, Args *a) {
   HostVal *options = host_value(h, H_DICT);
   if (!kwargs || kwargs->kind != H_DICT)
     return host_unknown(h, a->loc, "triton.Config's first argument must be a dict of meta-parameters");
-  const char *const order_of[] = {"num_warps", "num_stages", "num_ctas"};
-  for (int i = 0; i < 3 && i + 1 < a->pos.len; i++) host_dict_set(h, options, host_str(h, order_of[i]), a->pos.data[i + 1]);
+  const char *const order_of[] = {"num_warps", "num_stages", "num_ctas", "maxnreg"}; /* Triton's Config(...) order */
+  for (int i = 0; i < 4 && i + 1 < a->pos.len; i++) host_dict_set(h, options, host_str(h, order_of[i]), a->pos.data[i + 1]);
   for (int i = 0; i < a->names.len; i++)
     if (strcmp(a->names.data[i], "kwargs")) host_dict_set(h, options, host_str(h, a->names.data[i]), a->kw.data[i]);
   vec_push(h->arena, &c->items, kwargs);
   vec_push(h->arena, &c->items, options);
+  c->loc = a->loc; /* where a bad option is reported */
   return c;
 }
 

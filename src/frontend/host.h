@@ -43,7 +43,7 @@ struct HostVal {
   Node *node;         /* FUNC: the def or the lambda */
   HostEnv *env;       /* FUNC: the scope it was defined in */
   HostVal *self;      /* BUILTIN: a bound method's receiver */
-  Loc loc;            /* UNKNOWN: what could not be evaluated */
+  Loc loc;            /* UNKNOWN: what could not be evaluated; CONFIG: the triton.Config call */
 };
 
 /* What the target queries answer: the arch compiled for and its SM count. */

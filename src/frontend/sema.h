@@ -118,6 +118,7 @@ typedef struct TuneConfig {
   Vec(const char *) names;  /* meta-parameters the config sets */
   Vec(Value *) values;
   int num_warps, num_stages, num_ctas;
+  int maxnreg;              /* registers a thread may use (PTX .maxnreg); 0: no cap */
   Loc loc;
   int index;                /* its place in the decorator's list (pruning keeps it) */
 } TuneConfig;
@@ -164,6 +165,10 @@ CheckedKernel *sema_declare(const Module *m, const Module *stdlib, const SemaOpt
  * else config `config`'s of k (k may be NULL), else what *warps and
  * *stages hold. */
 void sema_launch_shape(const CheckedKernel *k, int config, int num_warps, int num_stages, int *warps, int *stages);
+
+/* The register cap a kernel compiles with: `maxnreg` (the option; 0: not
+ * given), else config `config`'s of k (k may be NULL); 0: none. */
+int sema_register_cap(const CheckedKernel *k, int config, int maxnreg);
 
 /* The builtin reference in markdown, printed from lang/builtins.def, then
  * the functions of the standard library (lang/stdlib.tl, parsed: NULL for none). */

@@ -345,6 +345,18 @@ static int option_int(Sema *S, const HostVal *options, const char *key, int fall
   return fallback;
 }
 
+/* maxnreg=: None (Triton's default) or an integer ptxas honours as given;
+ * reported at the triton.Config call. */
+static int option_maxnreg(Sema *S, const HostVal *options, Loc loc) {
+  const HostVal *v = host_dict_get(options, "maxnreg");
+  if (!v || v->kind == H_NONE) return 0;
+  if (v->kind == H_INT && arch_valid_maxnreg(v->i)) return (int)v->i;
+  diag_error(S->diags, loc, "triton.Config's maxnreg must be None or an integer from %d to %d (registers a thread: "
+                            "ptxas raises a smaller cap and ignores a larger one), not the %s %s",
+             ARCH_FEWEST_MAXNREG, ARCH_MOST_MAXNREG, host_type_name(v), host_repr(S->arena, v));
+  return 0;
+}
+
 static void record_config(Sema *S, Node *dec, const HostVal *c, int index) {
   TuneConfig tc = {0};
   const HostVal *kwargs = c->items.data[0], *options = c->items.data[1];
@@ -356,6 +368,7 @@ static void record_config(Sema *S, Node *dec, const HostVal *c, int index) {
                ARCH_MAX_WARPS, tc.num_warps);
   tc.num_stages = option_int(S, options, "num_stages", ARCH_DEFAULT_STAGES, dec->loc);
   tc.num_ctas = option_int(S, options, "num_ctas", 1, dec->loc);
+  tc.maxnreg = option_maxnreg(S, options, c->loc.line ? c->loc : dec->loc);
   for (int j = 0; j < kwargs->keys.len; j++) {
     Value *v = kwargs->keys.data[j]->kind == H_STR ? constexpr_of(S, kwargs->items.data[j]) : NULL;
     if (!v) {
@@ -891,6 +904,11 @@ void sema_launch_shape(const CheckedKernel *k, int config, int num_warps, int nu
   }
   if (num_warps) *warps = num_warps;
   if (num_stages) *stages = num_stages;
+}
+
+int sema_register_cap(const CheckedKernel *k, int config, int maxnreg) {
+  if (maxnreg || !k || config < 0 || config >= k->meta.configs.len) return maxnreg;
+  return k->meta.configs.data[config].maxnreg;
 }
 
 /* num_warps as the driver will launch with it. */

@@ -14,6 +14,7 @@ typedef struct GpuTarget {
                             instruction for (the driver resolves the default: tile_options.libdevice,
                             else the context's); NULL: none, an error for such a kernel */
   struct GpuTimes *times; /* NULL, or where the milliseconds of LLVM's optimiser and of NVPTX are added */
+  int maxnreg;        /* registers a thread may use (the entry's .maxnreg); 0: no cap.  The simulator ignores it */
 } GpuTarget;
 
 typedef struct GpuTimes {

@@ -393,6 +393,7 @@ static void declare_kernel(Lower *L, int sim) {
   if (sim) return;
   LLVMSetFunctionCallConv(L->fn, 71); /* PTX_Kernel: an entry point */
   annotate(L, "maxntidx", L->num_threads);
+  if (L->gpu->maxnreg) annotate(L, "maxnreg", L->gpu->maxnreg); /* NVPTX prints it as .maxnreg */
   declare_tensor_maps(L, n);
 }
 

@@ -529,7 +529,8 @@ static double seconds_now(void) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* "config 3 (BLOCK: 512, num_warps: 4, num_stages: 3)": the variant as Triton prints a Config. */
+/* "config 3 (BLOCK: 512, num_warps: 4, num_stages: 3)": the variant as Triton prints a Config
+ * (", maxnreg: 128" too when it has a register cap). */
 static void describe_config(Text *out, Variant v, const KernelMetadata *m) {
   describe_variant(out, v);
   text_printf(out, " (");
@@ -543,7 +544,9 @@ static void describe_config(Text *out, Variant v, const KernelMetadata *m) {
     else text_printf(out, "None");
     text_printf(out, ", ");
   }
-  text_printf(out, "num_warps: %d, num_stages: %d)", m->num_warps, m->num_stages);
+  text_printf(out, "num_warps: %d, num_stages: %d", m->num_warps, m->num_stages);
+  if (m->maxnreg) text_printf(out, ", maxnreg: %d", m->maxnreg);
+  text_printf(out, ")");
 }
 
 /* TILE_PRINT_AUTOTUNING: what Triton's TRITON_PRINT_AUTOTUNING prints, on stderr, with each variant's time. */

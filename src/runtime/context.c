@@ -169,10 +169,16 @@ void tile_options_init_size(tile_options *opts, size_t struct_size) {
   if (struct_size >= offsetof(tile_options, config) + sizeof opts->config) opts->config = -1;
 }
 
+/* The size of the tile_options that ended before `field`: its offset rounded up to the struct's alignment. */
+#define OPTIONS_SIZE_BEFORE(field) \
+  ((offsetof(tile_options, field) + _Alignof(tile_options) - 1) / _Alignof(tile_options) * _Alignof(tile_options))
+
 /* The tile_options layouts this library reads, by struct_size, oldest first (docs/abi.md, section 10):
  * a field added to tile_options adds the new size here; an older size is read up to its end, the fields
- * after it keeping tile_options_init's defaults. */
-static const size_t OPTIONS_SIZES[] = {sizeof(tile_options)};
+ * after it keeping tile_options_init's defaults.  A field that fills the older layout's tail padding
+ * (maxnreg, on LP64) leaves the size as it was: such a struct is read whole, and the field is 0 where
+ * tile_options_init zeroed the padding. */
+static const size_t OPTIONS_SIZES[] = {OPTIONS_SIZE_BEFORE(maxnreg), sizeof(tile_options)};
 
 static tile_status check_options_size(tile_context *ctx, size_t size, const char *call, const char *sep) {
   for (size_t i = 0; i < sizeof OPTIONS_SIZES / sizeof OPTIONS_SIZES[0]; i++)
@@ -201,8 +207,8 @@ tile_status context_read_options(tile_context *ctx, const tile_options *o, const
 tile_status context_check_options(tile_context *ctx, const tile_options *o, const char *call) {
   const char *sep = *call ? ": " : "";
   if (!o) return TILE_OK;
-#define CHECK_RANGE(field, lo, hi, rule)                                                                  \
-  if (o->field < (lo) || o->field > (hi) || (!strcmp(#field, "num_warps") && o->field && !arch_valid_warps(o->field))) \
+#define CHECK_RANGE(field, lo, hi, valid, rule)                                                           \
+  if (o->field < (lo) || o->field > (hi) || (o->field && !valid(o->field)))                                 \
     return context_failf(ctx, TILE_ERROR_ARGUMENT, "%s%soptions: " #field " must be %s, not %d", call, sep, rule, o->field);
   OPTION_RANGES(CHECK_RANGE)
 #undef CHECK_RANGE

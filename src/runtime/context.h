@@ -65,14 +65,17 @@ enum { STRUCT_SIZE_PLAUSIBLE = 4096 };
 /* tile_options.tma's. */
 #define TMA_VALUES "TILE_TMA_AUTO (0) or TILE_TMA_OFF (1)"
 
-/* tile_options' integer fields that have a range: field, lowest, highest
- * and the rule as messages say it (num_warps must also be a power of two). */
-#define OPTION_RANGES(X)                                                               \
-  X(num_warps, 0, ARCH_MAX_WARPS, "0 (the default) or a power of two from 1 to 32")    \
-  X(num_stages, 0, 16, "from 0 (the default) to 16")                                   \
-  X(config, -1, (1 << 20) - 1, "-1 (none) or an index from 0 to 1048575")              \
-  X(refill, TILE_REFILL_AUTO, TILE_REFILL_LATE, REFILL_VALUES)                         \
-  X(tma, TILE_TMA_AUTO, TILE_TMA_OFF, TMA_VALUES)
+/* tile_options' integer fields that have a range: field, lowest, highest,
+ * what a value other than 0 must also be (a predicate of support/arch.h, or
+ * option_any), and the rule as messages say it. */
+static inline int option_any(long long n) { return (void)n, 1; }
+#define OPTION_RANGES(X)                                                                                   \
+  X(num_warps, 0, ARCH_MAX_WARPS, arch_valid_warps, "0 (the default) or a power of two from 1 to 32")     \
+  X(num_stages, 0, 16, option_any, "from 0 (the default) to 16")                                          \
+  X(config, -1, (1 << 20) - 1, option_any, "-1 (none) or an index from 0 to 1048575")                     \
+  X(refill, TILE_REFILL_AUTO, TILE_REFILL_LATE, option_any, REFILL_VALUES)                                \
+  X(tma, TILE_TMA_AUTO, TILE_TMA_OFF, option_any, TMA_VALUES)                                             \
+  X(maxnreg, 0, ARCH_MOST_MAXNREG, arch_valid_maxnreg, "0 (no cap, or the config's) or from 24 to 255")
 
 /* The one check of tile_options (NULL: the defaults) that every call taking
  * them makes first, and tile_options_check: the ranges above, num_defines

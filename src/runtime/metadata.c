@@ -3,6 +3,7 @@
  * argument positions cover 0..num_args-1 exactly once, in order. */
 #include "metadata.h"
 #include "device.h"
+#include "../support/arch.h"
 #include "../support/dtypes.h"
 #include "tile/tile.h"
 
@@ -131,6 +132,7 @@ static int read_fields(MetaReader *r, KernelMetadata *m) {
       get_int(r, r->root, "num_args", 0, MAX_KERNEL_ARGS, 0, 0, &m->num_args) ||
       get_int(r, r->root, "num_warps", 1, 32, 0, 0, &m->num_warps) ||
       get_int(r, r->root, "num_stages", 1, 64, 1, 3, &m->num_stages) ||
+      get_int(r, r->root, "maxnreg", 0, ARCH_MOST_MAXNREG, 1, 0, &m->maxnreg) ||
       get_int(r, r->root, "config", -1, 1 << 20, 1, -1, &m->config) ||
       get_int(r, r->root, "shared", 0, 1 << 30, 0, 0, &m->shared) ||
       get_int(r, r->root, "registers", -1, 1 << 16, 1, -1, &m->registers) ||

@@ -72,6 +72,7 @@ typedef struct KernelMetadata {
   int num_constexprs;
   int config;             /* the @triton.autotune config the constexprs came from; -1: none */
   int num_warps, num_stages;
+  int maxnreg;            /* the register cap the image was compiled with; 0: none */
   int refills;            /* the schedules its pipelined loops with a dot got (above); 0: none */
   int shared;             /* dynamic shared memory, bytes */
   int registers, spills;  /* from ptxas; -1 when unknown */

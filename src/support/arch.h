@@ -26,6 +26,12 @@ enum { ARCH_MAX_WARPS = 32, ARCH_DEFAULT_WARPS = 4, ARCH_DEFAULT_STAGES = 3 };
 enum { ARCH_MAX_TENSOR_MAPS = 8 };
 static inline int arch_valid_warps(int n) { return n >= 1 && n <= ARCH_MAX_WARPS && (n & (n - 1)) == 0; }
 
+/* A register cap (triton.Config's maxnreg, tile_options.maxnreg: PTX's
+ * .maxnreg) that ptxas honours as given on every target: below 24 it raises
+ * the cap to 24 with a warning, above 255 (a thread's most) it ignores it. */
+enum { ARCH_FEWEST_MAXNREG = 24, ARCH_MOST_MAXNREG = 255 };
+static inline int arch_valid_maxnreg(long long n) { return n >= ARCH_FEWEST_MAXNREG && n <= ARCH_MOST_MAXNREG; }
+
 /* The target named `name`; NULL for an unknown one. */
 const Arch *arch_find(const char *name);
 /* The first target of compute capability cc (sm_90 for 90); NULL if none. */

@@ -83,7 +83,7 @@ static void check_gpu_layout_ir(Compilation *c, TirFunc *f, int tir_status) {
  * other than running out of shared memory, or inline PTX for the simulator,
  * is a compiler bug. */
 static void lower(Compilation *c, const TirFunc *f, const char *arch) {
-  GpuTarget target = {arch, NULL, NULL};
+  GpuTarget target = {arch, NULL, NULL, 0};
   GpuCode code;
   int errors = c->diags.errors;
   if (llvm_generate(f, &target, 0, 0, &c->arena, &code, &c->diags) == 0) return;

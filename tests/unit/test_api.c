@@ -187,7 +187,46 @@ static void test_tensor_descriptor(void) {
   CHECK(tile_tensordesc(args, x, "fp32", 40, 6, shape, strides) == -1);
 }
 
+/* A register cap: the option's, else the chosen config's, is the PTX's .maxnreg and the metadata's
+ * "maxnreg"; without one neither has it. */
+static void test_register_cap(void) {
+  static const char tuned[] =
+      "import triton\n"
+      "import triton.language as tl\n"
+      "@triton.autotune(configs=[triton.Config({'BLOCK': 128}, maxnreg=32), triton.Config({'BLOCK': 64})], key=[])\n"
+      "@triton.jit\n"
+      "def scale(x_ptr, n, BLOCK: tl.constexpr):\n"
+      "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+      "    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)\n";
+  tile_context *ctx;
+  CHECK(tile_context_create(&ctx) == TILE_OK);
+  tile_options o = scale_options();
+  const char *text = NULL, *metadata = NULL;
+  const void *image;
+  size_t size;
+  CHECK(tile_emit(ctx, "scale.tl", kernel, sizeof kernel - 1, &o, TILE_STAGE_PTX, &text) == TILE_OK);
+  CHECK(text && !strstr(text, ".maxnreg"));
+  o.maxnreg = 64;
+  CHECK(tile_emit(ctx, "scale.tl", kernel, sizeof kernel - 1, &o, TILE_STAGE_PTX, &text) == TILE_OK);
+  CHECK_CONTAINS(text, ".maxnreg 64\n");
+  CHECK(tile_compile(ctx, "scale.tl", kernel, sizeof kernel - 1, &o, 1, &image, &size, &metadata) == TILE_OK);
+  CHECK_CONTAINS(metadata, "\"maxnreg\": 64,");
+  tile_options t;
+  tile_options_init(&t);
+  t.signature = "*fp32:16,i32";
+  for (int config = 0; config < 2; config++) {
+    t.config = config, t.maxnreg = 0;
+    CHECK(tile_emit(ctx, "tuned.tl", tuned, sizeof tuned - 1, &t, TILE_STAGE_PTX, &text) == TILE_OK);
+    CHECK(text && (strstr(text, ".maxnreg 32\n") != NULL) == (config == 0));
+    t.maxnreg = 200; /* the option overrides the config's */
+    CHECK(tile_emit(ctx, "tuned.tl", tuned, sizeof tuned - 1, &t, TILE_STAGE_PTX, &text) == TILE_OK);
+    CHECK_CONTAINS(text, ".maxnreg 200\n");
+  }
+  tile_context_destroy(ctx);
+}
+
 int main(void) {
+  test_register_cap();
   test_tensor_descriptor();
   test_emit_ok();
   test_stage_times();

@@ -30,13 +30,14 @@
 
 static FakeCuda *fake;
 
-/* Config 0 does not compile (BLOCK is no power of two); 1..4 do, with 1, 2, 4 and 8 warps. The
- * decorator's configs and the kernel, apart from its other arguments (test_prune's kernel shares them). */
+/* Config 0 does not compile (BLOCK is no power of two); 1..4 do, with 1, 2, 4 and 8 warps, 3 with a
+ * register cap. The decorator's configs and the kernel, apart from its other arguments (test_prune's
+ * kernel shares them). */
 #define BUMP_CONFIGS                                                                  \
   "@triton.autotune(configs=[triton.Config({'BLOCK': 100}, num_warps=1),\n"           \
   "                          triton.Config({'BLOCK': 128}, num_warps=1),\n"           \
   "                          triton.Config({'BLOCK': 256}, num_warps=2),\n"           \
-  "                          triton.Config({'BLOCK': 512}, num_warps=4),\n"           \
+  "                          triton.Config({'BLOCK': 512}, num_warps=4, maxnreg=64),\n"\
   "                          triton.Config({'BLOCK': 1024}, num_warps=8, num_stages=2)],\n"
 #define BUMP_KERNEL                                                                   \
   "@triton.jit\n"                                                                     \
@@ -691,7 +692,8 @@ static void test_print(void) {
   CHECK_CONTAINS(text, "\n  config 1: 4.0000 ms (1 warp)\n  config 2: 3.0000 ms (2 warps)\n"
                        "  config 3: 1.0000 ms (4 warps)\n  config 4: 2.0000 ms (8 warps)\n"
                        "tile autotuning for kernel 'bump' finished after ");
-  CHECK_CONTAINS(text, " s; best config selected: config 3 (BLOCK: 512, num_warps: 4, num_stages: 3);\n");
+  CHECK_CONTAINS(text, " s; best config selected: config 3 (BLOCK: 512, num_warps: 4, num_stages: 3, maxnreg: 64);\n");
+  CHECK_CONTAINS(tile_kernel_metadata(k), "\"maxnreg\": 64,"); /* the chosen config compiled with its cap */
   saved = begin_capture();
   CHECK(launch(k, &b, 3) == TILE_OK); /* chosen already: nothing to say */
   CHECK(!strcmp(end_capture(saved), ""));

@@ -71,7 +71,7 @@ int main(void) {
   LLVMModuleRef m = vector_add_module(ctx);
   char err[1024] = "", *ptx = NULL;
   size_t len = 0;
-  CHECK(llvm_emit_ptx(m, &(GpuTarget){"sm_90", NULL, NULL}, 0, 0, &ptx, &len, err, sizeof err) == 0);
+  CHECK(llvm_emit_ptx(m, &(GpuTarget){"sm_90", NULL, NULL, 0}, 0, 0, &ptx, &len, err, sizeof err) == 0);
   if (!ptx) fprintf(stderr, "%s\n", err);
   CHECK_CONTAINS(ptx, ".visible .entry add(");
   CHECK_CONTAINS(ptx, ".target sm_90");

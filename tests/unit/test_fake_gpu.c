@@ -306,6 +306,52 @@ static void test_jit_is_ahead_of_time(void) {
   destroy_cached(ctx, dir);
 }
 
+/* A register cap is part of the disk cache's key: the same kernel with and without one, in one cache,
+ * is two entries; a JIT kernel with a config takes that config's cap. */
+static void test_jit_register_cap(void) {
+  fake->cc_major = 9, fake->cc_minor = 0;
+  char dir[] = "/tmp/tile-fake-cache-XXXXXX";
+  tile_context *ctx = fake_context_cached(dir);
+  if (!ctx) return;
+  const char *defs[] = {"BLOCK_SIZE=1024"};
+  tile_options o;
+  tile_options_init(&o);
+  o.defines = defs, o.num_defines = 1;
+  void *x = NULL;
+  tile_malloc(ctx, &x, 4 * 5000);
+  tile_arg args[] = {tile_buffer(x, "fp32", 0), tile_buffer(x, "fp32", 0), tile_buffer(x, "fp32", 0), tile_int(5000)};
+  for (int maxnreg = 0; maxnreg <= 64; maxnreg += 64) {
+    o.maxnreg = maxnreg;
+    tile_kernel *k = NULL;
+    CHECK(tile_kernel_create_file(ctx, TILE_SOURCE_DIR "/tests/seeds/vector_add.tl", &o, &k) == TILE_OK);
+    CHECK(k && tile_kernel_compile(k, args, 4) == TILE_OK);
+    const char *meta = k ? tile_kernel_metadata(k) : NULL;
+    CHECK(meta && (strstr(meta, "\"maxnreg\": 64,") != NULL) == (maxnreg == 64));
+    tile_kernel_destroy(k);
+  }
+  static const char tuned[] =
+      "import triton\n"
+      "import triton.language as tl\n"
+      "@triton.autotune(configs=[triton.Config({'BLOCK': 128}, maxnreg=40), triton.Config({'BLOCK': 64}, maxnreg=48)],\n"
+      "                 key=[])\n"
+      "@triton.jit\n"
+      "def scale(x_ptr, n, BLOCK: tl.constexpr):\n"
+      "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+      "    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)\n";
+  tile_options t;
+  tile_options_init(&t);
+  for (int config = 0; config < 2; config++) {
+    t.config = config;
+    tile_kernel *k = NULL;
+    CHECK(tile_kernel_create(ctx, "tuned.tl", tuned, sizeof tuned - 1, &t, &k) == TILE_OK);
+    CHECK(k && tile_kernel_compile(k, args + 2, 2) == TILE_OK);
+    CHECK_CONTAINS(k ? tile_kernel_metadata(k) : NULL, config ? "\"maxnreg\": 48," : "\"maxnreg\": 40,");
+    tile_kernel_destroy(k);
+  }
+  tile_free(ctx, x);
+  destroy_cached(ctx, dir);
+}
+
 int main(void) {
   srand((unsigned)time(NULL));
   void *library;
@@ -319,6 +365,7 @@ int main(void) {
   test_jit(8, 6, "sm_86", "cubin");
   test_jit(12, 0, "sm_90", "ptx");
   test_jit_is_ahead_of_time();
+  test_jit_register_cap();
   dlclose(library);
   return check_report();
 }

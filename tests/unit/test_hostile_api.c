@@ -389,10 +389,13 @@ static void test_option_ranges(void) {
       {2, 3, "options: num_warps must be 0 (the default) or a power of two from 1 to 32, not 3"},
       {3, 3, "options: refill must be 0 (TILE_REFILL_AUTO), 1 (TILE_REFILL_EARLY) or 2 (TILE_REFILL_LATE), not 3"},
       {4, 2, "options: tma must be TILE_TMA_AUTO (0) or TILE_TMA_OFF (1), not 2"},
+      {5, 16, "options: maxnreg must be 0 (no cap, or the config's) or from 24 to 255, not 16"},
+      {5, 256, "options: maxnreg must be 0 (no cap, or the config's) or from 24 to 255, not 256"},
+      {5, -1, "options: maxnreg must be 0 (no cap, or the config's) or from 24 to 255, not -1"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     tile_options b = o;
-    int *field[] = {&b.num_stages, &b.config, &b.num_warps};
+    int *field[] = {&b.num_stages, &b.config, &b.num_warps, NULL, NULL, &b.maxnreg};
     if (bad[i].field == 3) b.refill = (tile_refill)bad[i].value; /* enum fields: any int a caller may cast */
     else if (bad[i].field == 4) b.tma = (tile_tma)bad[i].value;
     else *field[bad[i].field] = bad[i].value;

@@ -60,7 +60,7 @@ static int tile_in(Kernel *k, int64_t rows, int64_t cols, const Layout *l) {
 
 static GpuCode lower(Kernel *k) {
   tir_append(k->f, k->f->body, tir_op_new(k->f, TIR_RETURN, (Loc){0}));
-  GpuTarget t = {"sim", NULL, NULL};
+  GpuTarget t = {"sim", NULL, NULL, 0};
   GpuCode code;
   memset(&code, 0, sizeof code);
   int status = llvm_generate(k->f, &t, 1, 0, &k->arena, &code, &k->diags);

@@ -70,6 +70,8 @@ static const char usage[] =
     "                        $TILE_LIBDEVICE_PATH, else in $CUDA_HOME or /usr/local/cuda)\n"
     "  --num-warps N         warps per program (default 4, or the config's)\n"
     "  --num-stages N        software-pipelining depth (default 3, or the config's)\n"
+    "  --maxnreg N           registers a thread may use, 24 to 255 (PTX .maxnreg;\n"
+    "                        default: the config's maxnreg, else no cap)\n"
     "  --refill=WHEN         when pipelined loops with a dot refill their buffers:\n"
     "                        early (one buffer more where it fits), late (after the\n"
     "                        iteration's reads and a barrier), auto (default: the\n"
@@ -137,8 +139,8 @@ static const char pack_usage[] =
     "                        meta['BLOCK_SIZE']),)\"); without it KERNEL_launch takes\n"
     "                        a grid argument\n"
     "  --help                print this help and exit\n"
-    "The compile options of 'tilec --help' (--num-warps, --num-stages, --refill,\n"
-    "--tma, --passes, --libdevice, --time) apply to every image.\n";
+    "The compile options of 'tilec --help' (--num-warps, --num-stages, --maxnreg,\n"
+    "--refill, --tma, --passes, --libdevice, --time) apply to every image.\n";
 
 static int usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "tilec: error: ");
@@ -187,7 +189,7 @@ static int parse_args(int argc, char **argv, Args *a) {
   a->opts.defines = a->defines;
   static const char *const valued[] = {"--passes",    "--emit",      "--kernel",   "--signature", "--config",
                                        "--arch",      "--libdevice", "--num-warps", "--num-stages", "--refill",
-                                       "--tma",       "-o",          "--metadata", "-D",          NULL};
+                                       "--tma",       "-o",          "--metadata", "-D",          "--maxnreg",  NULL};
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i], *v, *missing = tilec_missing_value(argc, argv, i, valued);
     if (missing) return usage_error("%s needs a value", missing);
@@ -232,6 +234,8 @@ static int parse_args(int argc, char **argv, Args *a) {
       if (!integer(v, &a->opts.num_warps)) return usage_error("--num-warps needs a power of two from 1 to 32, got '%s'", v);
     } else if ((v = option_value(argc, argv, &i, "--num-stages"))) {
       if (!integer(v, &a->opts.num_stages)) return usage_error("--num-stages needs a number from 1 to 16, got '%s'", v);
+    } else if ((v = option_value(argc, argv, &i, "--maxnreg"))) {
+      if (!integer(v, &a->opts.maxnreg)) return usage_error("--maxnreg needs a number from 24 to 255, got '%s'", v);
     } else if ((v = option_value(argc, argv, &i, "--refill"))) {
       const char *when[] = {"auto", "early", "late"}; /* tile_refill's order */
       int w = 0;
