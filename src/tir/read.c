@@ -418,7 +418,8 @@ static int map_param(Reader *R) {
   longjmp(R->fail, 1);
 }
 
-/* A map field: a constant, a parameter (%N), or their product (2*%5, %2*%3). */
+/* A map field: a constant, a parameter (%N), or their product (2*%5, %2*%3);
+ * a product's factors are a positive constant and integer parameters. */
 static TirMapField map_field(Reader *R) {
   TirMapField x = {1, 0, {0}};
   skip(R);
@@ -426,6 +427,7 @@ static TirMapField map_field(Reader *R) {
     x.value = integer(R);
     skip(R);
     if (!at(R, "*")) return x;
+    if (x.value < 1) fail(R, "a positive constant factor");
     expect(R, "*");
   }
   for (;;) {
@@ -436,6 +438,19 @@ static TirMapField map_field(Reader *R) {
     if (!at(R, "*")) return x;
     expect(R, "*");
   }
+}
+
+/* A map field whose parameters are integers (an extent or a stride). */
+static TirMapField integer_field(Reader *R) {
+  Loc loc = here(R);
+  TirMapField x = map_field(R);
+  for (int i = 0; i < x.n; i++)
+    if (tir_type(R->f, R->f->params.data[x.params[i]].value)->is_ptr) {
+      diag_error(R->diags, loc, "tile IR: a tensor map's extents and strides are integers, not pointer %%%d",
+                 R->f->params.data[x.params[i]].value);
+      longjmp(R->fail, 1);
+    }
+  return x;
 }
 
 /* "map(base=%0 dims=[%5, %3] stride=%6 box=[64, 128] swizzle=128)" after tma_copy: the map's index,
@@ -449,12 +464,12 @@ static int64_t read_tensor_map(Reader *R) {
     fail(R, "a pointer parameter");
   m.base = base.params[0];
   expect(R, "dims=[");
-  m.dims[0] = map_field(R);
+  m.dims[0] = integer_field(R);
   expect(R, ",");
-  m.dims[1] = map_field(R);
+  m.dims[1] = integer_field(R);
   expect(R, "]");
   expect(R, "stride=");
-  m.stride = map_field(R);
+  m.stride = integer_field(R);
   expect(R, "box=[");
   m.box[0] = (int)integer(R);
   expect(R, ",");
