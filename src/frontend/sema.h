@@ -159,6 +159,11 @@ CheckedKernel *sema_check(const Module *m, const Module *stdlib, const SemaOptio
  * metadata (what the autotuner needs before any launch); the body is not
  * checked.  NULL when errors were reported to `d`. */
 CheckedKernel *sema_declare(const Module *m, const Module *stdlib, const SemaOptions *opts, Diags *d);
+/* The declaration with the -D values, config opts->config's values and the
+ * @triton.heuristics' values computed on opts->launch (the JIT's, at a launch
+ * whose heuristics read its arguments): the constexprs' values; NULL when
+ * errors were reported to `d` (a heuristic that cannot be evaluated). */
+CheckedKernel *sema_heuristics(const Module *m, const Module *stdlib, const SemaOptions *opts, Diags *d);
 
 /* The warps and stages a kernel runs with: the given ones (0: not given),
  * else config `config`'s of k (k may be NULL), else what *warps and
