@@ -38,6 +38,7 @@ typedef enum {
   V_CONFIG,       /* triton.Config(...) in an autotune decorator */
   V_LAMBDA,       /* a lambda, kept for @heuristics */
   V_MODULE,       /* a module of the kernel file's package (modules.c): s its import path */
+  V_RECORD,       /* host code's object with attributes (torch.finfo(torch.float32)): keys, items */
 } ValueKind;
 
 typedef struct Value Value;
@@ -53,8 +54,8 @@ struct Value {
   Node *func;             /* V_FUNC definition, V_LAMBDA */
   struct ModuleState *module; /* V_MODULE */
   Node *self;             /* V_BUILTIN bound method receiver (typed) */
-  Vec(Value *) items;     /* V_LIST; V_CONFIG kwargs values */
-  Vec(const char *) keys; /* V_CONFIG kwargs names */
+  Vec(Value *) items;     /* V_LIST; V_CONFIG kwargs values; V_RECORD attribute values */
+  Vec(const char *) keys; /* V_CONFIG kwargs names; V_RECORD attribute names */
 };
 
 const char *value_str(Arena *a, const Value *v);

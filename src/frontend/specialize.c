@@ -265,6 +265,16 @@ static Value *constexpr_of(Sema *S, const HostVal *v) {
     }
     return list;
   }
+  case H_RECORD: { /* torch.finfo(torch.float32), kept in a variable: its attributes are read later */
+    Value *record = value_new(S, V_RECORD);
+    for (int i = 0; i < v->items.len; i++) {
+      Value *item = constexpr_of(S, v->items.data[i]);
+      if (!item) return NULL;
+      vec_push(S->arena, &record->keys, v->keys.data[i]->s);
+      vec_push(S->arena, &record->items, item);
+    }
+    return record;
+  }
   default: return NULL;
   }
 }
