@@ -92,6 +92,11 @@ const CheckedKernel *pipeline_declare_module(Compilation *c, const Module *m, co
  * with its index in the decorator's list; NULL after errors. */
 const CheckedKernel *pipeline_prune(Compilation *c, const Module *m, const tile_options *opts, const LaunchArg *launch,
                                     int n_launch);
+/* The declaration with config opts->config's values and the
+ * @triton.heuristics' values on a launch's arguments (`launch` NULL: on
+ * none, to learn whether they read any); errors go to `d`; NULL after them. */
+const CheckedKernel *pipeline_heuristics(Compilation *c, const Module *m, const tile_options *opts,
+                                         const LaunchArg *launch, int n_launch, Diags *d);
 /* lang/stdlib.tl, parsed (for the builtin reference too). */
 Module *pipeline_stdlib(Compilation *c);
 /* With opts->time_stages, a note of the time each stage that ran took
@@ -146,6 +151,23 @@ tile_status jit_run_cpu(struct tile_kernel *k, struct Spec *s, const unsigned gr
 void jit_release_spec(struct tile_kernel *k, struct Spec *s);
 /* How a kernel with several @triton.autotune configs is tuned (kernel.h), in one malloc'd block. */
 struct KernelTuning *jit_tuning_of(const CheckedKernel *k, int tune_refill, int tune_tma);
+
+/* ---- heuristics.c: @triton.heuristics that read a launch's arguments (the JIT's) ---- */
+typedef struct JitHeuristics JitHeuristics;
+/* Whether the heuristics of m's kernel read a launch's arguments: some
+ * cannot be evaluated without them, for one of `slots` configs (the kernel
+ * tunes over them when slots > 1; else opts->config's).  Reports nothing. */
+int heuristics_read_launch(Compilation *c, const Module *m, const tile_options *opts, int slots);
+/* The cases of a kernel whose heuristics do; NULL when out of memory. */
+JitHeuristics *heuristics_new(int slots);
+void heuristics_free(JitHeuristics *h);
+/* The case of a launch's arguments (kernel.h's compiler->heuristics), found
+ * among the values seen lately, else computed by declaring the kernel
+ * (source name/text/len, options opts) again; a status and message in ctx. */
+tile_status heuristics_case(JitHeuristics *h, tile_context *ctx, const char *name, const char *text, size_t len,
+                            const tile_options *opts, const tile_arg *args, int n, int *out);
+/* The -D values case `which` compiles config `config` with (-1: the options'). */
+const char *const *heuristics_defines(const JitHeuristics *h, int which, int config, int *count);
 extern const unsigned char tile_stdlib_source[];
 extern const size_t tile_stdlib_size;
 

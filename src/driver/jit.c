@@ -37,6 +37,7 @@ typedef struct JitSource {
   int num_declared_params;
   int files_imported;      /* it imports modules of its package from files (modules.c): the disk cache,
                               keyed by this source alone, could hand back code of their old text */
+  JitHeuristics *heuristics; /* its @triton.heuristics read a launch's arguments (heuristics.c); NULL: not */
 } JitSource;
 
 /* A kernel's KernelTuning in one block: the arrays it points to, then the
@@ -129,6 +130,8 @@ static tile_options spec_options(const tile_kernel *k, const Spec *s) {
   if (s->variant.config >= 0) o.config = s->variant.config;
   if (s->variant.refill != TILE_REFILL_AUTO) o.refill = s->variant.refill;
   if (s->variant.tma != TILE_TMA_AUTO) o.tma = s->variant.tma;
+  if (s->heuristics >= 0 && src->heuristics) /* the options' -D values with the heuristics' */
+    o.defines = heuristics_defines(src->heuristics, s->heuristics, s->variant.config, &o.num_defines);
   return o;
 }
 
@@ -389,6 +392,7 @@ static void release(tile_kernel *k) {
   free(src->libdevice);
   free(src->declared_name);
   free(src->declared_params);
+  heuristics_free(src->heuristics);
   free(src);
   k->source = NULL;
 }
@@ -457,9 +461,15 @@ static tile_status prune(tile_kernel *k, const tile_arg *args, int n, unsigned c
   return end_compile(c, compilation_run(c, prune_declared, &p));
 }
 
+static tile_status heuristics(tile_kernel *k, const tile_arg *args, int n, int *out) {
+  const JitSource *src = k->source;
+  return heuristics_case(src->heuristics, k->ctx, src->name, src->text, src->len, &src->opts, args, n, out);
+}
+
 static const KernelCompiler jit_compiler = {.build = build, .build_many = build_many, .run_cpu = jit_run_cpu,
                                             .release_spec = jit_release_spec, .release = release,
-                                            .load_choice = load_choice, .save_choice = save_choice, .prune = prune};
+                                            .load_choice = load_choice, .save_choice = save_choice, .prune = prune,
+                                            .heuristics = heuristics};
 
 /* ---- creation ------------------------------------------------------------------------ */
 
@@ -583,6 +593,16 @@ static void remember_params(Compilation *c, const CheckedKernel *k, JitSource *s
   }
 }
 
+/* Heuristics that read a launch's arguments are run at each launch
+ * (heuristics.c); those that do not, as the kernel compiles. */
+static tile_status declare_heuristics(Compilation *c, const Module *m, const CheckedKernel *k, JitSource *src) {
+  int slots = src->opts.config < 0 ? k->meta.configs.len : 1;
+  if (!k->meta.heuristic_names.len || !heuristics_read_launch(c, m, &src->opts, slots < 1 ? 1 : slots))
+    return TILE_OK;
+  src->heuristics = heuristics_new(slots);
+  return src->heuristics ? TILE_OK : context_fail(c->ctx, TILE_ERROR_MEMORY, "out of memory");
+}
+
 typedef struct Declaring {
   JitSource *src;
   const KernelTuning **out;
@@ -596,7 +616,8 @@ static tile_status declare_kernel(Compilation *c, void *ud) {
   if (!k) return TILE_OK;
   d->src->files_imported = k->files_imported;
   remember_params(c, k, d->src);
-  return declare_tuning(c, k, d->src, d->out);
+  tile_status s = declare_tuning(c, k, d->src, d->out);
+  return s == TILE_OK ? declare_heuristics(c, m, k, d->src) : s;
 }
 
 /* Parses and declares the kernel once, at creation: syntax errors, a
@@ -640,6 +661,7 @@ tile_status tile_kernel_create(tile_context *ctx, const char *name, const char *
   k->declared_name = src->declared_name;
   k->declared_params = src->declared_params;
   k->num_declared_params = src->num_declared_params;
+  k->heuristics_at_launch = src->heuristics != NULL;
   *out = k;
   return TILE_OK;
 }

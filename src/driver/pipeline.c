@@ -94,6 +94,15 @@ const CheckedKernel *pipeline_prune(Compilation *c, const Module *m, const tile_
   return sema_declare(m, pipeline_stdlib(c), &so, &c->diags);
 }
 
+const CheckedKernel *pipeline_heuristics(Compilation *c, const Module *m, const tile_options *opts,
+                                         const LaunchArg *launch, int n_launch, Diags *d) {
+  SemaOptions so = {0};
+  sema_options(c, opts, &so);
+  so.launch = launch;
+  so.n_launch = n_launch;
+  return sema_heuristics(m, pipeline_stdlib(c), &so, d);
+}
+
 const CheckedKernel *pipeline_declare(Compilation *c, const tile_options *opts) {
   Module *m = pipeline_parse(c);
   return m ? pipeline_declare_module(c, m, opts) : NULL;

@@ -563,6 +563,18 @@ static Node *check_attr(Sema *S, Node *n) {
   return host ? host : sema_attribute(S, check_expr(S, n->a), n);
 }
 
+/* F.max, where F = torch.finfo(torch.float32) (a host object, V_RECORD). */
+static Node *record_attribute(Sema *S, const Value *v, Node *n) {
+  Buf names;
+  buf_init(&names, S->arena);
+  for (int i = 0; i < v->keys.len; i++) {
+    if (!strcmp(v->keys.data[i], n->name)) return const_to_node(S, n->loc, v->items.data[i]);
+    buf_printf(&names, "%s%s", i ? ", " : "", v->keys.data[i]);
+  }
+  diag_error(S->diags, n->loc, "this object has no attribute '%s' (it has %s)", n->name, buf_cstr(&names));
+  return poison(S, n->loc);
+}
+
 /* obj.NAME, obj checked; n the ATTR node (its name and place).  getattr(obj, "NAME") too. */
 Node *sema_attribute(Sema *S, Node *obj, Node *n) {
   if (is_poison(obj)) return obj;
@@ -591,6 +603,7 @@ Node *sema_attribute(Sema *S, Node *obj, Node *n) {
     Value *a = type_attribute(S, v, n->name);
     if (a) return const_to_node(S, n->loc, a);
   }
+  if (v && v->kind == V_RECORD) return record_attribute(S, v, n);
   int plain = v && (v->kind == V_INT || v->kind == V_FLOAT || v->kind == V_BOOL || v->kind == V_STR ||
                     v->kind == V_NONE || v->kind == V_DTYPE);
   if (plain && !strcmp(n->name, "value")) /* MODE.value: a constexpr's Python value */
@@ -688,6 +701,8 @@ static Node *dtype_call(Sema *S, Node *n, Node *dtype, Node **args) {
 }
 
 static Node *check_call(Sema *S, Node *n) {
+  Node *host = host_attribute(S, n); /* torch.finfo(torch.float32): an object whose attributes are constexprs */
+  if (host) return host;
   Node *callee = check_expr(S, n->a);
   Node *args[64], *kws[64];
   if (n->args.len > 64 || n->kwargs.len > 64) {

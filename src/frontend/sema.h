@@ -38,6 +38,7 @@ typedef enum {
   V_CONFIG,       /* triton.Config(...) in an autotune decorator */
   V_LAMBDA,       /* a lambda, kept for @heuristics */
   V_MODULE,       /* a module of the kernel file's package (modules.c): s its import path */
+  V_RECORD,       /* host code's object with attributes (torch.finfo(torch.float32)): keys, items */
 } ValueKind;
 
 typedef struct Value Value;
@@ -53,8 +54,8 @@ struct Value {
   Node *func;             /* V_FUNC definition, V_LAMBDA */
   struct ModuleState *module; /* V_MODULE */
   Node *self;             /* V_BUILTIN bound method receiver (typed) */
-  Vec(Value *) items;     /* V_LIST; V_CONFIG kwargs values */
-  Vec(const char *) keys; /* V_CONFIG kwargs names */
+  Vec(Value *) items;     /* V_LIST; V_CONFIG kwargs values; V_RECORD attribute values */
+  Vec(const char *) keys; /* V_CONFIG kwargs names; V_RECORD attribute names */
 };
 
 const char *value_str(Arena *a, const Value *v);
@@ -160,6 +161,11 @@ CheckedKernel *sema_check(const Module *m, const Module *stdlib, const SemaOptio
  * metadata (what the autotuner needs before any launch); the body is not
  * checked.  NULL when errors were reported to `d`. */
 CheckedKernel *sema_declare(const Module *m, const Module *stdlib, const SemaOptions *opts, Diags *d);
+/* The declaration with the -D values, config opts->config's values and the
+ * @triton.heuristics' values computed on opts->launch (the JIT's, at a launch
+ * whose heuristics read its arguments): the constexprs' values; NULL when
+ * errors were reported to `d` (a heuristic that cannot be evaluated). */
+CheckedKernel *sema_heuristics(const Module *m, const Module *stdlib, const SemaOptions *opts, Diags *d);
 
 /* The warps and stages a kernel runs with: the given ones (0: not given),
  * else config `config`'s of k (k may be NULL), else what *warps and

@@ -265,6 +265,16 @@ static Value *constexpr_of(Sema *S, const HostVal *v) {
     }
     return list;
   }
+  case H_RECORD: { /* torch.finfo(torch.float32), kept in a variable: its attributes are read later */
+    Value *record = value_new(S, V_RECORD);
+    for (int i = 0; i < v->items.len; i++) {
+      Value *item = constexpr_of(S, v->items.data[i]);
+      if (!item) return NULL;
+      vec_push(S->arena, &record->keys, v->keys.data[i]->s);
+      vec_push(S->arena, &record->items, item);
+    }
+    return record;
+  }
   default: return NULL;
   }
 }
@@ -742,28 +752,33 @@ static void expand_descriptors(Sema *S) {
   k->params.len = k->params.cap = out.len;
 }
 
+/* The values of config opts->config (none: -1) for the constexprs that no
+ * -D gives; 0 (reported) when the kernel has no such config. */
+static int apply_config(Sema *S, const SemaOptions *opts) {
+  CheckedKernel *k = S->kernel;
+  if (opts->config < 0) return 1;
+  if (opts->config >= k->meta.configs.len) {
+    Loc nowhere = {0};
+    if (k->meta.unevaluated) host_report(S->diags, k->meta.unevaluated, k->meta.unevaluated_at, k->meta.unevaluated_what);
+    else diag_error(S->diags, nowhere, "config %d: kernel '%s' has %d autotune configs", opts->config, k->def->name,
+                    k->meta.configs.len);
+    return 0;
+  }
+  TuneConfig *tc = &k->meta.configs.data[opts->config];
+  for (int i = 0; i < tc->names.len; i++) {
+    KernelParam *p = find_param(k, tc->names.data[i], strlen(tc->names.data[i]));
+    if (p && p->is_constexpr && !p->value) p->value = tc->values.data[i];
+  }
+  return 1;
+}
+
 /* Applies what the caller gives: the signature, -D values, a config. */
 static int apply_options(Sema *S, const SemaOptions *opts) {
-  CheckedKernel *k = S->kernel;
-  Node *def = k->def;
   if (opts->signature && !apply_signature(S, opts->signature)) return 0;
   expand_descriptors(S);
   for (int i = 0; i < opts->n_defines; i++) apply_define(S, opts->defines[i]);
   if (opts->config >= 0) apply_prune(S, opts, 1); /* where a config is picked: only then is its result needed */
-  if (opts->config >= 0) {
-    if (opts->config >= k->meta.configs.len) {
-      Loc nowhere = {0};
-      if (k->meta.unevaluated) host_report(S->diags, k->meta.unevaluated, k->meta.unevaluated_at, k->meta.unevaluated_what);
-      else diag_error(S->diags, nowhere, "config %d: kernel '%s' has %d autotune configs", opts->config, def->name,
-                      k->meta.configs.len);
-      return 0;
-    }
-    TuneConfig *tc = &k->meta.configs.data[opts->config];
-    for (int i = 0; i < tc->names.len; i++) {
-      KernelParam *p = find_param(k, tc->names.data[i], strlen(tc->names.data[i]));
-      if (p && p->is_constexpr && !p->value) p->value = tc->values.data[i];
-    }
-  }
+  if (!apply_config(S, opts)) return 0;
   if (S->diags->errors == 0) apply_heuristics(S, opts);
   return S->diags->errors == 0;
 }
@@ -791,7 +806,10 @@ static void apply_heuristics(Sema *S, const SemaOptions *opts) {
     }
     diag_error(S->diags, loc, "heuristic '%s' cannot be evaluated here: %s", name,
                v->kind == H_UNKNOWN ? v->s : arena_printf(S->arena, "it gave %s", host_repr(S->arena, v)));
-    diag_note(S->diags, loc, "give its value with -D %s=VALUE", name);
+    if (opts->launch)
+      diag_note(S->diags, loc, "at a launch heuristics see the constexprs and the integer and float arguments");
+    else
+      diag_note(S->diags, loc, "give its value with -D %s=VALUE", name);
   }
 }
 
@@ -894,6 +912,14 @@ CheckedKernel *sema_declare(const Module *m, const Module *stdlib, const SemaOpt
   /* the -D values too: one the kernel does not take is the caller's mistake, found before any launch */
   for (int i = 0; i < opts->n_defines; i++) apply_define(&S, opts->defines[i]);
   apply_prune(&S, opts, opts->launch || opts->config >= 0);
+  return d->errors ? NULL : S.kernel;
+}
+
+CheckedKernel *sema_heuristics(const Module *m, const Module *stdlib, const SemaOptions *opts, Diags *d) {
+  Sema S = {0};
+  if (!declare(&S, m, stdlib, opts, d)) return NULL;
+  for (int i = 0; i < opts->n_defines; i++) apply_define(&S, opts->defines[i]);
+  if (d->errors == 0 && apply_config(&S, opts)) apply_heuristics(&S, opts);
   return d->errors ? NULL : S.kernel;
 }
 

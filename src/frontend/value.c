@@ -98,10 +98,11 @@ static void print_value(Buf *b, const Value *v) {
   case V_LAMBDA: buf_puts(b, "lambda"); break;
   case V_LIST:
   case V_CONFIG:
-    buf_puts(b, v->kind == V_CONFIG ? "Config(" : "(");
+  case V_RECORD:
+    buf_puts(b, v->kind == V_CONFIG ? "Config(" : v->kind == V_RECORD ? "object(" : "(");
     for (int i = 0; i < v->items.len; i++) {
       if (i) buf_puts(b, ", ");
-      if (v->kind == V_CONFIG) buf_printf(b, "%s=", v->keys.data[i]);
+      if (v->kind != V_LIST) buf_printf(b, "%s=", v->keys.data[i]);
       print_value(b, v->items.data[i]);
     }
     buf_puts(b, v->kind == V_LIST && v->items.len == 1 ? ",)" : ")");

@@ -27,6 +27,7 @@ tile_kernel *kernel_new(tile_context *ctx, const KernelCompiler *compiler, void 
   k->ctx = ctx;
   k->compiler = compiler;
   k->source = source;
+  k->heuristics = -1;
   k->next = ctx->kernels;
   if (ctx->kernels) ctx->kernels->prev = k;
   ctx->kernels = k;
@@ -61,11 +62,12 @@ void kernel_destroy_all(tile_context *ctx) {
   while (ctx->kernels) tile_kernel_destroy(ctx->kernels);
 }
 
-static Spec *spec_new(const uint16_t *key, int key_len, int on_cpu, Variant v) {
+static Spec *spec_new(const uint16_t *key, int key_len, int on_cpu, Variant v, int heuristics) {
   Spec *s = calloc(1, sizeof *s);
   if (!s) return NULL;
   s->on_cpu = on_cpu;
   s->variant = v;
+  s->heuristics = heuristics;
   s->key_len = key_len;
   if (key_len > 0 && !(s->key = malloc(sizeof *key * (size_t)key_len))) {
     free(s);
@@ -101,7 +103,7 @@ static tile_status load(tile_kernel *k, Spec *s) {
 /* A new specialisation with its signature, not compiled yet; NULL when out of memory. */
 static Spec *spec_make(tile_kernel *k, const uint16_t *key, int key_len, Variant v) {
   char signature[MAX_SIGNATURE];
-  Spec *s = spec_new(key, key_len, k->ctx->on_cpu, v);
+  Spec *s = spec_new(key, key_len, k->ctx->on_cpu, v, k->heuristics);
   if (s && key_len >= 0 && key_signature(key, key_len, signature, sizeof signature) == 0 &&
       !(s->signature = arena_strdup(&s->arena, signature))) { /* the arena has no guard yet: NULL */
     spec_free(k, s);
@@ -149,7 +151,7 @@ tile_status kernel_key(tile_kernel *k, const tile_arg *args, int n, uint16_t *ke
 static Spec **find_spec(tile_kernel *k, const uint16_t *key, int key_len, Variant v) {
   for (Spec **link = &k->specs, *s; (s = *link); link = &s->next)
     if (s->on_cpu == k->ctx->on_cpu && s->variant.config == v.config && s->variant.refill == v.refill &&
-        s->variant.tma == v.tma &&
+        s->variant.tma == v.tma && s->heuristics == k->heuristics &&
         s->key_len == key_len &&
         (key_len <= 0 || !memcmp(s->key, key, sizeof *key * (size_t)key_len)))
       return link;
@@ -210,8 +212,11 @@ static tile_status check_call(tile_kernel *k, const tile_arg *args, int n, const
 static tile_status begin_call(tile_kernel *k, const tile_arg *args, int n, const char *call, uint16_t *key,
                               int *key_len) {
   context_begin(k->ctx);
+  k->heuristics = -1;
   tile_status st = check_call(k, args, n, call);
-  return st == TILE_OK ? kernel_key(k, args, n, key, key_len) : st;
+  if (st == TILE_OK) st = kernel_key(k, args, n, key, key_len);
+  if (st == TILE_OK && k->heuristics_at_launch) st = k->compiler->heuristics(k, args, n, &k->heuristics);
+  return st;
 }
 
 tile_status tile_kernel_compile(tile_kernel *k, const tile_arg *args, int num_args) {
@@ -426,7 +431,7 @@ tile_status tile_kernel_load(tile_context *ctx, const void *image, size_t size, 
   if (!out || !image || !size || !metadata)
     return context_fail(ctx, TILE_ERROR_ARGUMENT, "tile_kernel_load: NULL or empty image, NULL metadata or out");
   *out = NULL;
-  Spec *s = spec_new(NULL, NO_KEY, 0, AS_GIVEN);
+  Spec *s = spec_new(NULL, NO_KEY, 0, AS_GIVEN, -1);
   if (!s) return context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
   tile_kernel k0 = {.ctx = ctx}; /* frees s on failure: no compiler */
   tile_status st = spec_copy_in(s, image, size, 0, metadata, strlen(metadata))

@@ -52,6 +52,11 @@ typedef struct KernelCompiler {
    * each config i (the decorator's order) it keeps.  A status and message in
    * ctx when the function fails (reads a buffer, returns no configs). */
   tile_status (*prune)(tile_kernel *k, const tile_arg *args, int n, unsigned char *kept);
+  /* @triton.heuristics that read a launch's arguments (k->heuristics_at_launch):
+   * *out is the case of these arguments' values, a number that two launches
+   * share when the heuristics give them the same values for every config.
+   * A status and message in ctx when a heuristic fails (reads a buffer). */
+  tile_status (*heuristics)(tile_kernel *k, const tile_arg *args, int n, int *out);
 } KernelCompiler;
 
 /* How a JIT kernel with several @triton.autotune configs is tuned at launch
@@ -80,6 +85,7 @@ struct Spec {
   Spec *next;                 /* the kernel's list, most recently used first */
   int on_cpu;                 /* compiled for the interpreter */
   Variant variant;            /* the config and refill it was compiled with */
+  int heuristics;             /* the heuristics' case it was compiled for (compiler->heuristics); -1: none */
   int key_len;                /* arguments the key covers */
   uint16_t *key;              /* args_key of the arguments it was made for */
   Arena arena;                /* everything below */
@@ -104,6 +110,8 @@ struct tile_kernel {
   const char *declared_name;  /* the compiler's: the kernel as declared, its run-time parameters' names */
   const char *declared_params; /* ("x_ptr, n"), so a launch with another count is an argument error; NULL: unknown */
   int num_declared_params;
+  int heuristics_at_launch;   /* its @triton.heuristics read arguments: each call asks compiler->heuristics */
+  int heuristics;             /* the case of the call under way; -1: none */
   Spec *specs;                /* most recently used first */
   Spec *current;              /* compiled or launched last: what the accessors describe */
   const KernelTuning *tuning; /* the compiler's; NULL: launches compile the kernel's options as they are */

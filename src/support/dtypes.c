@@ -153,6 +153,8 @@ DType promote(DType x, int x_weak, DType y, int y_weak, int div_or_mod) {
   return integer_promote(x, y);
 }
 
+/* Triton's to_tensor: int32, else uint32 up to 2^32, else int64 (uint64 literals are is_u64 values). */
 DType literal_int_type(int64_t v) {
-  return v >= INT32_MIN && v <= INT32_MAX ? DT_I32 : DT_I64;
+  if (v >= INT32_MIN && v <= INT32_MAX) return DT_I32;
+  return v > INT32_MAX && v <= UINT32_MAX ? DT_U32 : DT_I64;
 }

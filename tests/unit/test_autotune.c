@@ -12,7 +12,8 @@
  * that compiles, with the result checked, the configs compiled on
  * several threads (TILE_COMPILE_THREADS) giving what one thread gives, and
  * each config's other refill schedule timed and chosen (tile_options.refill
- * AUTO), or not when the options fix it. */
+ * AUTO), or not when the options fix it; @triton.heuristics on a launch's
+ * arguments keyed in the disk cache by their values. */
 #include "check.h"
 #include "fake_cuda.h"
 #include "tile/tile.h"
@@ -646,6 +647,52 @@ static void test_cpu_host_configs(void) {
   tile_context_destroy(ctx);
 }
 
+/* ---- @triton.heuristics on a launch's arguments: the disk cache -------------------------------- */
+
+static int cache_entries(const char *dir);
+
+/* The heuristics' values are part of the disk cache's key: n = 1024 and 1040
+ * (one signature, i32:16; EVEN_N differs) write two entries, 1008 and 512 none
+ * more; another context finds both (tests/unit/test_heuristics.c checks the
+ * results, on the interpreter). */
+static void test_heuristics_disk_cache(void) {
+  static const char source[] =
+      "import triton\n"
+      "import triton.language as tl\n"
+      "\n"
+      "@triton.heuristics({'EVEN_N': lambda args: args['n'] % args['BLOCK'] == 0})\n"
+      "@triton.jit\n"
+      "def scale(x_ptr, y_ptr, n, BLOCK: tl.constexpr, EVEN_N: tl.constexpr):\n"
+      "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+      "    if EVEN_N:\n"
+      "        tl.store(y_ptr + offs, tl.load(x_ptr + offs) * 2)\n"
+      "    else:\n"
+      "        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)\n";
+  char dir[] = "/tmp/tile-heuristics-XXXXXX";
+  if (!mkdtemp(dir)) return;
+  int sizes[] = {1024, 1040, 1008, 512};
+  for (int round = 0; round < 2; round++) { /* the second in a new context, on the same cache */
+    tile_context *ctx = context_with(0, dir, NULL);
+    tile_options o;
+    tile_options_init(&o);
+    const char *defines[] = {"BLOCK=256"};
+    o.defines = defines, o.num_defines = 1;
+    tile_kernel *k = NULL;
+    CHECK(tile_kernel_create(ctx, "scale.tl", source, strlen(source), &o, &k) == TILE_OK);
+    float *x = NULL, *y = NULL;
+    CHECK(tile_malloc(ctx, (void **)&x, 8192) == TILE_OK && tile_malloc(ctx, (void **)&y, 8192) == TILE_OK);
+    for (int i = 0; i < 4; i++) {
+      tile_arg args[] = {tile_buffer(x, "fp32", 2048), tile_buffer(y, "fp32", 2048), tile_int(sizes[i])};
+      long long even = -1;
+      CHECK(tile_launch(k, (unsigned[3]){5, 1, 1}, NULL, args, 3) == TILE_OK);
+      CHECK(tile_kernel_constexpr(k, "EVEN_N", &even) == TILE_OK && even == (sizes[i] % 256 == 0));
+      CHECK(cache_entries(dir) == (round == 0 && i == 0 ? 1 : 2));
+    }
+    tile_context_destroy(ctx);
+  }
+  remove_dir(dir);
+}
+
 /* ---- TILE_PRINT_AUTOTUNING ------------------------------------------------------------------ */
 
 static char captured[8192];
@@ -841,6 +888,7 @@ int main(void) {
   test_errors();
   test_cpu();
   test_cpu_host_configs();
+  test_heuristics_disk_cache();
   test_print();
   test_threads();
   test_refill();
