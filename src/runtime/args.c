@@ -262,7 +262,7 @@ static void extent_text(const MetaExtent *e, const tile_arg *args, long long v, 
   size_t n = 0;
   buf[0] = 0;
   if (e->n > 1 || e->value != 1) {
-    n += (size_t)snprintf(buf, size, e->value != 1 ? "%lld * " : "", e->value);
+    if (e->value != 1) n += (size_t)snprintf(buf, size, "%lld * ", e->value);
     for (int i = 0; i < e->n && n < size; i++)
       n += (size_t)snprintf(buf + n, size - n, "%s%lld", i ? " * " : "", (long long)args[e->args[i]->position].i);
     if (n < size) n += (size_t)snprintf(buf + n, size - n, wide ? " (overflows)" : " = ");
