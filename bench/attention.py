@@ -21,9 +21,7 @@ tile compiling it, with --tile-tutorial).  About three minutes on an H100.
 """
 import argparse
 import csv
-import importlib.machinery
 import itertools
-import importlib.util
 import math
 import os
 import sys
@@ -36,7 +34,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 from tile_cubin import TensorDesc, TileKernel  # noqa: E402
-from triton_bench import Timer  # noqa: E402
+from triton_bench import Timer, load_source  # noqa: E402
 
 SOURCE = os.path.join(os.path.dirname(here), "examples", "attention", "attention.tl")
 # (head dim, N_CTX, causal): the issue's table, both masks at every length
@@ -191,11 +189,7 @@ def sdpa(backend, q, k, v, causal, sm_scale):
 def triton_module(path, autotune):
     if not autotune:
         os.environ["PYTEST_VERSION"] = "tile-bench"  # the tutorial's single test config
-    loader = importlib.machinery.SourceFileLoader("fused_attention_tutorial", path)
-    spec = importlib.util.spec_from_loader("fused_attention_tutorial", loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+    return load_source("fused_attention_tutorial", path)
 
 
 def triton_call(module, q, k, v, causal, sm_scale):

@@ -36,6 +36,8 @@ Triton's, to tell the kernels' difference from the harnesses'.
 """
 import argparse
 import csv
+import importlib.machinery
+import importlib.util
 import json
 import os
 import re
@@ -138,6 +140,14 @@ def matmul_autotuned_launch(a, b, c):
 
 
 # ---- timing, as bench.c ---------------------------------------------------------------
+
+def load_source(name, path):
+    """The Python file at path (a Triton tutorial, a kernel file) run as module `name`."""
+    loader = importlib.machinery.SourceFileLoader(name, path)
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader))
+    loader.exec_module(module)
+    return module
+
 
 class Timer:
     def __init__(self, quick):

@@ -18,8 +18,6 @@ rounding, 2^-4 of the largest element); TFLOP/s count 2 M N K.
 """
 import argparse
 import csv
-import importlib.machinery
-import importlib.util
 import os
 import sys
 
@@ -28,18 +26,10 @@ import torch
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 from tile_cubin import TensorDesc, TileKernel  # noqa: E402
-from triton_bench import Timer  # noqa: E402
+from triton_bench import Timer, load_source  # noqa: E402
 
 KERNELS = {"tma": "matmul_kernel_tma", "tma_persistent": "matmul_kernel_tma_persistent",
            "descriptor_persistent": "matmul_kernel_descriptor_persistent"}
-
-
-def load_tutorial(path):
-    loader = importlib.machinery.SourceFileLoader("persistent_matmul_tutorial", path)
-    spec = importlib.util.spec_from_loader("persistent_matmul_tutorial", loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
 
 
 def parse_config(text):
@@ -173,7 +163,7 @@ def main():
     ap.add_argument("--dtype", default="fp16", choices=["fp16", "fp8e4nv"])
     ap.add_argument("--csv")
     args = ap.parse_args()
-    module = load_tutorial(args.tutorial)
+    module = load_source("persistent_matmul_tutorial", args.tutorial)
     import triton
     triton.set_allocator(lambda size, align, _: torch.empty(size, dtype=torch.int8, device="cuda"))
     timer = Timer(False)

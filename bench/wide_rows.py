@@ -9,8 +9,6 @@ checked against torch in float64, and each side's registers and spills are print
 """
 import argparse
 import csv
-import importlib.machinery
-import importlib.util
 import os
 import sys
 
@@ -20,17 +18,13 @@ import triton
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 from tile_cubin import TileKernel  # noqa: E402
-from triton_bench import Timer, input_sets  # noqa: E402
+from triton_bench import Timer, input_sets, load_source  # noqa: E402
 
 SOURCE = os.path.join(here, "kernels", "wide_rows.tl")
 
 
 def triton_module():
-    loader = importlib.machinery.SourceFileLoader("wide_rows", SOURCE)
-    spec = importlib.util.spec_from_loader("wide_rows", loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+    return load_source("wide_rows", SOURCE)
 
 
 def softmax_bwd(rows):
