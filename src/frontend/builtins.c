@@ -1248,6 +1248,11 @@ static Node *check_range(Call *c) {
   for (int i = 0; i < 3; i++) {
     if (i > 0 && is_none(c->arg[i])) continue;
     Node *b = runtime(c->S, c->arg[i]);
+    if (c->S->mapping && b->type && b->type->rank) {
+      diag_error(c->S->diags, c->arg[i]->loc, "tl.map_elementwise: a for loop whose bounds are the elements' is part "
+                                              "of Triton but not supported by tile yet (a while loop on the elements is)");
+      return poison(c->S, c->node->loc);
+    }
     if (!b->type || b->type->rank || b->type->is_ptr || !dtype_is_int(b->type->elem))
       return fail(c, c->arg[i], "%s", "bounds and step must be integer scalars");
   }

@@ -1232,6 +1232,16 @@ static void check_if(Sema *S, Node *n) {
 
 /* Names assigned in a run-time loop body that exist before it become
  * run-time variables carried around the loop. */
+/* In tl.map_elementwise's function, a number a loop carries as one value
+ * for every element (`n = 0`) is a tile of the elements' shape: the loop
+ * may change it element by element (an if or a while on the elements). */
+static Node *per_element(Sema *S, Node *v) {
+  if (!v->type && !(is_const(v) && (is_const_kind(v, V_INT) || is_const_kind(v, V_FLOAT) || is_const_kind(v, V_BOOL))))
+    return v;
+  if (v->type && (v->type->rank != 0 || v->type->is_ptr)) return v;
+  return broadcast(S, runtime(S, v), S->mapped_type->rank, S->mapped_type->shape);
+}
+
 static void carry_loop_variables(Sema *S, Node *loop, Scope *carried) {
   for (int i = 0; i < S->scope.len; i++) {
     Binding *b = &S->scope.data[i];
@@ -1241,6 +1251,7 @@ static void carry_loop_variables(Sema *S, Node *loop, Scope *carried) {
       vec_push(S->arena, carried, *b);
       continue;
     }
+    if (S->mapping) b->value = per_element(S, b->value);
     Type *t = carried_type(S, b->value);
     if (!t) {
       Binding fixed = *b; /* checked after the body: it must not change */
@@ -1422,6 +1433,13 @@ static void check_for(Sema *S, Node *n) {
   emit(S, out);
 }
 
+/* Whether any element of the tile c is true: a while loop on the elements
+ * (tl.map_elementwise's function) runs while one of them still loops. */
+static Node *any_element(Sema *S, Node *c) {
+  Node *count = cast(S, to_bool(S, c), DT_I32, 0);
+  return to_bool(S, check_builtin_call(S, c, B_MAX, NULL, &count, 1, NULL, 0));
+}
+
 static void check_while(Sema *S, Node *n) {
   Node *out = node_new(S->arena, ND_WHILE, n->loc);
   Scope before = scope_copy(S, &S->scope);
@@ -1429,17 +1447,23 @@ static void check_while(Sema *S, Node *n) {
   carry_loop_variables(S, n, &carried);
   Node *c = check_expr(S, n->a);
   if (is_poison(c)) return;
+  NodeVec body = n->body;
   if (is_runtime(c) && c->type->rank != 0 && S->mapping) {
-    diag_error(S->diags, n->a->loc, "tl.map_elementwise: a while loop on the elements is part of Triton but not "
-                                    "supported by tile yet");
-    return;
+    /* on the elements: while any still loops, each takes the body where its condition holds (an if on
+     * the elements, which selects); the others keep their values */
+    Node *on_elements = node_new(S->arena, ND_IF, n->loc);
+    on_elements->a = n->a;
+    on_elements->body = n->body;
+    memset(&body, 0, sizeof body);
+    vec_push(S->arena, &body, on_elements);
+    c = any_element(S, c);
   }
   if (!is_runtime(c) || c->type->rank != 0) {
     diag_error(S->diags, n->a->loc, "the condition of a while loop must be a run-time scalar");
     return;
   }
   out->a = to_bool(S, c);
-  check_block(S, &n->body, &out->body);
+  check_block(S, &body, &out->body);
   check_carried_types(S, n, &carried, &out->body);
   drop_loop_locals(S, &before);
   record_carried(S, out, &carried);

@@ -92,6 +92,7 @@ typedef struct Sema {
   int import_depth;         /* module members being resolved through re-exports (modules.c) */
   int num_warps;            /* the warps the kernel is compiled for (tl.extra.cuda.num_warps()) */
   int mapping;              /* checking a tl.map_elementwise scalar_fn, called on whole tiles */
+  const Type *mapped_type;  /* the tiles it is called on (their broadcast shape) */
   const NodeVec *mapped_body; /* that function's body (with_tails makes its returns end every path) */
   int selecting;            /* inside such a function's run-time if, both of whose branches run */
 } Sema;
