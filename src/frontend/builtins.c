@@ -1330,6 +1330,9 @@ static int instance_of(Node *x, const Value *cls) {
   case V_CLASS:
     if (!strcmp(cls->s, "dtype")) return is_const(x) && !x->type && x->cval->kind == V_DTYPE;
     return desc;
+  case V_BUILTIN: /* tl.pointer_type, a class in Triton: a pointer dtype (x.dtype of a pointer) */
+    if (cls->i != B_POINTER_TYPE) return -1;
+    return is_const(x) && !x->type && x->cval->kind == V_DTYPE && x->cval->dtype_is_ptr;
   case V_LIST:
     for (int i = 0; i < cls->items.len; i++) {
       int r = instance_of(x, cls->items.data[i]);
@@ -1347,7 +1350,7 @@ static Node *check_py_isinstance(Call *c) {
   if (!cls || is_poison(c->arg[0])) return poison(c->S, c->node->loc);
   int r = instance_of(c->arg[0], cls);
   if (r < 0)
-    return fail(c, c->arg[1], "%s", "the class must be tl.tensor, tl.tensor_descriptor, tl.constexpr or tl.dtype, or a tuple of them");
+    return fail(c, c->arg[1], "%s", "the class must be tl.tensor, tl.tensor_descriptor, tl.constexpr, tl.dtype or tl.pointer_type, or a tuple of them");
   return mk_const(c->S, c->node->loc, value_bool(c->S, r));
 }
 

@@ -619,6 +619,9 @@ static Node *check_sequence(Sema *S, Node *n) {
   return t;
 }
 
+/* A part of a slice left out or written None (x[None:], x[:None], x[::None]: Python's ':'). */
+static int slice_part_absent(const Node *p) { return !p || p->kind == ND_NONE; }
+
 /* x[:, None], x[None, :] on tiles; t[i] on constexpr tuples. */
 static Node *check_subscript(Sema *S, Node *n) {
   Node *obj = check_expr(S, n->a);
@@ -649,7 +652,7 @@ static Node *check_subscript(Sema *S, Node *n) {
     } else if (it->kind == ND_SLICE && src_dim >= t->rank) {
       diag_error(S->diags, it->loc, "too many indices for a tile of rank %d", t->rank);
       return poison(S, n->loc);
-    } else if (it->kind == ND_SLICE && !it->a && !it->b && !it->c) {
+    } else if (it->kind == ND_SLICE && slice_part_absent(it->a) && slice_part_absent(it->b) && slice_part_absent(it->c)) {
       shape[rank++] = t->shape[src_dim++];
     } else {
       diag_error(S->diags, it->loc, "tiles can only be indexed with ':' and None");
