@@ -608,6 +608,12 @@ Node *sema_attribute(Sema *S, Node *obj, Node *n) {
                     v->kind == V_NONE || v->kind == V_DTYPE);
   if (plain && !strcmp(n->name, "value")) /* MODE.value: a constexpr's Python value */
     return mk_const(S, n->loc, v);
+  /* Triton makes a number assigned to a name a tensor (acc = 0; acc = acc.to(tl.int64)); tile keeps it a
+   * constexpr, and a tile method on it takes it as the run-time scalar it becomes on its own (language.md 7.1). */
+  if (v && (v->kind == V_INT || v->kind == V_FLOAT || v->kind == V_BOOL) && builtin_lookup(n->name, METHOD) >= 0) {
+    Node *x = runtime(S, obj);
+    if (x->type) return tile_attribute(S, x, n);
+  }
   diag_error(S->diags, n->loc, "%s has no attribute '%s'",
              v ? value_str(S->arena, v) : "this tuple", n->name);
   return poison(S, n->loc);
