@@ -217,8 +217,8 @@ static int read_extent(MapReader *t, const Json *v, const char *field, long long
   memset(out, 0, sizeof *out);
   out->value = 1;
   if (arg) return extent_arg(t, arg, field, out);
-  if (args && (args->kind != JSON_ARRAY || args->len < 1 || args->len > META_EXTENT_FACTORS))
-    return bad_map(t, "%s: args is not an array of 1 to %d argument positions", field, META_EXTENT_FACTORS);
+  if (args && (args->kind != JSON_ARRAY || args->len < 1 || args->len > ARCH_MAX_MAP_FACTORS))
+    return bad_map(t, "%s: args is not an array of 1 to %d argument positions", field, ARCH_MAX_MAP_FACTORS);
   for (int i = 0; args && i < args->len; i++)
     if (extent_arg(t, args->items[i], field, out)) return -1;
   if (!value && !args) return bad_map(t, "%s is none of {\"arg\": position}, {\"value\": N}, {\"args\": [...]}", field);

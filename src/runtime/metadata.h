@@ -28,9 +28,8 @@ typedef struct MetaParam {
 /* A tensor map's extent or stride: a constant times the values of integer
  * launch arguments (a ':1' one's is 1): {"value": N}, {"arg": P}, or
  * {"args": [P, ...], "value": N}. */
-#define META_EXTENT_FACTORS 3
 typedef struct MetaExtent {
-  const MetaParam *args[META_EXTENT_FACTORS]; /* in the metadata's params or specialized */
+  const MetaParam *args[ARCH_MAX_MAP_FACTORS]; /* in the metadata's params or specialized */
   int n;
   long long value;
 } MetaExtent;

@@ -24,6 +24,10 @@ enum { ARCH_MAX_WARPS = 32, ARCH_DEFAULT_WARPS = 4, ARCH_DEFAULT_STAGES = 3 };
 /* The hidden CUtensorMap parameters a kernel takes at most (docs/abi.md,
  * section 2): the compiler makes no more, the runtime reads no more. */
 enum { ARCH_MAX_TENSOR_MAPS = 8 };
+/* A map's extent or stride multiplies at most this many integer
+ * parameters (tutorial 06's Z * H * N_CTX): the compiler's field and the
+ * runtime's reader both hold that many. */
+enum { ARCH_MAX_MAP_FACTORS = 3 };
 static inline int arch_valid_warps(int n) { return n >= 1 && n <= ARCH_MAX_WARPS && (n & (n - 1)) == 0; }
 
 /* A register cap (triton.Config's maxnreg, tile_options.maxnreg: PTX's

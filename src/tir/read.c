@@ -431,7 +431,8 @@ static TirMapField map_field(Reader *R) {
     expect(R, "*");
   }
   for (;;) {
-    if (x.n == TIR_MAP_FACTORS) fail(R, "at most 3 parameters in a map field");
+    if (x.n == ARCH_MAX_MAP_FACTORS)
+      fail(R, arena_printf(R->arena, "at most %d parameters in a map field", ARCH_MAX_MAP_FACTORS));
     skip(R);
     x.params[x.n++] = map_param(R);
     skip(R);

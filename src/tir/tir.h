@@ -154,11 +154,10 @@ typedef struct TirParam {
 /* A tensor map (CUtensorMap) the launch encodes from the kernel's arguments
  * (docs/abi.md, "tensor_maps"): each field a constant times integer
  * params (tutorial 06's extent Z * H * N_CTX). */
-#define TIR_MAP_FACTORS 3
 typedef struct TirMapField {
   int64_t value;         /* the constant factor */
-  int n;                 /* params multiplied in, 0..TIR_MAP_FACTORS */
-  int params[TIR_MAP_FACTORS]; /* indices in TirFunc.params */
+  int n;                 /* params multiplied in, 0..ARCH_MAX_MAP_FACTORS */
+  int params[ARCH_MAX_MAP_FACTORS]; /* indices in TirFunc.params */
 } TirMapField;
 
 typedef struct TirTensorMap { /* of a 2-D tensor */
