@@ -211,7 +211,7 @@ static int factors(Match *m, int v, int extent, TirMapField *out) {
   const Type *t = tir_type(m->f, v);
   int bits = dtype_bits(t->elem), fits_i32 = bits < 32 || (bits == 32 && dtype_kind(t->elem) != DK_UINT);
   int p = param_of(m->f, v);
-  if (p < 0 || t->is_ptr || (extent && !fits_i32) || out->n == TIR_MAP_FACTORS) return 0;
+  if (p < 0 || t->is_ptr || (extent && !fits_i32) || out->n == ARCH_MAX_MAP_FACTORS) return 0;
   out->params[out->n++] = p;
   return 1;
 }
@@ -248,16 +248,36 @@ static int bound_of(Match *m, const TirOp *d, Bound *out) {
   return dim >= 0;
 }
 
-/* The mask's conjuncts, at most two, each a bound. */
-static int bounds(Match *m, int v, Bound *out, int *n) {
-  const TirOp *d = mask_op(m, v);
-  if (d && d->code == TIR_AND) return bounds(m, d->operands.data[0], out, n) && bounds(m, d->operands.data[1], out, n);
-  if (!d || *n == 2 || !bound_of(m, d, &out[*n])) return 0;
-  ++*n;
+static int same_index(const Index1 *a, const Index1 *b) { return a->start == b->start && a->wrap == b->wrap && a->n == b->n; }
+
+/* d as `index >= 0`, the index along one dimension with coefficient 1. */
+static int lower_bound_of(Match *m, const TirOp *d, int *dim, Index1 *index) {
+  Offset2 o;
+  int64_t zero;
+  if (d->code != TIR_CMP || d->kind != CMP_GE || !uniform_constant(m, d->operands.data[1], &zero) || zero ||
+      !offset2(m, d->operands.data[0], &o) || (*dim = unit_only(&o)) < 0)
+    return 0;
+  *index = o.index[*dim];
   return 1;
 }
 
-static int same_index(const Index1 *a, const Index1 *b) { return a->start == b->start && a->wrap == b->wrap && a->n == b->n; }
+/* A mask's conjuncts: per dimension at most one `index < D` (extent[dim] =
+ * D) and, where seen, `index >= 0` (has_floor[dim]); each index the
+ * pointers' along its dimension. */
+static int two_sided(Match *m, const Offset2 *o, int v, int *extent, int *has_floor) {
+  const TirOp *d = mask_op(m, v);
+  Bound b;
+  int dim;
+  Index1 index;
+  if (d && d->code == TIR_AND)
+    return two_sided(m, o, d->operands.data[0], extent, has_floor) &&
+           two_sided(m, o, d->operands.data[1], extent, has_floor);
+  if (d && bound_of(m, d, &b) && same_index(&b.index, &o->index[b.dim]) && extent[b.dim] < 0)
+    return extent[b.dim] = b.bound, 1;
+  if (d && lower_bound_of(m, d, &dim, &index) && same_index(&index, &o->index[dim]) && !has_floor[dim])
+    return has_floor[dim] = 1;
+  return 0;
+}
 
 /* bound = D - iv * c (or D - iv): D and c. */
 static int moving_bound(Match *m, int bound, int iv, int *dim_value, int64_t *c) {
@@ -419,19 +439,20 @@ static int plan_carried(Match *m, const AxisInfo *axis, const TirOp *loop, const
   if (!constant_of(m, loop->operands.data[0], &lb) || lb != 0) return 0;
   if (!pointer(m, loop->operands.data[3 + carried], &p->base, o) || !o->has[0] || !o->has[1]) return 0;
   if (!advance(m, loop, carried, o, &moving, &inc)) return 0;
-  Bound b[2];
-  int nb = 0, *dim_value = p->extent;
+  int bound[2] = {-1, -1}, has_floor[2] = {0, 0}, *dim_value = p->extent;
   dim_value[0] = dim_value[1] = -1;
-  if (!(load->flags & LOAD_MASK) || !bounds(m, load->operands.data[1], b, &nb)) return 0;
-  for (int i = 0; i < nb; i++) {
-    if (!same_index(&b[i].index, &o->index[b[i].dim]) || dim_value[b[i].dim] >= 0) return 0;
-    if (b[i].dim != moving) {
-      if (o->index[b[i].dim].wrap >= 0) return 0;
-      dim_value[b[i].dim] = b[i].bound;
+  if (!(load->flags & LOAD_MASK) || !two_sided(m, o, load->operands.data[1], bound, has_floor) || has_floor[0] ||
+      has_floor[1])
+    return 0;
+  for (int k = 0; k < 2; k++) {
+    if (bound[k] < 0) continue;
+    if (k != moving) {
+      if (o->index[k].wrap >= 0) return 0;
+      dim_value[k] = bound[k];
       continue;
     }
     if (o->index[moving].start >= 0 || o->index[moving].wrap >= 0 ||
-        !moving_bound(m, b[i].bound, body->args.data[0], &dim_value[moving], &per_iv) || per_iv * step != inc)
+        !moving_bound(m, bound[k], body->args.data[0], &dim_value[moving], &per_iv) || per_iv * step != inc)
       return 0;
   }
   if (dim_value[moving] < 0 || !nonneg(axis, o->index[0].start) || !nonneg(axis, o->index[1].start)) return 0;
@@ -493,34 +514,6 @@ static int loop_start(Match *m, const TirOp *loop, const char *in_body, int s, i
   for (int k = 0; add && k < 2; k++)
     if (uncast(m, add->operands.data[k]) == s && constant_of(m, add->operands.data[1 - k], &c) && c % step == 0)
       return *out = (Start){loop->operands.data[3 + carried], loop->operands.data[0], c / step}, 1;
-  return 0;
-}
-
-/* d as `index >= 0`, the index along one dimension with coefficient 1. */
-static int lower_bound_of(Match *m, const TirOp *d, int *dim, Index1 *index) {
-  Offset2 o;
-  int64_t zero;
-  if (d->code != TIR_CMP || d->kind != CMP_GE || !uniform_constant(m, d->operands.data[1], &zero) || zero ||
-      !offset2(m, d->operands.data[0], &o) || (*dim = unit_only(&o)) < 0)
-    return 0;
-  *index = o.index[*dim];
-  return 1;
-}
-
-/* A descriptor's mask: per dimension `index < D` (extent[dim] = D) and,
- * where seen, `index >= 0` (has_floor[dim]). */
-static int two_sided(Match *m, const Offset2 *o, int v, int *extent, int *has_floor) {
-  const TirOp *d = mask_op(m, v);
-  Bound b;
-  int dim;
-  Index1 index;
-  if (d && d->code == TIR_AND)
-    return two_sided(m, o, d->operands.data[0], extent, has_floor) &&
-           two_sided(m, o, d->operands.data[1], extent, has_floor);
-  if (d && bound_of(m, d, &b) && same_index(&b.index, &o->index[b.dim]) && extent[b.dim] < 0)
-    return extent[b.dim] = b.bound, 1;
-  if (d && lower_bound_of(m, d, &dim, &index) && same_index(&index, &o->index[dim]) && !has_floor[dim])
-    return has_floor[dim] = 1;
   return 0;
 }
 
