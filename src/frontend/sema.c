@@ -1245,10 +1245,9 @@ static void check_if(Sema *S, Node *n) {
  * for every element (`n = 0`) is a tile of the elements' shape: the loop
  * may change it element by element (an if or a while on the elements). */
 static Node *per_element(Sema *S, Node *v) {
-  if (!v->type && !(is_const(v) && (is_const_kind(v, V_INT) || is_const_kind(v, V_FLOAT) || is_const_kind(v, V_BOOL))))
-    return v;
-  if (v->type && (v->type->rank != 0 || v->type->is_ptr)) return v;
-  return broadcast(S, runtime(S, v), S->mapped_type->rank, S->mapped_type->shape);
+  int number = v->type ? v->type->rank == 0 && !v->type->is_ptr
+                       : is_const_kind(v, V_INT) || is_const_kind(v, V_FLOAT) || is_const_kind(v, V_BOOL);
+  return number ? broadcast(S, runtime(S, v), S->mapped_type->rank, S->mapped_type->shape) : v;
 }
 
 static void carry_loop_variables(Sema *S, Node *loop, Scope *carried) {
