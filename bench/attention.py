@@ -44,7 +44,7 @@ SHAPES = [(d, n, c) for d in (64, 128) for n in (1024, 4096, 16384) for c in (0,
 def blocks(d, fp8=False):
     """examples/attention/main.c's GPU blocks: (BLOCK_M, BLOCK_N, warps, stages) per kernel."""
     return {"fwd": ((64, 64, 4, 3) if fp8 else (128, 64, 8, 3)) if d == 64 else (128, 128, 8, 2),
-            "dkdv": (128, 128, 8, 2) if d == 64 else (64, 128, 8, 2),
+            "dkdv": (128, 128, 8, 3) if d == 64 else (64, 128, 8, 2),
             "dq": (64, 64, 4, 3) if d == 64 else (128, 64, 8, 2), "pre": (64, 0, 4, 1)}
 
 

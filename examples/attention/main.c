@@ -146,7 +146,7 @@ static Blocks blocks_or(Blocks given, Blocks fallback) { return given.m ? given 
 static void choose_blocks(const Options *o, int d, int small, Kernels *k) {
   Blocks fwd = d > 64 ? (Blocks){128, 128, 8, 2} : (Blocks){128, 64, 8, 3};
   Blocks fwd_fp8 = d > 64 ? fwd : (Blocks){64, 64, 4, 3};
-  Blocks dkdv = d > 64 ? (Blocks){64, 128, 8, 2} : (Blocks){128, 128, 8, 2};
+  Blocks dkdv = d > 64 ? (Blocks){64, 128, 8, 2} : (Blocks){128, 128, 8, 3};
   Blocks dq = d > 64 ? (Blocks){128, 64, 8, 2} : (Blocks){64, 64, 4, 3};
   if (small) fwd = fwd_fp8 = (Blocks){32, 16, 4, 2}, dkdv = (Blocks){16, 32, 4, 2}, dq = (Blocks){32, 16, 4, 2};
   k->bf = blocks_or(o->fwd, fwd);

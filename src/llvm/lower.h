@@ -124,6 +124,9 @@ typedef struct Target {
   int (*atomic_native)(Lower *L, int op, DType type);
   /* returns the old bits; called under the access's predicate */
   LLVMValueRef (*atomic)(Lower *L, const AtomicAccess *a);
+  /* NULL, or the atomic of n consecutive elements (values: bits) at a->address whose old values
+     nobody reads, under `predicate` (i1 or NULL); 0 where the target cannot do it so */
+  int (*reduce)(Lower *L, const AtomicAccess *a, LLVMValueRef *values, int n, LLVMValueRef predicate);
   LLVMValueRef (*exp2_approx)(Lower *L, LLVMValueRef x, int ftz); /* f32; ftz: results below 2^-126 are 0 */
   LLVMValueRef (*div_full)(Lower *L, LLVMValueRef x, LLVMValueRef y); /* f32 x / y, Triton's div.full.f32 */
   LLVMValueRef (*round_tf32)(Lower *L, LLVMValueRef x);  /* f32, cvt.rna.tf32.f32 */

@@ -273,6 +273,44 @@ static LLVMValueRef one_atomic(Lower *L, AtomicAccess *a, LLVMValueRef value, LL
   return phi;
 }
 
+/* One group of v's consecutive elements (a single one: v NULL) of an atomic
+ * whose old values nobody reads, by the target's reduction; 0 if it has none
+ * for them. */
+static int reduce_group(Lower *L, const TirOp *op, Regs ptr, Regs value, const Vector *v, uint32_t r,
+                        LLVMValueRef predicate) {
+  const Type *t = lower_type(L, op->results.data[0]);
+  AtomicAccess a = {op->kind, t->elem, ptr.v[r], NULL, NULL, (int)op->ival, (int)op->ival2};
+  LLVMValueRef bits[16];
+  int n = v ? 1 << v->n_bits : 1;
+  for (int j = 0; j < n; j++) bits[j] = to_bits(L, value.v[v ? lower_vector_register(v, r, j) : r], t->elem);
+  return L->target->reduce(L, &a, bits, n, predicate);
+}
+
+/* An atomic whose old values nobody reads, as reductions: vectors where the
+ * pointers are contiguous and aligned and the mask constant over them (as a
+ * store's), else element by element; 0 where the target has no reduction
+ * for the op (the caller then does atomics).  The target answers for the
+ * op and the vector's size, never for one element, so a refusal comes at
+ * the first group, before anything is emitted. */
+static int lower_reduction(Lower *L, const TirOp *op, const LinearLayout *ll, Regs ptr, Regs value, Regs mask,
+                           LLVMValueRef owner) {
+  const Type *t = lower_type(L, op->results.data[0]);
+  int masked = (op->flags & LOAD_MASK) != 0;
+  if (!L->target->reduce || !L->target->atomic_native(L, op->kind, t->elem)) return 0;
+  Vector v = lower_choose_vector(L, op->operands.data[0], masked ? op->operands.data[2] : -1, ll, dtype_bits(t->elem) / 8);
+  for (uint32_t r = 0; r < (uint32_t)ptr.n; r++) {
+    LLVMValueRef predicate = and_predicates(L, masked ? mask.v[r] : NULL, owner);
+    if (v.n_bits && !lower_is_group_base(&v, r)) continue;
+    if (v.n_bits && reduce_group(L, op, ptr, value, &v, r, predicate)) continue;
+    for (int j = 0; j < (v.n_bits ? 1 << v.n_bits : 1); j++) {
+      uint32_t e = v.n_bits ? lower_vector_register(&v, r, j) : r;
+      if (!reduce_group(L, op, ptr, value, NULL, e, and_predicates(L, masked ? mask.v[e] : NULL, owner)))
+        return 0;
+    }
+  }
+  return 1;
+}
+
 void lower_atomic(Lower *L, const TirOp *op) {
   int res = op->results.data[0], cas = op->code == TIR_ATOMIC_CAS, masked = !cas && (op->flags & LOAD_MASK);
   const Type *rt = lower_type(L, res);
@@ -286,6 +324,11 @@ void lower_atomic(Lower *L, const TirOp *op) {
   lower_side(&ll, NULL, &s);
   LLVMValueRef owner = lower_owner(L, s.thread, 0);
   Regs old = lower_regs(L, ptr.n);
+  if (!cas && !L->uses[res] && rt->rank && lower_reduction(L, op, &ll, ptr, value, mask, owner)) {
+    for (int r = 0; r < ptr.n; r++) old.v[r] = LLVMGetUndef(lower_dtype(L, rt->elem)); /* never read */
+    lower_result(L, op, 0, old);
+    return;
+  }
   for (int r = 0; r < ptr.n; r++) {
     AtomicAccess a = {cas ? ATOMIC_CAS : op->kind, rt->elem, ptr.v[r], NULL, NULL, (int)op->ival, (int)op->ival2};
     if (cas) a.compare = to_bits(L, compare.v[r], rt->elem);

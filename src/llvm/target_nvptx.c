@@ -219,6 +219,35 @@ static LLVMValueRef atomic(Lower *L, const AtomicAccess *a) {
   return lower_inline_asm(L, lower_int_type(L, bits), text, cons, args, cas ? 3 : 2, 1);
 }
 
+/* An atomic whose old value nobody reads is a reduction, "red": nothing to
+ * wait for, and the predicate is the instruction's, not a branch around it.
+ * From sm_90 (PTX ISA 8.1) 2 or 4 consecutive fp32 adds are one vector red.
+ * red has no acquire side: an acquiring atomic stays an atom. */
+static int reduce(Lower *L, const AtomicAccess *a, LLVMValueRef *values, int n, LLVMValueRef predicate) {
+  if (a->sem != SEM_RELAXED && a->sem != SEM_RELEASE) return 0;
+  if (n > 1 && !(L->compute_capability >= 90 && a->op == ATOM_ADD && a->type == DT_FP32)) return 0;
+  if (n > 1 && L->ptx_isa < 81) L->ptx_isa = 81;
+  int first = predicate ? 2 : 1;
+  char c = reg_class(dtype_bits(a->type));
+  Buf text, cons;
+  buf_init(&text, L->arena);
+  buf_init(&cons, L->arena);
+  LLVMValueRef args[6] = {a->address, predicate};
+  buf_printf(&cons, predicate ? "l,b" : "l");
+  if (predicate) buf_printf(&text, "@$1 ");
+  buf_printf(&text, "red%s%s.global.%s%s%s [ $0 + 0 ], %s", sem_name(a->sem), scope_name(a->scope),
+             atomic_name(a->op), n == 1 ? "" : n == 2 ? ".v2" : ".v4", atomic_suffix(a->op, a->type), n > 1 ? "{ " : "");
+  for (int i = 0; i < n; i++) {
+    args[first + i] = values[i];
+    buf_printf(&text, "%s$%d", i ? ", " : "", first + i);
+    buf_printf(&cons, ",%c", c);
+  }
+  buf_printf(&text, "%s;", n > 1 ? " }" : "");
+  buf_printf(&cons, ",~{memory}");
+  lower_inline_asm(L, L->void_t, buf_cstr(&text), buf_cstr(&cons), args, first + n, 1);
+  return 1;
+}
+
 /* ---- math and debugging --------------------------------------------------------- */
 
 static LLVMValueRef exp2_approx(Lower *L, LLVMValueRef x, int ftz) {
@@ -302,6 +331,7 @@ static const Target nvptx = {
     .store = store,
     .atomic_native = atomic_native,
     .atomic = atomic,
+    .reduce = reduce,
     .exp2_approx = exp2_approx,
     .div_full = div_full,
     .round_tf32 = round_tf32,

@@ -18,13 +18,17 @@
  *     conversions and transposes, from a load or a loop-carried value) or
  *     not 16-bit: else (fp16 or bf16 computed in registers, as the P of
  *     attention's P @ V) A stays in registers, in the #dot_op layout of the
- *     mma (wgmma's register-A fragments), as Triton's rule has it;
+ *     mma (wgmma's register-A fragments), as Triton's rule has it, unless
+ *     it is transposed (then a buffer of the tile, read transposed); a tile
+ *     already in a buffer of the block, as is or transposed, is read there;
  *   - else 2 (mma.sync): warps doubled along M or N, whichever has more
  *     16 x 16 tiles per warp (M on a tie), batch first for batched dots;
  *     A and B in the #dot_op layouts of the mma, converted (stage-operands
  *     then routes those conversions through swizzled shared memory); from
  *     sm_89 the fp16 dot of two e4m3/e5m2 tiles' conversions multiplies
  *     the fp8 tiles themselves (m16n8k32, four per word, as int8).
+ * An atomic add that nobody reads, of an accelerated dot's result, takes
+ * the mma layout (place_reduction).
  *
  * Requires: GPU-layout IR after remove-converts (a dot's operands arrive
  *   through convert_layout from the layouts they were computed in).
@@ -33,7 +37,7 @@
  *   converted back to the layout its users had (remove-converts runs
  *   next and carries the mma layout through loops and epilogues).  Dots
  *   already in an mma layout are left alone.
- * Invalidates: the layouts of dot results and operands. */
+ * Invalidates: the layouts of dot results and operands, and of such atomics. */
 #include "passes.h"
 
 #include <string.h>
@@ -54,6 +58,8 @@ typedef struct Accel {
   int *buffer_of_trans;      /* per tile value x: the wgmma buffer made of trans(x), or 0 */
   int *block_of, *block_of_trans; /* the block (a serial number) where each was made: they count there only */
   int block, blocks;         /* the block being rebuilt; blocks seen */
+  int *uses;                 /* per value of the input: its uses */
+  const AxisInfo *axis;      /* per value of the input */
 } Accel;
 
 static const Type *T(Accel *A, int v) { return tir_type(A->f, v); }
@@ -188,7 +194,15 @@ static int a_in_registers(Accel *A, int a) {
   DType elem = T(A, a)->elem;
   if (elem != DT_FP16 && elem != DT_BF16 && !dtype_is_mma_fp8(elem)) return 0;
   const TirOp *def = A->defs[a];
-  while (def && (def->code == TIR_CONVERT_LAYOUT || def->code == TIR_TRANS)) def = A->defs[def->operands.data[0]];
+  int transposed = 0;
+  while (def && (def->code == TIR_CONVERT_LAYOUT || def->code == TIR_TRANS)) {
+    transposed ^= def->code == TIR_TRANS;
+    def = A->defs[def->operands.data[0]];
+  }
+  /* a 16-bit tile computed in registers and transposed (attention's dS^T as dQ's A) goes to
+   * shared memory once, where wgmma reads it through a transposed view; as register fragments
+   * it would cross shared memory twice (to the transposed layout, then to the fragments) */
+  if (transposed && !dtype_is_mma_fp8(elem)) return 0;
   return def && def->code != TIR_LOAD;
 }
 
@@ -236,6 +250,26 @@ static void remember_buffer(Accel *A, int src, int buffer) {
 
 static int new_buffer(Accel *A, const TirOp *dot, int k, int src, int k_major);
 
+/* The NVMMA layout of src's buffer as operand k: contiguous where src is
+ * (else, or with k_major, along K). */
+static const Layout *buffer_layout(Accel *A, int k, int src, int k_major) {
+  int contiguous = k_major ? -1 : blocked_contiguous(A, src);
+  const Type *t = T(A, src);
+  int order[2];
+  order[0] = contiguous >= 0 ? contiguous : k == 0 ? 1 : 0;
+  order[1] = 1 - order[0];
+  return layout_nvmma_for(A->f->layout_table, dtype_bits(t->elem), 2, t->shape, order);
+}
+
+/* The buffer another wgmma of this block already made of src, if it has
+ * the layout operand k wants (q read by one dot as is and by another
+ * transposed, first the other way round): the buffer is never written
+ * again, and one buffer is one the pipeline can fill. */
+static int reuse_buffer(Accel *A, const TirOp *dot, int k, int src) {
+  int buffer = A->block_of[src] == A->block ? A->buffer_of[src] : 0;
+  return buffer && tir_layout(A->f, buffer) == buffer_layout(A, k, src, 0) ? buffer : 0;
+}
+
 /* Whether src = trans(x) may be read through a transposed view of x's
  * buffer: 16-bit, or (k_major: fp8, which wgmma reads along K only) where
  * x is contiguous along the dimension the transpose makes K. */
@@ -253,6 +287,7 @@ static int view_of_transpose(Accel *A, const TirOp *d, int k, int src, int k_maj
  * straight into a buffer, which the pipeline step fills. */
 static int to_buffer(Accel *A, const TirOp *dot, int k, int src, int k_major) {
   int reused = k_major ? 0 : reuse_transposed(A, src, dot);
+  if (!reused && !k_major) reused = reuse_buffer(A, dot, k, src);
   if (reused) return reused;
   const TirOp *d = A->defs[src];
   if (view_of_transpose(A, d, k, src, k_major)) {
@@ -263,13 +298,7 @@ static int to_buffer(Accel *A, const TirOp *dot, int k, int src, int k_major) {
 }
 
 static int new_buffer(Accel *A, const TirOp *dot, int k, int src, int k_major) {
-  int contiguous = k_major ? -1 : blocked_contiguous(A, src);
-  const Type *t = T(A, src);
-  int order[2];
-  order[0] = contiguous >= 0 ? contiguous : k == 0 ? 1 : 0;
-  order[1] = 1 - order[0];
-  const Layout *l = layout_nvmma_for(A->f->layout_table, dtype_bits(t->elem), 2, t->shape, order);
-  int buffer = emit_of(A, TIR_LOCAL_ALLOC, src, l, dot->loc);
+  int buffer = emit_of(A, TIR_LOCAL_ALLOC, src, buffer_layout(A, k, src, k_major), dot->loc);
   if (!k_major) remember_buffer(A, src, buffer);
   return buffer;
 }
@@ -301,6 +330,34 @@ static void accelerate(Accel *A, TirOp *dot, const Plan *p) {
   tir_replace_uses(f->body, old, back, A->out.data[A->out.len - 1]);
 }
 
+/* The mma layout of the dot result an atomic add adds (through layout
+ * conversions) if nobody reads the atomic's old values and its pointers
+ * are contiguous along the layout's register pairs (the last dimension);
+ * else NULL. */
+static const Layout *reduced_accumulator(Accel *A, const TirOp *op) {
+  int res = op->results.data[0], ptr = op->operands.data[0], v = op->operands.data[1];
+  if (op->code != TIR_ATOMIC_RMW || op->kind != ATOM_ADD || A->uses[res] || T(A, res)->rank != 2) return NULL;
+  if (A->axis[ptr].contiguity[1] < 2) return NULL;
+  while (A->defs[v] && A->defs[v]->code == TIR_CONVERT_LAYOUT) {
+    const Layout *l = tir_layout(A->f, v);
+    if (l && l->kind == LAYOUT_MMA) return l;
+    v = A->defs[v]->operands.data[0];
+  }
+  const Layout *l = tir_layout(A->f, v);
+  return l && l->kind == LAYOUT_MMA ? l : NULL;
+}
+
+/* An atomic add that only accumulates a dot's result into memory (as
+ * attention's dQ) adds the accumulator's registers where they are: a quad
+ * of lanes covers a whole 32-byte sector of a row, so nothing is gained by
+ * moving the tile through shared memory into a coalesced layout first. */
+static void place_reduction(Accel *A, TirOp *op) {
+  const Layout *mma = reduced_accumulator(A, op);
+  for (int k = 0; mma && k < op->operands.len; k++) op->operands.data[k] = convert(A, op->operands.data[k], mma, op->loc);
+  if (mma) tir_set_layout(A->f, op->results.data[0], mma);
+  vec_push(A->f->arena, &A->out, op);
+}
+
 /* Records every op's results in defs (if given); returns the number of dots. */
 static int collect_defs(TirBlock *b, TirOp **defs) {
   int dots = 0;
@@ -324,6 +381,7 @@ static void rewrite_block(Accel *A, TirBlock *b) {
       if (op->regions[r]) rewrite_block(A, op->regions[r]);
     Plan p = op->code == TIR_DOT ? plan(A, op) : (Plan){0};
     if (p.version) accelerate(A, op, &p);
+    else if (op->code == TIR_ATOMIC_RMW) place_reduction(A, op);
     else vec_push(A->f->arena, &A->out, op);
   }
   b->ops.data = A->out.data;
@@ -342,5 +400,8 @@ void tgir_accelerate_matmul(TirFunc *f, const TgirOptions *o) {
   int **arrays[4] = {&A.buffer_of, &A.buffer_of_trans, &A.block_of, &A.block_of_trans};
   for (int i = 0; i < 4; i++) *arrays[i] = memset(arena_alloc(f->arena, sizeof(int) * room), 0, sizeof(int) * room);
   collect_defs(f->body, A.defs);
+  A.uses = arena_alloc(f->arena, sizeof(int) * room);
+  tir_index_values(f->body, A.uses, NULL);
+  A.axis = tir_axis_info(f);
   rewrite_block(&A, f->body);
 }
