@@ -3,8 +3,10 @@
  * input dropped, and a value that a use needs in another layout
  *   - rematerialised in that layout when it is cheap to recompute: made by
  *     constant, make_range, splat, broadcast, expand_dims, hint, trans or
- *     elementwise ops from values already available in the layouts they
- *     need, at most REMAT_BUDGET ops (address arithmetic, masks, `other`);
+ *     elementwise ops, or by a load of no more elements than threads (the
+ *     original goes if nothing else reads it), from values already
+ *     available in the layouts they need, at most REMAT_BUDGET ops
+ *     (address arithmetic, masks, `other`);
  *   - else converted once, by one convert_layout.
  * Both are placed right after the value's definition and shared by all
  * uses that need that layout, so what is defined outside a loop is
@@ -47,8 +49,19 @@ static int copy_of(Rewrite *W, int v, const Layout *l) {
   return -1;
 }
 
+/* A load of no more elements than the program has threads: recomputed in
+ * another layout it reads the same few lines again, which the L1 cache
+ * holds, where moving it costs a trip through shared memory and two
+ * barriers (attention's backward converted its row statistics so every
+ * iteration).  Triton's rule too (isExpensiveLoadOrStore). */
+static int small_load(Rewrite *W, const TirOp *op) {
+  if (op->code != TIR_LOAD || (op->flags & LOAD_VOLATILE)) return 0;
+  return type_numel(tir_type(W->f, op->results.data[0])) <= 32 * (int64_t)W->f->num_warps;
+}
+
 /* Ops worth recomputing instead of moving a tile between threads. */
-static int cheap(const TirOp *op, const Layout *l) {
+static int cheap(Rewrite *W, const TirOp *op, const Layout *l) {
+  if (small_load(W, op)) return 1;
   if (op->code == TIR_INLINE_ASM) return op->results.len == 1 && tir_asm_pack(op) == 1; /* a copy makes one result */
   if (tir_op_flags(op->code) & EW) return 1;
   switch (op->code) {
@@ -73,7 +86,7 @@ static int has_tile_operand(Rewrite *W, const TirOp *op) {
  * layouts its producers need, within *budget ops. */
 static int rematerialisable(Rewrite *W, int v, const Layout *l, int *budget) {
   const TirOp *op = W->def[v];
-  if (!op || !cheap(op, l) || --*budget < 0) return 0;
+  if (!op || !cheap(W, op, l) || --*budget < 0) return 0;
   if (l->kind == LAYOUT_DOT_OPERAND && has_tile_operand(W, op)) return 0; /* only constants and splats */
   for (int k = 0; k < op->operands.len; k++) {
     int x = root(W, op->operands.data[k]);
@@ -201,6 +214,22 @@ static void record_definitions(Rewrite *W, TirBlock *b) {
   }
 }
 
+/* A small load recomputed in every layout its users need is left with
+ * none: it goes (tir_dce keeps unused loads, as they may fault; the
+ * copies read the same addresses under the same mask). */
+static void drop_replaced_loads(Rewrite *W, TirBlock *b, const int *uses) {
+  int kept = 0;
+  for (int i = 0; i < b->ops.len; i++) {
+    TirOp *op = b->ops.data[i];
+    for (int r = 0; r < 2; r++)
+      if (op->regions[r]) drop_replaced_loads(W, op->regions[r], uses);
+    int v = op->code == TIR_LOAD ? op->results.data[0] : -1;
+    if (v >= 0 && v < W->n && !uses[v] && W->copies[v].len && W->copies[v].data[0].remat) continue;
+    b->ops.data[kept++] = op;
+  }
+  b->ops.len = kept;
+}
+
 /* A value whose op died once it was recomputed in another layout gives
  * its number to its first recomputation, so the step changes nothing on
  * its own output (propagation would otherwise put that op back in its
@@ -233,5 +262,9 @@ void tgir_remove_converts(TirFunc *f, const TgirOptions *o) {
   rewrite_operands(&W);
   rebuild(&W, f->body);
   tir_dce(f);
+  int *uses = arena_alloc(f->arena, sizeof(int) * ((size_t)f->types.len + 1));
+  tir_index_values(f->body, uses, NULL);
+  drop_replaced_loads(&W, f->body, uses);
+  tir_dce(f); /* the dropped loads' address arithmetic */
   keep_numbers(&W);
 }
