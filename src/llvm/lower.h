@@ -157,6 +157,8 @@ typedef struct BufferPlan {
   int start, end;
   int offset, bytes, align;
   const TirOp *alloc; /* the local_alloc, where a buffer that does not fit is reported */
+  int made;           /* the local_alloc's place in the order */
+  int transient;      /* a tma_store's: live from the local_alloc to the store only, even in a loop */
 } BufferPlan;
 
 /* Bytes of shared memory accessed since the last barrier. */
@@ -383,6 +385,7 @@ void lower_mbar_alloc(Lower *L, const TirOp *op);
 void lower_mbar_wait(Lower *L, const TirOp *op);
 void lower_mbar_inval(Lower *L, const TirOp *op);
 void lower_tma_copy(Lower *L, const TirOp *op);
+void lower_tma_store(Lower *L, const TirOp *op);
 void lower_memdesc_index(Lower *L, const TirOp *op);
 void lower_memdesc_trans(Lower *L, const TirOp *op);
 void lower_local_store(Lower *L, const TirOp *op);
