@@ -101,7 +101,11 @@ int mma_fp8_kind(DType a, DType b);
   X(target, wgmma_commit, (Lower *L))                                                                        \
   X(target, wgmma_wait, (Lower *L, int pending, LLVMValueRef *acc, int n_acc, LLVMValueRef *keep, int n_keep)) \
   /* fence.proxy.async.shared::cta: generic-proxy writes to shared memory seen by wgmma */                  \
-  X(target, fence_proxy_async, (Lower *L))
+  X(target, fence_proxy_async, (Lower *L))                                                                   \
+  /* TMA store (sm_90a), by one thread: the box of tensor map `map` (its index in the function's) from      \
+   * shared src to coordinates c0, c1 (i32, innermost first); then commit_group and wait_group.read 0 */   \
+  X(target, tma_store_box, (Lower *L, int map, LLVMValueRef src, LLVMValueRef c0, LLVMValueRef c1))          \
+  X(target, tma_store_wait, (Lower *L))
 #define TARGET_TC_FIELD(target, name, params) void (*name) params;
 
 /* What differs between targets. */

@@ -1,8 +1,9 @@
 /* The tensor memory accelerator's copies and their mbarriers (sm_90a, GPU
  * only: the pipeliner makes them only for a GPU target, so the simulator
  * never meets them): mbarrier_alloc, mbarrier_wait, mbarrier_inval and
- * tma_copy, and tma_store, as inline PTX (LLVM 19 has no intrinsics for
- * these forms).
+ * tma_copy, as inline PTX (LLVM 19 has no intrinsics for these forms);
+ * and tma_store, for the GPU and the simulator (the target's
+ * tma_store_box and tma_store_wait).
  *
  * One thread (thread 0) initialises the barriers, expects each copy's
  * bytes and issues the copies; every thread waits.  The copy's destination
@@ -96,10 +97,10 @@ void lower_mbar_inval(Lower *L, const TirOp *op) {
   lower_buffer_write(L, bars);
 }
 
-/* The box of a map at element `b * box[0]` of the tile's inner dimension: its bytes in the buffer start there. */
-static LLVMValueRef box_address(Lower *L, LLVMValueRef buffer, int64_t b, int64_t box_bytes) {
+/* Box b of a tile (at element `b * box[0]` of its inner dimension): where its bytes start in the buffer. */
+static LLVMValueRef box_start(Lower *L, LLVMValueRef buffer, int64_t b, int64_t box_bytes) {
   LLVMValueRef off = lower_int(L, L->i64, b * box_bytes);
-  return address(L, LLVMBuildGEP2(L->b, L->i8, buffer, &off, 1, ""));
+  return LLVMBuildGEP2(L->b, L->i8, buffer, &off, 1, "");
 }
 
 void lower_tma_copy(Lower *L, const TirOp *op) {
@@ -117,8 +118,8 @@ void lower_tma_copy(Lower *L, const TirOp *op) {
   LLVMValueRef expect[2] = {bar, lower_i32(L, bytes)};
   asm_void(L, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [ $0 ], $1;", "l,r,~{memory}", expect, 2);
   for (int64_t b = 0; b * box_bytes < bytes; b++) {
-    LLVMValueRef args[5] = {box_address(L, dst, b, box_bytes), map, LLVMBuildAdd(L->b, c0, lower_i32(L, b * m->box[0]), ""),
-                            c1, bar};
+    LLVMValueRef args[5] = {address(L, box_start(L, dst, b, box_bytes)), map,
+                            LLVMBuildAdd(L->b, c0, lower_i32(L, b * m->box[0]), ""), c1, bar};
     asm_void(L,
              "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [ $0 ], [ $1, { $2, $3 } ], "
              "[ $4 ];",
@@ -128,7 +129,6 @@ void lower_tma_copy(Lower *L, const TirOp *op) {
 }
 
 void lower_tma_store(Lower *L, const TirOp *op) {
-  gpu_only(L);
   int buffer = op->operands.data[0];
   const TirTensorMap *m = &L->f->tensor_maps.data[op->ival];
   const Type *t = lower_type(L, buffer);
@@ -137,15 +137,11 @@ void lower_tma_store(Lower *L, const TirOp *op) {
   lower_buffer_read_async_proxy(L, buffer);
   LLVMValueRef src = lower_get(L, buffer).v[0];
   LLVMValueRef c0 = lower_get(L, op->operands.data[1]).v[0], c1 = lower_get(L, op->operands.data[2]).v[0];
-  LLVMValueRef map = LLVMGetParam(L->fn, (unsigned)(L->f->params.len + op->ival));
   LLVMBasicBlockRef after = thread0(L, NULL);
   for (int64_t b = 0; b * box_bytes < bytes; b++) {
-    LLVMValueRef args[4] = {map, LLVMBuildAdd(L->b, c0, lower_i32(L, b * m->box[0]), ""), c1,
-                            box_address(L, src, b, box_bytes)};
-    asm_void(L, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [ $0, { $1, $2 } ], [ $3 ];", "l,r,r,l,~{memory}",
-             args, 4);
+    L->target->tma_store_box(L, (int)op->ival, box_start(L, src, b, box_bytes),
+                             LLVMBuildAdd(L->b, c0, lower_i32(L, b * m->box[0]), ""), c1);
   }
-  asm_void(L, "cp.async.bulk.commit_group;", "~{memory}", NULL, 0);
-  asm_void(L, "cp.async.bulk.wait_group.read 0;", "~{memory}", NULL, 0);
+  L->target->tma_store_wait(L);
   rejoin(L, after);
 }

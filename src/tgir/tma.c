@@ -645,7 +645,8 @@ int tma_plan_load(TirFunc *f, const AxisInfo *axis, const TirOp *loop, const Tir
  * pointer store keeps st.global). */
 const Layout *tma_plan_store(TirFunc *f, const AxisInfo *axis, const TirOp *store, TmaLoad *out) {
   const Type *t = tir_type(f, store->operands.data[1]);
-  if (t->rank != 2 || dtype_bits(t->elem) < 8 || store->operands.len != 3 || (store->flags & LOAD_VOLATILE)) return NULL;
+  if (t->rank != 2 || dtype_bits(t->elem) < 8 || store->operands.len != 3 || (store->flags & LOAD_VOLATILE))
+    return NULL;
   Match m;
   match_init(&m, f);
   Plan p;

@@ -13,7 +13,8 @@
  * mma accumulator goes to shared memory once, not twice).  The pointers and
  * the mask, dead then, go with DCE.
  *
- * On sm_90a, for the GPU (as TMA copies: not the simulator).
+ * On sm_90a, for the GPU and the simulator (arch.def's tma column), which
+ * models the bulk store (tile_sim_tma_store).
  *
  * Requires: GPU-layout IR (after pipeline: the loops' maps come first).
  * Guarantees: the same elements written; the buffer is read by the copy
@@ -100,7 +101,7 @@ static void rewrite_block(Rewrite *R, TirBlock *b) {
 }
 
 void tgir_tma_store(TirFunc *f, const TgirOptions *o) {
-  if (!o->tma) return;
+  if (!o->tma_store) return;
   Rewrite R = {f, tir_axis_info(f), arena_alloc(f->arena, sizeof(TirOp *) * (size_t)(f->types.len + 1)), {0}};
   memset(R.def, 0, sizeof(TirOp *) * (size_t)(f->types.len + 1));
   tir_index_values(f->body, NULL, R.def);
