@@ -182,8 +182,8 @@ static tile_status assemble(Compilation *c, const char *ptxas, GpuArtifacts *out
  * *tir (not for .tgir input). */
 static TirFunc *gpu_layout_ir(Compilation *c, const tile_options *opts, const Arch *arch, Buf *dump,
                               const char **tir) {
-  TgirOptions to = {arch->cc, arch->wgmma, opts->passes, opts->refill,
-                    arch->tma && opts->tma == TILE_TMA_AUTO};
+  int tma = opts->tma == TILE_TMA_AUTO ? arch->tma : 0;
+  TgirOptions to = {arch->cc, arch->wgmma, opts->passes, opts->refill, tma >= 2, tma >= 1};
   if (c->input == INPUT_TGIR) {
     TirFunc *f = tir_read(&c->source, &c->arena, &c->diags);
     if (!f || tir_verify(f, &c->diags) || tgir_check_text(f, &c->diags) ||

@@ -305,6 +305,7 @@ static void lower_op(Lower *L, const TirOp *op) {
   case TIR_MBAR_WAIT: lower_mbar_wait(L, op); break;
   case TIR_MBAR_INVAL: lower_mbar_inval(L, op); break;
   case TIR_TMA_COPY: lower_tma_copy(L, op); break;
+  case TIR_TMA_STORE: lower_tma_store(L, op); break;
   case TIR_RETURN:
     LLVMBuildRetVoid(L->b);
     LLVMPositionBuilderAtEnd(L->b, lower_new_block(L, "after_return"));

@@ -101,7 +101,11 @@ int mma_fp8_kind(DType a, DType b);
   X(target, wgmma_commit, (Lower *L))                                                                        \
   X(target, wgmma_wait, (Lower *L, int pending, LLVMValueRef *acc, int n_acc, LLVMValueRef *keep, int n_keep)) \
   /* fence.proxy.async.shared::cta: generic-proxy writes to shared memory seen by wgmma */                  \
-  X(target, fence_proxy_async, (Lower *L))
+  X(target, fence_proxy_async, (Lower *L))                                                                   \
+  /* TMA store (sm_90a), by one thread: the box of tensor map `map` (its index in the function's) from      \
+   * shared src to coordinates c0, c1 (i32, innermost first); then commit_group and wait_group.read 0 */   \
+  X(target, tma_store_box, (Lower *L, int map, LLVMValueRef src, LLVMValueRef c0, LLVMValueRef c1))          \
+  X(target, tma_store_wait, (Lower *L))
 #define TARGET_TC_FIELD(target, name, params) void (*name) params;
 
 /* What differs between targets. */
@@ -160,6 +164,8 @@ typedef struct BufferPlan {
   int start, end;
   int offset, bytes, align;
   const TirOp *alloc; /* the local_alloc, where a buffer that does not fit is reported */
+  int made;           /* the local_alloc's place in the order */
+  int transient;      /* a tma_store's: live from the local_alloc to the store only, even in a loop */
 } BufferPlan;
 
 /* Bytes of shared memory accessed since the last barrier. */
@@ -386,6 +392,7 @@ void lower_mbar_alloc(Lower *L, const TirOp *op);
 void lower_mbar_wait(Lower *L, const TirOp *op);
 void lower_mbar_inval(Lower *L, const TirOp *op);
 void lower_tma_copy(Lower *L, const TirOp *op);
+void lower_tma_store(Lower *L, const TirOp *op);
 void lower_memdesc_index(Lower *L, const TirOp *op);
 void lower_memdesc_trans(Lower *L, const TirOp *op);
 void lower_local_store(Lower *L, const TirOp *op);

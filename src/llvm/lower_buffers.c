@@ -7,7 +7,10 @@
  * order ops are lowered (a use inside a loop that does not hold the
  * allocation keeps it live to the loop's end; one made inside a loop lives
  * through the whole body, so the buffers of one iteration never share
- * bytes and need no barrier between them) and the lowest offset, aligned
+ * bytes and need no barrier between them; a tma_store's buffer, written
+ * whole by its local_alloc and read whole by the store, lives from one to
+ * the other, so the epilogue's scratch can have its bytes before) and the
+ * lowest offset, aligned
  * (1024 bytes for NVMMA layouts, whose swizzle the hardware applies to
  * address bits 4-9; 128 otherwise), that no buffer live at the same time
  * uses.  The scratch space of layout conversions and reductions starts
@@ -70,13 +73,17 @@ static void plan_op(Planner *P, const TirOp *op) {
     const Layout *l = tir_layout(L->f, op->results.data[0]);
     int start = P->depth ? P->loop_start[P->depth - 1] : at;
     BufferPlan b = {op->results.data[0], start, at, 0, buffer_bytes(L, op->results.data[0]),
-                    l && l->kind == LAYOUT_NVMMA ? 1024 : 128, op};
+                    l && l->kind == LAYOUT_NVMMA ? 1024 : 128, op, at, 0};
     L->buffer_of[b.value] = L->buffers.len;
     if (P->depth) vec_push(L->arena, &P->extend[P->depth - 1], L->buffers.len);
     vec_push(L->arena, &L->buffers, b);
   }
   if (op->code == TIR_MEMDESC_INDEX || op->code == TIR_MEMDESC_TRANS)
     L->buffer_of[op->results.data[0]] = L->buffer_of[op->operands.data[0]];
+  if (op->code == TIR_TMA_STORE) {
+    BufferPlan *b = &L->buffers.data[L->buffer_of[op->operands.data[0]]];
+    b->start = b->made, b->transient = 1;
+  }
   if (op->code == TIR_LOCAL_LOAD && L->deferred[op->results.data[0]]) /* read where the dot uses it */
     L->buffer_of[op->results.data[0]] = L->buffer_of[op->operands.data[0]];
   int loop = op->code == TIR_FOR || op->code == TIR_WHILE;
@@ -88,7 +95,7 @@ static void plan_op(Planner *P, const TirOp *op) {
   P->depth--;
   for (int i = 0; i < P->extend[P->depth].len; i++) {
     BufferPlan *b = &L->buffers.data[P->extend[P->depth].data[i]];
-    if (b->end < P->counter - 1) b->end = P->counter - 1;
+    if (b->end < P->counter - 1 && !b->transient) b->end = P->counter - 1;
   }
 }
 

@@ -1,7 +1,9 @@
 /* The tensor memory accelerator's copies and their mbarriers (sm_90a, GPU
  * only: the pipeliner makes them only for a GPU target, so the simulator
  * never meets them): mbarrier_alloc, mbarrier_wait, mbarrier_inval and
- * tma_copy, as inline PTX (LLVM 19 has no intrinsics for these forms).
+ * tma_copy, as inline PTX (LLVM 19 has no intrinsics for these forms);
+ * and tma_store, for the GPU and the simulator (the target's
+ * tma_store_box and tma_store_wait).
  *
  * One thread (thread 0) initialises the barriers, expects each copy's
  * bytes and issues the copies; every thread waits.  The copy's destination
@@ -9,7 +11,15 @@
  * PTX 8.5 at most, where `.shared::cta` is not allowed yet.  A tile wider
  * than one 128-byte swizzle row goes as several boxes, one per block of
  * the NVMMA layout (layout_tc.c), which is exactly where the hardware's
- * 128-byte swizzle puts a box's rows (1024-byte aligned blocks). */
+ * 128-byte swizzle puts a box's rows (1024-byte aligned blocks).
+ *
+ * tma_store goes the other way, box by box from the same blocks: the
+ * tile's writes are fenced for the async proxy and a barrier orders them
+ * before thread 0 issues the copies (`bulk_group` completion: no
+ * mbarrier), commits them as a group and waits until they have read the
+ * buffer (`wait_group.read 0`), so the barrier before the next write of
+ * those bytes (the read is recorded) follows the wait.  The global writes
+ * complete by the kernel's end, as Triton's do. */
 #include "lower.h"
 
 /* The shared-memory address (64 bits) of p. */
@@ -87,6 +97,12 @@ void lower_mbar_inval(Lower *L, const TirOp *op) {
   lower_buffer_write(L, bars);
 }
 
+/* Box b of a tile (at element `b * box[0]` of its inner dimension): where its bytes start in the buffer. */
+static LLVMValueRef box_start(Lower *L, LLVMValueRef buffer, int64_t b, int64_t box_bytes) {
+  LLVMValueRef off = lower_int(L, L->i64, b * box_bytes);
+  return LLVMBuildGEP2(L->b, L->i8, buffer, &off, 1, "");
+}
+
 void lower_tma_copy(Lower *L, const TirOp *op) {
   gpu_only(L);
   int buffer = op->operands.data[0], bars = op->operands.data[1];
@@ -102,13 +118,30 @@ void lower_tma_copy(Lower *L, const TirOp *op) {
   LLVMValueRef expect[2] = {bar, lower_i32(L, bytes)};
   asm_void(L, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [ $0 ], $1;", "l,r,~{memory}", expect, 2);
   for (int64_t b = 0; b * box_bytes < bytes; b++) {
-    LLVMValueRef off = lower_int(L, L->i64, b * box_bytes);
-    LLVMValueRef args[5] = {address(L, LLVMBuildGEP2(L->b, L->i8, dst, &off, 1, "")), map,
+    LLVMValueRef args[5] = {address(L, box_start(L, dst, b, box_bytes)), map,
                             LLVMBuildAdd(L->b, c0, lower_i32(L, b * m->box[0]), ""), c1, bar};
     asm_void(L,
              "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [ $0 ], [ $1, { $2, $3 } ], "
              "[ $4 ];",
              "l,l,r,r,l,~{memory}", args, 5);
   }
+  rejoin(L, after);
+}
+
+void lower_tma_store(Lower *L, const TirOp *op) {
+  int buffer = op->operands.data[0];
+  const TirTensorMap *m = &L->f->tensor_maps.data[op->ival];
+  const Type *t = lower_type(L, buffer);
+  int elem = dtype_bits(t->elem) / 8;
+  int64_t bytes = type_numel(t) * elem, box_bytes = (int64_t)m->box[0] * m->box[1] * elem;
+  lower_buffer_read_async_proxy(L, buffer);
+  LLVMValueRef src = lower_get(L, buffer).v[0];
+  LLVMValueRef c0 = lower_get(L, op->operands.data[1]).v[0], c1 = lower_get(L, op->operands.data[2]).v[0];
+  LLVMBasicBlockRef after = thread0(L, NULL);
+  for (int64_t b = 0; b * box_bytes < bytes; b++) {
+    L->target->tma_store_box(L, (int)op->ival, box_start(L, src, b, box_bytes),
+                             LLVMBuildAdd(L->b, c0, lower_i32(L, b * m->box[0]), ""), c1);
+  }
+  L->target->tma_store_wait(L);
   rejoin(L, after);
 }

@@ -79,6 +79,19 @@ void nvptx_wgmma_fence(Lower *L) { plain_asm(L, "wgmma.fence.sync.aligned;"); }
 void nvptx_wgmma_commit(Lower *L) { plain_asm(L, "wgmma.commit_group.sync.aligned;"); }
 void nvptx_fence_proxy_async(Lower *L) { plain_asm(L, "fence.proxy.async.shared::cta;"); }
 
+/* The map is the kernel's hidden parameter after the others (grid_constant: TMA reads it in place). */
+void nvptx_tma_store_box(Lower *L, int map, LLVMValueRef src, LLVMValueRef c0, LLVMValueRef c1) {
+  LLVMValueRef args[4] = {LLVMGetParam(L->fn, (unsigned)(L->f->params.len + map)), c0, c1,
+                          LLVMBuildPtrToInt(L->b, src, L->i64, "")};
+  lower_inline_asm(L, L->void_t, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [ $0, { $1, $2 } ], [ $3 ];",
+                   "l,r,r,l,~{memory}", args, 4, 1);
+}
+
+void nvptx_tma_store_wait(Lower *L) {
+  plain_asm(L, "cp.async.bulk.commit_group;");
+  plain_asm(L, "cp.async.bulk.wait_group.read 0;");
+}
+
 /* Inline PTX whose first n operands are f32 registers tied in and out
  * (the accumulator), then `extra` more inputs with constraints `more`. */
 static void tied_asm(Lower *L, const char *text, LLVMValueRef *acc, int n, LLVMValueRef *extra, int n_extra,

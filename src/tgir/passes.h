@@ -81,10 +81,18 @@ typedef struct TmaLoad {
 int tma_plan_load(TirFunc *f, const AxisInfo *axis, const TirOp *loop, const TirOp *load, const Layout *buffer,
                   TmaLoad *out);
 
+/* tma.c: how TMA writes a store of the descriptor form (a tensor
+ * descriptor's, `0 <=` in its mask): the buffer layout its tile goes
+ * through (NVMMA, the widest swizzle the tile's rows fill), the tensor
+ * map it adds and the box origin as a TmaLoad's (moving, per_iv unused);
+ * NULL (nothing added) if it cannot. */
+const Layout *tma_plan_store(TirFunc *f, const AxisInfo *axis, const TirOp *store, TmaLoad *out);
+
 /* The steps --passes can name (src/driver/passes.def says their order). */
 void tgir_remove_converts(TirFunc *f, const TgirOptions *o);
 void tgir_accelerate_matmul(TirFunc *f, const TgirOptions *o);
 void tgir_stage_operands(TirFunc *f, const TgirOptions *o);
 void tgir_pipeline(TirFunc *f, const TgirOptions *o);
+void tgir_tma_store(TirFunc *f, const TgirOptions *o);
 
 #endif

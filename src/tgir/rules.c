@@ -145,7 +145,8 @@ const Layout *tgir_operand_need(const TirFunc *f, const TirOp *op, int k, const 
   case TIR_MBAR_ALLOC:
   case TIR_MBAR_WAIT:
   case TIR_MBAR_INVAL:
-  case TIR_TMA_COPY: return buffer_op_need(f, op, k, own, rule);
+  case TIR_TMA_COPY:
+  case TIR_TMA_STORE: return buffer_op_need(f, op, k, own, rule);
   case TIR_FOR:
     *rule = "a carried value keeps its layout (init, region argument, yield and result share one)";
     return k >= 3 ? layout_of(f, op->results.data[k - 3]) : NULL;

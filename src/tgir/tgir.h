@@ -20,6 +20,7 @@ typedef struct TgirOptions {
   const char *passes;     /* optional steps (--passes): "remove-converts", "all", "none"; NULL: all */
   int refill;             /* tile_refill: when a pipelined loop refills its buffers (pipeline.c, plan_buffers) */
   int tma;                /* the GPU (not the simulator) takes TMA copies: pipelined wgmma operands may use them */
+  int tma_store;          /* sm_90a, the GPU or the simulator: tensor descriptors' stores may go by TMA */
 } TgirOptions;
 
 /* Tile IR to GPU-layout IR, in place: assign-layouts gives every tile value

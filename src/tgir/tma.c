@@ -36,7 +36,12 @@
  *            induction variable (times a constant), or a carried value
  *            the loop advances by a constant multiple of its step
  *     mask = 0 <= index < D  along both dimensions (`0 <=` may be missing
- *            where the start is >= 0), other = 0 */
+ *            where the start is >= 0), other = 0
+ *
+ * A store of that form outside any pipelined loop (its starts whatever
+ * they are) goes out by TMA too (tma_store.c), when `0 <=` is written on
+ * every bounded dimension, as desc.store's mask has it: TMA writes no
+ * element outside the tensor, which is what the mask says. */
 #include "passes.h"
 
 #include <string.h>
@@ -426,6 +431,7 @@ typedef struct Plan {
   Offset2 o;
   int extent[2];         /* -1: the constant whole_tile[dim] */
   int64_t whole_tile[2];
+  int floor[2];          /* the recomputed form: the mask has `0 <= index` along the dimension */
   Start start[2];
 } Plan;
 
@@ -477,11 +483,11 @@ static void mark_defined(char *in, const TirBlock *b) {
   }
 }
 
-/* Per value id: defined in the loop's body (its arguments included). */
-static char *defined_in(Match *m, const TirBlock *body) {
+/* Per value id: defined in the loop's body (its arguments included); none without a loop. */
+static char *defined_in(Match *m, const TirOp *loop) {
   char *in = arena_alloc(m->f->arena, (size_t)m->f->types.len + 1);
   memset(in, 0, (size_t)m->f->types.len + 1);
-  mark_defined(in, body);
+  if (loop) mark_defined(in, loop->regions[0]);
   return in;
 }
 
@@ -489,11 +495,11 @@ static char *defined_in(Match *m, const TirBlock *body) {
  * induction variable times a constant (plus a loop-invariant value), or a
  * carried value advanced by a constant multiple of the step. */
 static int loop_start(Match *m, const TirOp *loop, const char *in_body, int s, int64_t step, Start *out) {
+  if (s < 0) return *out = (Start){-1, -1, 0}, 1;
+  if (!in_body[s]) return *out = (Start){s, -1, 0}, 1;
   const TirBlock *body = loop->regions[0];
   int iv = body->args.data[0];
   int64_t c;
-  if (s < 0) return *out = (Start){-1, -1, 0}, 1;
-  if (!in_body[s]) return *out = (Start){s, -1, 0}, 1;
   if ((s = uncast(m, s)) == iv) return *out = (Start){-1, -1, 1}, 1;
   const TirOp *mul = def_is(m, s, TIR_MUL), *sum = def_is(m, s, TIR_ADD);
   for (int k = 0; mul && k < 2; k++)
@@ -517,17 +523,19 @@ static int loop_start(Match *m, const TirOp *loop, const char *in_body, int s, i
   return 0;
 }
 
-/* The recomputed form (the header's second): a tensor descriptor's load. */
-static int plan_recomputed(Match *m, const AxisInfo *axis, const TirOp *loop, const TirOp *load, int64_t step,
+/* The recomputed form (the header's second): a tensor descriptor's
+ * pointers and mask (-1: none); without a loop (a store) every start is
+ * taken as it is. */
+static int plan_recomputed(Match *m, const AxisInfo *axis, const TirOp *loop, int ptr, int mask, int64_t step,
                            Plan *p) {
   Offset2 *o = &p->o;
-  int has_floor[2] = {0, 0}, moving = 0;
+  int *has_floor = p->floor, moving = 0;
   p->extent[0] = p->extent[1] = -1;
-  if (!pointer(m, load->operands.data[0], &p->base, o) || !o->has[0] || !o->has[1] || o->index[0].wrap >= 0 ||
-      o->index[1].wrap >= 0 || !(load->flags & LOAD_MASK) ||
-      !two_sided(m, o, load->operands.data[1], p->extent, has_floor))
+  has_floor[0] = has_floor[1] = 0;
+  if (!pointer(m, ptr, &p->base, o) || !o->has[0] || !o->has[1] || o->index[0].wrap >= 0 ||
+      o->index[1].wrap >= 0 || mask < 0 || !two_sided(m, o, mask, p->extent, has_floor))
     return 0;
-  const char *in_body = defined_in(m, loop->regions[0]);
+  const char *in_body = defined_in(m, loop);
   for (int k = 0; k < 2; k++) {
     if (p->extent[k] < 0 && o->index[k].start < 0) { /* no mask on arange(n) (a constant extent folded it away) */
       p->whole_tile[k] = o->index[k].n;
@@ -572,26 +580,18 @@ static int map_index(TirFunc *f, const TirTensorMap *map) {
   return f->tensor_maps.len - 1;
 }
 
-int tma_plan_load(TirFunc *f, const AxisInfo *axis, const TirOp *loop, const TirOp *load, const Layout *buffer,
-                  TmaLoad *out) {
-  Match m = {f, arena_alloc(f->arena, sizeof(TirOp *) * (size_t)(f->types.len + 1))};
-  memset(m.def, 0, sizeof(TirOp *) * (size_t)(f->types.len + 1));
-  index_defs(&m, f->body);
-  const TirBlock *body = loop->regions[0];
-  const Type *t = tir_type(f, load->results.data[0]);
-  int64_t step;
-  if (t->rank != 2 || !buffer || buffer->kind != LAYOUT_NVMMA) return 0;
-  if (!constant_of(&m, loop->operands.data[2], &step) || step <= 0) return 0;
-  int carried = -1, ptr = load->operands.data[0];
-  for (int k = 1; k < body->args.len; k++)
-    if (body->args.data[k] == ptr) carried = k - 1;
-  Plan p;
-  memset(&p, 0, sizeof p);
-  if (!(carried >= 0 ? plan_carried(&m, axis, loop, load, carried, step, &p)
-                     : plan_recomputed(&m, axis, loop, load, step, &p)))
-    return 0;
-  const Offset2 *o = &p.o;
-  int base = base_param(f, p.base);
+static void match_init(Match *m, TirFunc *f) {
+  *m = (Match){f, arena_alloc(f->arena, sizeof(TirOp *) * (size_t)(f->types.len + 1))};
+  memset(m->def, 0, sizeof(TirOp *) * (size_t)(f->types.len + 1));
+  index_defs(m, f->body);
+}
+
+/* The tensor map of plan p for a tile of type t in `buffer` (NVMMA, its
+ * contiguous dimension the pointers'), and the box origin's parts. */
+static int plan_map(Match *m, const AxisInfo *axis, const Plan *p, const Type *t, const Layout *buffer, TmaLoad *out) {
+  TirFunc *f = m->f;
+  const Offset2 *o = &p->o;
+  int base = base_param(f, p->base);
   int inner = unit(o, 1) ? 1 : unit(o, 0) ? 0 : -1;
   if (base < 0 || inner < 0 || buffer->order[0] != inner) return 0;
   int outer = 1 - inner;
@@ -600,22 +600,63 @@ int tma_plan_load(TirFunc *f, const AxisInfo *axis, const TirOp *loop, const Tir
   TirTensorMap map;
   memset(&map, 0, sizeof map); /* padding too: maps are compared whole */
   map.base = base, map.box[0] = width, map.box[1] = (int)t->shape[outer], map.swizzle = buffer->swizzle_bytes;
-  if (!extent_field(&m, &p, inner, &map.dims[0]) || !extent_field(&m, &p, outer, &map.dims[1]) ||
-      !stride_field(&m, o, outer, &map.stride))
+  if (!extent_field(m, p, inner, &map.dims[0]) || !extent_field(m, p, outer, &map.dims[1]) ||
+      !stride_field(m, o, outer, &map.stride))
     return 0;
   if (t->shape[inner] % width || t->shape[outer] > 256 ||
       !stride_aligned(f, axis, &map.stride, o->coef_hinted[outer], elem))
     return 0;
   if ((out->map = map_index(f, &map)) < 0) return 0;
-  const Start *by_coord[2] = {&p.start[inner], &p.start[outer]};
+  const Start *by_coord[2] = {&p->start[inner], &p->start[outer]};
   out->moving = by_coord[1]->per_iv != 0;
   for (int i = 0; i < 2; i++) out->origin[i] = by_coord[i]->origin;
   out->per_iv = by_coord[out->moving]->per_iv;
   out->iv_base = by_coord[out->moving]->base;
-  int extent_of[2] = {p.extent[inner], p.extent[outer]};
+  int extent_of[2] = {p->extent[inner], p->extent[outer]};
   for (int i = 0; i < 2; i++) /* the parameter itself, or the product the kernel computes */
     out->extent[i] = !map.dims[i].n ? -1 : map.dims[i].n == 1 && map.dims[i].value == 1
                                                 ? f->params.data[map.dims[i].params[0]].value : extent_of[i];
   out->bytes = (int)(t->shape[0] * t->shape[1] * elem);
   return 1;
+}
+
+int tma_plan_load(TirFunc *f, const AxisInfo *axis, const TirOp *loop, const TirOp *load, const Layout *buffer,
+                  TmaLoad *out) {
+  Match m;
+  match_init(&m, f);
+  const TirBlock *body = loop->regions[0];
+  const Type *t = tir_type(f, load->results.data[0]);
+  int64_t step;
+  if (t->rank != 2 || !buffer || buffer->kind != LAYOUT_NVMMA) return 0;
+  if (!constant_of(&m, loop->operands.data[2], &step) || step <= 0) return 0;
+  int carried = -1, ptr = load->operands.data[0], mask = load->flags & LOAD_MASK ? load->operands.data[1] : -1;
+  for (int k = 1; k < body->args.len; k++)
+    if (body->args.data[k] == ptr) carried = k - 1;
+  Plan p;
+  memset(&p, 0, sizeof p);
+  if (!(carried >= 0 ? plan_carried(&m, axis, loop, load, carried, step, &p)
+                     : plan_recomputed(&m, axis, loop, ptr, mask, step, &p)))
+    return 0;
+  return plan_map(&m, axis, &p, t, buffer, out);
+}
+
+/* A store in the descriptor form, `0 <=` written on every bounded
+ * dimension (desc.store's and a block pointer's masks have it: a plain
+ * pointer store keeps st.global). */
+const Layout *tma_plan_store(TirFunc *f, const AxisInfo *axis, const TirOp *store, TmaLoad *out) {
+  const Type *t = tir_type(f, store->operands.data[1]);
+  if (t->rank != 2 || dtype_bits(t->elem) < 8 || store->operands.len != 3 || (store->flags & LOAD_VOLATILE))
+    return NULL;
+  Match m;
+  match_init(&m, f);
+  Plan p;
+  memset(&p, 0, sizeof p);
+  if (!plan_recomputed(&m, axis, NULL, store->operands.data[0], store->operands.data[2], 1, &p)) return NULL;
+  for (int k = 0; k < 2; k++)
+    if (p.extent[k] >= 0 && !p.floor[k]) return NULL;
+  int inner = unit(&p.o, 1) ? 1 : unit(&p.o, 0) ? 0 : -1, order[2] = {inner, 1 - inner};
+  /* whole swizzle patterns (8 rows) per box: the hardware swizzles by address, the layout by row */
+  if (inner < 0 || t->shape[1 - inner] % 8) return NULL;
+  const Layout *buffer = layout_nvmma_for(f->layout_table, dtype_bits(t->elem), 2, t->shape, order);
+  return buffer && plan_map(&m, axis, &p, t, buffer, out) ? buffer : NULL;
 }

@@ -132,6 +132,7 @@ static void check_buffers(Verifier *V, const TirOp *op) {
     case TIR_MBAR_WAIT:
     case TIR_MBAR_INVAL: want = k == 0; break;
     case TIR_TMA_COPY: want = k < 2; break;
+    case TIR_TMA_STORE: want = k == 0; break;
     case TIR_DOT: {
       const Layout *acc = tir_layout(f, op->results.data[0]);
       int wgmma = acc && acc->kind == LAYOUT_MMA && acc->version == 3;
@@ -150,6 +151,9 @@ static void check_buffers(Verifier *V, const TirOp *op) {
     problem(V, op, "the result has the layout of one buffer of its operand's");
   if (op->code == TIR_MEMDESC_TRANS && !tgir_views_transposed(f, op->operands.data[0], op->results.data[0]))
     problem(V, op, "the result's layout puts each element where the operand's puts its transpose");
+  if ((op->code == TIR_TMA_COPY || op->code == TIR_TMA_STORE) &&
+      (op->ival < 0 || op->ival >= f->tensor_maps.len || op->operands.len != (op->code == TIR_TMA_COPY ? 6 : 3)))
+    problem(V, op, "needs a tensor map of the function and two coordinates");
 }
 
 static void verify_block(Verifier *V, const TirBlock *b, const TirOp *parent) {

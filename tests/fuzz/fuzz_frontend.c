@@ -60,7 +60,7 @@ static int interpret(TirFunc *f) {
 static void check_gpu_layout_ir(Compilation *c, TirFunc *f, int tir_status) {
   static unsigned char tir_memory[64][BUFFER_BYTES];
   memcpy(tir_memory, memory, sizeof memory);
-  TgirOptions o = {90, 1, NULL, 0, 0};
+  TgirOptions o = {90, 1, NULL, 0, 0, 0};
   if (passes_to_tgir(f, &o, NULL, &c->diags, NULL)) abort(); /* the verifier failed: a compiler bug */
   Buf text, again, cleaned;
   buf_init(&text, &c->arena);
@@ -99,7 +99,7 @@ static void lower_for_sim(Compilation *c, const char *tir, size_t len) {
   Source *src = arena_alloc(&c->arena, sizeof *src);
   *src = (Source){"fuzz.tir", tir, len};
   TirFunc *g = tir_read(src, &c->arena, &c->diags);
-  TgirOptions o = {80, 0, NULL, 0, 0};
+  TgirOptions o = {80, 0, NULL, 0, 0, 0};
   if (!g || passes_to_tgir(g, &o, NULL, &c->diags, NULL)) abort();
   lower(c, g, "sim");
 }

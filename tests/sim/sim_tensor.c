@@ -655,3 +655,35 @@ void sim_tensor_free(SimTensor *t) {
   free(t->threads);
   free(t);
 }
+
+/* ---- TMA stores ------------------------------------------------------------------ */
+
+/* Where the hardware's swizzle puts byte `offset` of a box: the 16-byte
+ * chunk XORed with the row of 128 bytes, modulo the swizzle's chunks. */
+static size_t swizzled(size_t offset, int swizzle) {
+  size_t chunks = swizzle ? (size_t)swizzle / 16 - 1 : 0;
+  return offset ^ (((offset >> 7) & chunks) << 4);
+}
+
+void tile_sim_tma_store(const void *shared_src, void *global_base, int64_t dim0, int64_t dim1, int64_t stride,
+                        int32_t c0, int32_t c1, int32_t box0, int32_t box1, int32_t swizzle, int32_t elem_bytes) {
+  Sim *s = sim_active();
+  if (!s) return;
+  if (swizzle && swizzle != 32 && swizzle != 64 && swizzle != 128)
+    sim_fail(s, "TMA store with a %d-byte swizzle: it must be 0, 32, 64 or 128", swizzle);
+  if (swizzle && (int64_t)box0 * elem_bytes != swizzle)
+    sim_fail(s, "TMA store of %d-byte rows with a %d-byte swizzle: a box row must be the swizzle's width",
+             box0 * elem_bytes, swizzle);
+  size_t bytes = (size_t)box0 * (size_t)box1 * (size_t)elem_bytes;
+  const unsigned char *src = check_shared(s, "TMA store source", shared_src, bytes, swizzle ? (size_t)swizzle * 8 : 16);
+  for (int64_t r = 0; r < box1; r++)
+    for (int64_t j = 0; j < box0; j++) {
+      int64_t x = c0 + j, y = c1 + r;
+      if (x < 0 || x >= dim0 || y < 0 || y >= dim1) continue;
+      unsigned char *dst = (unsigned char *)global_base + (y * stride + x) * elem_bytes;
+      sim_check_global_span(s, "TMA store", dst, (size_t)elem_bytes, (size_t)elem_bytes);
+      memcpy(dst, src + swizzled((size_t)(r * box0 + j) * (size_t)elem_bytes, swizzle), (size_t)elem_bytes);
+    }
+}
+
+void tile_sim_tma_store_wait(void) {}

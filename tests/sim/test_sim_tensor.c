@@ -7,8 +7,8 @@
  * decoded here from the formats); ldmatrix against hand-computed
  * lanes; cp.async's poison before the wait, its groups and zero fill; wgmma
  * with every swizzle mode and major-ness on shared-memory images laid out
- * by an encoder written from the ISA's swizzle atoms; and the errors each
- * instruction reports. */
+ * by an encoder written from the ISA's swizzle atoms; the TMA store's
+ * swizzle and clipping; and the errors each instruction reports. */
 #include "../unit/check.h"
 #include "c/tensor_tests.h"
 #include "hand_kernels.h"
@@ -645,6 +645,31 @@ static void describe(const WgmmaCase *c, char *out, size_t size) {
            c->b.mn_major ? "MN" : "K", c->b.swizzle, c->variant, c->num_warps, c->scale_d, c->mode);
 }
 
+/* A box of 16 rows at (-3, 5) of a 30 x 18 tensor (row stride 36): the
+ * elements inside the tensor get the box's values, the others (left of 0,
+ * below row 18, past column 30 in the stride's padding) stay -1. */
+static void test_tma_store(void) {
+  enum { DIM0 = 30, DIM1 = 18, STRIDE = 36 };
+  for (int32_t w = 32; w <= 128; w *= 2) {
+    float out[DIM1 * STRIDE];
+    for (int i = 0; i < DIM1 * STRIDE; i++) out[i] = -1;
+    int64_t dim0 = DIM0, dim1 = DIM1, stride = STRIDE;
+    int32_t c0 = -3, c1 = 5;
+    void *po = out;
+    void *params[] = {&po, &dim0, &dim1, &stride, &c0, &c1, &w};
+    SimBuffer buffers[] = {{"out", out, sizeof out}};
+    SimLaunch L = hand_launch("tma_store_box", 1, 1, params, buffers, 1, 16 * 128);
+    CHECK(run(&L) == 0);
+    int ok = 1;
+    for (int y = 0; y < DIM1; y++)
+      for (int x = 0; x < STRIDE; x++) {
+        int r = y - c1, j = x - c0, inside = x < DIM0 && r >= 0 && r < 16 && j < w / 4;
+        ok &= out[y * STRIDE + x] == (inside ? (float)(1000 * r + j) : -1.0f);
+      }
+    CHECK(ok);
+  }
+}
+
 static void test_wgmma_layouts(void) {
   static const int swizzles[4] = {0, 32, 64, 128}, ns[10] = {8, 16, 24, 40, 64, 96, 128, 136, 200, 256};
   int counter = 0, failures = 0;
@@ -750,6 +775,7 @@ int main(int argc, char **argv) {
   test_cp_async_groups();
   test_cp_async_fill();
   test_cp_async_errors();
+  test_tma_store();
   test_wgmma_layouts();
   test_wgmma_base_offset();
   test_wgmma_errors();

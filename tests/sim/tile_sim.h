@@ -170,4 +170,20 @@ void tile_sim_wgmma_commit(void);             /* wgmma.commit_group.sync.aligned
 void tile_sim_wgmma_wait(int32_t pending);    /* wgmma.wait_group.sync.aligned n */
 void tile_sim_fence_proxy_async(void);        /* fence.proxy.async.shared::cta (nothing to do here) */
 
+/* cp.async.bulk.tensor.2d.global.shared::cta.bulk_group (sm_90a), by one
+ * thread: the box [box1 rows][box0 elements of elem_bytes] at shared_src,
+ * laid out as the tensor map's swizzle (32, 64 or 128 bytes; 0: none)
+ * says -- address bits 4.. XORed with bits 7.., as the hardware does, so
+ * shared_src must be aligned to 8 rows of the swizzle -- to the 2-D tensor
+ * [dim1][dim0] at global_base (row stride `stride` elements) at
+ * coordinates (c0, c1), innermost first; an element outside [0, dim) on
+ * either dimension is not written, as TMA skips it.  The map's fields come
+ * as arguments (the sim target computes them from the kernel's parameters
+ * as the launch encodes them).  The copy is done at the call, every shared
+ * byte and global element checked: cp.async.bulk.commit_group and
+ * wait_group.read (tile_sim_tma_store_wait) have nothing left to do. */
+void tile_sim_tma_store(const void *shared_src, void *global_base, int64_t dim0, int64_t dim1, int64_t stride,
+                        int32_t c0, int32_t c1, int32_t box0, int32_t box1, int32_t swizzle, int32_t elem_bytes);
+void tile_sim_tma_store_wait(void);
+
 #endif

@@ -84,7 +84,7 @@ static TirFunc *compile(Compilation *c, const Kernel *k, int gpu) {
   if (!ck) return NULL;
   TirFunc *f = tir_lower(ck, &c->arena, &c->diags);
   if (c->diags.errors || tir_verify(f, &c->diags) || passes_run(PASS_TIR, f, NULL, NULL, &c->diags, NULL)) return NULL;
-  TgirOptions o = {90, 1, NULL, 0, 0};
+  TgirOptions o = {90, 1, NULL, 0, 0, 0};
   if (k->num_warps) f->num_warps = k->num_warps; /* 0: the default */
   return !gpu || !(passes_to_tgir(f, &o, NULL, &c->diags, NULL)) ? f
                                                                                                             : NULL;
@@ -508,7 +508,8 @@ static void check_arch_for_gpu(void) {
     CHECK(cases[i].arch ? arch && !strcmp(arch, cases[i].arch) : !arch);
     CHECK(ptx == cases[i].ptx);
   }
-  CHECK(!arch_find("sm_75") && !arch_find(NULL) && arch_find("sim90")->sim && !arch_find("sim90")->tma);
+  CHECK(!arch_find("sm_75") && !arch_find(NULL) && arch_find("sim90")->sim && arch_find("sim90")->tma == 1 &&
+        arch_find("sm_90a")->tma == 2); /* the simulator: TMA stores, not copies */
 }
 
 int main(void) {

@@ -279,3 +279,28 @@ void wgmma_sim_entry(void **params) {
       if (s.lane == t) tile_sim_store(p->out + (size_t)g * 64 * n + r * n + c, &acc[s.reg], 4);
     }
 }
+
+/* TMA store: thread 0 lays a box of 16 rows by swizzle/4 fp32 columns out
+ * in shared memory as the ISA's swizzle atoms put them (8 rows of W bytes,
+ * row r's 16-byte chunk c at chunk c ^ (r / (128 / W)) % (W / 16)),
+ * element (r, j) = 1000 r + j, then stores it at (c0, c1) of the tensor
+ * [dim1][dim0] at out (row stride `stride` elements).  params: out, dim0,
+ * dim1, stride (i64), c0, c1, swizzle (i32) */
+void tma_store_box_sim_entry(void **params) {
+  float *out = PARAM(0, float *);
+  int64_t dim0 = PARAM(1, int64_t), dim1 = PARAM(2, int64_t), stride = PARAM(3, int64_t);
+  int32_t c0 = PARAM(4, int32_t), c1 = PARAM(5, int32_t), w = PARAM(6, int32_t), cols = w / 4;
+  unsigned char *box = tile_sim_shared();
+  if (tile_sim_tid() == 0)
+    for (int r = 0; r < 16; r++)
+      for (int j = 0; j < cols; j++) {
+        int chunk = j * 4 / 16, phase = (r % 8) / (128 / w) % (w / 16);
+        float v = (float)(1000 * r + j);
+        memcpy(box + (r / 8) * 8 * w + (r % 8) * w + (chunk ^ phase) * 16 + j * 4 % 16, &v, 4);
+      }
+  tile_sim_barrier();
+  if (tile_sim_tid() == 0) {
+    tile_sim_tma_store(box, out, dim0, dim1, stride, c0, c1, cols, 16, w, 4);
+    tile_sim_tma_store_wait();
+  }
+}

@@ -1,0 +1,110 @@
+/* tma-store: a tensor descriptor's store goes out by the tensor memory
+ * accelerator, as Triton lowers desc.store:
+ *
+ *     store ptr, value, mask        (the descriptor form: tma.c)
+ * becomes
+ *     %buf = local_alloc value : T[M, N] #nvmma_shared   (the swizzle the map has)
+ *     tma_store %buf, origin_inner, origin_outer map(...)
+ *
+ * The tile goes to shared memory in the layout the map's swizzle expects,
+ * and one thread writes the box; TMA drops the elements outside the tensor,
+ * which are the ones the mask drops.  A store whose value was converted to
+ * the store's layout takes the value before the conversion (the epilogue's
+ * mma accumulator goes to shared memory once, not twice).  The pointers and
+ * the mask, dead then, go with DCE.
+ *
+ * On sm_90a, for the GPU and the simulator (arch.def's tma column), which
+ * models the bulk store (tile_sim_tma_store).
+ *
+ * Requires: GPU-layout IR (after pipeline: the loops' maps come first).
+ * Guarantees: the same elements written; the buffer is read by the copy
+ *   before anything writes its bytes again (lower_tma.c waits).
+ * Invalidates: nothing outside the rewritten stores. */
+#include "passes.h"
+
+#include <string.h>
+
+typedef Vec(TirOp *) OpList;
+
+typedef struct Rewrite {
+  TirFunc *f;
+  const AxisInfo *axis;
+  const TirOp **def;     /* per value id: its defining op */
+  OpList out;            /* the ops of the block being rebuilt */
+} Rewrite;
+
+static int emit(Rewrite *R, TirCode code, Type *t, const Layout *l, const int *operands, int n, Loc loc) {
+  TirOp *op = tir_op_new(R->f, code, loc);
+  for (int i = 0; i < n; i++) tir_add_operand(R->f, op, operands[i]);
+  int r = t ? tir_add_result(R->f, op, t) : -1;
+  if (t) tir_set_layout(R->f, r, l);
+  vec_push(R->f->arena, &R->out, op);
+  return r;
+}
+
+static int scalar_i32(Rewrite *R, int64_t c, Loc loc) {
+  int r = emit(R, TIR_CONSTANT, type_scalar(R->f->arena, DT_I32), NULL, NULL, 0, loc);
+  R->out.data[R->out.len - 1]->ival = c;
+  R->out.data[R->out.len - 1]->fval = (double)c;
+  return r;
+}
+
+static int as_i32(Rewrite *R, int v, Loc loc) {
+  if (tir_type(R->f, v)->elem == DT_I32) return v;
+  return emit(R, TIR_CAST, type_scalar(R->f->arena, DT_I32), NULL, &v, 1, loc);
+}
+
+/* The box origin along coordinate i.  An extent below 1 is encoded as 1
+ * (a map cannot be empty) while the mask drops every element: the origin
+ * moves a whole box below 0, where TMA writes nothing. */
+static int origin(Rewrite *R, const TmaLoad *t, int i, Loc loc) {
+  int c = t->origin[i] >= 0 ? as_i32(R, t->origin[i], loc) : scalar_i32(R, 0, loc);
+  if (t->extent[i] < 0) return c;
+  Type *i1 = type_scalar(R->f->arena, DT_I1);
+  int ge[2] = {as_i32(R, t->extent[i], loc), scalar_i32(R, 1, loc)};
+  int some = emit(R, TIR_CMP, i1, NULL, ge, 2, loc);
+  R->out.data[R->out.len - 1]->kind = CMP_GE;
+  int sel[3] = {some, c, scalar_i32(R, -(int64_t)R->f->tensor_maps.data[t->map].box[i], loc)};
+  return emit(R, TIR_SELECT, type_scalar(R->f->arena, DT_I32), NULL, sel, 3, loc);
+}
+
+/* The stored tile before a conversion to the store's layout. */
+static int unconverted(Rewrite *R, int v) {
+  const TirOp *d = R->def[v];
+  return d && d->code == TIR_CONVERT_LAYOUT && tgir_is_tile(R->f, d->operands.data[0]) ? d->operands.data[0] : v;
+}
+
+static int rewrite_store(Rewrite *R, const TirOp *store) {
+  TmaLoad t;
+  const Layout *buffer = tma_plan_store(R->f, R->axis, store, &t);
+  if (!buffer) return 0;
+  Loc loc = store->loc;
+  int value = unconverted(R, store->operands.data[1]);
+  int buf = emit(R, TIR_LOCAL_ALLOC, tir_type(R->f, value), buffer, &value, 1, loc);
+  int ops[3] = {buf, origin(R, &t, 0, loc), origin(R, &t, 1, loc)};
+  emit(R, TIR_TMA_STORE, NULL, NULL, ops, 3, loc);
+  R->out.data[R->out.len - 1]->ival = t.map;
+  return 1;
+}
+
+static void rewrite_block(Rewrite *R, TirBlock *b) {
+  OpList saved = R->out;
+  memset(&R->out, 0, sizeof R->out);
+  for (int i = 0; i < b->ops.len; i++) {
+    TirOp *op = b->ops.data[i];
+    for (int r = 0; r < 2; r++)
+      if (op->regions[r]) rewrite_block(R, op->regions[r]);
+    if (op->code != TIR_STORE || !rewrite_store(R, op)) vec_push(R->f->arena, &R->out, op);
+  }
+  b->ops.data = R->out.data, b->ops.len = R->out.len, b->ops.cap = R->out.cap;
+  R->out = saved;
+}
+
+void tgir_tma_store(TirFunc *f, const TgirOptions *o) {
+  if (!o->tma_store) return;
+  Rewrite R = {f, tir_axis_info(f), arena_alloc(f->arena, sizeof(TirOp *) * (size_t)(f->types.len + 1)), {0}};
+  memset(R.def, 0, sizeof(TirOp *) * (size_t)(f->types.len + 1));
+  tir_index_values(f->body, NULL, R.def);
+  rewrite_block(&R, f->body);
+  tir_dce(f);
+}
