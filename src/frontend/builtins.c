@@ -1052,6 +1052,22 @@ static Node *check_pointer_type(Call *c) {
   return mk_const(c->S, c->node->loc, value_dtype(c->S, dt, 1));
 }
 
+/* get_int_dtype(bitwidth, signed): Triton's constexpr function; 1 bit is int1 either way. */
+static Node *check_get_int_dtype(Call *c) {
+  int64_t bits;
+  Value *is_signed = const_of(c->S, c->arg[1], "signed");
+  if (!const_int_arg(c, 0, "bitwidth", &bits) || !is_signed) return poison(c->S, c->node->loc);
+  int ok, want_signed = value_truth(is_signed, &ok);
+  if (!ok) return fail(c, c->arg[1], "%s", "signed must be a constexpr bool");
+  for (int dt = 0; dt < DT_COUNT; dt++) {
+    int matches = dtype_bits((DType)dt) == bits && (bits == 1 || dtype_is_signed((DType)dt) == want_signed);
+    if (matches && dtype_is_int((DType)dt)) return mk_const(c->S, c->node->loc, value_dtype(c->S, (DType)dt, 0));
+  }
+  char what[96];
+  snprintf(what, sizeof what, "%lld bits, %ssigned", (long long)bits, want_signed ? "" : "un");
+  return fail(c, c->arg[0], "no integer dtype has %s (1, 8, 16, 32 or 64 bits)", what);
+}
+
 static Node *check_hint(Call *c) {
   Node *x = tile_arg(c, 0, "input");
   Value *v = x ? const_of(c->S, c->arg[1], "values") : NULL;
