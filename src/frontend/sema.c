@@ -237,11 +237,12 @@ static Node *module_constant(Sema *S, Loc use, const char *name) {
   return v;
 }
 
-static int unsupported(const char *ns, const char *name);
+static const char *unsupported(const char *ns, const char *name);
+static void refuse_unsupported(Sema *S, Loc loc, const char *what, const char *owner);
 
 /* Names a kernel may reach through `tl.` (builtins, dtypes, the standard library). */
 static Node *namespace_member(Sema *S, Loc loc, const char *name) {
-  if (!strncmp(name, "float8", 6) && unsupported("tl", name)) {
+  if (!strncmp(name, "float8", 6) && unsupported("tl", name) != NULL) {
     /* fp8: a value that constexpr code can compare (`if dtype == tl.float8e5:`), an error where it is used */
     Value *v = value_new(S, V_MISSING_DTYPE);
     v->s = name;
@@ -492,7 +493,11 @@ static Node *tile_attribute(Sema *S, Node *obj, Node *n) {
     v->self = obj;
     return mk_const(S, n->loc, v);
   }
-  diag_error(S->diags, n->loc, "a tile of type %s has no attribute '%s'", type_str(S->arena, t), n->name);
+  const char *owner = unsupported("tl", n->name);
+  if (owner && strcmp(owner, "Triton")) /* another backend's method: x.insert_slice(...) */
+    refuse_unsupported(S, n->loc, arena_printf(S->arena, "the method %s", n->name), owner);
+  else
+    diag_error(S->diags, n->loc, "a tile of type %s has no attribute '%s'", type_str(S->arena, t), n->name);
   return poison(S, n->loc);
 }
 
@@ -502,23 +507,35 @@ static const char *const namespace_names[] = {
 #undef BUILTIN
 };
 
-/* Whether Triton has ns.name though tile does not (lang/unsupported.def). */
-static int unsupported(const char *ns, const char *name) {
-  static const char *const table[][2] = {
-#define UNSUPPORTED(ns, name) {ns, name},
+/* Which language has ns.name though tile does not (lang/unsupported.def): "Triton", another backend's
+ * name, or NULL when none. */
+static const char *unsupported(const char *ns, const char *name) {
+  static const char *const table[][3] = {
+#define UNSUPPORTED(ns, name) {ns, name, "Triton"},
+#define OTHER_BACKEND(ns, name, backend) {ns, name, backend},
 #include "unsupported.def"
+#undef OTHER_BACKEND
 #undef UNSUPPORTED
   };
   int in_libdevice = !strcmp(ns, "libdevice") || !strcmp(ns, "tl.math");
   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
     if (!strcmp(table[i][1], name) && (!strcmp(table[i][0], "libdevice") ? in_libdevice : strcmp(ns, "libdevice")))
-      return 1;
-  return 0;
+      return table[i][2];
+  return NULL;
+}
+
+/* The error for a name tile lacks that `owner` has (unsupported's answer). */
+static void refuse_unsupported(Sema *S, Loc loc, const char *what, const char *owner) {
+  if (!strcmp(owner, "Triton"))
+    diag_error(S->diags, loc, "%s is part of Triton but not supported by tile yet", what);
+  else
+    diag_error(S->diags, loc, "%s is part of another Triton backend (%s), not supported by tile", what, owner);
 }
 
 static void no_member(Sema *S, Loc loc, const char *ns, const char *name) {
-  if (unsupported(ns, name)) {
-    diag_error(S->diags, loc, "%s.%s is part of Triton but not supported by tile yet", ns, name);
+  const char *owner = unsupported(ns, name);
+  if (owner) {
+    refuse_unsupported(S, loc, arena_printf(S->arena, "%s.%s", ns, name), owner);
     return;
   }
   diag_error(S->diags, loc, "module '%s' has no attribute '%s'", ns, name);
