@@ -1352,11 +1352,18 @@ static void record_carried(Sema *S, Node *loop, Scope *carried) {
 }
 
 /* Keeps only the names that existed before a loop body (Triton drops names
- * first bound inside a loop). */
-static void drop_loop_locals(Sema *S, const Scope *before) {
+ * first bound inside a loop).  One the body does not assign keeps its value
+ * from before: the body may have copied it into a temporary that exists
+ * only there (an if on tl.map_elementwise's elements does). */
+static void drop_loop_locals(Sema *S, const Scope *before, NodeVec *body) {
   Scope kept = {0};
-  for (int i = 0; i < S->scope.len; i++)
-    if (scope_get((Scope *)before, S->scope.data[i].name)) vec_push(S->arena, &kept, S->scope.data[i]);
+  for (int i = 0; i < S->scope.len; i++) {
+    Binding b = S->scope.data[i];
+    Node *old = scope_get((Scope *)before, b.name);
+    if (!old) continue;
+    if (!block_assigns(body, b.name)) b.value = old;
+    vec_push(S->arena, &kept, b);
+  }
   S->scope = kept;
 }
 
@@ -1449,7 +1456,7 @@ static void check_for(Sema *S, Node *n) {
   Node *target_before = scope_get(&before, n->a->name);
   if (target_before && !scope_get(&carried, n->a->name)) /* the loop variable's name means what it did before */
     scope_set(S, &S->scope, n->a->name, target_before);
-  drop_loop_locals(S, &before);
+  drop_loop_locals(S, &before, &n->body);
   record_carried(S, out, &carried);
   if (S->returned) {
     diag_error(S->diags, S->return_loc, "return inside a run-time loop is not supported");
@@ -1490,7 +1497,7 @@ static void check_while(Sema *S, Node *n) {
   out->a = to_bool(S, c);
   check_block(S, &body, &out->body);
   check_carried_types(S, n, &carried, &out->body);
-  drop_loop_locals(S, &before);
+  drop_loop_locals(S, &before, &n->body);
   record_carried(S, out, &carried);
   emit(S, out);
 }
