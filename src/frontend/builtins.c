@@ -1264,12 +1264,8 @@ static Node *check_range(Call *c) {
   for (int i = 0; i < 3; i++) {
     if (i > 0 && is_none(c->arg[i])) continue;
     Node *b = runtime(c->S, c->arg[i]);
-    if (c->S->mapping && b->type && b->type->rank) {
-      diag_error(c->S->diags, c->arg[i]->loc, "tl.map_elementwise: a for loop whose bounds are the elements' is part "
-                                              "of Triton but not supported by tile yet (a while loop on the elements is)");
-      return poison(c->S, c->node->loc);
-    }
-    if (!b->type || b->type->rank || b->type->is_ptr || !dtype_is_int(b->type->elem))
+    int per_element = c->S->mapping && c->id != B_STATIC_RANGE; /* tl.map_elementwise's elements (sema.c) */
+    if (!b->type || (b->type->rank && !per_element) || b->type->is_ptr || !dtype_is_int(b->type->elem))
       return fail(c, c->arg[i], "%s", "bounds and step must be integer scalars");
   }
   for (int i = 3; i < c->n; i++)

@@ -1153,6 +1153,7 @@ static void merge_branches(Sema *S, Node *out, Scope *then_sc, Scope *else_sc) {
 }
 
 static void check_stmt(Sema *S, Node *n);
+static void check_while(Sema *S, Node *n);
 
 /* cond ? a : b element by element (tuples item by item); a poison after an error. */
 static Node *selected(Sema *S, Loc loc, Node *cond, Node *a, Node *b) {
@@ -1180,6 +1181,11 @@ static void merge_selected(Sema *S, Loc loc, Node *cond, Scope *then_sc, Scope *
   S->scope = merged;
 }
 
+/* The elements on a branch's path: those on the enclosing one's (`outer`, NULL: all) where `on` holds. */
+static Node *narrowed(Sema *S, Loc loc, Node *outer, Node *on) {
+  return outer ? materialize(S, binary(S, loc, TK_AMP, outer, on), loc) : on;
+}
+
 /* A run-time if in a tl.map_elementwise function, which tile calls on whole tiles (its condition
  * a tile, or a scalar when the args are): both branches are computed and their values (variables,
  * and the returned value when both return, as with_tails makes them) chosen element by element with
@@ -1190,8 +1196,9 @@ static void select_if(Sema *S, Node *n, Node *cond) {
     if (S->scope.data[i].value->kind == ND_NAME && S->scope.data[i].value->type)
       S->scope.data[i].value = materialize(S, S->scope.data[i].value, n->loc);
   Scope before = scope_copy(S, &S->scope);
-  Node *ret = S->ret;
+  Node *ret = S->ret, *active = S->active;
   S->selecting++;
+  S->active = narrowed(S, n->loc, active, cond); /* a loop in a branch runs while its own elements loop */
   check_block(S, &n->body, S->out);
   Scope then_sc = S->scope;
   for (int i = 0; i < then_sc.len; i++) /* copied: the else-branch may assign the same variables */
@@ -1202,7 +1209,9 @@ static void select_if(Sema *S, Node *n, Node *cond) {
   S->scope = before;
   S->ret = ret;
   S->returned = 0;
+  S->active = narrowed(S, n->loc, active, materialize(S, unary(S, n->loc, TK_KW_NOT, cond), n->loc));
   check_block(S, &n->orelse, S->out);
+  S->active = active;
   S->selecting--;
   int else_returned = S->returned;
   if (then_returned != else_returned) {
@@ -1419,6 +1428,66 @@ static void check_static_for(Sema *S, Node *n, RangeArgs *r) {
   }
 }
 
+/* Whether a range's bounds hold tl.map_elementwise's elements (tiles), not one value for them all. */
+static int per_element_bounds(Sema *S, Node **bounds) {
+  for (int i = 0; i < 3 && S->mapping; i++)
+    if (bounds[i]->type->rank) return 1;
+  return 0;
+}
+
+/* A name the checker binds for a loop it rewrites ("for.3.end"), which no name in a kernel can be. */
+static Node *hidden_name(Sema *S, Loc loc, int loop, const char *what) {
+  Node *n = node_new(S->arena, ND_NAME, loc);
+  n->name = arena_printf(S->arena, "for.%d.%s", loop, what);
+  return n;
+}
+
+/* An operator node of the source tree, for a statement the checker writes itself. */
+static Node *operation(Sema *S, NodeKind kind, TokenKind op, Node *x, Node *y) {
+  Node *n = node_new(S->arena, kind, x->loc);
+  n->op = op;
+  n->a = x;
+  n->b = y;
+  return n;
+}
+
+/* Whether the count k is still in range: k < end for a positive step, k > end for a negative one; a
+ * step of the elements picks its direction element by element (a step of 0 ends the loop). */
+static Node *in_range(Sema *S, Node *k, Node *end, Node *step, const Node *step_value) {
+  if (is_const_kind(step_value, V_INT)) return operation(S, ND_COMPARE, step_value->cval->i > 0 ? TK_LT : TK_GT, k, end);
+  Node *zero = node_new(S->arena, ND_INT, step->loc);
+  Node *up = operation(S, ND_BINOP, TK_AMP, operation(S, ND_COMPARE, TK_GT, step, zero),
+                       operation(S, ND_COMPARE, TK_LT, k, end));
+  Node *down = operation(S, ND_BINOP, TK_AMP, operation(S, ND_COMPARE, TK_LT, step, zero),
+                         operation(S, ND_COMPARE, TK_GT, k, end));
+  return operation(S, ND_BINOP, TK_PIPE, up, down);
+}
+
+static Node *assignment(Sema *S, Node *target, Node *value) {
+  Node *n = node_new(S->arena, ND_ASSIGN, target->loc);
+  vec_push(S->arena, &n->args, target);
+  n->b = value;
+  return n;
+}
+
+/* `for i in range(start, end, step)` whose bounds are tl.map_elementwise's elements: each element
+ * counts its own trips, as `k = start` / `while k < end: i = k; body; k += step` does on the elements
+ * (check_while); i, assigned in the body, keeps its last value after the loop, as in Python. */
+static void check_per_element_for(Sema *S, Node *n, Node **bounds, const Node *step_value, DType it) {
+  int id = ++S->n_temps;
+  Node *k = hidden_name(S, n->loc, id, "k"), *end = hidden_name(S, n->loc, id, "end");
+  Node *step = hidden_name(S, n->loc, id, "step");
+  scope_set(S, &S->scope, k->name, per_element(S, cast(S, bounds[0], it, 0)));
+  scope_set(S, &S->scope, end->name, materialize(S, bounds[1], n->loc));
+  scope_set(S, &S->scope, step->name, materialize(S, bounds[2], n->loc));
+  Node *loop = node_new(S->arena, ND_WHILE, n->loc);
+  loop->a = in_range(S, k, end, step, step_value);
+  vec_push(S->arena, &loop->body, assignment(S, n->a, k));
+  for (int i = 0; i < n->body.len; i++) vec_push(S->arena, &loop->body, n->body.data[i]);
+  vec_push(S->arena, &loop->body, assignment(S, k, operation(S, ND_BINOP, TK_PLUS, k, step)));
+  check_while(S, loop);
+}
+
 static void check_for(Sema *S, Node *n) {
   RangeArgs r;
   if (!check_range(S, n->b, &r)) return;
@@ -1433,7 +1502,7 @@ static void check_for(Sema *S, Node *n) {
   Node *bounds[3] = {r.start, r.end, r.step};
   for (int i = 0; i < 3; i++) {
     bounds[i] = runtime(S, bounds[i]);
-    if (!bounds[i]->type || bounds[i]->type->rank || !dtype_is_int(bounds[i]->type->elem) ||
+    if (!bounds[i]->type || (bounds[i]->type->rank && !S->mapping) || !dtype_is_int(bounds[i]->type->elem) ||
         bounds[i]->type->is_ptr) {
       diag_error(S->diags, bounds[i]->loc, "range bounds must be integer scalars");
       return;
@@ -1444,6 +1513,10 @@ static void check_for(Sema *S, Node *n) {
     return;
   }
   DType it = promote(bounds[0]->type->elem, 0, promote(bounds[1]->type->elem, 0, bounds[2]->type->elem, 0, 0), 0, 0);
+  if (per_element_bounds(S, bounds)) {
+    check_per_element_for(S, n, bounds, r.step, it);
+    return;
+  }
   Node *out = node_new(S->arena, ND_FOR, n->loc);
   out->a = var_ref(S, n->a->loc, local_name(S, n->a->name), type_scalar(S->arena, it));
   out->b = r.call;
@@ -1472,14 +1545,34 @@ static Node *any_element(Sema *S, Node *c) {
   return to_bool(S, check_builtin_call(S, c, B_MAX, NULL, &count, 1, NULL, 0));
 }
 
+/* The first return in a block, loops and ifs included; NULL when none. */
+static const Node *return_in(const NodeVec *body) {
+  for (int i = 0; i < body->len; i++) {
+    const Node *s = body->data[i], *r = NULL;
+    if (s->kind == ND_RETURN) return s;
+    if (s->kind == ND_IF || s->kind == ND_WHILE || s->kind == ND_FOR) r = return_in(&s->body);
+    if (!r && s->kind == ND_IF) r = return_in(&s->orelse);
+    if (r) return r;
+  }
+  return NULL;
+}
+
 static void check_while(Sema *S, Node *n) {
   Node *out = node_new(S->arena, ND_WHILE, n->loc);
   Scope before = scope_copy(S, &S->scope);
   Scope carried = {0};
+  const Node *ret = S->mapping ? return_in(&n->body) : NULL;
+  if (ret) { /* each element would leave at its own iteration */
+    diag_error(S->diags, ret->loc, "tl.map_elementwise: a return inside a loop on the elements is part of Triton "
+                                   "but not supported by tile yet (assign a variable and return it after the loop)");
+    return;
+  }
   carry_loop_variables(S, n, &carried);
   Node *c = check_expr(S, n->a);
   if (is_poison(c)) return;
   NodeVec body = n->body;
+  if (is_runtime(c) && S->active) /* under an if on the elements: only those on its path keep the loop going */
+    c = binary(S, n->a->loc, TK_AMP, to_bool(S, c), S->active);
   if (is_runtime(c) && c->type->rank != 0 && S->mapping) {
     /* on the elements: while any still loops, each takes the body where its condition holds (an if on
      * the elements, which selects); the others keep their values */
