@@ -1823,7 +1823,10 @@ Node *call_function(Sema *S, Node *call, Node *def, Node **args, int n_args, Nod
     assign_to(S, target, bound[i], call->loc);
   }
   int errors = S->diags->errors;
+  const NodeVec *mapped_body = S->mapped_body;
+  if (S->mapping) S->mapped_body = &def->body; /* a helper of a mapped function: its returns select too */
   check_block(S, &def->body, S->out);
+  S->mapped_body = mapped_body;
   if (S->diags->errors > errors && !noted_here(S, call->loc))
     diag_note(S->diags, call->loc, "in '%s', called here", def->name);
   Node *result = S->ret ? S->ret : mk_const(S, call->loc, value_new(S, V_NONE));
