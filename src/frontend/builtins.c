@@ -1400,8 +1400,9 @@ Node *check_builtin_call(Sema *S, Node *call, int id, Node *self, Node **args, i
   if (self) all[n++] = self;
   for (int i = 0; i < n_args && n < 65; i++) all[n++] = args[i];
   if (S->selecting && (builtin_flags(id) & EFFECT)) { /* both branches run: the effect would happen on both */
-    diag_error(S->diags, call->loc, "tl.map_elementwise: %s() under an if on the elements is part of Triton but not "
-               "supported by tile yet (tile computes both branches)", builtin_name(id));
+    diag_error(S->diags, call->loc, "tl.map_elementwise: %s() under an if or a loop on the elements is part of Triton "
+               "but not supported by tile yet (tile runs both branches, and a loop's body, for every element)",
+               builtin_name(id));
     return poison(S, call->loc);
   }
   Node *bound[MAX_BUILTIN_PARAMS];
