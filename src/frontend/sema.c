@@ -625,6 +625,12 @@ Node *sema_attribute(Sema *S, Node *obj, Node *n) {
                     v->kind == V_NONE || v->kind == V_DTYPE);
   if (plain && !strcmp(n->name, "value")) /* MODE.value: a constexpr's Python value */
     return mk_const(S, n->loc, v);
+  if (v && v->kind == V_INT && !strcmp(n->name, "bit_length")) { /* copies of Triton's _log2: x.bit_length() - 1 */
+    Value *m = value_new(S, V_TYPE_METHOD);
+    m->s = n->name;
+    vec_push(S->arena, &m->items, v);
+    return mk_const(S, n->loc, m);
+  }
   /* Triton makes a number assigned to a name a tensor (acc = 0; acc = acc.to(tl.int64)); tile keeps it a
    * constexpr, and a tile method on it takes it as the run-time scalar it becomes on its own (language.md 7.1). */
   if (v && (v->kind == V_INT || v->kind == V_FLOAT || v->kind == V_BOOL) && builtin_lookup(n->name, METHOD) >= 0) {
@@ -693,8 +699,14 @@ static Node *check_subscript(Sema *S, Node *n) {
   return r;
 }
 
+/* Python's int.bit_length(): the bits of |i| without leading zeros (0 for 0). */
+static int bit_length(const Value *i) {
+  uint64_t magnitude = i->is_u64 || i->i >= 0 ? (uint64_t)i->i : -(uint64_t)i->i;
+  return magnitude ? 64 - __builtin_clzll(magnitude) : 0;
+}
+
 /* tl.constexpr(v) is v (it must be known at compile time); x.dtype.is_fp16()
- * takes no arguments. */
+ * and n.bit_length() take no arguments. */
 static Node *constexpr_call(Sema *S, Node *n, Value *f, Node **args) {
   int want = f->kind == V_CONSTEXPR;
   if (n->args.len != want || n->kwargs.len) {
@@ -702,6 +714,8 @@ static Node *constexpr_call(Sema *S, Node *n, Value *f, Node **args) {
                want ? "exactly one positional argument" : "no arguments");
     return poison(S, n->loc);
   }
+  if (f->kind == V_TYPE_METHOD && f->items.data[0]->kind == V_INT)
+    return mk_const(S, n->loc, value_int(S, bit_length(f->items.data[0])));
   if (f->kind == V_TYPE_METHOD) return mk_const(S, n->loc, value_bool(S, type_predicate(f->items.data[0], f->s)));
   if (is_runtime(args[0])) {
     diag_error(S->diags, args[0]->loc, "tl.constexpr needs a compile-time value; this is a run-time %s",
