@@ -1052,6 +1052,22 @@ static Node *check_pointer_type(Call *c) {
   return mk_const(c->S, c->node->loc, value_dtype(c->S, dt, 1));
 }
 
+/* get_int_dtype(bitwidth, signed): Triton's constexpr function; 1 bit is int1 either way. */
+static Node *check_get_int_dtype(Call *c) {
+  int64_t bits;
+  Value *is_signed = const_of(c->S, c->arg[1], "signed");
+  if (!const_int_arg(c, 0, "bitwidth", &bits) || !is_signed) return poison(c->S, c->node->loc);
+  int ok, want_signed = value_truth(is_signed, &ok);
+  if (!ok) return fail(c, c->arg[1], "%s", "signed must be a constexpr bool");
+  for (int dt = 0; dt < DT_COUNT; dt++) {
+    int matches = dtype_bits((DType)dt) == bits && (bits == 1 || dtype_is_signed((DType)dt) == want_signed);
+    if (matches && dtype_is_int((DType)dt)) return mk_const(c->S, c->node->loc, value_dtype(c->S, (DType)dt, 0));
+  }
+  char what[96];
+  snprintf(what, sizeof what, "%lld bits, %ssigned", (long long)bits, want_signed ? "" : "un");
+  return fail(c, c->arg[0], "no integer dtype has %s (1, 8, 16, 32 or 64 bits)", what);
+}
+
 static Node *check_hint(Call *c) {
   Node *x = tile_arg(c, 0, "input");
   Value *v = x ? const_of(c->S, c->arg[1], "values") : NULL;
@@ -1248,12 +1264,8 @@ static Node *check_range(Call *c) {
   for (int i = 0; i < 3; i++) {
     if (i > 0 && is_none(c->arg[i])) continue;
     Node *b = runtime(c->S, c->arg[i]);
-    if (c->S->mapping && b->type && b->type->rank) {
-      diag_error(c->S->diags, c->arg[i]->loc, "tl.map_elementwise: a for loop whose bounds are the elements' is part "
-                                              "of Triton but not supported by tile yet (a while loop on the elements is)");
-      return poison(c->S, c->node->loc);
-    }
-    if (!b->type || b->type->rank || b->type->is_ptr || !dtype_is_int(b->type->elem))
+    int per_element = c->S->mapping && c->id != B_STATIC_RANGE; /* tl.map_elementwise's elements (sema.c) */
+    if (!b->type || (b->type->rank && !per_element) || b->type->is_ptr || !dtype_is_int(b->type->elem))
       return fail(c, c->arg[i], "%s", "bounds and step must be integer scalars");
   }
   for (int i = 3; i < c->n; i++)
@@ -1388,8 +1400,9 @@ Node *check_builtin_call(Sema *S, Node *call, int id, Node *self, Node **args, i
   if (self) all[n++] = self;
   for (int i = 0; i < n_args && n < 65; i++) all[n++] = args[i];
   if (S->selecting && (builtin_flags(id) & EFFECT)) { /* both branches run: the effect would happen on both */
-    diag_error(S->diags, call->loc, "tl.map_elementwise: %s() under an if on the elements is part of Triton but not "
-               "supported by tile yet (tile computes both branches)", builtin_name(id));
+    diag_error(S->diags, call->loc, "tl.map_elementwise: %s() under an if or a loop on the elements is part of Triton "
+               "but not supported by tile yet (tile runs both branches, and a loop's body, for every element)",
+               builtin_name(id));
     return poison(S, call->loc);
   }
   Node *bound[MAX_BUILTIN_PARAMS];

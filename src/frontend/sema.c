@@ -237,11 +237,12 @@ static Node *module_constant(Sema *S, Loc use, const char *name) {
   return v;
 }
 
-static int unsupported(const char *ns, const char *name);
+static const char *unsupported(const char *ns, const char *name);
+static void refuse_unsupported(Sema *S, Loc loc, const char *what, const char *owner);
 
 /* Names a kernel may reach through `tl.` (builtins, dtypes, the standard library). */
 static Node *namespace_member(Sema *S, Loc loc, const char *name) {
-  if (!strncmp(name, "float8", 6) && unsupported("tl", name)) {
+  if (!strncmp(name, "float8", 6) && unsupported("tl", name) != NULL) {
     /* fp8: a value that constexpr code can compare (`if dtype == tl.float8e5:`), an error where it is used */
     Value *v = value_new(S, V_MISSING_DTYPE);
     v->s = name;
@@ -492,7 +493,11 @@ static Node *tile_attribute(Sema *S, Node *obj, Node *n) {
     v->self = obj;
     return mk_const(S, n->loc, v);
   }
-  diag_error(S->diags, n->loc, "a tile of type %s has no attribute '%s'", type_str(S->arena, t), n->name);
+  const char *owner = unsupported("tl", n->name);
+  if (owner && strcmp(owner, "Triton")) /* another backend's method: x.insert_slice(...) */
+    refuse_unsupported(S, n->loc, arena_printf(S->arena, "the method %s", n->name), owner);
+  else
+    diag_error(S->diags, n->loc, "a tile of type %s has no attribute '%s'", type_str(S->arena, t), n->name);
   return poison(S, n->loc);
 }
 
@@ -502,23 +507,35 @@ static const char *const namespace_names[] = {
 #undef BUILTIN
 };
 
-/* Whether Triton has ns.name though tile does not (lang/unsupported.def). */
-static int unsupported(const char *ns, const char *name) {
-  static const char *const table[][2] = {
-#define UNSUPPORTED(ns, name) {ns, name},
+/* Which language has ns.name though tile does not (lang/unsupported.def): "Triton", another backend's
+ * name, or NULL when none. */
+static const char *unsupported(const char *ns, const char *name) {
+  static const char *const table[][3] = {
+#define UNSUPPORTED(ns, name) {ns, name, "Triton"},
+#define OTHER_BACKEND(ns, name, backend) {ns, name, backend},
 #include "unsupported.def"
+#undef OTHER_BACKEND
 #undef UNSUPPORTED
   };
   int in_libdevice = !strcmp(ns, "libdevice") || !strcmp(ns, "tl.math");
   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
     if (!strcmp(table[i][1], name) && (!strcmp(table[i][0], "libdevice") ? in_libdevice : strcmp(ns, "libdevice")))
-      return 1;
-  return 0;
+      return table[i][2];
+  return NULL;
+}
+
+/* The error for a name tile lacks that `owner` has (unsupported's answer). */
+static void refuse_unsupported(Sema *S, Loc loc, const char *what, const char *owner) {
+  if (!strcmp(owner, "Triton"))
+    diag_error(S->diags, loc, "%s is part of Triton but not supported by tile yet", what);
+  else
+    diag_error(S->diags, loc, "%s is part of another Triton backend (%s), not supported by tile", what, owner);
 }
 
 static void no_member(Sema *S, Loc loc, const char *ns, const char *name) {
-  if (unsupported(ns, name)) {
-    diag_error(S->diags, loc, "%s.%s is part of Triton but not supported by tile yet", ns, name);
+  const char *owner = unsupported(ns, name);
+  if (owner) {
+    refuse_unsupported(S, loc, arena_printf(S->arena, "%s.%s", ns, name), owner);
     return;
   }
   diag_error(S->diags, loc, "module '%s' has no attribute '%s'", ns, name);
@@ -608,6 +625,12 @@ Node *sema_attribute(Sema *S, Node *obj, Node *n) {
                     v->kind == V_NONE || v->kind == V_DTYPE);
   if (plain && !strcmp(n->name, "value")) /* MODE.value: a constexpr's Python value */
     return mk_const(S, n->loc, v);
+  if (v && v->kind == V_INT && !strcmp(n->name, "bit_length")) { /* copies of Triton's _log2: x.bit_length() - 1 */
+    Value *m = value_new(S, V_TYPE_METHOD);
+    m->s = n->name;
+    vec_push(S->arena, &m->items, v);
+    return mk_const(S, n->loc, m);
+  }
   /* Triton makes a number assigned to a name a tensor (acc = 0; acc = acc.to(tl.int64)); tile keeps it a
    * constexpr, and a tile method on it takes it as the run-time scalar it becomes on its own (language.md 7.1). */
   if (v && (v->kind == V_INT || v->kind == V_FLOAT || v->kind == V_BOOL) && builtin_lookup(n->name, METHOD) >= 0) {
@@ -676,8 +699,14 @@ static Node *check_subscript(Sema *S, Node *n) {
   return r;
 }
 
+/* Python's int.bit_length(): the bits of |i| without leading zeros (0 for 0). */
+static int bit_length(const Value *i) {
+  uint64_t magnitude = i->is_u64 || i->i >= 0 ? (uint64_t)i->i : -(uint64_t)i->i;
+  return magnitude ? 64 - __builtin_clzll(magnitude) : 0;
+}
+
 /* tl.constexpr(v) is v (it must be known at compile time); x.dtype.is_fp16()
- * takes no arguments. */
+ * and n.bit_length() take no arguments. */
 static Node *constexpr_call(Sema *S, Node *n, Value *f, Node **args) {
   int want = f->kind == V_CONSTEXPR;
   if (n->args.len != want || n->kwargs.len) {
@@ -685,6 +714,8 @@ static Node *constexpr_call(Sema *S, Node *n, Value *f, Node **args) {
                want ? "exactly one positional argument" : "no arguments");
     return poison(S, n->loc);
   }
+  if (f->kind == V_TYPE_METHOD && f->items.data[0]->kind == V_INT)
+    return mk_const(S, n->loc, value_int(S, bit_length(f->items.data[0])));
   if (f->kind == V_TYPE_METHOD) return mk_const(S, n->loc, value_bool(S, type_predicate(f->items.data[0], f->s)));
   if (is_runtime(args[0])) {
     diag_error(S->diags, args[0]->loc, "tl.constexpr needs a compile-time value; this is a run-time %s",
@@ -1136,6 +1167,7 @@ static void merge_branches(Sema *S, Node *out, Scope *then_sc, Scope *else_sc) {
 }
 
 static void check_stmt(Sema *S, Node *n);
+static void check_while(Sema *S, Node *n);
 
 /* cond ? a : b element by element (tuples item by item); a poison after an error. */
 static Node *selected(Sema *S, Loc loc, Node *cond, Node *a, Node *b) {
@@ -1163,6 +1195,11 @@ static void merge_selected(Sema *S, Loc loc, Node *cond, Scope *then_sc, Scope *
   S->scope = merged;
 }
 
+/* The elements on a branch's path: those on the enclosing one's (`outer`, NULL: all) where `on` holds. */
+static Node *narrowed(Sema *S, Loc loc, Node *outer, Node *on) {
+  return outer ? materialize(S, binary(S, loc, TK_AMP, outer, on), loc) : on;
+}
+
 /* A run-time if in a tl.map_elementwise function, which tile calls on whole tiles (its condition
  * a tile, or a scalar when the args are): both branches are computed and their values (variables,
  * and the returned value when both return, as with_tails makes them) chosen element by element with
@@ -1173,8 +1210,9 @@ static void select_if(Sema *S, Node *n, Node *cond) {
     if (S->scope.data[i].value->kind == ND_NAME && S->scope.data[i].value->type)
       S->scope.data[i].value = materialize(S, S->scope.data[i].value, n->loc);
   Scope before = scope_copy(S, &S->scope);
-  Node *ret = S->ret;
+  Node *ret = S->ret, *active = S->active;
   S->selecting++;
+  S->active = narrowed(S, n->loc, active, cond); /* a loop in a branch runs while its own elements loop */
   check_block(S, &n->body, S->out);
   Scope then_sc = S->scope;
   for (int i = 0; i < then_sc.len; i++) /* copied: the else-branch may assign the same variables */
@@ -1185,7 +1223,9 @@ static void select_if(Sema *S, Node *n, Node *cond) {
   S->scope = before;
   S->ret = ret;
   S->returned = 0;
+  S->active = narrowed(S, n->loc, active, materialize(S, unary(S, n->loc, TK_KW_NOT, cond), n->loc));
   check_block(S, &n->orelse, S->out);
+  S->active = active;
   S->selecting--;
   int else_returned = S->returned;
   if (then_returned != else_returned) {
@@ -1335,11 +1375,18 @@ static void record_carried(Sema *S, Node *loop, Scope *carried) {
 }
 
 /* Keeps only the names that existed before a loop body (Triton drops names
- * first bound inside a loop). */
-static void drop_loop_locals(Sema *S, const Scope *before) {
+ * first bound inside a loop).  One the body does not assign keeps its value
+ * from before: the body may have copied it into a temporary that exists
+ * only there (an if on tl.map_elementwise's elements does). */
+static void drop_loop_locals(Sema *S, const Scope *before, NodeVec *body) {
   Scope kept = {0};
-  for (int i = 0; i < S->scope.len; i++)
-    if (scope_get((Scope *)before, S->scope.data[i].name)) vec_push(S->arena, &kept, S->scope.data[i]);
+  for (int i = 0; i < S->scope.len; i++) {
+    Binding b = S->scope.data[i];
+    Node *old = scope_get((Scope *)before, b.name);
+    if (!old) continue;
+    if (!block_assigns(body, b.name)) b.value = old;
+    vec_push(S->arena, &kept, b);
+  }
   S->scope = kept;
 }
 
@@ -1395,6 +1442,66 @@ static void check_static_for(Sema *S, Node *n, RangeArgs *r) {
   }
 }
 
+/* Whether a range's bounds hold tl.map_elementwise's elements (tiles), not one value for them all. */
+static int per_element_bounds(Sema *S, Node **bounds) {
+  for (int i = 0; i < 3 && S->mapping; i++)
+    if (bounds[i]->type->rank) return 1;
+  return 0;
+}
+
+/* A name the checker binds for a loop it rewrites ("for.3.end"), which no name in a kernel can be. */
+static Node *hidden_name(Sema *S, Loc loc, int loop, const char *what) {
+  Node *n = node_new(S->arena, ND_NAME, loc);
+  n->name = arena_printf(S->arena, "for.%d.%s", loop, what);
+  return n;
+}
+
+/* An operator node of the source tree, for a statement the checker writes itself. */
+static Node *operation(Sema *S, NodeKind kind, TokenKind op, Node *x, Node *y) {
+  Node *n = node_new(S->arena, kind, x->loc);
+  n->op = op;
+  n->a = x;
+  n->b = y;
+  return n;
+}
+
+/* Whether the count k is still in range: k < end for a positive step, k > end for a negative one; a
+ * step of the elements picks its direction element by element (a step of 0 ends the loop). */
+static Node *in_range(Sema *S, Node *k, Node *end, Node *step, const Node *step_value) {
+  if (is_const_kind(step_value, V_INT)) return operation(S, ND_COMPARE, step_value->cval->i > 0 ? TK_LT : TK_GT, k, end);
+  Node *zero = node_new(S->arena, ND_INT, step->loc);
+  Node *up = operation(S, ND_BINOP, TK_AMP, operation(S, ND_COMPARE, TK_GT, step, zero),
+                       operation(S, ND_COMPARE, TK_LT, k, end));
+  Node *down = operation(S, ND_BINOP, TK_AMP, operation(S, ND_COMPARE, TK_LT, step, zero),
+                         operation(S, ND_COMPARE, TK_GT, k, end));
+  return operation(S, ND_BINOP, TK_PIPE, up, down);
+}
+
+static Node *assignment(Sema *S, Node *target, Node *value) {
+  Node *n = node_new(S->arena, ND_ASSIGN, target->loc);
+  vec_push(S->arena, &n->args, target);
+  n->b = value;
+  return n;
+}
+
+/* `for i in range(start, end, step)` whose bounds are tl.map_elementwise's elements: each element
+ * counts its own trips, as `k = start` / `while k < end: i = k; body; k += step` does on the elements
+ * (check_while); i, assigned in the body, keeps its last value after the loop, as in Python. */
+static void check_per_element_for(Sema *S, Node *n, Node **bounds, const Node *step_value, DType it) {
+  int id = ++S->n_temps;
+  Node *k = hidden_name(S, n->loc, id, "k"), *end = hidden_name(S, n->loc, id, "end");
+  Node *step = hidden_name(S, n->loc, id, "step");
+  scope_set(S, &S->scope, k->name, per_element(S, cast(S, bounds[0], it, 0)));
+  scope_set(S, &S->scope, end->name, materialize(S, bounds[1], n->loc));
+  scope_set(S, &S->scope, step->name, materialize(S, bounds[2], n->loc));
+  Node *loop = node_new(S->arena, ND_WHILE, n->loc);
+  loop->a = in_range(S, k, end, step, step_value);
+  vec_push(S->arena, &loop->body, assignment(S, n->a, k));
+  for (int i = 0; i < n->body.len; i++) vec_push(S->arena, &loop->body, n->body.data[i]);
+  vec_push(S->arena, &loop->body, assignment(S, k, operation(S, ND_BINOP, TK_PLUS, k, step)));
+  check_while(S, loop);
+}
+
 static void check_for(Sema *S, Node *n) {
   RangeArgs r;
   if (!check_range(S, n->b, &r)) return;
@@ -1409,7 +1516,7 @@ static void check_for(Sema *S, Node *n) {
   Node *bounds[3] = {r.start, r.end, r.step};
   for (int i = 0; i < 3; i++) {
     bounds[i] = runtime(S, bounds[i]);
-    if (!bounds[i]->type || bounds[i]->type->rank || !dtype_is_int(bounds[i]->type->elem) ||
+    if (!bounds[i]->type || (bounds[i]->type->rank && !S->mapping) || !dtype_is_int(bounds[i]->type->elem) ||
         bounds[i]->type->is_ptr) {
       diag_error(S->diags, bounds[i]->loc, "range bounds must be integer scalars");
       return;
@@ -1420,6 +1527,10 @@ static void check_for(Sema *S, Node *n) {
     return;
   }
   DType it = promote(bounds[0]->type->elem, 0, promote(bounds[1]->type->elem, 0, bounds[2]->type->elem, 0, 0), 0, 0);
+  if (per_element_bounds(S, bounds)) {
+    check_per_element_for(S, n, bounds, r.step, it);
+    return;
+  }
   Node *out = node_new(S->arena, ND_FOR, n->loc);
   out->a = var_ref(S, n->a->loc, local_name(S, n->a->name), type_scalar(S->arena, it));
   out->b = r.call;
@@ -1432,7 +1543,7 @@ static void check_for(Sema *S, Node *n) {
   Node *target_before = scope_get(&before, n->a->name);
   if (target_before && !scope_get(&carried, n->a->name)) /* the loop variable's name means what it did before */
     scope_set(S, &S->scope, n->a->name, target_before);
-  drop_loop_locals(S, &before);
+  drop_loop_locals(S, &before, &n->body);
   record_carried(S, out, &carried);
   if (S->returned) {
     diag_error(S->diags, S->return_loc, "return inside a run-time loop is not supported");
@@ -1448,14 +1559,34 @@ static Node *any_element(Sema *S, Node *c) {
   return to_bool(S, check_builtin_call(S, c, B_MAX, NULL, &count, 1, NULL, 0));
 }
 
+/* The first return in a block, loops and ifs included; NULL when none. */
+static const Node *return_in(const NodeVec *body) {
+  for (int i = 0; i < body->len; i++) {
+    const Node *s = body->data[i], *r = NULL;
+    if (s->kind == ND_RETURN) return s;
+    if (s->kind == ND_IF || s->kind == ND_WHILE || s->kind == ND_FOR) r = return_in(&s->body);
+    if (!r && s->kind == ND_IF) r = return_in(&s->orelse);
+    if (r) return r;
+  }
+  return NULL;
+}
+
 static void check_while(Sema *S, Node *n) {
   Node *out = node_new(S->arena, ND_WHILE, n->loc);
   Scope before = scope_copy(S, &S->scope);
   Scope carried = {0};
+  const Node *ret = S->mapping ? return_in(&n->body) : NULL;
+  if (ret) { /* each element would leave at its own iteration */
+    diag_error(S->diags, ret->loc, "tl.map_elementwise: a return inside a loop on the elements is part of Triton "
+                                   "but not supported by tile yet (assign a variable and return it after the loop)");
+    return;
+  }
   carry_loop_variables(S, n, &carried);
   Node *c = check_expr(S, n->a);
   if (is_poison(c)) return;
   NodeVec body = n->body;
+  if (is_runtime(c) && S->active) /* under an if on the elements: only those on its path keep the loop going */
+    c = binary(S, n->a->loc, TK_AMP, to_bool(S, c), S->active);
   if (is_runtime(c) && c->type->rank != 0 && S->mapping) {
     /* on the elements: while any still loops, each takes the body where its condition holds (an if on
      * the elements, which selects); the others keep their values */
@@ -1473,7 +1604,7 @@ static void check_while(Sema *S, Node *n) {
   out->a = to_bool(S, c);
   check_block(S, &body, &out->body);
   check_carried_types(S, n, &carried, &out->body);
-  drop_loop_locals(S, &before);
+  drop_loop_locals(S, &before, &n->body);
   record_carried(S, out, &carried);
   emit(S, out);
 }
@@ -1706,7 +1837,10 @@ Node *call_function(Sema *S, Node *call, Node *def, Node **args, int n_args, Nod
     assign_to(S, target, bound[i], call->loc);
   }
   int errors = S->diags->errors;
+  const NodeVec *mapped_body = S->mapped_body;
+  if (S->mapping) S->mapped_body = &def->body; /* a helper of a mapped function: its returns select too */
   check_block(S, &def->body, S->out);
+  S->mapped_body = mapped_body;
   if (S->diags->errors > errors && !noted_here(S, call->loc))
     diag_note(S->diags, call->loc, "in '%s', called here", def->name);
   Node *result = S->ret ? S->ret : mk_const(S, call->loc, value_new(S, V_NONE));

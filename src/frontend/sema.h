@@ -25,7 +25,7 @@ typedef enum {
   V_INT, V_FLOAT, V_BOOL, V_STR, V_NONE,
   V_DTYPE,        /* tl.float32, tl.pointer_type(tl.float16) */
   V_BLOCK_TYPE,   /* x.type of a tile: dtype/dtype_is_ptr its elements, items its shape */
-  V_TYPE_METHOD,  /* x.dtype.is_fp16, bound: s the method's name, items[0] the dtype or block type */
+  V_TYPE_METHOD,  /* x.dtype.is_fp16 or n.bit_length(), bound: s the method's name, items[0] the dtype, block type or int */
   V_FUNC,         /* a @jit function of the module or of the standard library */
   V_BUILTIN,      /* a builtin; `self` set for a bound method (x.to) */
   V_LIBDEVICE,    /* a libdevice function by name; i: its first row in lang/libdevice.def */

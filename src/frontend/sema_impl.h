@@ -95,6 +95,7 @@ typedef struct Sema {
   const Type *mapped_type;  /* the tiles it is called on (their broadcast shape) */
   const NodeVec *mapped_body; /* that function's body (with_tails makes its returns end every path) */
   int selecting;            /* inside such a function's run-time if, both of whose branches run */
+  Node *active;             /* there, the elements whose path is being checked (an i1 value; NULL: all) */
 } Sema;
 
 /* sema.c: the module's symbols; `warn`: about imports tile does not understand */

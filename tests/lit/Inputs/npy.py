@@ -1,9 +1,10 @@
 """Tiny .npy writer/checker for the tilec run tests (no numpy needed).
 
-  npy.py make PATH DTYPE N SEED      write N random values (f4: [-1, 1), i4: [-100, 100), u4: [0, 2^32))
+  npy.py make PATH DTYPE N SEED      write N random values (f4, f8: [-1, 1), i4: [-100, 100), u4: [0, 2^32))
   npy.py add X Y Z                   check Z == X + Y elementwise (f4), print "ok N"
   npy.py same X Y                    check Y == X elementwise, print "ok N"
   npy.py xor X Y MASK                check Y == X ^ MASK elementwise (integers)
+  npy.py minmax X Y LO HI            check LO == min(X, Y) and HI == max(X, Y) elementwise
   npy.py softmax X Z ROWS COLS       check each row of Z is softmax of X's row (rel 1e-5)
   npy.py matmul X Y Z M K N [S]      check Z == S * (X @ Y) exactly (X M x K, Y K x N, row-major; integers; S: 1)
   npy.py affine X Y R C XS YS A B    check Y[r*YS+c] == fp32(X[r*XS+c]*A + B) for r < R, c < C and every
@@ -107,7 +108,7 @@ def main(argv):
     if cmd == "make":
         path, code, n, seed = argv[2], argv[3], int(argv[4]), int(argv[5])
         rng = random.Random(seed)
-        if code == "f4":
+        if code in ("f4", "f8"):
             values = [rng.uniform(-1, 1) for _ in range(n)]
         elif code == "u4":
             values = [rng.randrange(0, 1 << 32) for _ in range(n)]
@@ -126,6 +127,10 @@ def main(argv):
         x, y, mask = load(argv[2]), load(argv[3]), int(argv[4])
         bad = [i for i in range(len(y)) if y[i] != x[i] ^ mask]
         print("ok %d" % len(y) if not bad and len(y) == len(x) else "mismatch at %s" % bad[:5])
+    elif cmd == "minmax":
+        x, y, lo, hi = load(argv[2]), load(argv[3]), load(argv[4]), load(argv[5])
+        bad = [i for i in range(len(x)) if lo[i] != min(x[i], y[i]) or hi[i] != max(x[i], y[i])]
+        print("ok %d" % len(x) if not bad and len(lo) == len(hi) == len(x) else "mismatch at %s" % bad[:5])
     elif cmd == "print":
         print(" ".join(str(v) for v in load(argv[2])))
     elif cmd == "matmul":
