@@ -41,9 +41,10 @@ SOURCE = os.path.join(os.path.dirname(here), "examples", "attention", "attention
 SHAPES = [(d, n, c) for d in (64, 128) for n in (1024, 4096, 16384) for c in (0, 1)]
 
 
-def blocks(d, fp8=False):
+def blocks(d, causal, fp8=False):
     """examples/attention/main.c's GPU blocks: (BLOCK_M, BLOCK_N, warps, stages) per kernel."""
-    return {"fwd": ((64, 64, 4, 3) if fp8 else (128, 64, 8, 3)) if d == 64 else (128, 128, 8, 2),
+    fwd64 = (64, 64, 4, 3) if fp8 else (64, 64, 4, 2) if causal else (128, 64, 8, 3)
+    return {"fwd": fwd64 if d == 64 else (128, 128, 8, 2),
             "dkdv": (128, 128, 8, 3) if d == 64 else (64, 128, 8, 2),
             "dq": (64, 64, 4, 3) if d == 64 else (128, 64, 8, 2), "pre": (64, 0, 4, 1)}
 
@@ -69,7 +70,7 @@ class Tile:
             })
         names = {"fwd": "attn_fwd", "pre": "attn_bwd_preprocess", "dkdv": "attn_bwd_dkdv", "dq": "attn_bwd_dq"}
         self.kernels, self.grids = {}, {}
-        for part, (bm, bn, warps, stages) in blocks(d, fp8=vt is not None).items():
+        for part, (bm, bn, warps, stages) in blocks(d, causal, fp8=vt is not None).items():
             if part not in self.args:
                 continue
             defines = {"HEAD_DIM": d, "BLOCK_M": bm}

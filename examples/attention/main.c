@@ -139,12 +139,14 @@ static uint16_t *random_tensor(Example *ex, const Problem *p) {
 
 static Blocks blocks_or(Blocks given, Blocks fallback) { return given.m ? given : fallback; }
 
-/* Per head dim on the GPU, the fastest of those timed on an H200 at
- * B=4 H=32 N=4096 (bench/results/h200-2026-11-28b/attention_*_configs.txt,
- * fp8: h200-2026-11-28c/attention_fp8*_configs.txt); small blocks on the
+/* Per head dim (and mask, for the forward at 64) on the GPU, the fastest of
+ * those timed on an H200 at B=4 H=32 N=4096
+ * (bench/results/h200-2026-11-28b/attention_*_configs.txt, fp8:
+ * h200-2026-11-28c/attention_fp8*_configs.txt, the causal forward:
+ * h200-2026-11-28e/attention_fwd_configs.txt); small blocks on the
  * interpreter, so that N = 67 takes several of each. */
-static void choose_blocks(const Options *o, int d, int small, Kernels *k) {
-  Blocks fwd = d > 64 ? (Blocks){128, 128, 8, 2} : (Blocks){128, 64, 8, 3};
+static void choose_blocks(const Options *o, int d, int causal, int small, Kernels *k) {
+  Blocks fwd = d > 64 ? (Blocks){128, 128, 8, 2} : causal ? (Blocks){64, 64, 4, 2} : (Blocks){128, 64, 8, 3};
   Blocks fwd_fp8 = d > 64 ? fwd : (Blocks){64, 64, 4, 3};
   Blocks dkdv = d > 64 ? (Blocks){64, 128, 8, 2} : (Blocks){128, 128, 8, 3};
   Blocks dq = d > 64 ? (Blocks){128, 64, 8, 2} : (Blocks){64, 64, 4, 3};
@@ -173,7 +175,7 @@ static tile_kernel *compile(Example *ex, const char *name, int d, const Blocks *
 
 static Kernels make_kernels(Example *ex, const Options *o, int d, int causal) {
   Kernels k;
-  choose_blocks(o, d, (ex->on_cpu || ex->quick) && !o->gpu_blocks, &k);
+  choose_blocks(o, d, causal, (ex->on_cpu || ex->quick) && !o->gpu_blocks, &k);
   static const Blocks pre = {64, 0, 4, 1};
   k.fwd = compile(ex, "attn_fwd", d, &k.bf, causal);
   k.fwd_fp8 = compile(ex, "attn_fwd", d, &k.bf8, causal);

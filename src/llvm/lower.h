@@ -103,9 +103,10 @@ int mma_fp8_kind(DType a, DType b);
   /* fence.proxy.async.shared::cta: generic-proxy writes to shared memory seen by wgmma */                  \
   X(target, fence_proxy_async, (Lower *L))                                                                   \
   /* TMA store (sm_90a), by one thread: the box of tensor map `map` (its index in the function's) from      \
-   * shared src to coordinates c0, c1 (i32, innermost first); then commit_group and wait_group.read 0 */   \
+   * shared src to coordinates c0, c1 (i32, innermost first); then tma_store_wait: commit_group and      \
+   * wait_group.read 0, or (writes) wait_group 0 and fence.proxy.async.global: the writes done and seen */  \
   X(target, tma_store_box, (Lower *L, int map, LLVMValueRef src, LLVMValueRef c0, LLVMValueRef c1))          \
-  X(target, tma_store_wait, (Lower *L))
+  X(target, tma_store_wait, (Lower *L, int writes))
 #define TARGET_TC_FIELD(target, name, params) void (*name) params;
 
 /* What differs between targets. */

@@ -19,7 +19,12 @@
  * mbarrier), commits them as a group and waits until they have read the
  * buffer (`wait_group.read 0`), so the barrier before the next write of
  * those bytes (the read is recorded) follows the wait.  The global writes
- * complete by the kernel's end, as Triton's do. */
+ * complete by the kernel's end, as Triton's do, where nothing after the
+ * store reads or changes global memory but TMA copies; else (a load, an atomic: a lock
+ * released after the tile, a read of what was stored) thread 0 waits for
+ * the writes themselves, fences them for the generic proxy and a barrier
+ * makes every thread wait for that: where each thread stored its own
+ * elements, it would have seen them. */
 #include "lower.h"
 
 /* The shared-memory address (64 bits) of p. */
@@ -128,6 +133,41 @@ void lower_tma_copy(Lower *L, const TirOp *op) {
   rejoin(L, after);
 }
 
+static int generic_access(const TirOp *op) {
+  return op->code == TIR_LOAD || op->code == TIR_ATOMIC_RMW || op->code == TIR_ATOMIC_CAS;
+}
+
+/* Whether b reads or changes global memory other than by TMA copies. */
+static int generic_global_access(const TirBlock *b) {
+  for (int i = 0; i < b->ops.len; i++) {
+    const TirOp *op = b->ops.data[i];
+    if (generic_access(op)) return 1;
+    for (int r = 0; r < 2; r++)
+      if (op->regions[r] && generic_global_access(op->regions[r])) return 1;
+  }
+  return 0;
+}
+
+/* Whether global memory is read or changed other than by TMA after
+ * `store`: later in program order, or anywhere in a loop around it (its
+ * next iteration).  *seen: the store was passed. */
+static int accessed_after(const TirBlock *b, const TirOp *store, int *seen) {
+  for (int i = 0; i < b->ops.len; i++) {
+    const TirOp *op = b->ops.data[i];
+    if (op == store) *seen = 1;
+    if (*seen && generic_access(op)) return 1;
+    for (int r = 0; r < 2; r++) {
+      int before = *seen;
+      if (op->regions[r] && accessed_after(op->regions[r], store, seen)) return 1;
+      int loop = op->code == TIR_FOR || op->code == TIR_WHILE;
+      if (loop && !before && *seen && (generic_global_access(op->regions[0]) ||
+                                       (op->regions[1] && generic_global_access(op->regions[1]))))
+        return 1;
+    }
+  }
+  return 0;
+}
+
 void lower_tma_store(Lower *L, const TirOp *op) {
   int buffer = op->operands.data[0];
   const TirTensorMap *m = &L->f->tensor_maps.data[op->ival];
@@ -142,6 +182,8 @@ void lower_tma_store(Lower *L, const TirOp *op) {
     L->target->tma_store_box(L, (int)op->ival, box_start(L, src, b, box_bytes),
                              LLVMBuildAdd(L->b, c0, lower_i32(L, b * m->box[0]), ""), c1);
   }
-  L->target->tma_store_wait(L);
+  int seen = 0, writes = accessed_after(L->f->body, op, &seen);
+  L->target->tma_store_wait(L, writes);
   rejoin(L, after);
+  if (writes) L->target->barrier(L);
 }

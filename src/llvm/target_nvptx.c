@@ -222,9 +222,9 @@ static LLVMValueRef atomic(Lower *L, const AtomicAccess *a) {
 /* An atomic whose old value nobody reads is a reduction, "red": nothing to
  * wait for, and the predicate is the instruction's, not a branch around it.
  * From sm_90 (PTX ISA 8.1) 2 or 4 consecutive fp32 adds are one vector red.
- * red has no acquire side: an acquiring atomic stays an atom. */
+ * red has no acquire side, nor an exchange: those stay atoms. */
 static int reduce(Lower *L, const AtomicAccess *a, LLVMValueRef *values, int n, LLVMValueRef predicate) {
-  if (a->sem != SEM_RELAXED && a->sem != SEM_RELEASE) return 0;
+  if (a->op == ATOM_XCHG || (a->sem != SEM_RELAXED && a->sem != SEM_RELEASE)) return 0; /* red has no exch */
   if (n > 1 && !(L->compute_capability >= 90 && a->op == ATOM_ADD && a->type == DT_FP32)) return 0;
   if (n > 1 && L->ptx_isa < 81) L->ptx_isa = 81;
   int first = predicate ? 2 : 1;

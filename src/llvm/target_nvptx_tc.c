@@ -87,9 +87,14 @@ void nvptx_tma_store_box(Lower *L, int map, LLVMValueRef src, LLVMValueRef c0, L
                    "l,r,r,l,~{memory}", args, 4, 1);
 }
 
-void nvptx_tma_store_wait(Lower *L) {
+void nvptx_tma_store_wait(Lower *L, int writes) {
   plain_asm(L, "cp.async.bulk.commit_group;");
-  plain_asm(L, "cp.async.bulk.wait_group.read 0;");
+  if (!writes) {
+    plain_asm(L, "cp.async.bulk.wait_group.read 0;");
+    return;
+  }
+  plain_asm(L, "cp.async.bulk.wait_group 0;");
+  plain_asm(L, "fence.proxy.async.global;");
 }
 
 /* Inline PTX whose first n operands are f32 registers tied in and out

@@ -84,14 +84,17 @@ void sim_wgmma_wait(Lower *L, int pending, LLVMValueRef *acc, int n_acc, LLVMVal
 
 /* ---- TMA stores ------------------------------------------------------------------ */
 
-/* A map field's value, as the launch encodes it: the constant times its parameters. */
-static LLVMValueRef map_field(Lower *L, const TirMapField *x) {
+/* A map field's value, as the launch encodes it: the constant times its
+ * parameters, at least 1 for a dimension (a map cannot be empty). */
+static LLVMValueRef map_field(Lower *L, const TirMapField *x, int dimension) {
   LLVMValueRef v = lower_int(L, L->i64, x->value);
   for (int i = 0; i < x->n; i++) {
     LLVMValueRef p = lower_get(L, L->f->params.data[x->params[i]].value).v[0];
     v = LLVMBuildMul(L->b, v, LLVMBuildIntCast2(L->b, p, L->i64, 1, ""), "");
   }
-  return v;
+  if (!dimension) return v;
+  LLVMValueRef one = lower_int(L, L->i64, 1);
+  return LLVMBuildSelect(L->b, LLVMBuildICmp(L->b, LLVMIntSLT, v, one, ""), one, v, "");
 }
 
 /* No map parameter here: the map's fields go to the simulator, from the kernel's parameters. */
@@ -100,10 +103,11 @@ void sim_tma_store_box(Lower *L, int map, LLVMValueRef src, LLVMValueRef c0, LLV
   const Type *base = tir_type(L->f, L->f->params.data[m->base].value);
   LLVMTypeRef p[11] = {L->generic_ptr, L->generic_ptr, L->i64, L->i64, L->i64, L->i32,
                        L->i32, L->i32, L->i32, L->i32, L->i32};
-  LLVMValueRef a[11] = {src, lower_get(L, L->f->params.data[m->base].value).v[0], map_field(L, &m->dims[0]),
-                        map_field(L, &m->dims[1]), map_field(L, &m->stride), c0, c1, lower_i32(L, m->box[0]),
+  LLVMValueRef a[11] = {src, lower_get(L, L->f->params.data[m->base].value).v[0], map_field(L, &m->dims[0], 1),
+                        map_field(L, &m->dims[1], 1), map_field(L, &m->stride, 0), c0, c1, lower_i32(L, m->box[0]),
                         lower_i32(L, m->box[1]), lower_i32(L, m->swizzle), lower_i32(L, dtype_bits(base->elem) / 8)};
   lower_call(L, "tile_sim_tma_store", L->void_t, p, 11, a);
 }
 
-void sim_tma_store_wait(Lower *L) { call0(L, "tile_sim_tma_store_wait"); }
+/* The simulator stores at the box's call: written and seen at once. */
+void sim_tma_store_wait(Lower *L, int writes) { call0(L, "tile_sim_tma_store_wait"); }

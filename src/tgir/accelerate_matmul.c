@@ -358,12 +358,14 @@ static void place_reduction(Accel *A, TirOp *op) {
   vec_push(A->f->arena, &A->out, op);
 }
 
-/* Records every op's results in defs (if given); returns the number of dots. */
+/* Records every op's results in defs (if given); returns how many values
+ * the rewrite may add: at most 8 a dot (a failed transposed view included),
+ * one conversion an operand of an atomic (place_reduction). */
 static int collect_defs(TirBlock *b, TirOp **defs) {
   int dots = 0;
   for (int i = 0; i < b->ops.len; i++) {
     TirOp *op = b->ops.data[i];
-    dots += op->code == TIR_DOT;
+    dots += op->code == TIR_DOT ? 8 : op->code == TIR_ATOMIC_RMW ? op->operands.len : 0;
     for (int k = 0; defs && k < op->results.len; k++) defs[op->results.data[k]] = op;
     for (int r = 0; r < 2; r++)
       if (op->regions[r]) dots += collect_defs(op->regions[r], defs);
@@ -395,7 +397,7 @@ void tgir_accelerate_matmul(TirFunc *f, const TgirOptions *o) {
   Accel A;
   memset(&A, 0, sizeof A);
   A.f = f, A.o = o;
-  size_t room = (size_t)f->types.len + 8 * (size_t)collect_defs(f->body, NULL) + 1; /* a dot makes at most 6 values */
+  size_t room = (size_t)f->types.len + (size_t)collect_defs(f->body, NULL) + 1;
   A.defs = arena_alloc(f->arena, sizeof *A.defs * room);
   int **arrays[4] = {&A.buffer_of, &A.buffer_of_trans, &A.block_of, &A.block_of_trans};
   for (int i = 0; i < 4; i++) *arrays[i] = memset(arena_alloc(f->arena, sizeof(int) * room), 0, sizeof(int) * room);

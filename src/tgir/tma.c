@@ -38,8 +38,8 @@
  *     mask = 0 <= index < D  along both dimensions (`0 <=` may be missing
  *            where the start is >= 0), other = 0
  *
- * A store of that form outside any pipelined loop (its starts whatever
- * they are) goes out by TMA too (tma_store.c), when `0 <=` is written on
+ * A store of that form, in a loop or not (its starts whatever they are),
+ * goes out by TMA too (tma_store.c), when `0 <=` is written on
  * every bounded dimension, as desc.store's mask has it: TMA writes no
  * element outside the tensor, which is what the mask says. */
 #include "passes.h"

@@ -56,15 +56,16 @@ static int as_i32(Rewrite *R, int v, Loc loc) {
 
 /* The box origin along coordinate i.  An extent below 1 is encoded as 1
  * (a map cannot be empty) while the mask drops every element: the origin
- * moves a whole box below 0, where TMA writes nothing. */
-static int origin(Rewrite *R, const TmaLoad *t, int i, Loc loc) {
+ * moves the whole tile below 0 (`span`, at least its extent along i: the
+ * boxes after the first start further along), where TMA writes nothing. */
+static int origin(Rewrite *R, const TmaLoad *t, int i, int64_t span, Loc loc) {
   int c = t->origin[i] >= 0 ? as_i32(R, t->origin[i], loc) : scalar_i32(R, 0, loc);
   if (t->extent[i] < 0) return c;
   Type *i1 = type_scalar(R->f->arena, DT_I1);
   int ge[2] = {as_i32(R, t->extent[i], loc), scalar_i32(R, 1, loc)};
   int some = emit(R, TIR_CMP, i1, NULL, ge, 2, loc);
   R->out.data[R->out.len - 1]->kind = CMP_GE;
-  int sel[3] = {some, c, scalar_i32(R, -(int64_t)R->f->tensor_maps.data[t->map].box[i], loc)};
+  int sel[3] = {some, c, scalar_i32(R, -span, loc)};
   return emit(R, TIR_SELECT, type_scalar(R->f->arena, DT_I32), NULL, sel, 3, loc);
 }
 
@@ -81,7 +82,9 @@ static int rewrite_store(Rewrite *R, const TirOp *store) {
   Loc loc = store->loc;
   int value = unconverted(R, store->operands.data[1]);
   int buf = emit(R, TIR_LOCAL_ALLOC, tir_type(R->f, value), buffer, &value, 1, loc);
-  int ops[3] = {buf, origin(R, &t, 0, loc), origin(R, &t, 1, loc)};
+  const Type *vt = tir_type(R->f, value);
+  int64_t span = vt->shape[0] > vt->shape[1] ? vt->shape[0] : vt->shape[1];
+  int ops[3] = {buf, origin(R, &t, 0, span, loc), origin(R, &t, 1, span, loc)};
   emit(R, TIR_TMA_STORE, NULL, NULL, ops, 3, loc);
   R->out.data[R->out.len - 1]->ival = t.map;
   return 1;
