@@ -278,8 +278,8 @@ static int map_dim(const MetaExtent *e, const tile_arg *args, uint64_t *out, cha
   if (!wide && v <= MAX_TENSOR_MAP_DIM) return 0;
   char text[160], what[320];
   extent_text(e, args, v, wide, text, sizeof text);
-  snprintf(what, sizeof what, "%s, an extent of a tensor the kernel loads through the tensor memory accelerator, "
-           "which takes at most 2^32 elements along a dimension", text);
+  snprintf(what, sizeof what, "%s, an extent of a tensor the kernel reads or writes through the tensor memory "
+           "accelerator, whose coordinates are 32-bit: at most 2^31-1 elements along a dimension", text);
   return bad_param(err, errsize, e->args[0], "%s", what);
 }
 

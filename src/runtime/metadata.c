@@ -228,7 +228,7 @@ static int read_extent(MapReader *t, const Json *v, const char *field, long long
   return 0;
 }
 
-/* dims: extents of 1 to 2^32 elements; strides: of whole 16-byte steps below 2^40 bytes. */
+/* dims: extents of 1 to 2^31-1 elements; strides: of whole 16-byte steps below 2^40 bytes. */
 static int read_extents(MapReader *t, const Json *obj, MetaTensorMap *out) {
   const Json *dims = json_get(obj, "dims");
   if (!dims || dims->kind != JSON_ARRAY || dims->len < 1 || dims->len > MAX_TENSOR_MAP_RANK)
