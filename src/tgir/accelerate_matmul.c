@@ -362,15 +362,15 @@ static void place_reduction(Accel *A, TirOp *op) {
  * the rewrite may add: at most 8 a dot (a failed transposed view included),
  * one conversion an operand of an atomic (place_reduction). */
 static int collect_defs(TirBlock *b, TirOp **defs) {
-  int dots = 0;
+  int added = 0;
   for (int i = 0; i < b->ops.len; i++) {
     TirOp *op = b->ops.data[i];
-    dots += op->code == TIR_DOT ? 8 : op->code == TIR_ATOMIC_RMW ? op->operands.len : 0;
+    added += op->code == TIR_DOT ? 8 : op->code == TIR_ATOMIC_RMW ? op->operands.len : 0;
     for (int k = 0; defs && k < op->results.len; k++) defs[op->results.data[k]] = op;
     for (int r = 0; r < 2; r++)
-      if (op->regions[r]) dots += collect_defs(op->regions[r], defs);
+      if (op->regions[r]) added += collect_defs(op->regions[r], defs);
   }
-  return dots;
+  return added;
 }
 
 static void rewrite_block(Accel *A, TirBlock *b) {
