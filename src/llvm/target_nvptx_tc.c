@@ -127,19 +127,31 @@ static const char *const wgmma_types[] = {[MMA_F16] = "f16.f16", [MMA_BF16] = "b
 
 static int wgmma_k(int kind) { return kind == MMA_TF32 ? 8 : kind >= MMA_FP8 ? 32 : 16; }
 
-/* "{ .reg .pred p; setp.ne.b32 p, 1, 0; wgmma... {$0..}, A, $b, p, 1, 1[, ta], tb; }": scale-d on; A is
- * a descriptor or ({ $a0, .., $a3 }) four registers, a form without imm-trans-a. */
+/* Whether every accumulator register is the constant 0 (a dot's first wgmma on a zero tile). */
+static int zero_accumulator(LLVMValueRef *acc, int n) {
+  for (int i = 0; i < n; i++) {
+    LLVMBool lost;
+    if (!LLVMIsAConstantFP(acc[i]) || LLVMConstRealGetDouble(acc[i], &lost) != 0.0) return 0;
+  }
+  return 1;
+}
+
+/* "{ .reg .pred p; setp.ne.b32 p, D, 0; wgmma... {$0..}, A, $b, p, 1, 1[, ta], tb; }": scale-d on (D 1),
+ * or off (D 0) where the accumulator is zero: its registers are then not read, so they are left
+ * undefined rather than set by movs, which would sit between the wgmmas and make ptxas fence and
+ * wait around them.  A is a descriptor or ({ $a0, .., $a3 }) four registers, a form without imm-trans-a. */
 void nvptx_wgmma(Lower *L, int kind, int n, LLVMValueRef *acc, LLVMValueRef a_desc, LLVMValueRef *a_words,
                  LLVMValueRef b_desc, int trans_a, int trans_b) {
-  int regs = n / 2, n_a = a_desc ? 1 : 4;
+  int regs = n / 2, n_a = a_desc ? 1 : 4, scale_d = !zero_accumulator(acc, regs);
+  for (int i = 0; i < regs && !scale_d; i++) acc[i] = LLVMGetUndef(L->f32);
   const char *trans = kind == MMA_TF32 || kind >= MMA_FP8 ? "" /* K-major only: no imm-trans operands */
                       : a_desc         ? arena_printf(L->arena, ", %d, %d", trans_a, trans_b)
                                        : arena_printf(L->arena, ", %d", trans_b);
   const char *a = a_desc ? arena_printf(L->arena, "$%d", regs) : registers(L, regs, 4);
   const char *text = arena_printf(L->arena,
-                                  "{ .reg .pred p; setp.ne.b32 p, 1, 0; wgmma.mma_async.sync.aligned.m64n%dk%d.f32.%s "
+                                  "{ .reg .pred p; setp.ne.b32 p, %d, 0; wgmma.mma_async.sync.aligned.m64n%dk%d.f32.%s "
                                   "%s, %s, $%d, p, 1, 1%s; }",
-                                  n, wgmma_k(kind), wgmma_types[kind], registers(L, 0, regs), a,
+                                  scale_d, n, wgmma_k(kind), wgmma_types[kind], registers(L, 0, regs), a,
                                   regs + n_a, trans);
   LLVMValueRef in[5] = {a_desc, b_desc};
   if (!a_desc) {
