@@ -99,24 +99,6 @@ static void register_a(Lower *L, const LinearLayout *la, Regs a, int per, int64_
   }
 }
 
-/* Every wgmma's four A words, in the order the dot issues them (per K
- * step, per 64 rows); returns how many (*words: them). */
-static int pack_register_a(Lower *L, const LinearLayout *la, Regs a, const Type *ta, const LinearLayout *acc,
-                           int per_instr, int k_step, LLVMValueRef **words) {
-  int n = 0;
-  *words = arena_alloc(L->arena, sizeof(LLVMValueRef) * (size_t)(a.n / 2 + 4));
-  for (int64_t k0 = 0; k0 < ta->shape[1]; k0 += k_step)
-    for (int r = 0, m = -1; r < ll_registers(acc); r += per_instr) {
-      int64_t x[MAX_RANK];
-      ll_coords(acc, ll_reg_offset(acc, (uint32_t)r), x);
-      if (x[0] == m) continue;
-      register_a(L, la, a, 32 / dtype_bits(ta->elem), x[0], k0, *words + n);
-      n += 4;
-      m = (int)x[0];
-    }
-  return n;
-}
-
 static int wgmma_kind(DType a, DType b) {
   if (dtype_is_fp8(a)) return mma_fp8_kind(a, b);
   return a == DT_BF16 ? MMA_BF16 : a == DT_FP32 ? MMA_TF32 : MMA_F16;
@@ -153,15 +135,14 @@ void lower_wgmma_dot(Lower *L, const TirOp *op) {
   Regs c = lower_operand(L, op, 2, &acc_ll), acc = lower_regs(L, c.n);
   for (int r = 0; r < c.n; r++) acc.v[r] = LLVMTypeOf(c.v[r]) == L->f32 ? c.v[r] : LLVMBuildFPExt(L->b, c.v[r], L->f32, "");
   int n = mma->instr[1], k_step = mma->instr[2], per = n / 2;
-  LLVMValueRef *words = NULL;
   int kind = wgmma_kind(ta->elem, lower_type(L, op->operands.data[1])->elem);
   if (kind >= MMA_FP8 && ((!a_regs && a.trans) || b.trans))
     lower_fail(L, "internal error: an fp8 wgmma operand stored along M or N (wgmma reads fp8 K-major only)");
-  /* the A words every wgmma reads, kept for the wait, all packed before the fence: a register
-   * written between the wgmmas of a group makes ptxas fence and track each wgmma on its own */
-  int n_words = a_regs ? pack_register_a(L, &a_ll, av, ta, &acc_ll, per, k_step, &words) : 0;
+  /* the A words every wgmma reads, kept for the wait */
+  int n_words = 0;
+  LLVMValueRef *words = a_regs ? arena_alloc(L->arena, sizeof(LLVMValueRef) * (size_t)(av.n / 2 + 4)) : NULL;
   L->target->wgmma_fence(L);
-  for (int64_t k0 = 0, at = 0; k0 < ta->shape[1]; k0 += k_step)
+  for (int64_t k0 = 0; k0 < ta->shape[1]; k0 += k_step)
     for (int r = 0, m = -1; r < acc.n; r += per) { /* repetitions along N inside those along M */
       int64_t x[MAX_RANK];
       ll_coords(&acc_ll, ll_reg_offset(&acc_ll, (uint32_t)r), x);
@@ -170,8 +151,12 @@ void lower_wgmma_dot(Lower *L, const TirOp *op) {
         L->target->wgmma(L, kind, n, acc.v + r, descriptor(L, &a, x[0], k0), NULL, b_desc, a.trans, b.trans);
         continue;
       }
-      if (x[0] != m) at += 4, m = (int)x[0]; /* the next 64 rows: their A words */
-      L->target->wgmma(L, kind, n, acc.v + r, NULL, words + at - 4, b_desc, 0, b.trans);
+      if (x[0] != m) { /* the next 64 rows: their A words */
+        register_a(L, &a_ll, av, 32 / dtype_bits(ta->elem), x[0], k0, words + n_words);
+        n_words += 4;
+        m = (int)x[0];
+      }
+      L->target->wgmma(L, kind, n, acc.v + r, NULL, words + n_words - 4, b_desc, 0, b.trans);
     }
   L->target->wgmma_commit(L);
   if (!waited_later(L, op)) L->target->wgmma_wait(L, 0, acc.v, acc.n, words, n_words);
