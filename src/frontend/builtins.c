@@ -1258,6 +1258,28 @@ static Node *check_random(Call *c) {
   return result(c, type_with_elem(c->S->arena, off->type, dt, 0));
 }
 
+/* tl.range's options after the bounds: num_stages (3) and loop_unroll_factor (4) integers or None,
+ * the flags (5..7) bools; num_stages within tile_options' range, an unroll factor that cannot blow
+ * the kernel up (below 2: no unrolling, as Triton). */
+enum { MAX_LOOP_STAGES = 16, MAX_UNROLL_FACTOR = 64 };
+
+static int loop_option_ok(Call *c, int i) {
+  Value *v = const_of(c->S, c->arg[i], "a loop option");
+  if (!v) return 0;
+  const char *problem = NULL;
+  if (i <= 4 && v->kind != V_NONE && v->kind != V_INT) problem = "must be an integer or None";
+  else if (i > 4 && v->kind != V_BOOL && v->kind != V_INT) problem = "must be a bool";
+  else if (i == 3 && v->kind == V_INT && (v->i < 0 || v->i > MAX_LOOP_STAGES || v->is_u64))
+    problem = arena_printf(c->S->arena, "must be from 0 to %d", MAX_LOOP_STAGES);
+  else if (i == 4 && v->kind == V_INT && (v->i > MAX_UNROLL_FACTOR || v->is_u64))
+    problem = arena_printf(c->S->arena, "must be at most %d", MAX_UNROLL_FACTOR);
+  if (!problem) return 1;
+  static const char *const names[] = {"num_stages", "loop_unroll_factor", "disallow_acc_multi_buffer", "flatten",
+                                      "warp_specialize"};
+  diag_error(c->S->diags, c->arg[i]->loc, "tl.range's %s %s", names[i - 3], problem);
+  return 0;
+}
+
 static Node *check_range(Call *c) {
   if (!c->S->in_for_iter)
     return fail(c, c->node, "%s", "can only be the iterable of a for loop");
@@ -1269,7 +1291,7 @@ static Node *check_range(Call *c) {
       return fail(c, c->arg[i], "%s", "bounds and step must be integer scalars");
   }
   for (int i = 3; i < c->n; i++)
-    if (!const_of(c->S, c->arg[i], "a loop option")) return poison(c->S, c->node->loc);
+    if (!loop_option_ok(c, i)) return poison(c->S, c->node->loc);
   return result(c, NULL);
 }
 

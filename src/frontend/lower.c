@@ -688,6 +688,7 @@ static void lower_for(Lower *L, Node *n) {
   for (int i = 0; i < 3; i++) tir_add_operand(L->f, op, bounds[i]);
   for (int i = 0; i < carried.len; i++) tir_add_operand(L->f, op, carried.data[i].value);
   if (a->len > 3 && !is_none(a->data[3])) op->ival = const_int(a->data[3]); /* num_stages */
+  if (a->len > 4 && !is_none(a->data[4]) && const_int(a->data[4]) > 1) op->ival2 = const_int(a->data[4]); /* loop_unroll_factor */
   Env outer = env_copy(L);
   TirBlock *body = tir_block_new(L->f);
   op->regions[0] = body;

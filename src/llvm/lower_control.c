@@ -13,6 +13,8 @@
  * and one thread reads it for all: lower_memory.c). */
 #include "lower.h"
 
+#include <llvm-c/DebugInfo.h>
+
 #include <string.h>
 
 /* `value`'s registers in the layout of `target` (a value of the same type). */
@@ -118,6 +120,19 @@ static void for_header(Lower *L, const TirOp *op, ForLoop *F) {
 }
 
 /* The body's yields into the phis, the next induction value, the branch back. */
+/* tl.range's loop_unroll_factor: LLVM's loop unroller repeats the body `count` times (a remainder loop
+ * takes the iterations left), through the back edge's !llvm.loop metadata, which names itself. */
+static void unroll_hint(Lower *L, LLVMValueRef back_edge, int count) {
+  static const char key[] = "llvm.loop.unroll.count";
+  LLVMMetadataRef self = LLVMTemporaryMDNode(L->ctx, NULL, 0);
+  LLVMMetadataRef pair[2] = {LLVMMDStringInContext2(L->ctx, key, sizeof key - 1),
+                             LLVMValueAsMetadata(LLVMConstInt(L->i32, (unsigned long long)count, 0))};
+  LLVMMetadataRef parts[2] = {self, LLVMMDNodeInContext2(L->ctx, pair, 2)};
+  LLVMMetadataRef loop = LLVMMDNodeInContext2(L->ctx, parts, 2);
+  LLVMMetadataReplaceAllUsesWith(self, loop);
+  LLVMSetMetadata(back_edge, LLVMGetMDKindIDInContext(L->ctx, "llvm.loop", 9), LLVMMetadataAsValue(L->ctx, loop));
+}
+
 static void for_latch(Lower *L, const TirOp *op, ForLoop *F) {
   const TirBlock *body = op->regions[0];
   const TirOp *yield = terminator(body);
@@ -130,7 +145,8 @@ static void for_latch(Lower *L, const TirOp *op, ForLoop *F) {
     LLVMValueRef after = LLVMBuildAdd(L->b, F->trip, LLVMConstInt(L->i32, 1, 0), "");
     LLVMAddIncoming(F->trip, &after, &latch, 1);
   }
-  LLVMBuildBr(L->b, F->header);
+  LLVMValueRef back = LLVMBuildBr(L->b, F->header);
+  if (op->ival2 > 1) unroll_hint(L, back, (int)op->ival2);
   LLVMPositionBuilderAtEnd(L->b, F->exit);
 }
 
