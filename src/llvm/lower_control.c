@@ -17,6 +17,8 @@
 
 #include <string.h>
 
+enum { MAX_UNROLLED_INSTRUCTIONS = 1 << 14, CALL_SIZE = 64 }; /* an unrolled loop body's size, at most (function_size) */
+
 /* `value`'s registers in the layout of `target` (a value of the same type). */
 static Regs in_layout_of(Lower *L, int value, int target) {
   LinearLayout have, want;
@@ -64,6 +66,7 @@ typedef struct ForLoop {
   LLVMValueRef iv, ub, step;
   LLVMValueRef trip, trips; /* loops over 32 bits or fewer: the iteration's number and their count, i32; else NULL */
   LLVMBasicBlockRef header, exit;
+  LLVMValueRef back_edge;  /* the latch's branch to the header */
   Regs *carried;       /* the phis of the carried values, in the body arguments' layouts */
 } ForLoop;
 
@@ -123,6 +126,7 @@ static void for_header(Lower *L, const TirOp *op, ForLoop *F) {
 /* tl.range's loop_unroll_factor: LLVM's loop unroller repeats the body `count` times (a remainder loop
  * takes the iterations left), through the back edge's !llvm.loop metadata, which names itself. */
 static void unroll_hint(Lower *L, LLVMValueRef back_edge, int count) {
+  if (count < 2) return;
   static const char key[] = "llvm.loop.unroll.count";
   LLVMMetadataRef self = LLVMTemporaryMDNode(L->ctx, NULL, 0);
   LLVMMetadataRef pair[2] = {LLVMMDStringInContext2(L->ctx, key, sizeof key - 1),
@@ -145,9 +149,39 @@ static void for_latch(Lower *L, const TirOp *op, ForLoop *F) {
     LLVMValueRef after = LLVMBuildAdd(L->b, F->trip, LLVMConstInt(L->i32, 1, 0), "");
     LLVMAddIncoming(F->trip, &after, &latch, 1);
   }
-  LLVMValueRef back = LLVMBuildBr(L->b, F->header);
-  if (op->ival2 > 1) unroll_hint(L, back, (int)op->ival2);
+  F->back_edge = LLVMBuildBr(L->b, F->header);
   LLVMPositionBuilderAtEnd(L->b, F->exit);
+}
+
+/* The size of the function being lowered, in instructions; a call counts as CALL_SIZE (libdevice's
+ * functions are inlined later, tens to hundreds of instructions each). */
+static int function_size(Lower *L) {
+  int n = 0;
+  LLVMValueRef fn = LLVMGetBasicBlockParent(LLVMGetInsertBlock(L->b));
+  for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(fn); b; b = LLVMGetNextBasicBlock(b))
+    for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i))
+      n += LLVMGetInstructionOpcode(i) == LLVMCall ? CALL_SIZE : 1;
+  return n;
+}
+
+static int has_loop(const TirBlock *b) {
+  for (int i = 0; i < b->ops.len; i++) {
+    const TirOp *op = b->ops.data[i];
+    if (op->code == TIR_FOR || op->code == TIR_WHILE) return 1;
+    for (int r = 0; r < 2; r++)
+      if (op->regions[r] && has_loop(op->regions[r])) return 1;
+  }
+  return 0;
+}
+
+/* The unroll count asked of LLVM for a loop whose body lowered to `body` (function_size): the loop's
+ * factor, for an innermost loop only and cut so that the unrolled body stays within
+ * MAX_UNROLLED_INSTRUCTIONS.  Unrolled outer loops multiply (three nested loops of 64 made LLVM use
+ * 24 GiB), and no kernel may make the compiler run out of memory. */
+static int unroll_count(const TirOp *op, int body) {
+  if (op->ival2 < 2 || has_loop(op->regions[0])) return 0;
+  int64_t most = MAX_UNROLLED_INSTRUCTIONS / (body > 0 ? body : 1);
+  return (int)(op->ival2 < most ? op->ival2 : most);
 }
 
 /* 32-bit registers of the carried values other than pointers (lower.c's occupancy hint). */
@@ -194,9 +228,12 @@ void lower_for(Lower *L, const TirOp *op) {
   for (int k = 0; k < op->results.len; k++) lower_set(L, body->args.data[1 + k], F.carried[k]);
   lower_shared_unknown(L);
   LoopWords words = enter_loop(L, F.carried, op->results.len);
+  int before = op->ival2 > 1 ? function_size(L) : 0;
   lower_block(L, body);
+  int lowered = op->ival2 > 1 ? function_size(L) - before : 0;
   leave_loop(L, words);
   for_latch(L, op, &F);
+  unroll_hint(L, F.back_edge, unroll_count(op, lowered));
   for (int k = 0; k < op->results.len; k++)
     lower_set(L, op->results.data[k], in_layout_of(L, body->args.data[1 + k], op->results.data[k]));
   lower_shared_unknown(L);
