@@ -15,6 +15,9 @@
 #include "../tir/passes.h"
 #include "tgir.h"
 
+/* The ops a rewrite is emitting, in order. */
+typedef Vec(TirOp *) OpList;
+
 /* ---- rules.c: what each op needs of its operands' layouts ---- */
 
 /* The layout op's operand k must have when the op's own layout is `own`
@@ -87,6 +90,13 @@ int tma_plan_load(TirFunc *f, const AxisInfo *axis, const TirOp *loop, const Tir
  * map it adds and the box origin as a TmaLoad's (moving, per_iv unused);
  * NULL (nothing added) if it cannot. */
 const Layout *tma_plan_store(TirFunc *f, const AxisInfo *axis, const TirOp *store, TmaLoad *out);
+
+/* tma_origin.c: coordinate i of t's box origin, as the i32 TMA takes, the
+ * ops appended to `out`: t->origin[i] plus, with iv >= 0 (a load's
+ * iteration), (iv - iv_base) * per_iv along `moving`; an i64 one beyond
+ * the i32 range kept out of bounds; `below` below 0 where the tensor's
+ * extent along i is below 1 (at least the box along i). */
+int tgir_tma_origin(TirFunc *f, OpList *out, const TmaLoad *t, int i, int iv, int64_t below, Loc loc);
 
 /* The steps --passes can name (src/driver/passes.def says their order). */
 void tgir_remove_converts(TirFunc *f, const TgirOptions *o);

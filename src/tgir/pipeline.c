@@ -49,8 +49,6 @@
 
 #include <string.h>
 
-typedef Vec(TirOp *) OpList;
-
 typedef struct Pipe {
   TirFunc *f;
   const AxisInfo *axis;
@@ -629,34 +627,11 @@ static void rewrite_loop(Pipe *P, const char *ahead, const char *recompute, int6
  *       yield ..., ins + 1, ext + 1, phase ^ (ext + 1 wrapped)
  *     mbarrier_inval bars */
 
-static int as_i32(Pipe *P, int v, Loc loc) {
-  if (T(P, v)->elem == DT_I32) return v;
-  return emit_value(P, TIR_CAST, type_scalar(P->f->arena, DT_I32), NULL, &v, 1, loc);
-}
-
-/* Load k's box origin, innermost first, for iteration iv.  Where the
- * tensor's extent is below 1 the launch encodes 1 (a map cannot be
- * empty), and the mask drops every element: the origin moves a whole box
- * below 0, where TMA reads zeros and no memory. */
+/* Load k's box origin, innermost first, for iteration iv. */
 static void tma_origin(Pipe *P, int k, int iv, int *coord) {
   const TmaLoad *t = &P->tma_loads[k];
   const TirTensorMap *map = &P->f->tensor_maps.data[t->map];
-  Loc loc = P->loop->loc;
-  for (int i = 0; i < 2; i++) {
-    int c = t->origin[i] >= 0 ? as_i32(P, t->origin[i], loc) : constant(P, DT_I32, 0, loc);
-    if (i == t->moving && t->per_iv) {
-      int at = as_i32(P, iv, loc);
-      if (t->iv_base >= 0) at = binary(P, TIR_SUB, 0, at, as_i32(P, t->iv_base, loc), loc);
-      int along = binary(P, TIR_MUL, 0, at, constant(P, DT_I32, t->per_iv, loc), loc);
-      c = t->origin[i] >= 0 ? binary(P, TIR_ADD, 0, c, along, loc) : along;
-    }
-    if (t->extent[i] >= 0) {
-      int some = binary(P, TIR_CMP, CMP_GE, as_i32(P, t->extent[i], loc), constant(P, DT_I32, 1, loc), loc);
-      int sel[3] = {some, c, constant(P, DT_I32, -(int64_t)map->box[i], loc)};
-      c = emit_value(P, TIR_SELECT, type_scalar(P->f->arena, DT_I32), NULL, sel, 3, loc);
-    }
-    coord[i] = c;
-  }
+  for (int i = 0; i < 2; i++) coord[i] = tgir_tma_origin(P->f, &P->out, t, i, iv, map->box[i], P->loop->loc);
 }
 
 static void emit_tma_copies(Pipe *P, const Ahead *a, int slot, const int *bufs, int bars) {

@@ -23,8 +23,6 @@
 
 enum { REMAT_BUDGET = 32 };
 
-typedef Vec(TirOp *) OpList;
-
 typedef struct Copy {
   const Layout *layout;
   int value;

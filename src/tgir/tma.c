@@ -92,6 +92,17 @@ static int uncast(Match *m, int v) {
   }
 }
 
+/* v before the integer casts that widen it (widen's i64 of an i32
+ * index): an origin that fits i32 needs no clamp (tma_origin.c). */
+static int unwidened(Match *m, int v) {
+  for (const TirOp *d; (d = def_is(m, v, TIR_CAST));) {
+    DType from = tir_type(m->f, d->operands.data[0])->elem, to = tir_type(m->f, v)->elem;
+    if (dtype_is_float(from) || dtype_is_float(to) || dtype_bits(from) >= dtype_bits(to)) break;
+    v = d->operands.data[0];
+  }
+  return v;
+}
+
 /* The scalar a tile splats (through broadcasts), or -1. */
 static int splatted(Match *m, int v) {
   const TirOp *d;
@@ -609,7 +620,7 @@ static int plan_map(Match *m, const AxisInfo *axis, const Plan *p, const Type *t
   if ((out->map = map_index(f, &map)) < 0) return 0;
   const Start *by_coord[2] = {&p->start[inner], &p->start[outer]};
   out->moving = by_coord[1]->per_iv != 0;
-  for (int i = 0; i < 2; i++) out->origin[i] = by_coord[i]->origin;
+  for (int i = 0; i < 2; i++) out->origin[i] = unwidened(m, by_coord[i]->origin);
   out->per_iv = by_coord[out->moving]->per_iv;
   out->iv_base = by_coord[out->moving]->base;
   int extent_of[2] = {p->extent[inner], p->extent[outer]};

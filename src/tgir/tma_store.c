@@ -24,8 +24,6 @@
 
 #include <string.h>
 
-typedef Vec(TirOp *) OpList;
-
 typedef struct Rewrite {
   TirFunc *f;
   const AxisInfo *axis;
@@ -42,33 +40,6 @@ static int emit(Rewrite *R, TirCode code, Type *t, const Layout *l, const int *o
   return r;
 }
 
-static int scalar_i32(Rewrite *R, int64_t c, Loc loc) {
-  int r = emit(R, TIR_CONSTANT, type_scalar(R->f->arena, DT_I32), NULL, NULL, 0, loc);
-  R->out.data[R->out.len - 1]->ival = c;
-  R->out.data[R->out.len - 1]->fval = (double)c;
-  return r;
-}
-
-static int as_i32(Rewrite *R, int v, Loc loc) {
-  if (tir_type(R->f, v)->elem == DT_I32) return v;
-  return emit(R, TIR_CAST, type_scalar(R->f->arena, DT_I32), NULL, &v, 1, loc);
-}
-
-/* The box origin along coordinate i.  An extent below 1 is encoded as 1
- * (a map cannot be empty) while the mask drops every element: the origin
- * moves the whole tile below 0 (`span`, at least its extent along i: the
- * boxes after the first start further along), where TMA writes nothing. */
-static int origin(Rewrite *R, const TmaLoad *t, int i, int64_t span, Loc loc) {
-  int c = t->origin[i] >= 0 ? as_i32(R, t->origin[i], loc) : scalar_i32(R, 0, loc);
-  if (t->extent[i] < 0) return c;
-  Type *i1 = type_scalar(R->f->arena, DT_I1);
-  int ge[2] = {as_i32(R, t->extent[i], loc), scalar_i32(R, 1, loc)};
-  int some = emit(R, TIR_CMP, i1, NULL, ge, 2, loc);
-  R->out.data[R->out.len - 1]->kind = CMP_GE;
-  int sel[3] = {some, c, scalar_i32(R, -span, loc)};
-  return emit(R, TIR_SELECT, type_scalar(R->f->arena, DT_I32), NULL, sel, 3, loc);
-}
-
 /* The stored tile before a conversion to the store's layout. */
 static int unconverted(Rewrite *R, int v) {
   const TirOp *d = R->def[v];
@@ -83,8 +54,10 @@ static int rewrite_store(Rewrite *R, const TirOp *store) {
   int value = unconverted(R, store->operands.data[1]);
   int buf = emit(R, TIR_LOCAL_ALLOC, tir_type(R->f, value), buffer, &value, 1, loc);
   const Type *vt = tir_type(R->f, value);
+  /* an empty dimension moves the whole tile below 0, not a box: the boxes after the first start further along */
   int64_t span = vt->shape[0] > vt->shape[1] ? vt->shape[0] : vt->shape[1];
-  int ops[3] = {buf, origin(R, &t, 0, span, loc), origin(R, &t, 1, span, loc)};
+  int ops[3] = {buf, tgir_tma_origin(R->f, &R->out, &t, 0, -1, span, loc),
+                tgir_tma_origin(R->f, &R->out, &t, 1, -1, span, loc)};
   emit(R, TIR_TMA_STORE, NULL, NULL, ops, 3, loc);
   R->out.data[R->out.len - 1]->ival = t.map;
   return 1;
