@@ -279,7 +279,7 @@ static int map_dim(const MetaExtent *e, const tile_arg *args, uint64_t *out, cha
   char text[160], what[320];
   extent_text(e, args, v, wide, text, sizeof text);
   snprintf(what, sizeof what, "%s, an extent of a tensor the kernel reads or writes through the tensor memory "
-           "accelerator, whose coordinates are 32-bit: at most 2^31-1 elements along a dimension", text);
+           "accelerator, whose coordinates are 32-bit: at most 2^31-257 elements along a dimension", text);
   return bad_param(err, errsize, e->args[0], "%s", what);
 }
 

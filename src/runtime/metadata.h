@@ -11,10 +11,10 @@
 enum { META_FORMAT = 1, MAX_KERNEL_ARGS = 256, MAX_SIGNATURE = MAX_KERNEL_ARGS * 10 };
 /* Tensor maps: how many a kernel takes, their rank and box extents (the
  * driver's limits), the largest extent (the driver takes 2^32, but a
- * box's coordinates are 32-bit signed: past 2^31-1 they would wrap) and
+ * box's coordinates are 32-bit signed: arch.h) and
  * stride in bytes (the driver's). */
 enum { MAX_TENSOR_MAPS = ARCH_MAX_TENSOR_MAPS, MAX_TENSOR_MAP_RANK = 5, MAX_TENSOR_MAP_BOX = 256 };
-#define MAX_TENSOR_MAP_DIM ((1LL << 31) - 1)
+#define MAX_TENSOR_MAP_DIM ARCH_MAX_TENSOR_MAP_DIM
 #define MAX_TENSOR_MAP_STRIDE_BYTES ((1LL << 40) - 1)
 
 typedef struct MetaParam {

@@ -24,6 +24,12 @@ enum { ARCH_MAX_WARPS = 32, ARCH_DEFAULT_WARPS = 4, ARCH_DEFAULT_STAGES = 3 };
 /* The hidden CUtensorMap parameters a kernel takes at most (docs/abi.md,
  * section 2): the compiler makes no more, the runtime reads no more. */
 enum { ARCH_MAX_TENSOR_MAPS = 8 };
+/* The largest extent of a tensor map's dimension, and the largest box side (the hardware's 256).
+ * TMA's coordinates are 32-bit signed; the extent stays a box below 2^31-1 so that a box starting at
+ * the extent (the compiler's clamp of an out-of-range origin, tgir/tma_origin.c) ends without
+ * overflowing. */
+#define ARCH_MAX_TENSOR_MAP_BOX 256
+#define ARCH_MAX_TENSOR_MAP_DIM ((1LL << 31) - 1 - ARCH_MAX_TENSOR_MAP_BOX)
 /* A map's extent or stride multiplies at most this many integer
  * parameters (tutorial 06's Z * H * N_CTX): the compiler's field and the
  * runtime's reader both hold that many. */

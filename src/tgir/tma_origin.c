@@ -41,20 +41,17 @@ static DType width_of(const TirFunc *f, int v) {
 }
 
 /* i64 origin c as the i32 TMA takes, as far out of bounds as it was,
- * where truncation would wrap it into the tensor.  The runtime caps every
- * extent at 2^31-1 (MAX_TENSOR_MAP_DIM), so c at or past 2^31-1 is past
- * every element, and c below -2^31 before every one.  Both become -2^31:
- * that box (at most 256 elements a side) ends far below 0 with no
- * coordinate overflowing, where a clamp to 2^31-1 would leave the box's
- * later coordinates past the i32 range.  Origins in between are exact. */
+ * where truncation would wrap it into the tensor: clamped to [-box, dim],
+ * box the largest box side and dim the largest extent the runtime
+ * encodes (arch.h).  A box from -box ends before 0, one from dim starts
+ * at or past every extent, and neither's coordinates overflow.  (-2^31,
+ * tried first, is an illegal instruction on an H200.)  Origins in between
+ * are exact. */
 static int saturate(Origin *o, int c) {
-  int low = constant(o, DT_I64, INT32_MIN);
-  int floor_ops[2] = {c, low};
+  int floor_ops[2] = {c, constant(o, DT_I64, -ARCH_MAX_TENSOR_MAP_BOX)};
   int floored = emit(o, TIR_MAXIMUM, 0, DT_I64, floor_ops, 2);
-  int past_ops[2] = {c, constant(o, DT_I64, INT32_MAX)};
-  int past = emit(o, TIR_CMP, CMP_GE, DT_I1, past_ops, 2);
-  int sel[3] = {past, low, floored};
-  return convert(o, emit(o, TIR_SELECT, 0, DT_I64, sel, 3), DT_I32);
+  int ceil_ops[2] = {floored, constant(o, DT_I64, ARCH_MAX_TENSOR_MAP_DIM)};
+  return convert(o, emit(o, TIR_MINIMUM, 0, DT_I64, ceil_ops, 2), DT_I32);
 }
 
 /* c plus (iv - t->iv_base) * t->per_iv, in dt. */

@@ -138,11 +138,11 @@ static void test_encode_and_pass(void) {
   CHECK((int32_t)fake->params[5] == 96 && (int32_t)fake->params[6] == 200);
   check_passed(1, 3);
   /* encoded again at each launch, from that launch's arguments */
-  v.m = 1000, v.n = (1LL << 31) - 1; /* the largest extent a map takes (its coordinates are 32-bit signed) */
+  v.m = 1000, v.n = (1LL << 31) - 257; /* the largest extent a map takes (its coordinates are 32-bit signed, arch.h) */
   CHECK(k && launch(k, &v) == TILE_OK && fake->encodes == 6);
   check_encoded(4, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, a, 2, (uint64_t[]){96, 1000}, (uint64_t[]){192},
                 (uint32_t[]){64, 128}, CU_TENSOR_MAP_SWIZZLE_128B);
-  CHECK(fake->encoded[4].dims[0] == (1ULL << 31) - 1);
+  CHECK(fake->encoded[4].dims[0] == (1ULL << 31) - 257);
   check_passed(4, 3);
   /* a dim below 1 is encoded as 1: the kernel only reads through the map in a loop that does not run then */
   v.n = 200, v.k = 0, v.stride_am = 0;
@@ -184,13 +184,13 @@ static void test_products(void) {
                 (uint32_t[]){64, 8}, CU_TENSOR_MAP_SWIZZLE_128B);
   check_passed(1, 2);
   fake->maps_to_copy = 0;
-  /* a product past a map's 2^31-1, and one past 64 bits, each named by its first argument with its factors */
+  /* a product past a map's 2^31-257, and one past 64 bits, each named by its first argument with its factors */
   v.m = 1 << 20, v.n = 1 << 13;
   int before = fake->launches;
   CHECK(k && launch(k, &v) == TILE_ERROR_ARGUMENT && fake->launches == before);
   CHECK_CONTAINS(tile_error(ctx), "argument 2 ('M'): 1048576 * 8192 = 8589934592, an extent of a tensor the kernel "
                                   "reads or writes through the tensor memory accelerator, whose coordinates are "
-                                  "32-bit: at most 2^31-1 elements");
+                                  "32-bit: at most 2^31-257 elements");
   v.m = 1, v.n = 1LL << 40;
   CHECK(k && launch(k, &v) == TILE_ERROR_ARGUMENT && fake->launches == before);
   CHECK_CONTAINS(tile_error(ctx), "argument 3 ('N'): 1099511627776 * 7 * 1 = 7696581394432, an extent");
@@ -230,10 +230,10 @@ static void test_argument_errors(void) {
   check_refused(ctx, k, &v, TILE_ERROR_ARGUMENT,
                 "argument 6 ('stride_bk'): a stride of -8 fp16 elements; the kernel loads this tensor through the "
                 "tensor memory accelerator, which needs strides from 0 to 2^40-1 bytes", NULL);
-  v.stride_bk = 200, v.n = 1LL << 31; /* the driver would take it; the box's 32-bit coordinates would wrap */
+  v.stride_bk = 200, v.n = (1LL << 31) - 256; /* the driver would take it; a box at that extent would overflow the 32-bit coordinates */
   check_refused(ctx, k, &v, TILE_ERROR_ARGUMENT,
-                "argument 3 ('N'): 2147483648, an extent of a tensor the kernel reads or writes through the tensor "
-                "memory accelerator, whose coordinates are 32-bit: at most 2^31-1 elements along a dimension", NULL);
+                "argument 3 ('N'): 2147483392, an extent of a tensor the kernel reads or writes through the tensor "
+                "memory accelerator, whose coordinates are 32-bit: at most 2^31-257 elements along a dimension", NULL);
   v.n = 200;
   fake->fail_next_encode = 1;
   check_refused(ctx, k, &v, TILE_ERROR_ARGUMENT,
@@ -309,7 +309,7 @@ static void test_metadata_errors(void) {
       {"{\"base\": 0, \"dtype\": \"fp8\", \"dims\": [{\"arg\": 4}], \"strides\": [], \"box\": [64], \"swizzle\": 0}",
        "tensor map 0: dtype 'fp8' is not one a tensor map holds (fp16, bf16, fp32, fp64, i8, u8, i32, u32, i64, u64)"},
       {"{\"base\": 0, \"dtype\": \"fp16\", \"dims\": [{\"value\": 0}], \"strides\": [], \"box\": [64], \"swizzle\": 0}",
-       "tensor map 0: dims[0]: value is not an integer from 1 to 2147483647"},
+       "tensor map 0: dims[0]: value is not an integer from 1 to 2147483391"},
       {"{\"base\": 0, \"dtype\": \"fp16\", \"dims\": [{\"arg\": 4}, {\"arg\": 2}], \"strides\": [{\"value\": 12}], \"box\": [64, 64], \"swizzle\": 128}",
        "tensor map 0: strides[0]: 12 elements are 24 bytes, not a multiple of 16"},
       {"{\"base\": 0, \"dtype\": \"fp16\", \"dims\": [{\"size\": 4}], \"strides\": [], \"box\": [64], \"swizzle\": 0}",
@@ -321,7 +321,7 @@ static void test_metadata_errors(void) {
       {"{\"base\": 0, \"dtype\": \"fp16\", \"dims\": [{\"args\": [2, 1]}], \"strides\": [], \"box\": [64], \"swizzle\": 0}",
        "tensor map 0: dims[0] names argument 1 ('b_ptr'), which is not an integer"},
       {"{\"base\": 0, \"dtype\": \"fp16\", \"dims\": [{\"args\": [2], \"value\": 0}], \"strides\": [], \"box\": [64], \"swizzle\": 0}",
-       "tensor map 0: dims[0]: value is not an integer from 1 to 2147483647"},
+       "tensor map 0: dims[0]: value is not an integer from 1 to 2147483391"},
       {"{\"base\": 0, \"dtype\": \"fp16\", \"dims\": [{\"arg\": 4}], \"strides\": [], \"box\": [64], \"swizzle\": 0}, 3",
        "tensor map 1: not an object"},
       {"{}, {}, {}, {}, {}, {}, {}, {}, {}", "'tensor_maps' is not an array of at most 8 maps"},
