@@ -152,6 +152,14 @@ void jit_release_spec(struct tile_kernel *k, struct Spec *s);
 /* How a kernel with several @triton.autotune configs is tuned (kernel.h), in one malloc'd block. */
 struct KernelTuning *jit_tuning_of(const CheckedKernel *k, int tune_refill, int tune_tma);
 
+/* ---- jit_deps.c: the files a JIT disk cache entry was compiled from beyond its source ---- */
+/* The list as an entry keeps it, in `a`; "" (len 0) when there are none. */
+const char *jit_deps_format(Arena *a, const ModuleFiles *files, size_t *len);
+/* An entry's list into *out (in `a`): 0, or -1 with why when it does not read. */
+int jit_deps_parse(Arena *a, const char *deps, size_t len, ModuleFiles *out, char *why, size_t whysize);
+/* Whether every file listed reads now as it did then (1), or one changed, went or came (0). */
+int jit_deps_hold(const ModuleFiles *files);
+
 /* ---- heuristics.c: @triton.heuristics that read a launch's arguments (the JIT's) ---- */
 typedef struct JitHeuristics JitHeuristics;
 /* Whether the heuristics of m's kernel read a launch's arguments: some

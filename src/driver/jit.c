@@ -4,7 +4,8 @@
  * specialisation comes from the disk cache when it can (key: SHA-256 of the
  * compiler's identity, the source and its name, the standard library, every option that
  * changes code, the signature, the target, libdevice's and ptxas's
- * identities), else from
+ * identities; the entry names the package's files the source imported, and
+ * is used only while they read as they did: jit_deps.c), else from
  * the pipeline, and is then written to the cache; several (an autotuned
  * kernel's configs) compile at once on threads (build_many).  Without ptxas
  * the PTX is the image and the driver compiles it.  For the CPU interpreter the tile
@@ -35,8 +36,6 @@ typedef struct JitSource {
   char *kernel, *signature, *passes, *arch, *libdevice;
   char *declared_name, *declared_params; /* from the declaration at creation (NULL: none) */
   int num_declared_params;
-  int files_imported;      /* it imports modules of its package from files (modules.c): the disk cache,
-                              keyed by this source alone, could hand back code of their old text */
   JitHeuristics *heuristics; /* its @triton.heuristics read a launch's arguments (heuristics.c); NULL: not */
 } JitSource;
 
@@ -195,14 +194,20 @@ typedef struct EntryCheck {
 static void check_metadata(void *ud) {
   EntryCheck *x = ud;
   KernelMetadata m;
+  ModuleFiles deps;
   if (meta_parse(&x->arena, x->e->metadata, x->e->metadata_len, &m, x->why, x->whysize)) return;
-  x->status = !strcmp(m.target, x->e->image_is_ptx ? "ptx" : "cubin") ? 1 : -1;
-  if (x->status < 0) snprintf(x->why, x->whysize, "its metadata says %s, its header the other", m.target);
+  if (strcmp(m.target, x->e->image_is_ptx ? "ptx" : "cubin")) {
+    snprintf(x->why, x->whysize, "its metadata says %s, its header the other", m.target);
+    return;
+  }
+  if (jit_deps_parse(&x->arena, x->e->deps, x->e->deps_len, &deps, x->why, x->whysize)) return;
+  x->status = jit_deps_hold(&deps); /* 0: compiled from other versions of its imports, a plain miss */
 }
 
-/* An entry whose checksum holds but whose metadata does not read, or names
- * another kind of image, was written wrong: -1 with why, to be rebuilt
- * rather than fail every launch after it. */
+/* An entry whose checksum holds but whose metadata or dependency list does
+ * not read, or whose metadata names another kind of image, was written
+ * wrong: -1 with why, to be rebuilt rather than fail every launch after it.
+ * 0: sound, but an imported file has changed since. */
 static int check_entry(const CacheEntry *e, char *why, size_t whysize) {
   EntryCheck x = {.e = e, .why = why, .whysize = whysize, .status = -1};
   arena_init(&x.arena, 1 << 24);
@@ -216,7 +221,7 @@ static int from_cache(tile_kernel *k, Spec *s, const char *key, char *note, size
   CacheEntry e;
   char why[256];
   int found = cache_read(k->ctx->cache_dir, key, &e, why, sizeof why);
-  if (found > 0 && (found = check_entry(&e, why, sizeof why)) < 0) cache_entry_free(&e);
+  if (found > 0 && (found = check_entry(&e, why, sizeof why)) <= 0) cache_entry_free(&e);
   if (found < 0) snprintf(note, notesize, "cache: ignored the entry %s/%s.tile (%s) and compiled again", k->ctx->cache_dir, key, why);
   if (found <= 0) return 0;
   if (spec_copy_in(s, e.image, e.image_size, e.image_is_ptx, e.metadata, e.metadata_len))
@@ -225,9 +230,11 @@ static int from_cache(tile_kernel *k, Spec *s, const char *key, char *note, size
   return found;
 }
 
-static void to_cache(tile_kernel *k, Spec *s, const char *key, char *note, size_t notesize) {
+static void to_cache(tile_kernel *k, Spec *s, const char *key, const char *deps, size_t deps_len, char *note,
+                     size_t notesize) {
   char why[512];
-  CacheEntry e = {(unsigned char *)s->image, s->image_size, s->image_is_ptx, (char *)s->metadata, strlen(s->metadata)};
+  CacheEntry e = {(unsigned char *)s->image, s->image_size, s->image_is_ptx, (char *)s->metadata, strlen(s->metadata),
+                  (char *)deps, deps_len};
   if (cache_write(k->ctx->cache_dir, key, &e, why, sizeof why))
     snprintf(note, notesize, "cache: %s; the kernel was compiled but not cached", why);
 }
@@ -242,6 +249,8 @@ typedef struct GpuJob {
   char ptxas[4096];          /* "": none, the PTX is the image */
   int want_ptx;
   char key[65];              /* the disk cache's */
+  const char *deps;          /* the files it imported, as its entry lists them (in c's arena) */
+  size_t deps_len;
   char notes[2][1024];       /* for tile_diagnostics: no ptxas; the cache */
   Compilation *c;            /* what compile_job runs; NULL: nothing to compile */
   tile_status status;
@@ -272,7 +281,7 @@ static void prepare_job(GpuJob *j, tile_kernel *k, Spec *s) {
   j->want_ptx = prefer_ptx || !j->ptxas[0];
   cache_key(src, &j->o, j->o.libdevice ? j->o.libdevice : ctx->libdevice_path, j->ptxas[0] ? j->ptxas : NULL,
             j->want_ptx, j->key);
-  if (ctx->cache_dir && !src->files_imported && from_cache(k, s, j->key, j->notes[1], sizeof j->notes[1])) return;
+  if (ctx->cache_dir && from_cache(k, s, j->key, j->notes[1], sizeof j->notes[1])) return;
   if (!(j->c = compilation_new(ctx, src->name, src->text, src->len)))
     j->status = context_fail(ctx, TILE_ERROR_MEMORY, "out of memory");
   else
@@ -297,6 +306,7 @@ static tile_status gpu_pipeline(Compilation *c, void *ud) {
   s->text[TILE_STAGE_TGIR] = keep_text(s, g.tgir);
   s->text[TILE_STAGE_LLIR] = keep_text(s, g.llir);
   s->text[TILE_STAGE_PTX] = keep_text(s, g.ptx);
+  j->deps = jit_deps_format(&c->arena, c->checked ? c->checked->module_files : NULL, &j->deps_len);
   return TILE_OK;
 }
 
@@ -314,10 +324,10 @@ static tile_status finish_job(GpuJob *j) {
   tile_context *ctx = j->k->ctx;
   if (j->c) {
     context_begin(ctx);
-    j->status = end_compile(j->c, j->status);
-    const JitSource *src = j->k->source;
-    if (j->status == TILE_OK && ctx->cache_dir && !src->files_imported)
-      to_cache(j->k, j->s, j->key, j->notes[1], sizeof j->notes[1]);
+    j->status = compilation_report(j->c, j->status);
+    if (j->status == TILE_OK && ctx->cache_dir)
+      to_cache(j->k, j->s, j->key, j->deps, j->deps_len, j->notes[1], sizeof j->notes[1]);
+    compilation_end(j->c); /* after the entry: its dependency list lives in the compilation */
   }
   for (int i = 0; i < 2; i++)
     if (j->notes[i][0]) context_note(ctx, "%s", j->notes[i]);
@@ -614,7 +624,6 @@ static tile_status declare_kernel(Compilation *c, void *ud) {
   const CheckedKernel *k = m ? pipeline_declare_module(c, m, &d->src->opts) : NULL;
   if (c->diags.errors) return TILE_ERROR_COMPILE;
   if (!k) return TILE_OK;
-  d->src->files_imported = k->files_imported;
   remember_params(c, k, d->src);
   tile_status s = declare_tuning(c, k, d->src, d->out);
   return s == TILE_OK ? declare_heuristics(c, m, k, d->src) : s;

@@ -6,11 +6,14 @@
  * root is): NAME.tl, NAME.py or NAME/__init__.py.  Each is parsed once per
  * compilation, kept only if it parses, and its functions and constants are
  * checked with its own names in scope (module_enter).  A kernel compiled
- * from a string with no file beside it imports nothing this way. */
+ * from a string with no file beside it imports nothing this way.  Every
+ * file read or looked for is noted (S->files) with what was found: the
+ * JIT's disk cache checks its entries against them (module_file_state). */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "sema_impl.h"
 #include "lexer.h"
 #include "../support/file.h"
+#include "../support/sha256.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +30,15 @@ static const char *dir_of(Sema *S, const char *file) {
   return slash ? arena_strndup(S->arena, file, (size_t)(slash - file)) : ".";
 }
 
+/* One note per path: the first look at a file is what the compilation used. */
+static void note_file(Sema *S, const char *path, ModuleFileState state, const char *text, size_t len) {
+  for (int i = 0; i < S->files->len; i++)
+    if (!strcmp(S->files->data[i].path, path)) return;
+  ModuleFile f = {path, state, {0}};
+  if (state == MODULE_FILE_READ) sha256(text, len, f.sha256);
+  vec_push(S->arena, S->files, f);
+}
+
 static char *read_file(Sema *S, const char *path, size_t *len) {
   char why[128];
   FILE *f = file_fopen_regular(path, why, sizeof why);
@@ -40,6 +52,25 @@ static char *read_file(Sema *S, const char *path, size_t *len) {
   fclose(f);
   *len = b.len;
   return bad ? NULL : (char *)buf_cstr(&b);
+}
+
+/* As is_file then read_file see `path`, hashing its bytes as they come. */
+ModuleFileState module_file_state(const char *path, unsigned char digest[32]) {
+  char why[128];
+  FILE *f = file_fopen_regular(path, why, sizeof why);
+  if (!f) return MODULE_FILE_ABSENT;
+  Sha256 h;
+  sha256_init(&h);
+  char chunk[8192];
+  size_t got, total = 0;
+  while (total < MAX_MODULE_BYTES && (got = fread(chunk, 1, sizeof chunk, f)) > 0) {
+    sha256_update(&h, chunk, got);
+    total += got;
+  }
+  int bad = ferror(f) || total >= MAX_MODULE_BYTES;
+  fclose(f);
+  sha256_final(&h, digest);
+  return bad ? MODULE_FILE_UNREADABLE : MODULE_FILE_READ;
 }
 
 /* The file's canonical name, so `pkg/ops/../utils/a.py` and `pkg/utils/a.py` are one module. */
@@ -72,6 +103,7 @@ static ModuleState *load(Sema *S, const char *file, const char *dotted, int is_p
   Source *src = arena_alloc(S->arena, sizeof *src);
   src->name = file;
   src->text = read_file(S, file, &src->len);
+  note_file(S, file, src->text ? MODULE_FILE_READ : MODULE_FILE_UNREADABLE, src->text, src->len);
   if (!src->text) return NULL;
   Diags quiet;
   diags_init(&quiet, S->arena, S->diags->guard);
@@ -101,6 +133,7 @@ static ModuleState *load_under(Sema *S, const char *dir, const char *rel, const 
   for (size_t i = 0; i < sizeof forms / sizeof *forms; i++) {
     const char *file = arena_printf(S->arena, forms[i], dir, rel);
     if (is_file(file)) return load(S, file, dotted, i == 2);
+    note_file(S, file, MODULE_FILE_ABSENT, NULL, 0); /* one made here later would be found first */
   }
   return NULL;
 }

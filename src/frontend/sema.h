@@ -145,12 +145,31 @@ typedef struct KernelMeta {
   Loc unevaluated_at;               /* and where */
 } KernelMeta;
 
+/* What looking for one file of the kernel's package found (modules.c). */
+typedef enum { MODULE_FILE_ABSENT, MODULE_FILE_UNREADABLE, MODULE_FILE_READ } ModuleFileState;
+
+/* A file the frontend read, or looked for and did not find, beyond the
+ * kernel's own source: what a JIT disk cache entry must be checked against,
+ * since its key sees only that source (docs/abi.md section 9). */
+typedef struct ModuleFile {
+  const char *path;           /* as the import looked for it (relative to the working directory, or absolute) */
+  ModuleFileState state;
+  unsigned char sha256[32];   /* of its bytes, when read */
+} ModuleFile;
+
+typedef Vec(ModuleFile) ModuleFiles;
+
+/* What reading `path` as a module of the package finds now, its digest
+ * into sha256 when read: the same answer as the compilation that looked
+ * for it, unless the file changed. */
+ModuleFileState module_file_state(const char *path, unsigned char sha256[32]);
+
 typedef struct CheckedKernel {
   Node *def;                /* the typed FUNCDEF of the kernel */
   Vec(KernelParam) params;
   KernelMeta meta;
   int typed;                /* 0: parsed only (no signature, annotations incomplete) */
-  int files_imported;       /* its file imports modules of its package from files (modules.c) */
+  const ModuleFiles *module_files; /* the package's files read or looked for (modules.c), in that order */
 } CheckedKernel;
 
 /* Checks the kernel; returns NULL when errors were reported to `d`.

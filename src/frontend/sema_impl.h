@@ -69,6 +69,7 @@ typedef struct Sema {
   Diags *diags;
   ModuleState *here;        /* the module of the function being checked */
   Vec(ModuleState *) loaded; /* the modules of the package imported so far (modules.c) */
+  ModuleFiles *files;       /* the files those imports read or looked for (modules.c) */
   const Module *stdlib;
   Scope scope;              /* variables of the function being checked */
   NodeVec *out;             /* where checked statements go */

@@ -891,6 +891,7 @@ static int declare(Sema *S, const Module *m, const Module *stdlib, const SemaOpt
   S->diags = d;
   S->here = arena_alloc(d->arena, sizeof *S->here);
   S->here->mod = m;
+  S->files = arena_alloc(d->arena, sizeof *S->files); /* the kernel's: checking its body may import more */
   vec_push(S->arena, &S->loaded, S->here); /* the kernel's file, for helpers of other modules that call back */
   S->stdlib = stdlib;
   symbols_build(S, 1);
@@ -900,7 +901,7 @@ static int declare(Sema *S, const Module *m, const Module *stdlib, const SemaOpt
   S->kernel->def = def;
   collect_params(S);
   check_decorators(S, def, opts);
-  S->kernel->files_imported = S->loaded.len > 1; /* symbols_build looked for the file's imports */
+  S->kernel->module_files = S->files;
   return d->errors == 0;
 }
 

@@ -676,7 +676,7 @@ void autotune_write_choice(tile_kernel *k, const char *key, const char *what, Va
   arena_init(&c.arena, 1 << 24);
   if (!arena_run(&c.arena, choice_json, &c)) {
     static const char tag[] = "tile autotune choice";
-    CacheEntry e = {(unsigned char *)tag, sizeof tag - 1, 0, (char *)buf_cstr(&c.json), c.json.len};
+    CacheEntry e = {(unsigned char *)tag, sizeof tag - 1, 0, (char *)buf_cstr(&c.json), c.json.len, NULL, 0};
     if (cache_write(k->ctx->cache_dir, key, &e, why, sizeof why))
       context_note(k->ctx, "cache: %s; the autotuner's choice was not cached", why);
   }

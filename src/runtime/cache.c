@@ -17,14 +17,14 @@ static const char magic[8] = {'T', 'I', 'L', 'E', 'K', 'R', 'N', 'L'};
 enum { MAX_ENTRY_BYTES = 1 << 30 };
 
 /* Of the whole entry: the header before the digest (the kind and where the
- * image ends are as much the entry as its bytes), the image, the metadata. */
-static void entry_digest(const unsigned char header[CACHE_DIGEST_AT], const unsigned char *image, size_t image_size,
-                         const char *metadata, size_t metadata_len, unsigned char digest[32]) {
+ * sections end are as much the entry as their bytes), then each section. */
+static void entry_digest(const unsigned char header[CACHE_DIGEST_AT], const CacheEntry *e, unsigned char digest[32]) {
   Sha256 h;
   sha256_init(&h);
   sha256_update(&h, header, CACHE_DIGEST_AT);
-  sha256_update(&h, image, image_size);
-  sha256_update(&h, metadata, metadata_len);
+  sha256_update(&h, e->image, e->image_size);
+  sha256_update(&h, e->metadata, e->metadata_len);
+  sha256_update(&h, e->deps, e->deps_len);
   sha256_final(&h, digest);
 }
 
@@ -36,6 +36,7 @@ int cache_path(const char *dir, const char *key, char *path, size_t size) {
 void cache_entry_free(CacheEntry *e) {
   free(e->image);
   free(e->metadata);
+  free(e->deps);
   memset(e, 0, sizeof *e);
 }
 
@@ -44,29 +45,39 @@ static int corrupt(char *why, size_t whysize, const char *what) {
   return -1;
 }
 
+/* A NUL-terminated malloc'd copy of a text section. */
+static char *copy_text(const unsigned char *data, size_t len) {
+  char *t = malloc(len + 1);
+  if (!t) return NULL;
+  memcpy(t, data, len);
+  t[len] = 0;
+  return t;
+}
+
 /* Checks a whole file's bytes and splits them into *e. */
 static int decode(const unsigned char *data, size_t size, CacheEntry *e, char *why, size_t whysize) {
   if (size < CACHE_HEADER_SIZE || memcmp(data, magic, sizeof magic)) return corrupt(why, whysize, "bad magic");
   if (le_get(data + 8, 4) != CACHE_FORMAT) return corrupt(why, whysize, "another format version");
-  uint64_t image_size = le_get(data + 16, 8), metadata_len = le_get(data + 24, 8);
-  if (image_size > size || metadata_len > size || CACHE_HEADER_SIZE + image_size + metadata_len != size)
+  uint64_t image_size = le_get(data + 16, 8), metadata_len = le_get(data + 24, 8), deps_len = le_get(data + 32, 8);
+  if (image_size > size || metadata_len > size || deps_len > size ||
+      CACHE_HEADER_SIZE + image_size + metadata_len + deps_len != size)
     return corrupt(why, whysize, "lengths do not match the file (truncated?)");
-  const unsigned char *image = data + CACHE_HEADER_SIZE;
-  const char *metadata = (const char *)image + image_size;
+  const unsigned char *image = data + CACHE_HEADER_SIZE, *metadata = image + image_size, *deps = metadata + metadata_len;
+  CacheEntry view = {(unsigned char *)image, image_size, 0, (char *)metadata, metadata_len, (char *)deps, deps_len};
   unsigned char digest[32];
-  entry_digest(data, image, image_size, metadata, metadata_len, digest);
+  entry_digest(data, &view, digest);
   if (memcmp(digest, data + CACHE_DIGEST_AT, 32)) return corrupt(why, whysize, "checksum mismatch");
   e->image = malloc(image_size ? image_size : 1);
-  e->metadata = malloc(metadata_len + 1);
-  if (!e->image || !e->metadata) {
+  e->metadata = copy_text(metadata, metadata_len);
+  e->deps = copy_text(deps, deps_len);
+  if (!e->image || !e->metadata || !e->deps) {
     cache_entry_free(e);
     return corrupt(why, whysize, "out of memory");
   }
   memcpy(e->image, image, image_size);
-  memcpy(e->metadata, metadata, metadata_len);
-  e->metadata[metadata_len] = 0;
   e->image_size = image_size;
   e->metadata_len = metadata_len;
+  e->deps_len = deps_len;
   e->image_is_ptx = le_get(data + 12, 4) == 1;
   return 1;
 }
@@ -139,7 +150,8 @@ static void encode_header(const CacheEntry *e, unsigned char header[CACHE_HEADER
   le_put(header + 12, e->image_is_ptx ? 1 : 0, 4);
   le_put(header + 16, e->image_size, 8);
   le_put(header + 24, e->metadata_len, 8);
-  entry_digest(header, e->image, e->image_size, e->metadata, e->metadata_len, header + CACHE_DIGEST_AT);
+  le_put(header + 32, e->deps_len, 8);
+  entry_digest(header, e, header + CACHE_DIGEST_AT);
 }
 
 int cache_write(const char *dir, const char *key, const CacheEntry *e, char *why, size_t whysize) {
@@ -155,7 +167,7 @@ int cache_write(const char *dir, const char *key, const CacheEntry *e, char *why
   unsigned char header[CACHE_HEADER_SIZE];
   encode_header(e, header);
   int failed = fchmod(fd, 0644) || write_fd(fd, header, sizeof header) || write_fd(fd, e->image, e->image_size) ||
-               write_fd(fd, e->metadata, e->metadata_len);
+               write_fd(fd, e->metadata, e->metadata_len) || write_fd(fd, e->deps, e->deps_len);
   int saved = errno;
   failed |= close(fd) != 0;
   if (!failed && rename(temp, path) == 0) return 0;

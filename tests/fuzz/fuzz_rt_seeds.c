@@ -2,7 +2,8 @@
  * fuzz_cache, fuzz_api, fuzz_bundle) into DIR/metadata, DIR/cache, DIR/api and DIR/bundle: the
  * metadata of a few kernels as the compiler describes them (PTX for sm_90
  * and sm_90a, and the interpreter's), hand-written metadata with ':1'
- * arguments and a tensor map, each as a sound cache entry, and short call
+ * arguments and a tensor map, each as a sound cache entry, an entry with a
+ * dependency list and that list alone, and short call
  * programs for the API harness.  Built with the fuzzers; run before them. */
 #include "../../src/runtime/cache.h"
 #include "tile/tile.h"
@@ -43,8 +44,21 @@ static int seed_metadata(const char *dir, const char *name, const char *json, co
   snprintf(sub, sizeof sub, "%s/metadata", dir);
   int failed = write_file(sub, name, json, strlen(json));
   snprintf(sub, sizeof sub, "%s/cache", dir);
-  CacheEntry e = {(unsigned char *)image, strlen(image), is_ptx, (char *)json, strlen(json)};
+  CacheEntry e = {(unsigned char *)image, strlen(image), is_ptx, (char *)json, strlen(json), NULL, 0};
   return failed | (cache_write(sub, name, &e, why, sizeof why) != 0);
+}
+
+/* cache/deps.tile, an entry listing the files its kernel imported, and
+ * cache/deps_list, the list alone (fuzz_cache reads every input as both). */
+static int seed_deps(const char *dir) {
+  static const char deps[] = "tile deps 1\n"
+                             "absent 13 pkg/utils.tl\n"
+                             "unreadable 9 pkg/a b.py\n"
+                             "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef 12 pkg/\nutils.py\n";
+  char sub[512], why[256];
+  snprintf(sub, sizeof sub, "%s/cache", dir);
+  CacheEntry e = {(unsigned char *)".version 8.0", 12, 1, "{}", 2, (char *)deps, sizeof deps - 1};
+  return write_file(sub, "deps_list", deps, sizeof deps - 1) | (cache_write(sub, "deps", &e, why, sizeof why) != 0);
 }
 
 static int seed_compiled(tile_context *ctx, const char *dir) {
@@ -128,7 +142,8 @@ int main(int argc, char **argv) {
   tile_context *ctx;
   if (tile_context_create(&ctx)) return 1;
   int failed = seed_compiled(ctx, argv[1]) | seed_metadata(argv[1], "with_map", with_map, "\x7f" "ELF", 0) |
-               seed_bundle(ctx, argv[1]) | seed_cpu(ctx, argv[1]) | seed_api(argv[1]);
+               seed_bundle(ctx, argv[1]) | seed_cpu(ctx, argv[1]) | seed_api(argv[1]) |
+               seed_deps(argv[1]);
   tile_context_destroy(ctx);
   return failed;
 }

@@ -6,8 +6,9 @@
  * compute capability, registers from ptxas), the disk cache across contexts
  * (hit, a new entry per specialisation, a corrupt entry rebuilt, an
  * unwritable directory only noted, many processes compiling one kernel at
- * once), PTX for the driver when there is no ptxas, and tile_compile's cubin
- * loaded back. */
+ * once, a kernel's imported files edited or corrupt in its entry), PTX
+ * for the driver when there is no ptxas, and tile_compile's cubin loaded
+ * back. */
 #include "check.h"
 #include "fake_cuda.h"
 #include "../../src/driver/driver.h"
@@ -18,6 +19,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -140,9 +142,9 @@ static void corrupt_entries(const char *dir) {
   if (d) closedir(d);
 }
 
-/* Rewrites each entry through cache_write (so its checksum holds) with its
- * metadata's "cubin" said to be "ptx", or its metadata cut in half. */
-static void miswrite_entries(const char *dir, int cut) {
+/* Rewrites each entry of `dir` through cache_write (so its checksum holds),
+ * changed by change(e, how) first; the buffers it points e to are its own. */
+static void rewrite_entries(const char *dir, void (*change)(CacheEntry *e, const void *how), const void *how) {
   DIR *d = opendir(dir);
   for (struct dirent *ent; d && (ent = readdir(d));) {
     char key[256], why[256];
@@ -150,14 +152,22 @@ static void miswrite_entries(const char *dir, int cut) {
     if (!strstr(ent->d_name, ".tile") || strstr(ent->d_name, ".tmp-")) continue;
     snprintf(key, sizeof key, "%.*s", (int)(strlen(ent->d_name) - 5), ent->d_name);
     if (cache_read(dir, key, &e, why, sizeof why) != 1) continue;
-    char *target = strstr(e.metadata, "\"cubin\"");
-    if (cut) e.metadata_len /= 2;
-    else if (target) memcpy(target, "\"ptx\"  ", 7);
-    CHECK(cache_write(dir, key, &e, why, sizeof why) == 0);
+    CacheEntry changed = e;
+    change(&changed, how);
+    CHECK(cache_write(dir, key, &changed, why, sizeof why) == 0);
     cache_entry_free(&e);
   }
   if (d) closedir(d);
 }
+
+/* Its metadata's "cubin" said to be "ptx" (how NULL), or its metadata cut in half. */
+static void miswrite(CacheEntry *e, const void *how) {
+  char *target = strstr(e->metadata, "\"cubin\"");
+  if (how) e->metadata_len /= 2;
+  else if (target) memcpy(target, "\"ptx\"  ", 7);
+}
+
+static void miswrite_entries(const char *dir, int cut) { rewrite_entries(dir, miswrite, cut ? "cut" : NULL); }
 
 /* ---- tests --------------------------------------------------------------------------------- */
 
@@ -360,6 +370,93 @@ static void test_source_name_in_key(void) {
   tile_context_destroy(ctx);
 }
 
+/* ---- a kernel importing a module of its package ------------------------------------------------------- */
+
+static const char package_kernel[] =
+    "import triton\nimport triton.language as tl\nfrom .helpers import f\n\n@triton.jit\n"
+    "def add_kernel(x_ptr, y_ptr, output_ptr, n_elements, BLOCK_SIZE: tl.constexpr):\n"
+    "    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)\n"
+    "    mask = offsets < n_elements\n"
+    "    tl.store(output_ptr + offsets, f(tl.load(x_ptr + offsets, mask=mask)), mask=mask)\n";
+
+/* helpers.tl's f, computing x * factor (one digit). */
+static void write_helper(const char *path, int factor) {
+  char text[200];
+  snprintf(text, sizeof text, "import triton\n\n@triton.jit\ndef f(x):\n    return x * %d.0\n", factor);
+  write_file(path, text);
+}
+
+/* The kernel of package `pkg` compiled (or taken from the cache `dir`) in
+ * a fresh context and launched; its tile IR (into tir, "" on a cache hit). */
+static int launch_package(const char *dir, const char *pkg, char *tir, size_t tirsize) {
+  char kernel[300];
+  snprintf(kernel, sizeof kernel, "%s/kernel.tl", pkg);
+  tile_context *ctx = context(dir, NULL);
+  tile_options o = vector_add_options();
+  tile_kernel *k = NULL;
+  int ok = tile_kernel_create_file(ctx, kernel, &o, &k) == TILE_OK && launch_add(ctx, k, 1000, 0);
+  const char *text = ok ? tile_kernel_text(k, TILE_STAGE_TIR) : NULL;
+  snprintf(tir, tirsize, "%s", text ? text : "");
+  if (!ok) snprintf(error, sizeof error, "%s", tile_error(ctx));
+  tile_context_destroy(ctx);
+  return ok;
+}
+
+/* An entry records the files its kernel imported: edit one, or make one
+ * that the import would find first, and the entry is compiled again
+ * (before, such kernels were never cached: the key sees the source alone). */
+static void test_imports_in_key(void) {
+  char dir[200], pkg[200], helper_tl[250], helper_py[250], tir[1 << 16], first[1 << 16];
+  snprintf(dir, sizeof dir, "%s/imports", cache_dir);
+  snprintf(pkg, sizeof pkg, "%s/pkg", cache_dir);
+  snprintf(helper_tl, sizeof helper_tl, "%s/helpers.tl", pkg);
+  snprintf(helper_py, sizeof helper_py, "%s/helpers.py", pkg);
+  CHECK(mkdir(pkg, 0755) == 0);
+  char kernel[300];
+  snprintf(kernel, sizeof kernel, "%s/kernel.tl", pkg);
+  write_file(kernel, package_kernel);
+  write_helper(helper_tl, 2);
+  CHECK(launch_package(dir, pkg, first, sizeof first) && first[0] && count_entries(dir) == 1); /* compiled */
+  CHECK(launch_package(dir, pkg, tir, sizeof tir) && !tir[0]);                               /* a hit */
+  write_helper(helper_tl, 3); /* the same size, maybe the same second: the bytes tell */
+  CHECK(launch_package(dir, pkg, tir, sizeof tir) && tir[0] && strcmp(tir, first) && count_entries(dir) == 1);
+  CHECK_CONTAINS(first, "constant 2 : fp32");
+  CHECK_CONTAINS(tir, "constant 3 : fp32");
+  CHECK(launch_package(dir, pkg, tir, sizeof tir) && !tir[0]); /* the entry rewritten: a hit again */
+  CHECK(rename(helper_tl, helper_py) == 0); /* now helpers.py, helpers.tl looked for and absent */
+  CHECK(launch_package(dir, pkg, tir, sizeof tir) && tir[0]);
+  write_helper(helper_tl, 4); /* found before helpers.py */
+  CHECK(launch_package(dir, pkg, tir, sizeof tir) && tir[0]);
+  CHECK_CONTAINS(tir, "constant 4 : fp32");
+  CHECK(unlink(helper_tl) == 0 && unlink(helper_py) == 0); /* gone: an error, not the old code */
+  CHECK(!launch_package(dir, pkg, tir, sizeof tir));
+  write_helper(helper_tl, 2);
+}
+
+/* Its dependency list `how`, or its own cut short by one byte (how NULL). */
+static void rewrite_deps(CacheEntry *e, const void *how) {
+  if (how) e->deps = (char *)how, e->deps_len = strlen(how);
+  else e->deps_len -= e->deps_len > 0;
+}
+
+/* An entry whose dependency list does not read is compiled again and replaced, with a note. */
+static void test_corrupt_dependencies(void) {
+  char dir[200], pkg[200], tir[1 << 16];
+  snprintf(dir, sizeof dir, "%s/imports", cache_dir);
+  snprintf(pkg, sizeof pkg, "%s/pkg", cache_dir);
+  const char *bad[] = {NULL, "tile deps 1\n", "tile deps 2\nabsent 3 a.tl\n", "tile deps 1\nabsent 0 \n",
+                       "tile deps 1\nabsent 99999999999999999999 a\n", "tile deps 1\nABSENT 4 a.tl\n"};
+  CHECK(launch_package(dir, pkg, tir, sizeof tir)); /* an entry for the package as it is now */
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    rewrite_entries(dir, rewrite_deps, bad[i]);
+    CHECK(launch_package(dir, pkg, tir, sizeof tir) && tir[0]);
+    CHECK_CONTAINS(notes, "cache: ignored the entry ");
+    CHECK_CONTAINS(notes, i == 1 || i == 2 ? "(its dependency list has no header, or nothing after it) and compiled again"
+                                           : "(its dependency list is malformed at byte ");
+    CHECK(launch_package(dir, pkg, tir, sizeof tir) && !tir[0] && !strstr(notes, "cache:")); /* rebuilt in place */
+  }
+}
+
 /* Processes compiling the same kernel into one cache at once all succeed, and leave one sound entry. */
 static void test_concurrent_processes(void) {
   char dir[200];
@@ -448,6 +545,8 @@ int main(void) {
   test_without_ptxas();
   test_libdevice();
   test_source_name_in_key();
+  test_imports_in_key();
+  test_corrupt_dependencies();
   test_concurrent_processes();
   test_ahead_of_time();
   test_launch_cost();

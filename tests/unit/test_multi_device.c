@@ -307,7 +307,7 @@ static atomic_int entry_writes_failed;
 
 static void *write_entry(void *unused) {
   char why[512];
-  CacheEntry e = {(unsigned char *)big_image, sizeof big_image, 0, "{\"same\": true}", 15};
+  CacheEntry e = {(unsigned char *)big_image, sizeof big_image, 0, "{\"same\": true}", 15, NULL, 0};
   for (int r = 0; r < 100; r++)
     if (cache_write(stress_dir, "5a3e", &e, why, sizeof why)) {
       if (!entry_writes_failed++) fprintf(stderr, "cache_write: %s\n", why);

@@ -317,7 +317,7 @@ static void test_checks_and_packing(void) {
 static char cache_dir[256];
 
 static CacheEntry entry_of(const char *image, const char *metadata, int is_ptx) {
-  CacheEntry e = {(unsigned char *)image, strlen(image), is_ptx, (char *)metadata, strlen(metadata)};
+  CacheEntry e = {(unsigned char *)image, strlen(image), is_ptx, (char *)metadata, strlen(metadata), NULL, 0};
   return e;
 }
 
