@@ -5,6 +5,7 @@
  * allocates once per value. */
 #include "interp.h"
 #include "../support/numeric.h"
+#include "../support/special_math.h"
 
 #include <math.h>
 #include <setjmp.h>
@@ -415,36 +416,47 @@ static void exec_ternary(Interp *I, const TirOp *op) {
   }
 }
 
+/* A libdevice result into d's element k: floats rounded to the result type, the integer results (ilogb's
+ * int, llrint's long long) kept whole, which a double would not be (INT64_MAX). */
+static void store_float(Slot *d, int64_t k, DType t, double v) { d->f[k] = round_float(v, t); }
+static void store_int(Slot *d, int64_t k, DType t, long long v) { d->i[k] = v; }
+#define STORE(e) _Generic((e), float: store_float, double: store_float, default: store_int)(d, k, t, (e))
+
 /* lang/libdevice.def's C expressions, in the operands' precision. */
-static double libdevice_fp32(int fn, float x, float y, float z, int n) {
+static void libdevice_fp32(int fn, float x, float y, float z, float w, int n, Slot *d, int64_t k, DType t) {
   switch (fn) {
-#define LIBDEVICE(id, name, sig, f32, f64, c32, c64) case LIBDEVICE_##id: return (double)(c32);
+#define LIBDEVICE(id, name, sig, types, f32, f64, c32, c64) case LIBDEVICE_##id: STORE(c32); break;
 #include "libdevice.def"
 #undef LIBDEVICE
-  default: return 0;
+  default: break;
   }
 }
 
-static double libdevice_fp64(int fn, double x, double y, double z, int n) {
+static void libdevice_fp64(int fn, double x, double y, double z, double w, int n, Slot *d, int64_t k, DType t) {
   switch (fn) {
-#define LIBDEVICE(id, name, sig, f32, f64, c32, c64) case LIBDEVICE_##id: return (double)(c64);
+#define LIBDEVICE(id, name, sig, types, f32, f64, c32, c64) case LIBDEVICE_##id: STORE(c64); break;
 #include "libdevice.def"
 #undef LIBDEVICE
-  default: return 0;
+  default: break;
   }
 }
+#undef STORE
 
+/* The float arguments are x, y, z, w in order, the i32 one n (src/tir/libdevice.c's signatures). */
 static void exec_libdevice(Interp *I, const TirOp *op) {
-  Slot *a[3] = {NULL, NULL, NULL}, *d = out(I, op);
-  int count = op->operands.len, fp64 = in_type(I, op, 0)->elem == DT_FP64, int_arg = libdevice_sig(op->kind) == LD_FI;
-  for (int j = 0; j < count && j < 3; j++) a[j] = in(I, op, j);
-  Type *t = out_type(I, op);
+  Slot *a[LIBDEVICE_MAX_ARGS], *d = out(I, op);
+  int count = op->operands.len, fn = op->kind;
+  DType x_type = in_type(I, op, libdevice_float_arg(fn))->elem, t = out_type(I, op)->elem;
+  for (int j = 0; j < count; j++) a[j] = in(I, op, j);
   for (int64_t k = 0; k < d->n; k++) {
-    double x = a[0]->f[k], y = count > 1 && !int_arg ? a[1]->f[k] : 0, z = count > 2 ? a[2]->f[k] : 0;
-    int n = int_arg ? (int)a[1]->i[k] : 0;
-    double r = fp64 ? libdevice_fp64(op->kind, x, y, z, n) : libdevice_fp32(op->kind, (float)x, (float)y, (float)z, n);
-    if (is_float(t)) d->f[k] = round_float(r, t->elem);
-    else d->i[k] = (int64_t)r;
+    double f[LIBDEVICE_MAX_ARGS] = {0, 0, 0, 0};
+    int n = 0, nf = 0;
+    for (int j = 0; j < count; j++) {
+      if (libdevice_arg(fn, j, x_type) == DT_I32) n = (int)a[j]->i[k];
+      else f[nf++] = a[j]->f[k];
+    }
+    if (x_type == DT_FP64) libdevice_fp64(fn, f[0], f[1], f[2], f[3], n, d, k, t);
+    else libdevice_fp32(fn, (float)f[0], (float)f[1], (float)f[2], (float)f[3], n, d, k, t);
   }
 }
 

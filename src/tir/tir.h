@@ -14,19 +14,24 @@
  * carries its row as its kind, the frontend's typed calls as their callee
  * (libdevice.c). */
 typedef enum {
-#define LIBDEVICE(id, name, sig, f32, f64, c32, c64) LIBDEVICE_##id,
+#define LIBDEVICE(id, name, sig, types, f32, f64, c32, c64) LIBDEVICE_##id,
 #include "libdevice.def"
 #undef LIBDEVICE
   LIBDEVICE_COUNT
 } LibdeviceId;
 
-typedef enum { LD_F, LD_FF, LD_FFF, LD_FI, LD_INT, LD_BOOL } LibdeviceSig;
+typedef enum { LD_F, LD_FF, LD_FFF, LD_FFFF, LD_FI, LD_IF, LD_INT, LD_BOOL, LD_LONG } LibdeviceSig;
+typedef enum { LD_TYPES_FP, LD_TYPES_FP32, LD_TYPES_FP64 } LibdeviceTypes; /* the table's types column */
+enum { LIBDEVICE_MAX_ARGS = 4 };
 
 const char *libdevice_name(int id);              /* the Python name: "tanh" */
 const char *libdevice_symbol(int id, int fp64);  /* "__nv_tanhf", "__nv_tanh" */
 const char *libdevice_kind(int id);              /* the fp64 symbol without __nv_: tile IR's kind */
-LibdeviceSig libdevice_sig(int id);
 int libdevice_arity(int id);
+int libdevice_takes(int id, DType x);            /* whether x (fp32 or fp64) is one of its types */
+int libdevice_float_arg(int id);                 /* which argument is x, the one that picks fp32 or fp64 */
+DType libdevice_arg(int id, int i, DType x);     /* argument i's type where x is x's */
+DType libdevice_result(int id, DType x);
 
 /* The attributes an op carries after its operands (attrs.def). */
 typedef enum {

@@ -4,34 +4,40 @@
  * Guarantees: each computes what the C library computes (correctly rounded
  * where the C library is, which libdevice is not always: tests compare with
  * a tolerance where the GPU rounds differently). */
+#include "special_math.h"
+
 #include <math.h>
 #include <stdint.h>
 
 #pragma GCC visibility push(default)
 
 /* The functions of lang/libdevice.def, from its C expressions: the
- * interpreter computes the same ones. */
+ * interpreter computes the same ones (special_math.c where libm has none). */
 #define LD_PROTO_LD_F(T, R, name) R name(T x)
 #define LD_PROTO_LD_FF(T, R, name) R name(T x, T y)
 #define LD_PROTO_LD_FFF(T, R, name) R name(T x, T y, T z)
+#define LD_PROTO_LD_FFFF(T, R, name) R name(T x, T y, T z, T w)
 #define LD_PROTO_LD_FI(T, R, name) R name(T x, int n)
+#define LD_PROTO_LD_IF(T, R, name) R name(int n, T x)
 #define LD_PROTO_LD_INT(T, R, name) int name(T x)
 #define LD_PROTO_LD_BOOL(T, R, name) int name(T x)
-#define LIBDEVICE(id, name, sig, f32, f64, c32, c64)                                                      \
-  LD_PROTO_##sig(float, float, __nv_##f32);                                                             \
-  LD_PROTO_##sig(double, double, __nv_##f64);                                                           \
-  LD_PROTO_##sig(float, float, __nv_##f32) { return c32; }                                              \
-  LD_PROTO_##sig(double, double, __nv_##f64) { return c64; }
+#define LD_PROTO_LD_LONG(T, R, name) long long name(T x)
+#define LD_DEFINE(sig, T, name, c)                                                                       \
+  LD_PROTO_##sig(T, T, name);                                                                           \
+  LD_PROTO_##sig(T, T, name) { return c; }
+/* the row's types column: one function or two */
+#define LD_DEFINE_FP(sig, f32, f64, c32, c64) LD_DEFINE(sig, float, f32, c32) LD_DEFINE(sig, double, f64, c64)
+#define LD_DEFINE_FP32(sig, f32, f64, c32, c64) LD_DEFINE(sig, float, f32, c32)
+#define LD_DEFINE_FP64(sig, f32, f64, c32, c64) LD_DEFINE(sig, double, f64, c64)
+#define LIBDEVICE(id, name, sig, types, f32, f64, c32, c64) LD_DEFINE_##types(sig, __nv_##f32, __nv_##f64, c32, c64)
 #include "libdevice.def"
 #undef LIBDEVICE
 
 /* Others that generated code may call: one line per function, libdevice name, C expression of x (and y). */
 #define FLOAT_UNARY(X)                                                                                    \
-  X(saturatef, x >= 1.0f ? 1.0f : x > 0.0f ? x : 0.0f)                                                    \
-  X(fast_expf, expf(x)) X(fast_exp10f, powf(10.0f, x)) X(fast_logf, logf(x)) X(fast_log2f, log2f(x))     \
-  X(fast_log10f, log10f(x)) X(fast_sinf, sinf(x)) X(fast_cosf, cosf(x)) X(fast_tanf, tanf(x))
+  X(fast_exp10f, powf(10.0f, x)) X(fast_log10f, log10f(x)) X(fast_tanf, tanf(x))
 
-#define FLOAT_BINARY(X) X(fast_powf, powf(x, y)) X(fast_fdividef, x / y) X(fdividef, x / y)
+#define FLOAT_BINARY(X) X(fdividef, x / y)
 
 #define DEFINE_FLOAT_UNARY(name, expr) float __nv_##name(float x) { return expr; }
 #define DEFINE_FLOAT_BINARY(name, expr) float __nv_##name(float x, float y) { return expr; }
@@ -45,8 +51,6 @@ FLOAT_BINARY(DECLARE_FLOAT_BINARY)
 FLOAT_UNARY(DEFINE_FLOAT_UNARY)
 FLOAT_BINARY(DEFINE_FLOAT_BINARY)
 
-int __nv_finitef(float x);
-int __nv_isfinited(double x);
 int __nv_umulhi(unsigned x, unsigned y);
 int __nv_mulhi(int x, int y);
 uint64_t __nv_umul64hi(uint64_t x, uint64_t y);
@@ -62,8 +66,6 @@ uint64_t __nv_brevll(uint64_t x);
 int __nv_abs(int x);
 int64_t __nv_llabs(int64_t x);
 
-int __nv_finitef(float x) { return isfinite(x) != 0; }
-int __nv_isfinited(double x) { return isfinite(x) != 0; }
 int __nv_umulhi(unsigned x, unsigned y) { return (int)(unsigned)(((uint64_t)x * y) >> 32); }
 int __nv_mulhi(int x, int y) { return (int)(((int64_t)x * y) >> 32); }
 uint64_t __nv_umul64hi(uint64_t x, uint64_t y) { return (uint64_t)(((unsigned __int128)x * y) >> 64); }
