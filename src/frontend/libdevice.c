@@ -8,9 +8,9 @@
 
 #include <string.h>
 
-/* Whether the argument types are one of row's signatures: its x fp32 or fp64, the others as x says. */
+/* Whether the argument types are one of row's signatures: x one of its types, the others as x says. */
 static int matches(int row, Node **xs, int n) {
-  DType x = xs[libdevice_float_arg(row)]->type->elem;
+  DType x = xs[libdevice_x_arg(row)]->type->elem;
   if (!libdevice_takes(row, x)) return 0;
   for (int i = 0; i < n; i++)
     if (xs[i]->type->elem != libdevice_arg(row, i, x)) return 0;
@@ -21,14 +21,13 @@ static int matches(int row, Node **xs, int n) {
 static const char *signatures(Sema *S, int first) {
   Buf b;
   buf_init(&b, S->arena);
-  static const DType floats[] = {DT_FP32, DT_FP64};
   for (int r = first, k = 0; r < LIBDEVICE_COUNT; r++) {
     if (strcmp(libdevice_name(r), libdevice_name(first))) continue;
-    for (int f = 0; f < 2; f++) {
-      if (!libdevice_takes(r, floats[f])) continue;
+    for (int wide = 0; wide < 2; wide++) {
+      DType x = libdevice_x_type(r, wide);
+      if (x == DT_COUNT) continue;
       buf_puts(&b, k++ ? ", (" : "(");
-      for (int i = 0; i < libdevice_arity(r); i++)
-        buf_printf(&b, "%s%s", i ? ", " : "", dtype_name(libdevice_arg(r, i, floats[f])));
+      for (int i = 0; i < libdevice_arity(r); i++) buf_printf(&b, "%s%s", i ? ", " : "", dtype_name(libdevice_arg(r, i, x)));
       buf_puts(&b, ")");
     }
   }
@@ -91,7 +90,7 @@ Node *check_libdevice_call(Sema *S, Node *call, int first, Node **args, int n_ar
   for (int r = first; r < LIBDEVICE_COUNT && row < 0; r++)
     if (!strcmp(libdevice_name(r), libdevice_name(first)) && matches(r, xs, n_args)) row = r;
   if (row < 0) return no_variant(S, call, fn, first, xs, n_args);
-  Node *n = typed_node(S, ND_CALL, call->loc, type_with_elem(S->arena, xs[0]->type, libdevice_result(row, xs[libdevice_float_arg(row)]->type->elem), 0));
+  Node *n = typed_node(S, ND_CALL, call->loc, type_with_elem(S->arena, xs[0]->type, libdevice_result(row, xs[libdevice_x_arg(row)]->type->elem), 0));
   Value *f = value_new(S, V_LIBDEVICE);
   f->i = row;
   n->a = mk_const(S, call->loc, f);

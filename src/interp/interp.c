@@ -422,41 +422,51 @@ static void store_float(Slot *d, int64_t k, DType t, double v) { d->f[k] = round
 static void store_int(Slot *d, int64_t k, DType t, long long v) { d->i[k] = v; }
 #define STORE(e) _Generic((e), float: store_float, double: store_float, default: store_int)(d, k, t, (e))
 
-/* lang/libdevice.def's C expressions, in the operands' precision. */
-static void libdevice_fp32(int fn, float x, float y, float z, float w, int n, Slot *d, int64_t k, DType t) {
+/* lang/libdevice.def's C expressions, with x, y, z, w of the row's C type (special_math.h's LD_C_*) from
+ * the float values f or the integer values v. */
+#define LD_SOURCE(T) _Generic((T)0, float: f, double: f, default: v)
+#define LD_VARS(T)                                                                                     \
+  T x = (T)LD_SOURCE(T)[0], y = (T)LD_SOURCE(T)[1], z = (T)LD_SOURCE(T)[2], w = (T)LD_SOURCE(T)[3]; \
+  (void)x, (void)y, (void)z, (void)w;
+
+static void libdevice_narrow(int fn, const double *f, const int64_t *v, int n, Slot *d, int64_t k, DType t) {
   switch (fn) {
-#define LIBDEVICE(id, name, sig, types, f32, f64, c32, c64) case LIBDEVICE_##id: STORE(c32); break;
+#define LIBDEVICE(id, name, sig, types, f32, f64, c32, c64) \
+  case LIBDEVICE_##id: { LD_VARS(LD_C_NARROW_##types) STORE(c32); break; }
 #include "libdevice.def"
 #undef LIBDEVICE
   default: break;
   }
 }
 
-static void libdevice_fp64(int fn, double x, double y, double z, double w, int n, Slot *d, int64_t k, DType t) {
+static void libdevice_wide(int fn, const double *f, const int64_t *v, int n, Slot *d, int64_t k, DType t) {
   switch (fn) {
-#define LIBDEVICE(id, name, sig, types, f32, f64, c32, c64) case LIBDEVICE_##id: STORE(c64); break;
+#define LIBDEVICE(id, name, sig, types, f32, f64, c32, c64) \
+  case LIBDEVICE_##id: { LD_VARS(LD_C_WIDE_##types) STORE(c64); break; }
 #include "libdevice.def"
 #undef LIBDEVICE
   default: break;
   }
 }
 #undef STORE
+#undef LD_VARS
+#undef LD_SOURCE
 
-/* The float arguments are x, y, z, w in order, the i32 one n (src/tir/libdevice.c's signatures). */
+/* The operands other than n are x, y, z, w in order (src/tir/libdevice.c's signatures). */
 static void exec_libdevice(Interp *I, const TirOp *op) {
   Slot *a[LIBDEVICE_MAX_ARGS], *d = out(I, op);
-  int count = op->operands.len, fn = op->kind;
-  DType x_type = in_type(I, op, libdevice_float_arg(fn))->elem, t = out_type(I, op)->elem;
+  int count = op->operands.len, fn = op->kind, n_arg = libdevice_n_arg(fn);
+  DType x = in_type(I, op, libdevice_x_arg(fn))->elem, t = out_type(I, op)->elem;
+  int wide = x == libdevice_x_type(fn, 1);
   for (int j = 0; j < count; j++) a[j] = in(I, op, j);
   for (int64_t k = 0; k < d->n; k++) {
     double f[LIBDEVICE_MAX_ARGS] = {0, 0, 0, 0};
-    int n = 0, nf = 0;
-    for (int j = 0; j < count; j++) {
-      if (libdevice_arg(fn, j, x_type) == DT_I32) n = (int)a[j]->i[k];
-      else f[nf++] = a[j]->f[k];
-    }
-    if (x_type == DT_FP64) libdevice_fp64(fn, f[0], f[1], f[2], f[3], n, d, k, t);
-    else libdevice_fp32(fn, (float)f[0], (float)f[1], (float)f[2], (float)f[3], n, d, k, t);
+    int64_t v[LIBDEVICE_MAX_ARGS] = {0, 0, 0, 0};
+    int n = n_arg >= 0 ? (int)a[n_arg]->i[k] : 0;
+    for (int j = 0, m = 0; j < count; j++)
+      if (j != n_arg) f[m] = a[j]->f[k], v[m++] = a[j]->i[k]; /* one union: the one x's type reads is right */
+    if (wide) libdevice_wide(fn, f, v, n, d, k, t);
+    else libdevice_narrow(fn, f, v, n, d, k, t);
   }
 }
 

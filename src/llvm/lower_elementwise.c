@@ -246,21 +246,20 @@ static LLVMValueRef float_fma(Lower *L, LLVMValueRef *x) {
   return narrow(t, L) ? LLVMBuildFPTrunc(L->b, r, t, "") : r;
 }
 
-static LLVMTypeRef libdevice_type(Lower *L, DType t, LLVMTypeRef x) {
-  switch (t) {
-  case DT_I1: case DT_I32: return L->i32;
-  case DT_I64: return L->i64;
-  default: return x;
-  }
+static LLVMTypeRef libdevice_type(Lower *L, DType t) {
+  if (t == DT_FP32 || t == DT_FP64) return t == DT_FP32 ? L->f32 : L->f64;
+  return dtype_bits(t) == 64 ? L->i64 : L->i32; /* i1 results come back as i32 */
 }
 
-/* A row of lang/libdevice.def: its fp32 or fp64 __nv_ function, with the row's argument and result
- * types (src/tir/libdevice.c); i1 results are the i32 result != 0, as Triton's isnan and isinf. */
+/* A row of lang/libdevice.def: its narrow (fp32, i32) or wide (fp64, i64) __nv_ function, with the row's
+ * argument and result types (src/tir/libdevice.c); i1 results are the i32 result != 0, as Triton's isnan
+ * and isinf. */
 static LLVMValueRef libdevice_row(Lower *L, int row, LLVMValueRef *x) {
-  LLVMTypeRef ft = LLVMTypeOf(x[libdevice_float_arg(row)]), p[LIBDEVICE_MAX_ARGS];
-  DType xt = ft == L->f64 ? DT_FP64 : DT_FP32, rt = libdevice_result(row, xt);
-  for (int i = 0; i < libdevice_arity(row); i++) p[i] = libdevice_type(L, libdevice_arg(row, i, xt), ft);
-  LLVMValueRef r = lower_call(L, libdevice_symbol(row, xt == DT_FP64), libdevice_type(L, rt, ft), p, libdevice_arity(row), x);
+  LLVMTypeRef xt = LLVMTypeOf(x[libdevice_x_arg(row)]), p[LIBDEVICE_MAX_ARGS];
+  int wide = xt == L->f64 || xt == L->i64;
+  DType xd = libdevice_x_type(row, wide), rt = libdevice_result(row, xd);
+  for (int i = 0; i < libdevice_arity(row); i++) p[i] = libdevice_type(L, libdevice_arg(row, i, xd));
+  LLVMValueRef r = lower_call(L, libdevice_symbol(row, wide), libdevice_type(L, rt), p, libdevice_arity(row), x);
   return rt == DT_I1 ? LLVMBuildICmp(L->b, LLVMIntNE, r, LLVMConstNull(L->i32), "") : r;
 }
 

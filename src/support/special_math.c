@@ -2,8 +2,10 @@
 #define _DEFAULT_SOURCE /* jn and yn: X/Open, not C11 */
 #include "special_math.h"
 
+#include <fenv.h>
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 enum { MAX_STEPS = 64 }; /* Newton steps; the iterations below converge in fewer than 10 */
 
@@ -133,3 +135,90 @@ static long long saturate(double x, double rounded) {
 long long special_llrint(double x) { return saturate(x, rint(x)); }
 long long special_llround(double x) { return saturate(x, round(x)); }
 long long special_llroundf(float x) { return isnan(x) ? INT64_MIN : special_llround(x); }
+
+uint32_t special_brev32(uint32_t x) {
+  uint32_t r = 0;
+  for (int i = 0; i < 32; i++) r |= ((x >> i) & 1u) << (31 - i);
+  return r;
+}
+
+uint64_t special_brev64(uint64_t x) { return (uint64_t)special_brev32((uint32_t)x) << 32 | special_brev32((uint32_t)(x >> 32)); }
+
+uint32_t special_byte_perm(uint32_t x, uint32_t y, uint32_t selector) {
+  uint64_t bytes = (uint64_t)y << 32 | x;
+  uint32_t r = 0;
+  for (int i = 0; i < 4; i++) r |= (uint32_t)(bytes >> 8 * ((selector >> 4 * i) & 7) & 0xff) << 8 * i;
+  return r;
+}
+
+/* The operations under a rounding mode.  noipa: GCC does not honour FENV_ACCESS and may move arithmetic
+ * across fesetround, but not a call of a function it knows nothing of. */
+static __attribute__((noipa)) double fma_now(double x, double y, double z) { return fma(x, y, z); }
+static __attribute__((noipa)) float fmaf_now(float x, float y, float z) { return fmaf(x, y, z); }
+static __attribute__((noipa)) double div_now(double x, double y) { return x / y; }
+static __attribute__((noipa)) float divf_now(float x, float y) { return x / y; }
+
+static const int fe_modes[] = {[SPECIAL_RZ] = FE_TOWARDZERO, [SPECIAL_RD] = FE_DOWNWARD, [SPECIAL_RU] = FE_UPWARD};
+
+static int set_mode(int mode) {
+  int old = fegetround();
+  fesetround(fe_modes[mode]);
+  return old;
+}
+
+double special_fma(double x, double y, double z, int mode) {
+  int old = set_mode(mode);
+  double r = fma_now(x, y, z);
+  fesetround(old);
+  return r;
+}
+
+float special_fmaf(float x, float y, float z, int mode) {
+  int old = set_mode(mode);
+  float r = fmaf_now(x, y, z);
+  fesetround(old);
+  return r;
+}
+
+double special_div(double x, double y, int mode) {
+  int old = set_mode(mode);
+  double r = div_now(x, y);
+  fesetround(old);
+  return r;
+}
+
+float special_divf(float x, float y, int mode) {
+  int old = set_mode(mode);
+  float r = divf_now(x, y);
+  fesetround(old);
+  return r;
+}
+
+int32_t special_float2int_rn(float x) {
+  if (isnan(x)) return 0;
+  if (x >= 0x1p31f) return INT32_MAX;
+  if (x < -0x1p31f) return INT32_MIN;
+  return (int32_t)rintf(x);
+}
+
+int32_t special_float_as_int(float x) {
+  int32_t r;
+  memcpy(&r, &x, sizeof r);
+  return r;
+}
+
+float special_int_as_float(int32_t x) {
+  float r;
+  memcpy(&r, &x, sizeof r);
+  return r;
+}
+
+static double high_word(double x) {
+  uint64_t bits;
+  memcpy(&bits, &x, sizeof bits);
+  bits &= ~(uint64_t)0xffffffff;
+  memcpy(&x, &bits, sizeof bits);
+  return x;
+}
+
+double special_rcp64h(double x) { return high_word(1.0 / high_word(x)); }

@@ -1,12 +1,14 @@
 /* The libdevice functions the C library lacks (lang/libdevice.def's C
  * expressions call them): erfinv and its kin, sinpi, cospi, the modified
- * Bessel functions, and float-to-int64 rounding as the GPU's saturating
- * conversion.  In double, within a few ulp; fp32 callers round the result
+ * Bessel functions, float-to-int64 rounding as the GPU's saturating
+ * conversion, bit reversal and byte permutation.  In double, within a few ulp; fp32 callers round the result
  * once, which is then almost always the correctly rounded value.  Shared by
  * the interpreter and the simulator (tests/sim/sim_math.c), so both compute
  * the same numbers. */
 #ifndef TILE_SUPPORT_SPECIAL_MATH_H
 #define TILE_SUPPORT_SPECIAL_MATH_H
+
+#include <stdint.h>
 
 double special_erfinv(double p);     /* erf(x) = p; +-inf at +-1, NaN outside [-1, 1] */
 double special_erfcinv(double q);    /* erfc(x) = q; +inf at 0, -inf at 2, NaN outside [0, 2] */
@@ -24,5 +26,44 @@ double special_bessel_i1(double x);
 long long special_llrint(double x);
 long long special_llround(double x);
 long long special_llroundf(float x);
+
+/* fma and division rounded toward zero, down or up. */
+enum { SPECIAL_RZ, SPECIAL_RD, SPECIAL_RU };
+double special_fma(double x, double y, double z, int mode);
+float special_fmaf(float x, float y, float z, int mode);
+double special_div(double x, double y, int mode);
+float special_divf(float x, float y, int mode);
+
+/* 1 / x with x's low 32 bits dropped, and the result's: rcp64h, which the GPU approximates. */
+double special_rcp64h(double x);
+
+/* float2int_rn as cvt.rni.s32.f32 (saturating, NaN 0); the bits of a float as an int and back. */
+int32_t special_float2int_rn(float x);
+int32_t special_float_as_int(float x);
+float special_int_as_float(int32_t x);
+
+/* The integer functions with no C builtin: bit reversal, and prmt's byte selection (byte i of the result
+ * is byte (selector >> 4i) & 7 of y:x, x the low four). */
+uint32_t special_brev32(uint32_t x);
+uint64_t special_brev64(uint64_t x);
+uint32_t special_byte_perm(uint32_t x, uint32_t y, uint32_t selector);
+
+/* lang/libdevice.def's types column in C: x's narrow and wide type; a row of one type has it as both
+ * (and its other C expression is never evaluated).  The interpreter and the simulator compute each row's
+ * expressions with x, y, z, w of these types. */
+#define LD_C_NARROW_FP float
+#define LD_C_WIDE_FP double
+#define LD_C_NARROW_FP32 float
+#define LD_C_WIDE_FP32 float
+#define LD_C_NARROW_FP64 double
+#define LD_C_WIDE_FP64 double
+#define LD_C_NARROW_INT int32_t
+#define LD_C_WIDE_INT int64_t
+#define LD_C_NARROW_UINT uint32_t
+#define LD_C_WIDE_UINT uint64_t
+#define LD_C_NARROW_I32 int32_t
+#define LD_C_WIDE_I32 int32_t
+#define LD_C_NARROW_U32 uint32_t
+#define LD_C_WIDE_U32 uint32_t
 
 #endif

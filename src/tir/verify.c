@@ -51,15 +51,15 @@ static void check_same(Verifier *V, const TirOp *op, Type *a, Type *b, const cha
   if (!type_equal(a, b)) problem(V, op, "%s", arena_printf(V->f->arena, "%s: %s and %s differ", what, S(V, a), S(V, b)));
 }
 
-/* The row's signature (src/tir/libdevice.c): x fp32 or fp64 as the row takes, the others as the row says. */
+/* The row's signature (src/tir/libdevice.c): x of a type the row takes, the others as the row says. */
 static void check_libdevice(Verifier *V, const TirOp *op) {
   if (op->operands.len != libdevice_arity(op->kind)) {
     problem(V, op, "%s", "has the wrong number of operands for its function");
     return;
   }
-  const Type *xt = T(V, op, libdevice_float_arg(op->kind));
+  const Type *xt = T(V, op, libdevice_x_arg(op->kind));
   DType x = xt->elem;
-  if (xt->is_ptr || !libdevice_takes(op->kind, x)) problem(V, op, "%s", "needs an fp32 or fp64 operand its function takes");
+  if (xt->is_ptr || !libdevice_takes(op->kind, x)) problem(V, op, "%s", "needs an operand of a type its function takes");
   for (int i = 0; i < op->operands.len; i++)
     if (T(V, op, i)->elem != libdevice_arg(op->kind, i, x)) problem(V, op, "%s", "operand types do not match its function");
   if (R(V, op, 0)->elem != libdevice_result(op->kind, x)) problem(V, op, "%s", "result type does not match its function");
