@@ -151,45 +151,46 @@ uint32_t special_byte_perm(uint32_t x, uint32_t y, uint32_t selector) {
   return r;
 }
 
-/* The operations under a rounding mode.  noipa: GCC does not honour FENV_ACCESS and may move arithmetic
- * across fesetround, but not a call of a function it knows nothing of. */
-static __attribute__((noipa)) double fma_now(double x, double y, double z) { return fma(x, y, z); }
-static __attribute__((noipa)) float fmaf_now(float x, float y, float z) { return fmaf(x, y, z); }
-static __attribute__((noipa)) double div_now(double x, double y) { return x / y; }
-static __attribute__((noipa)) float divf_now(float x, float y) { return x / y; }
+/* The operation in the current rounding mode.  noipa: GCC does not honour FENV_ACCESS and may move
+ * arithmetic across fesetround, but not a call of a function it knows nothing of. */
+static __attribute__((noipa)) double operate(int op, double x, double y, double z) {
+  switch (op) {
+  case SPECIAL_ADD: return x + y;
+  case SPECIAL_SUB: return x - y;
+  case SPECIAL_MUL: return x * y;
+  case SPECIAL_DIV: return x / y;
+  case SPECIAL_FMA: return fma(x, y, z);
+  case SPECIAL_RCP: return 1 / x;
+  default: return sqrt(x);
+  }
+}
+
+static __attribute__((noipa)) float operatef(int op, float x, float y, float z) {
+  switch (op) {
+  case SPECIAL_ADD: return x + y;
+  case SPECIAL_SUB: return x - y;
+  case SPECIAL_MUL: return x * y;
+  case SPECIAL_DIV: return x / y;
+  case SPECIAL_FMA: return fmaf(x, y, z);
+  case SPECIAL_RCP: return 1 / x;
+  default: return sqrtf(x);
+  }
+}
 
 static const int fe_modes[] = {[SPECIAL_RZ] = FE_TOWARDZERO, [SPECIAL_RD] = FE_DOWNWARD, [SPECIAL_RU] = FE_UPWARD};
 
-static int set_mode(int mode) {
+double special_rounded(int op, int mode, double x, double y, double z) {
   int old = fegetround();
   fesetround(fe_modes[mode]);
-  return old;
-}
-
-double special_fma(double x, double y, double z, int mode) {
-  int old = set_mode(mode);
-  double r = fma_now(x, y, z);
+  double r = operate(op, x, y, z);
   fesetround(old);
   return r;
 }
 
-float special_fmaf(float x, float y, float z, int mode) {
-  int old = set_mode(mode);
-  float r = fmaf_now(x, y, z);
-  fesetround(old);
-  return r;
-}
-
-double special_div(double x, double y, int mode) {
-  int old = set_mode(mode);
-  double r = div_now(x, y);
-  fesetround(old);
-  return r;
-}
-
-float special_divf(float x, float y, int mode) {
-  int old = set_mode(mode);
-  float r = divf_now(x, y);
+float special_roundedf(int op, int mode, float x, float y, float z) {
+  int old = fegetround();
+  fesetround(fe_modes[mode]);
+  float r = operatef(op, x, y, z);
   fesetround(old);
   return r;
 }

@@ -27,12 +27,12 @@ long long special_llrint(double x);
 long long special_llround(double x);
 long long special_llroundf(float x);
 
-/* fma and division rounded toward zero, down or up. */
+/* The IEEE operations libdevice has in the other rounding modes: x + y, x - y, x * y, x / y, x * y + z,
+ * 1 / x, sqrt(x) (op), rounded toward zero, down or up (mode); y, z unused where the op has none. */
 enum { SPECIAL_RZ, SPECIAL_RD, SPECIAL_RU };
-double special_fma(double x, double y, double z, int mode);
-float special_fmaf(float x, float y, float z, int mode);
-double special_div(double x, double y, int mode);
-float special_divf(float x, float y, int mode);
+enum { SPECIAL_ADD, SPECIAL_SUB, SPECIAL_MUL, SPECIAL_DIV, SPECIAL_FMA, SPECIAL_RCP, SPECIAL_SQRT };
+double special_rounded(int op, int mode, double x, double y, double z);
+float special_roundedf(int op, int mode, float x, float y, float z);
 
 /* 1 / x with x's low 32 bits dropped, and the result's: rcp64h, which the GPU approximates. */
 double special_rcp64h(double x);

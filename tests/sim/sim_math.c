@@ -1,6 +1,6 @@
-/* libdevice's functions (__nv_*) for the sim target, from the C library:
- * generated code keeps libdevice's names and the simulator's executable
- * defines them.  Requires: the executable exports these symbols (-rdynamic).
+/* libdevice's functions (__nv_*) for the sim target, from lang/libdevice.def's
+ * C expressions (the C library, src/support/special_math.c): generated code
+ * keeps libdevice's names and the simulator's executable defines them.  Requires: the executable exports these symbols (-rdynamic).
  * Guarantees: each computes what the C library computes (correctly rounded
  * where the C library is, which libdevice is not always: tests compare with
  * a tolerance where the GPU rounds differently). */
@@ -41,23 +41,5 @@
   LD_DEFINE_##types(sig, types, __nv_##f32, __nv_##f64, c32, c64)
 #include "libdevice.def"
 #undef LIBDEVICE
-
-/* Others that generated code may call: one line per function, libdevice name, C expression of x (and y). */
-#define FLOAT_UNARY(X)                                                                                    \
-  X(fast_exp10f, powf(10.0f, x)) X(fast_log10f, log10f(x)) X(fast_tanf, tanf(x))
-
-#define FLOAT_BINARY(X) X(fdividef, x / y)
-
-#define DEFINE_FLOAT_UNARY(name, expr) float __nv_##name(float x) { return expr; }
-#define DEFINE_FLOAT_BINARY(name, expr) float __nv_##name(float x, float y) { return expr; }
-
-/* Declared here only: nothing includes a header for them. */
-#define DECLARE_FLOAT_UNARY(name, expr) float __nv_##name(float x);
-#define DECLARE_FLOAT_BINARY(name, expr) float __nv_##name(float x, float y);
-FLOAT_UNARY(DECLARE_FLOAT_UNARY)
-FLOAT_BINARY(DECLARE_FLOAT_BINARY)
-
-FLOAT_UNARY(DEFINE_FLOAT_UNARY)
-FLOAT_BINARY(DEFINE_FLOAT_BINARY)
 
 #pragma GCC visibility pop

@@ -1,10 +1,10 @@
-"""Inputs and references for run_libdevice_round.tl: libdevice's directed rounding (fma_rz/rd/ru,
-div_rz/rd/ru), conversions (double2float_rn, float2int_rn, int2float_rn, float_as_int, int_as_float) and
+"""Inputs and references for run_libdevice_round.tl: libdevice's directed rounding (add, sub, mul, div,
+fma, rcp, sqrt; _rz, _rd, _ru), conversions (double2float_rn, float2int_rn, int2float_rn, float_as_int, int_as_float) and
 rcp64h, against exact rational arithmetic (fractions) rounded by hand.
 
   round_ref.py make DIR N     write DIR/x4.npy, y4.npy, z4.npy (f4), x8.npy, y8.npy, z8.npy (f8), i.npy (i4):
                               edge values (overflow, subnormal results, ties) first, then random ones
-  round_ref.py check DIR N    check DIR/o4.npy (6 sections fp32), o8.npy (7 fp64), c4.npy (3 fp32), ci.npy
+  round_ref.py check DIR N    check DIR/o4.npy (22 sections fp32, the 7th unused), o8.npy (22 fp64), c4.npy (3 fp32), ci.npy
                               (2 i32); print "ok N" or the first mismatches
 """
 import math
@@ -54,6 +54,18 @@ def round_directed(q, fmt, mode):
     return -value if negative else value
 
 
+def sqrt_directed(x, fmt, mode):
+    """sqrt(x) rounded toward zero, down or up: floor(sqrt(a) / q) is isqrt(floor(a / q^2)) exactly."""
+    if x == 0:
+        return x
+    bits, emin, _ = FORMATS[fmt]
+    a = Fraction(x)
+    quantum = Fraction(2) ** (max(exponent(a) // 2, emin) - bits + 1)
+    m = math.isqrt(math.floor(a / quantum ** 2))
+    down = m * quantum
+    return float(down if mode != "ru" or down * down == a else down + quantum)
+
+
 def rounded_int(x):
     if math.isnan(x):
         return 0
@@ -91,9 +103,13 @@ def main(argv):
         for k in range(n):
             prod = Fraction(x[k]) * Fraction(y[k]) + Fraction(z[k])
             quot = Fraction(x[k]) / Fraction(y[k])
+            # sections: fma, div (x3 each), rcp64h, add, sub, mul, rcp, sqrt (x3 each)
+            exact = {0: prod, 3: quot, 7: Fraction(x[k]) + Fraction(z[k]), 10: Fraction(x[k]) - Fraction(z[k]),
+                     13: Fraction(x[k]) * Fraction(y[k]), 16: 1 / Fraction(y[k])}
             for s, mode in enumerate(("rz", "rd", "ru")):
-                want(out, s, k, round_directed(prod, fmt, mode))
-                want(out, 3 + s, k, round_directed(quot, fmt, mode))
+                for first, q in exact.items():
+                    want(out, first + s, k, round_directed(q, fmt, mode))
+                want(out, 19 + s, k, sqrt_directed(abs(x[k]), fmt, mode))
             if fmt == 8:
                 want(out, 6, k, 1 / x[k] if x[k] else math.copysign(math.inf, x[k]), 2.0 ** -20)
                 want(c4, 0, k, f32(x[k]))

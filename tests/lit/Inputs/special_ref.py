@@ -5,7 +5,7 @@ module (no numpy or scipy), by methods other than tile's (src/support/special_ma
                                        random ones) and DIR/b.npy (3 sections, for the fp32-only functions);
                                        CODE f4 or f8
   special_ref.py check DIR CODE N      check DIR/out.npy (18 sections), DIR/ints.npy (2, i64) and, for f4,
-                                       DIR/fast.npy (9) and DIR/finite.npy (i32); print "ok N" or the mismatches
+                                       DIR/fast.npy (12) and DIR/finite.npy (i32); print "ok N" or the mismatches
 """
 import math
 import os
@@ -268,7 +268,8 @@ def check_fast(path, n, bad):
         refs = [max(0.0, min(1.0, x)) if not math.isnan(x) else 0.0, guard(lambda: math.sin(x)),
                 guard(lambda: math.cos(x)), guard(lambda: math.exp(x)) if not x >= 89 else INF,
                 guard(lambda: math.log(p)), guard(lambda: math.log2(p)), guard(lambda: p ** y),
-                guard(lambda: x / y), guard(lambda: 1 / math.sqrt(p))]
+                guard(lambda: x / y), guard(lambda: 1 / math.sqrt(p)), guard(lambda: 10.0 ** x) if not x >= 39 else INF,
+                guard(lambda: math.log10(p)), guard(lambda: math.tan(x))]
         for section, r in enumerate(refs):
             if r is None:
                 continue
