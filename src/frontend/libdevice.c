@@ -27,7 +27,8 @@ static const char *signatures(Sema *S, int first) {
       DType x = libdevice_x_type(r, wide);
       if (x == DT_COUNT) continue;
       buf_puts(&b, k++ ? ", (" : "(");
-      for (int i = 0; i < libdevice_arity(r); i++) buf_printf(&b, "%s%s", i ? ", " : "", dtype_name(libdevice_arg(r, i, x)));
+      for (int i = 0; i < libdevice_arity(r); i++)
+        buf_printf(&b, "%s%s", i ? ", " : "", dtype_name(libdevice_arg(r, i, x)));
       buf_puts(&b, ")");
     }
   }
@@ -90,7 +91,8 @@ Node *check_libdevice_call(Sema *S, Node *call, int first, Node **args, int n_ar
   for (int r = first; r < LIBDEVICE_COUNT && row < 0; r++)
     if (!strcmp(libdevice_name(r), libdevice_name(first)) && matches(r, xs, n_args)) row = r;
   if (row < 0) return no_variant(S, call, fn, first, xs, n_args);
-  Node *n = typed_node(S, ND_CALL, call->loc, type_with_elem(S->arena, xs[0]->type, libdevice_result(row, xs[libdevice_x_arg(row)]->type->elem), 0));
+  DType result = libdevice_result(row, xs[libdevice_x_arg(row)]->type->elem);
+  Node *n = typed_node(S, ND_CALL, call->loc, type_with_elem(S->arena, xs[0]->type, result, 0));
   Value *f = value_new(S, V_LIBDEVICE);
   f->i = row;
   n->a = mk_const(S, call->loc, f);

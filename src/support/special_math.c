@@ -9,7 +9,8 @@
 
 enum { MAX_STEPS = 64 }; /* Newton steps; the iterations below converge in fewer than 10 */
 
-static const double SQRT_PI = 1.7724538509055160273, SQRT_2 = 1.4142135623730950488, PI_HI = 3.141592653589793116, PI_LO = 1.2246467991473532e-16;
+static const double SQRT_PI = 1.7724538509055160273, SQRT_2 = 1.4142135623730950488;
+static const double PI_HI = 3.141592653589793116, PI_LO = 1.2246467991473532e-16; /* pi = PI_HI + PI_LO to 1e-32 */
 
 /* exp(x^2) erfc(x) for x >= 25, Laplace's continued fraction: erfc(x) would be subnormal there. */
 static double erfcx_fraction(double x) {
@@ -142,7 +143,9 @@ uint32_t special_brev32(uint32_t x) {
   return r;
 }
 
-uint64_t special_brev64(uint64_t x) { return (uint64_t)special_brev32((uint32_t)x) << 32 | special_brev32((uint32_t)(x >> 32)); }
+uint64_t special_brev64(uint64_t x) {
+  return (uint64_t)special_brev32((uint32_t)x) << 32 | special_brev32((uint32_t)(x >> 32));
+}
 
 uint32_t special_byte_perm(uint32_t x, uint32_t y, uint32_t selector) {
   uint64_t bytes = (uint64_t)y << 32 | x;
@@ -177,22 +180,26 @@ static __attribute__((noipa)) float operatef(int op, float x, float y, float z) 
   }
 }
 
-static const int fe_modes[] = {[SPECIAL_RZ] = FE_TOWARDZERO, [SPECIAL_RD] = FE_DOWNWARD, [SPECIAL_RU] = FE_UPWARD};
+static const int fe_modes[] = {[SPECIAL_RZ] = FE_TOWARDZERO, [SPECIAL_RD] = FE_DOWNWARD, [SPECIAL_RU] = FE_UPWARD,
+                                [SPECIAL_RN] = FE_TONEAREST};
 
-double special_rounded(int op, int mode, double x, double y, double z) {
+/* The current rounding mode, after setting mode's. */
+static int enter_mode(int mode) {
   int old = fegetround();
   fesetround(fe_modes[mode]);
+  return old;
+}
+
+double special_rounded(int op, int mode, double x, double y, double z) {
+  int old = enter_mode(mode);
   double r = operate(op, x, y, z);
-  fesetround(old);
-  return r;
+  return fesetround(old), r;
 }
 
 float special_roundedf(int op, int mode, float x, float y, float z) {
-  int old = fegetround();
-  fesetround(fe_modes[mode]);
+  int old = enter_mode(mode);
   float r = operatef(op, x, y, z);
-  fesetround(old);
-  return r;
+  return fesetround(old), r;
 }
 
 int32_t special_float2int_rn(float x) {
@@ -202,17 +209,20 @@ int32_t special_float2int_rn(float x) {
   return (int32_t)rintf(x);
 }
 
-int32_t special_float_as_int(float x) {
-  int32_t r;
-  memcpy(&r, &x, sizeof r);
-  return r;
-}
 
-float special_int_as_float(int32_t x) {
-  float r;
-  memcpy(&r, &x, sizeof r);
-  return r;
-}
+
+/* The bits of one type as another's. */
+#define BITCAST(name, From, To)                                                                              \
+  To name(From x) {                                                                                          \
+    To r;                                                                                                    \
+    memcpy(&r, &x, sizeof r);                                                                                \
+    return r;                                                                                                \
+  }
+BITCAST(special_float_as_int, float, int32_t)
+BITCAST(special_int_as_float, int32_t, float)
+BITCAST(special_double_as_ll, double, int64_t)
+BITCAST(special_ll_as_double, int64_t, double)
+#undef BITCAST
 
 static double high_word(double x) {
   uint64_t bits;
@@ -223,3 +233,49 @@ static double high_word(double x) {
 }
 
 double special_rcp64h(double x) { return high_word(1.0 / high_word(x)); }
+
+
+
+static double round_integral(double x, int mode) {
+  switch (mode) {
+  case SPECIAL_RZ: return trunc(x);
+  case SPECIAL_RD: return floor(x);
+  case SPECIAL_RU: return ceil(x);
+  default: return rint(x);
+  }
+}
+
+int64_t special_to_int(double x, int mode, int bits, int is_signed) {
+  if (isnan(x)) return 0;
+  double r = round_integral(x, mode), end = ldexp(1, is_signed ? bits - 1 : bits); /* the first value too large */
+  if (r >= end) return is_signed ? (int64_t)((UINT64_C(1) << (bits - 1)) - 1) : (int64_t)(UINT64_MAX >> (64 - bits));
+  if (r < (is_signed ? -end : 0)) return is_signed ? (int64_t)-end : 0;
+  return r >= 0x1p63 ? (int64_t)(uint64_t)r : (int64_t)r;
+}
+
+/* The conversions, as operate above: under the mode, in a function the compiler cannot see into. */
+static __attribute__((noipa)) float narrow_now(double x) { return (float)x; }
+static __attribute__((noipa)) float int_to_float_now(int64_t v, int is_unsigned) {
+  return is_unsigned ? (float)(uint64_t)v : (float)v;
+}
+static __attribute__((noipa)) double int_to_double_now(int64_t v, int is_unsigned) {
+  return is_unsigned ? (double)(uint64_t)v : (double)v;
+}
+
+float special_to_float(double x, int mode) {
+  int old = enter_mode(mode);
+  float r = narrow_now(x);
+  return fesetround(old), r;
+}
+
+float special_int_to_float(int64_t v, int is_unsigned, int mode) {
+  int old = enter_mode(mode);
+  float r = int_to_float_now(v, is_unsigned);
+  return fesetround(old), r;
+}
+
+double special_int_to_double(int64_t v, int is_unsigned, int mode) {
+  int old = enter_mode(mode);
+  double r = int_to_double_now(v, is_unsigned);
+  return fesetround(old), r;
+}

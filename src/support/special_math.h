@@ -29,7 +29,7 @@ long long special_llroundf(float x);
 
 /* The IEEE operations libdevice has in the other rounding modes: x + y, x - y, x * y, x / y, x * y + z,
  * 1 / x, sqrt(x) (op), rounded toward zero, down or up (mode); y, z unused where the op has none. */
-enum { SPECIAL_RZ, SPECIAL_RD, SPECIAL_RU };
+enum { SPECIAL_RZ, SPECIAL_RD, SPECIAL_RU, SPECIAL_RN };
 enum { SPECIAL_ADD, SPECIAL_SUB, SPECIAL_MUL, SPECIAL_DIV, SPECIAL_FMA, SPECIAL_RCP, SPECIAL_SQRT };
 double special_rounded(int op, int mode, double x, double y, double z);
 float special_roundedf(int op, int mode, float x, float y, float z);
@@ -41,6 +41,16 @@ double special_rcp64h(double x);
 int32_t special_float2int_rn(float x);
 int32_t special_float_as_int(float x);
 float special_int_as_float(int32_t x);
+int64_t special_double_as_ll(double x);
+double special_ll_as_double(int64_t x);
+
+/* The conversions in a rounding mode (mode): a float to a `bits`-bit integer, signed or not, as cvt.rzi
+ * and the like (saturating, NaN 0; the result's bits in the int64_t), x to fp32 (double2float_rz), an
+ * integer (`is_unsigned`: v's bits are a u64) to fp32 or fp64. */
+int64_t special_to_int(double x, int mode, int bits, int is_signed);
+float special_to_float(double x, int mode);
+float special_int_to_float(int64_t v, int is_unsigned, int mode);
+double special_int_to_double(int64_t v, int is_unsigned, int mode);
 
 /* The integer functions with no C builtin: bit reversal, and prmt's byte selection (byte i of the result
  * is byte (selector >> 4i) & 7 of y:x, x the low four). */
@@ -65,5 +75,9 @@ uint32_t special_byte_perm(uint32_t x, uint32_t y, uint32_t selector);
 #define LD_C_WIDE_I32 int32_t
 #define LD_C_NARROW_U32 uint32_t
 #define LD_C_WIDE_U32 uint32_t
+#define LD_C_NARROW_I64 int64_t
+#define LD_C_WIDE_I64 int64_t
+#define LD_C_NARROW_U64 uint64_t
+#define LD_C_WIDE_U64 uint64_t
 
 #endif

@@ -19,13 +19,13 @@ static const Row rows[] = {
 };
 
 /* Each signature's arguments, a letter each (F: x's type, I: i32, U: u32), and its result (F, I: i32,
- * B: i1, L: i64, S: fp32), in LibdeviceSig's order. */
+ * B: i1, L: i64, S: fp32, D: fp64), in LibdeviceSig's order. */
 static const struct {
   const char *args;
   char result;
 } sigs[] = {{"F", 'F'},  {"FF", 'F'}, {"FFF", 'F'}, {"FFFF", 'F'}, {"FI", 'F'},
             {"IF", 'F'}, {"FFU", 'F'}, {"F", 'I'},  {"F", 'B'},    {"F", 'L'},
-            {"F", 'S'}};
+            {"F", 'S'},  {"F", 'D'},  {"FF", 'D'}};
 
 static const DType x_types[][2] = {
 #define LD_TYPES_PAIR(types, narrow, wide) {DT_##narrow, DT_##wide},
@@ -60,6 +60,7 @@ DType libdevice_result(int id, DType x) {
   case 'B': return DT_I1;
   case 'L': return DT_I64;
   case 'S': return DT_FP32;
+  case 'D': return DT_FP64;
   default: return x;
   }
 }

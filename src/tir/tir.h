@@ -20,12 +20,13 @@ typedef enum {
   LIBDEVICE_COUNT
 } LibdeviceId;
 
-typedef enum { LD_F, LD_FF, LD_FFF, LD_FFFF, LD_FI, LD_IF, LD_FFU, LD_INT, LD_BOOL, LD_LONG, LD_SINGLE } LibdeviceSig;
+typedef enum { LD_F, LD_FF, LD_FFF, LD_FFFF, LD_FI, LD_IF, LD_FFU, LD_INT, LD_BOOL, LD_LONG, LD_SINGLE, LD_DOUBLE,
+               LD_HILO } LibdeviceSig;
 
 /* The table's types column: x's narrow and wide type (COUNT: none), whose symbols are the f32 and f64 columns. */
 #define LIBDEVICE_TYPES(X)                                                                                  \
   X(FP, FP32, FP64) X(FP32, FP32, COUNT) X(FP64, COUNT, FP64) X(INT, I32, I64) X(UINT, U32, U64) X(I32, I32, COUNT) \
-  X(U32, U32, COUNT)
+  X(U32, U32, COUNT) X(I64, COUNT, I64) X(U64, COUNT, U64)
 typedef enum {
 #define LD_TYPES_ENUM(types, narrow, wide) LD_TYPES_##types,
   LIBDEVICE_TYPES(LD_TYPES_ENUM)

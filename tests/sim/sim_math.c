@@ -24,6 +24,8 @@
 #define LD_PROTO_LD_BOOL(T, name) int name(T x)
 #define LD_PROTO_LD_LONG(T, name) long long name(T x)
 #define LD_PROTO_LD_SINGLE(T, name) float name(T x)
+#define LD_PROTO_LD_DOUBLE(T, name) double name(T x)
+#define LD_PROTO_LD_HILO(T, name) double name(T x, T y)
 #define LD_DEFINE(sig, T, name, c)                                                                       \
   LD_PROTO_##sig(T, name);                                                                              \
   LD_PROTO_##sig(T, name) { return c; }
@@ -37,6 +39,8 @@
 #define LD_DEFINE_FP64(sig, types, f32, f64, c32, c64) LD_DEFINE(sig, double, f64, c64)
 #define LD_DEFINE_I32(sig, types, f32, f64, c32, c64) LD_DEFINE(sig, int32_t, f32, c32)
 #define LD_DEFINE_U32(sig, types, f32, f64, c32, c64) LD_DEFINE(sig, uint32_t, f32, c32)
+#define LD_DEFINE_I64(sig, types, f32, f64, c32, c64) LD_DEFINE(sig, int64_t, f64, c64)
+#define LD_DEFINE_U64(sig, types, f32, f64, c32, c64) LD_DEFINE(sig, uint64_t, f64, c64)
 #define LIBDEVICE(id, name, sig, types, f32, f64, c32, c64) \
   LD_DEFINE_##types(sig, types, __nv_##f32, __nv_##f64, c32, c64)
 #include "libdevice.def"
