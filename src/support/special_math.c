@@ -126,15 +126,8 @@ double special_bessel_i1(double x) {
 double special_bessel_j(int n, double x) { return jn(n, x); }
 double special_bessel_y(int n, double x) { return yn(n, x); }
 
-static long long saturate(double x, double rounded) {
-  if (isnan(x)) return 0;
-  if (rounded >= 0x1p63) return INT64_MAX;
-  if (rounded < -0x1p63) return INT64_MIN;
-  return (long long)rounded;
-}
-
-long long special_llrint(double x) { return saturate(x, rint(x)); }
-long long special_llround(double x) { return saturate(x, round(x)); }
+/* round's result is integral, so any mode converts it exactly */
+long long special_llround(double x) { return special_to_int(round(x), SPECIAL_RZ, 64, 1); }
 long long special_llroundf(float x) { return isnan(x) ? INT64_MIN : special_llround(x); }
 
 uint32_t special_brev32(uint32_t x) {
@@ -201,15 +194,6 @@ float special_roundedf(int op, int mode, float x, float y, float z) {
   float r = operatef(op, x, y, z);
   return fesetround(old), r;
 }
-
-int32_t special_float2int_rn(float x) {
-  if (isnan(x)) return 0;
-  if (x >= 0x1p31f) return INT32_MAX;
-  if (x < -0x1p31f) return INT32_MIN;
-  return (int32_t)rintf(x);
-}
-
-
 
 /* The bits of one type as another's. */
 #define BITCAST(name, From, To)                                                                              \

@@ -1,10 +1,9 @@
-/* The libdevice functions the C library lacks (lang/libdevice.def's C
- * expressions call them): erfinv and its kin, sinpi, cospi, the modified
- * Bessel functions, float-to-int64 rounding as the GPU's saturating
- * conversion, bit reversal and byte permutation.  In double, within a few ulp; fp32 callers round the result
- * once, which is then almost always the correctly rounded value.  Shared by
- * the interpreter and the simulator (tests/sim/sim_math.c), so both compute
- * the same numbers. */
+/* The libdevice functions the C library lacks (lang/libdevice.def's C expressions call them): erfinv and
+ * its kin, sinpi, cospi, the modified Bessel functions within a few ulp in double (fp32 callers round the
+ * result once, which is then almost always the correctly rounded value); arithmetic and conversions in
+ * the other rounding modes and the GPU's saturating conversions, exact; bit reversal and byte
+ * permutation.  Shared by the interpreter and the simulator (tests/sim/sim_math.c), so both compute the
+ * same numbers. */
 #ifndef TILE_SUPPORT_SPECIAL_MATH_H
 #define TILE_SUPPORT_SPECIAL_MATH_H
 
@@ -21,14 +20,14 @@ double special_bessel_y(int n, double x);
 double special_bessel_i0(double x); /* modified Bessel functions of the first kind */
 double special_bessel_i1(double x);
 
-/* llrint / llround as cvt.rni.s64 and libdevice: out of range saturates, NaN is 0 (C leaves both
- * undefined); libdevice's fp32 llround, done in integer arithmetic, gives INT64_MIN for NaN. */
-long long special_llrint(double x);
+/* llround as libdevice's: out of range saturates, NaN is 0 (C leaves both undefined); its fp32 one, done
+ * in integer arithmetic, gives INT64_MIN for NaN. */
 long long special_llround(double x);
 long long special_llroundf(float x);
 
 /* The IEEE operations libdevice has in the other rounding modes: x + y, x - y, x * y, x / y, x * y + z,
- * 1 / x, sqrt(x) (op), rounded toward zero, down or up (mode); y, z unused where the op has none. */
+ * 1 / x, sqrt(x) (op), rounded toward zero, down or up (mode; the conversions below take RN too); y, z
+ * unused where the op has none. */
 enum { SPECIAL_RZ, SPECIAL_RD, SPECIAL_RU, SPECIAL_RN };
 enum { SPECIAL_ADD, SPECIAL_SUB, SPECIAL_MUL, SPECIAL_DIV, SPECIAL_FMA, SPECIAL_RCP, SPECIAL_SQRT };
 double special_rounded(int op, int mode, double x, double y, double z);
@@ -37,8 +36,7 @@ float special_roundedf(int op, int mode, float x, float y, float z);
 /* 1 / x with x's low 32 bits dropped, and the result's: rcp64h, which the GPU approximates. */
 double special_rcp64h(double x);
 
-/* float2int_rn as cvt.rni.s32.f32 (saturating, NaN 0); the bits of a float as an int and back. */
-int32_t special_float2int_rn(float x);
+/* The bits of a float as an int and back. */
 int32_t special_float_as_int(float x);
 float special_int_as_float(int32_t x);
 int64_t special_double_as_ll(double x);
