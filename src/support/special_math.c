@@ -147,9 +147,16 @@ uint32_t special_byte_perm(uint32_t x, uint32_t y, uint32_t selector) {
   return r;
 }
 
-/* The operation in the current rounding mode.  noipa: GCC does not honour FENV_ACCESS and may move
- * arithmetic across fesetround, but not a call of a function it knows nothing of. */
-static __attribute__((noipa)) double operate(int op, double x, double y, double z) {
+/* A function the compiler neither inlines nor analyses, so that it cannot move the arithmetic inside
+ * across fesetround (GCC does not honour FENV_ACCESS); clang has no noipa. */
+#ifdef __clang__
+#define OPAQUE __attribute__((noinline, optnone))
+#else
+#define OPAQUE __attribute__((noipa))
+#endif
+
+/* The operation in the current rounding mode (OPAQUE: fesetround's order kept). */
+static OPAQUE double operate(int op, double x, double y, double z) {
   switch (op) {
   case SPECIAL_ADD: return x + y;
   case SPECIAL_SUB: return x - y;
@@ -161,7 +168,7 @@ static __attribute__((noipa)) double operate(int op, double x, double y, double 
   }
 }
 
-static __attribute__((noipa)) float operatef(int op, float x, float y, float z) {
+static OPAQUE float operatef(int op, float x, float y, float z) {
   switch (op) {
   case SPECIAL_ADD: return x + y;
   case SPECIAL_SUB: return x - y;
@@ -238,11 +245,11 @@ int64_t special_to_int(double x, int mode, int bits, int is_signed) {
 }
 
 /* The conversions, as operate above: under the mode, in a function the compiler cannot see into. */
-static __attribute__((noipa)) float narrow_now(double x) { return (float)x; }
-static __attribute__((noipa)) float int_to_float_now(int64_t v, int is_unsigned) {
+static OPAQUE float narrow_now(double x) { return (float)x; }
+static OPAQUE float int_to_float_now(int64_t v, int is_unsigned) {
   return is_unsigned ? (float)(uint64_t)v : (float)v;
 }
-static __attribute__((noipa)) double int_to_double_now(int64_t v, int is_unsigned) {
+static OPAQUE double int_to_double_now(int64_t v, int is_unsigned) {
   return is_unsigned ? (double)(uint64_t)v : (double)v;
 }
 
