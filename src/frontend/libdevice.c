@@ -8,35 +8,27 @@
 
 #include <string.h>
 
-/* Whether the argument types are one of row's two signatures. */
+/* Whether the argument types are one of row's signatures: x one of its types, the others as x says. */
 static int matches(int row, Node **xs, int n) {
-  DType f = xs[0]->type->elem;
-  if (f != DT_FP32 && f != DT_FP64) return 0;
-  for (int i = 1; i < n; i++) {
-    DType want = libdevice_sig(row) == LD_FI ? DT_I32 : f;
-    if (xs[i]->type->elem != want) return 0;
-  }
+  DType x = xs[libdevice_x_arg(row)]->type->elem;
+  if (!libdevice_takes(row, x)) return 0;
+  for (int i = 0; i < n; i++)
+    if (xs[i]->type->elem != libdevice_arg(row, i, x)) return 0;
   return 1;
 }
 
-static DType result_elem(int row, DType x) {
-  switch (libdevice_sig(row)) {
-  case LD_INT: return DT_I32;
-  case LD_BOOL: return DT_I1;
-  default: return x;
-  }
-}
-
-/* "(fp32, i32) or (fp64, i32)": what the function takes. */
+/* "(fp32, i32), (fp64, i32)": what the function takes. */
 static const char *signatures(Sema *S, int first) {
   Buf b;
   buf_init(&b, S->arena);
   for (int r = first, k = 0; r < LIBDEVICE_COUNT; r++) {
     if (strcmp(libdevice_name(r), libdevice_name(first))) continue;
-    for (int fp64 = 0; fp64 < 2; fp64++, k++) {
-      buf_puts(&b, k ? ", (" : "(");
+    for (int wide = 0; wide < 2; wide++) {
+      DType x = libdevice_x_type(r, wide);
+      if (x == DT_COUNT) continue;
+      buf_puts(&b, k++ ? ", (" : "(");
       for (int i = 0; i < libdevice_arity(r); i++)
-        buf_printf(&b, "%s%s", i ? ", " : "", i && libdevice_sig(r) == LD_FI ? "i32" : fp64 ? "fp64" : "fp32");
+        buf_printf(&b, "%s%s", i ? ", " : "", dtype_name(libdevice_arg(r, i, x)));
       buf_puts(&b, ")");
     }
   }
@@ -85,7 +77,7 @@ Node *check_libdevice_call(Sema *S, Node *call, int first, Node **args, int n_ar
     diag_error(S->diags, call->loc, "%s() takes %d argument%s, got %d", fn, arity, arity == 1 ? "" : "s", n_args);
     return poison(S, call->loc);
   }
-  Node *xs[3];
+  Node *xs[LIBDEVICE_MAX_ARGS];
   for (int i = 0; i < n_args; i++) {
     xs[i] = runtime(S, args[i]);
     if (!xs[i]->type || xs[i]->type->is_ptr) {
@@ -99,7 +91,8 @@ Node *check_libdevice_call(Sema *S, Node *call, int first, Node **args, int n_ar
   for (int r = first; r < LIBDEVICE_COUNT && row < 0; r++)
     if (!strcmp(libdevice_name(r), libdevice_name(first)) && matches(r, xs, n_args)) row = r;
   if (row < 0) return no_variant(S, call, fn, first, xs, n_args);
-  Node *n = typed_node(S, ND_CALL, call->loc, type_with_elem(S->arena, xs[0]->type, result_elem(row, xs[0]->type->elem), 0));
+  DType result = libdevice_result(row, xs[libdevice_x_arg(row)]->type->elem);
+  Node *n = typed_node(S, ND_CALL, call->loc, type_with_elem(S->arena, xs[0]->type, result, 0));
   Value *f = value_new(S, V_LIBDEVICE);
   f->i = row;
   n->a = mk_const(S, call->loc, f);

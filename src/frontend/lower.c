@@ -319,9 +319,12 @@ static int lower_nary(Lower *L, Node *n, TirCode code, int count) {
 }
 
 static int lower_libdevice(Lower *L, Node *n) {
-  int v = lower_nary(L, n, TIR_LIBDEVICE, n->args.len);
-  last_op(L)->kind = (int)n->a->cval->i;
-  return v;
+  int v[LIBDEVICE_MAX_ARGS];
+  for (int i = 0; i < n->args.len; i++) v[i] = lower_expr(L, n->args.data[i]);
+  TirOp *op = emit_op(L, TIR_LIBDEVICE, n->loc);
+  op->kind = (int)n->a->cval->i;
+  for (int i = 0; i < n->args.len; i++) tir_add_operand(L->f, op, v[i]);
+  return tir_add_result(L->f, op, n->type);
 }
 
 static int lower_expand_dims(Lower *L, Node *n, NodeVec *a) {

@@ -5,6 +5,7 @@
  * allocates once per value. */
 #include "interp.h"
 #include "../support/numeric.h"
+#include "../support/special_math.h"
 
 #include <math.h>
 #include <setjmp.h>
@@ -415,36 +416,57 @@ static void exec_ternary(Interp *I, const TirOp *op) {
   }
 }
 
-/* lang/libdevice.def's C expressions, in the operands' precision. */
-static double libdevice_fp32(int fn, float x, float y, float z, int n) {
+/* A libdevice result into d's element k: floats rounded to the result type, the integer results (ilogb's
+ * int, llrint's long long) kept whole, which a double would not be (INT64_MAX). */
+static void store_float(Slot *d, int64_t k, DType t, double v) { d->f[k] = round_float(v, t); }
+static void store_int(Slot *d, int64_t k, DType t, long long v) { d->i[k] = v; }
+#define STORE(e) _Generic((e), float: store_float, double: store_float, default: store_int)(d, k, t, (e))
+
+/* lang/libdevice.def's C expressions, with x, y, z, w of the row's C type (special_math.h's LD_C_*) from
+ * the float values f or the integer values v. */
+#define LD_SOURCE(T) _Generic((T)0, float: f, double: f, default: v)
+#define LD_VARS(T)                                                                                     \
+  T x = (T)LD_SOURCE(T)[0], y = (T)LD_SOURCE(T)[1], z = (T)LD_SOURCE(T)[2], w = (T)LD_SOURCE(T)[3]; \
+  (void)x, (void)y, (void)z, (void)w;
+
+static void libdevice_narrow(int fn, const double *f, const int64_t *v, int n, Slot *d, int64_t k, DType t) {
   switch (fn) {
-#define LIBDEVICE(id, name, sig, f32, f64, c32, c64) case LIBDEVICE_##id: return (double)(c32);
+#define LIBDEVICE(id, name, sig, types, f32, f64, c32, c64) \
+  case LIBDEVICE_##id: { LD_VARS(LD_C_NARROW_##types) STORE(c32); break; }
 #include "libdevice.def"
 #undef LIBDEVICE
-  default: return 0;
+  default: break;
   }
 }
 
-static double libdevice_fp64(int fn, double x, double y, double z, int n) {
+static void libdevice_wide(int fn, const double *f, const int64_t *v, int n, Slot *d, int64_t k, DType t) {
   switch (fn) {
-#define LIBDEVICE(id, name, sig, f32, f64, c32, c64) case LIBDEVICE_##id: return (double)(c64);
+#define LIBDEVICE(id, name, sig, types, f32, f64, c32, c64) \
+  case LIBDEVICE_##id: { LD_VARS(LD_C_WIDE_##types) STORE(c64); break; }
 #include "libdevice.def"
 #undef LIBDEVICE
-  default: return 0;
+  default: break;
   }
 }
+#undef STORE
+#undef LD_VARS
+#undef LD_SOURCE
 
+/* The operands other than n are x, y, z, w in order (src/tir/libdevice.c's signatures). */
 static void exec_libdevice(Interp *I, const TirOp *op) {
-  Slot *a[3] = {NULL, NULL, NULL}, *d = out(I, op);
-  int count = op->operands.len, fp64 = in_type(I, op, 0)->elem == DT_FP64, int_arg = libdevice_sig(op->kind) == LD_FI;
-  for (int j = 0; j < count && j < 3; j++) a[j] = in(I, op, j);
-  Type *t = out_type(I, op);
+  Slot *a[LIBDEVICE_MAX_ARGS], *d = out(I, op);
+  int count = op->operands.len, fn = op->kind, n_arg = libdevice_n_arg(fn);
+  DType x = in_type(I, op, libdevice_x_arg(fn))->elem, t = out_type(I, op)->elem;
+  int wide = x == libdevice_x_type(fn, 1);
+  for (int j = 0; j < count; j++) a[j] = in(I, op, j);
   for (int64_t k = 0; k < d->n; k++) {
-    double x = a[0]->f[k], y = count > 1 && !int_arg ? a[1]->f[k] : 0, z = count > 2 ? a[2]->f[k] : 0;
-    int n = int_arg ? (int)a[1]->i[k] : 0;
-    double r = fp64 ? libdevice_fp64(op->kind, x, y, z, n) : libdevice_fp32(op->kind, (float)x, (float)y, (float)z, n);
-    if (is_float(t)) d->f[k] = round_float(r, t->elem);
-    else d->i[k] = (int64_t)r;
+    double f[LIBDEVICE_MAX_ARGS] = {0, 0, 0, 0};
+    int64_t v[LIBDEVICE_MAX_ARGS] = {0, 0, 0, 0};
+    int n = n_arg >= 0 ? (int)a[n_arg]->i[k] : 0;
+    for (int j = 0, m = 0; j < count; j++)
+      if (j != n_arg) f[m] = a[j]->f[k], v[m++] = a[j]->i[k]; /* one union: the one x's type reads is right */
+    if (wide) libdevice_wide(fn, f, v, n, d, k, t);
+    else libdevice_narrow(fn, f, v, n, d, k, t);
   }
 }
 

@@ -246,15 +246,21 @@ static LLVMValueRef float_fma(Lower *L, LLVMValueRef *x) {
   return narrow(t, L) ? LLVMBuildFPTrunc(L->b, r, t, "") : r;
 }
 
-/* A row of lang/libdevice.def: its fp32 or fp64 __nv_ function; i1 results
- * are the i32 result != 0, as Triton's isnan and isinf. */
+static LLVMTypeRef libdevice_type(Lower *L, DType t) {
+  if (t == DT_FP32 || t == DT_FP64) return t == DT_FP32 ? L->f32 : L->f64;
+  return dtype_bits(t) == 64 ? L->i64 : L->i32; /* i1 results come back as i32 */
+}
+
+/* A row of lang/libdevice.def: its narrow (fp32, i32) or wide (fp64, i64) __nv_ function, with the row's
+ * argument and result types (src/tir/libdevice.c); i1 results are the i32 result != 0, as Triton's isnan
+ * and isinf. */
 static LLVMValueRef libdevice_row(Lower *L, int row, LLVMValueRef *x) {
-  LLVMTypeRef ft = LLVMTypeOf(x[0]), p[3] = {ft, ft, ft};
-  LibdeviceSig sig = libdevice_sig(row);
-  if (sig == LD_FI) p[1] = L->i32;
-  LLVMTypeRef ret = sig == LD_INT || sig == LD_BOOL ? L->i32 : ft;
-  LLVMValueRef r = lower_call(L, libdevice_symbol(row, ft == L->f64), ret, p, libdevice_arity(row), x);
-  return sig == LD_BOOL ? LLVMBuildICmp(L->b, LLVMIntNE, r, LLVMConstNull(L->i32), "") : r;
+  LLVMTypeRef xt = LLVMTypeOf(x[libdevice_x_arg(row)]), p[LIBDEVICE_MAX_ARGS];
+  int wide = xt == L->f64 || xt == L->i64;
+  DType xd = libdevice_x_type(row, wide), rt = libdevice_result(row, xd);
+  for (int i = 0; i < libdevice_arity(row); i++) p[i] = libdevice_type(L, libdevice_arg(row, i, xd));
+  LLVMValueRef r = lower_call(L, libdevice_symbol(row, wide), libdevice_type(L, rt), p, libdevice_arity(row), x);
+  return rt == DT_I1 ? LLVMBuildICmp(L->b, LLVMIntNE, r, LLVMConstNull(L->i32), "") : r;
 }
 
 LLVMValueRef lower_scalar(Lower *L, TirCode code, int kind, const Type *t, LLVMValueRef *x) {
@@ -356,7 +362,7 @@ void lower_elementwise(Lower *L, const TirOp *op) {
   int res = op->results.data[0];
   const Type *rt = lower_type(L, res);
   LinearLayout ll;
-  Regs out = lower_regs(L, registers_of(L, res, &ll)), in[3];
+  Regs out = lower_regs(L, registers_of(L, res, &ll)), in[LIBDEVICE_MAX_ARGS];
   int n = op->operands.len, uniform = 1;
   for (int k = 0; k < n; k++) {
     in[k] = lower_operand(L, op, k, rt->rank ? &ll : NULL);
@@ -368,7 +374,7 @@ void lower_elementwise(Lower *L, const TirOp *op) {
   for (int r = 0; paired && r < out.n; r += 2)
     paired = lower_fp8_pair_from_f32(L, in[0].v[r], in[0].v[r + 1], rt->elem, out.v + r);
   for (int r = paired ? out.n : 0; r < (uniform ? 1 : out.n); r++) {
-    LLVMValueRef x[3];
+    LLVMValueRef x[LIBDEVICE_MAX_ARGS];
     for (int k = 0; k < n; k++) x[k] = in[k].v[r];
     if (op->code == TIR_CAST) out.v[r] = lower_cast_value(L, x[0], t, rt, op->kind);
     else if (op->code == TIR_BITCAST) out.v[r] = bitcast(L, x[0], t, rt);

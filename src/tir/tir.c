@@ -169,7 +169,7 @@ static const char *const *kind_names(TirCode code, int modifiers, int *count) {
 #include "memory.def"
   };
   static const char *const libdevice[] = {
-#define LIBDEVICE(id, name, sig, f32, f64, c32, c64) #f64,
+#define LIBDEVICE(id, name, sig, types, f32, f64, c32, c64) #f64,
 #include "libdevice.def"
 #undef LIBDEVICE
   };

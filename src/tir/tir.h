@@ -14,19 +14,36 @@
  * carries its row as its kind, the frontend's typed calls as their callee
  * (libdevice.c). */
 typedef enum {
-#define LIBDEVICE(id, name, sig, f32, f64, c32, c64) LIBDEVICE_##id,
+#define LIBDEVICE(id, name, sig, types, f32, f64, c32, c64) LIBDEVICE_##id,
 #include "libdevice.def"
 #undef LIBDEVICE
   LIBDEVICE_COUNT
 } LibdeviceId;
 
-typedef enum { LD_F, LD_FF, LD_FFF, LD_FI, LD_INT, LD_BOOL } LibdeviceSig;
+typedef enum { LD_F, LD_FF, LD_FFF, LD_FFFF, LD_FI, LD_IF, LD_FFU, LD_INT, LD_BOOL, LD_LONG, LD_SINGLE, LD_DOUBLE,
+               LD_HILO } LibdeviceSig;
+
+/* The table's types column: x's narrow and wide type (COUNT: none), whose symbols are the f32 and f64 columns. */
+#define LIBDEVICE_TYPES(X)                                                                                  \
+  X(FP, FP32, FP64) X(FP32, FP32, COUNT) X(FP64, COUNT, FP64) X(INT, I32, I64) X(UINT, U32, U64) X(I32, I32, COUNT) \
+  X(U32, U32, COUNT) X(I64, COUNT, I64) X(U64, COUNT, U64)
+typedef enum {
+#define LD_TYPES_ENUM(types, narrow, wide) LD_TYPES_##types,
+  LIBDEVICE_TYPES(LD_TYPES_ENUM)
+#undef LD_TYPES_ENUM
+} LibdeviceTypes;
+enum { LIBDEVICE_MAX_ARGS = 4 };
 
 const char *libdevice_name(int id);              /* the Python name: "tanh" */
-const char *libdevice_symbol(int id, int fp64);  /* "__nv_tanhf", "__nv_tanh" */
-const char *libdevice_kind(int id);              /* the fp64 symbol without __nv_: tile IR's kind */
-LibdeviceSig libdevice_sig(int id);
+const char *libdevice_symbol(int id, int wide);  /* "__nv_tanhf", "__nv_tanh" */
+const char *libdevice_kind(int id);              /* the wide symbol without __nv_: tile IR's kind */
 int libdevice_arity(int id);
+int libdevice_takes(int id, DType x);            /* whether x is one of its types */
+DType libdevice_x_type(int id, int wide);        /* its narrow or wide type of x; DT_COUNT: none */
+int libdevice_x_arg(int id);                     /* which argument is x, the one that picks the type */
+int libdevice_n_arg(int id);                     /* which is the i32 n (jn's order, ldexp's exponent); -1: none */
+DType libdevice_arg(int id, int i, DType x);     /* argument i's type where x is x's */
+DType libdevice_result(int id, DType x);
 
 /* The attributes an op carries after its operands (attrs.def). */
 typedef enum {

@@ -51,18 +51,18 @@ static void check_same(Verifier *V, const TirOp *op, Type *a, Type *b, const cha
   if (!type_equal(a, b)) problem(V, op, "%s", arena_printf(V->f->arena, "%s: %s and %s differ", what, S(V, a), S(V, b)));
 }
 
-/* The row's signature: x (and y, z) fp32 or fp64 alike, n i32; the result x's type, i32 or i1. */
+/* The row's signature (src/tir/libdevice.c): x of a type the row takes, the others as the row says. */
 static void check_libdevice(Verifier *V, const TirOp *op) {
   if (op->operands.len != libdevice_arity(op->kind)) {
     problem(V, op, "%s", "has the wrong number of operands for its function");
     return;
   }
-  DType x = T(V, op, 0)->elem, r = R(V, op, 0)->elem;
-  LibdeviceSig sig = libdevice_sig(op->kind);
-  if ((x != DT_FP32 && x != DT_FP64) || T(V, op, 0)->is_ptr) problem(V, op, "%s", "needs an fp32 or fp64 operand");
-  for (int i = 1; i < op->operands.len; i++)
-    if (T(V, op, i)->elem != (sig == LD_FI ? DT_I32 : x)) problem(V, op, "%s", "operand types do not match its function");
-  if (r != (sig == LD_INT ? DT_I32 : sig == LD_BOOL ? DT_I1 : x)) problem(V, op, "%s", "result type does not match its function");
+  const Type *xt = T(V, op, libdevice_x_arg(op->kind));
+  DType x = xt->elem;
+  if (xt->is_ptr || !libdevice_takes(op->kind, x)) problem(V, op, "%s", "needs an operand of a type its function takes");
+  for (int i = 0; i < op->operands.len; i++)
+    if (T(V, op, i)->elem != libdevice_arg(op->kind, i, x)) problem(V, op, "%s", "operand types do not match its function");
+  if (R(V, op, 0)->elem != libdevice_result(op->kind, x)) problem(V, op, "%s", "result type does not match its function");
 }
 
 /* inline_asm: 1 to MAX_ASM_ARGS results of one shape, whose last dimension `pack` divides. */

@@ -1,92 +1,49 @@
-/* libdevice's functions (__nv_*) for the sim target, from the C library:
- * generated code keeps libdevice's names and the simulator's executable
- * defines them.  Requires: the executable exports these symbols (-rdynamic).
+/* libdevice's functions (__nv_*) for the sim target, from lang/libdevice.def's
+ * C expressions (the C library, src/support/special_math.c): generated code
+ * keeps libdevice's names and the simulator's executable defines them.  Requires: the executable exports these symbols (-rdynamic).
  * Guarantees: each computes what the C library computes (correctly rounded
  * where the C library is, which libdevice is not always: tests compare with
  * a tolerance where the GPU rounds differently). */
+#include "special_math.h"
+
 #include <math.h>
 #include <stdint.h>
 
 #pragma GCC visibility push(default)
 
 /* The functions of lang/libdevice.def, from its C expressions: the
- * interpreter computes the same ones. */
-#define LD_PROTO_LD_F(T, R, name) R name(T x)
-#define LD_PROTO_LD_FF(T, R, name) R name(T x, T y)
-#define LD_PROTO_LD_FFF(T, R, name) R name(T x, T y, T z)
-#define LD_PROTO_LD_FI(T, R, name) R name(T x, int n)
-#define LD_PROTO_LD_INT(T, R, name) int name(T x)
-#define LD_PROTO_LD_BOOL(T, R, name) int name(T x)
-#define LIBDEVICE(id, name, sig, f32, f64, c32, c64)                                                      \
-  LD_PROTO_##sig(float, float, __nv_##f32);                                                             \
-  LD_PROTO_##sig(double, double, __nv_##f64);                                                           \
-  LD_PROTO_##sig(float, float, __nv_##f32) { return c32; }                                              \
-  LD_PROTO_##sig(double, double, __nv_##f64) { return c64; }
+ * interpreter computes the same ones (special_math.c where libm has none). */
+#define LD_PROTO_LD_F(T, name) T name(T x)
+#define LD_PROTO_LD_FF(T, name) T name(T x, T y)
+#define LD_PROTO_LD_FFF(T, name) T name(T x, T y, T z)
+#define LD_PROTO_LD_FFFF(T, name) T name(T x, T y, T z, T w)
+#define LD_PROTO_LD_FI(T, name) T name(T x, int n)
+#define LD_PROTO_LD_IF(T, name) T name(int n, T x)
+#define LD_PROTO_LD_FFU(T, name) T name(T x, T y, uint32_t z)
+#define LD_PROTO_LD_INT(T, name) int name(T x)
+#define LD_PROTO_LD_BOOL(T, name) int name(T x)
+#define LD_PROTO_LD_LONG(T, name) long long name(T x)
+#define LD_PROTO_LD_SINGLE(T, name) float name(T x)
+#define LD_PROTO_LD_DOUBLE(T, name) double name(T x)
+#define LD_PROTO_LD_HILO(T, name) double name(T x, T y)
+#define LD_DEFINE(sig, T, name, c)                                                                       \
+  LD_PROTO_##sig(T, name);                                                                              \
+  LD_PROTO_##sig(T, name) { return c; }
+/* the row's types column: two functions, or one (special_math.h's LD_C_* give the C types) */
+#define LD_DEFINE_BOTH(sig, types, f32, f64, c32, c64)                                                  \
+  LD_DEFINE(sig, LD_C_NARROW_##types, f32, c32) LD_DEFINE(sig, LD_C_WIDE_##types, f64, c64)
+#define LD_DEFINE_FP LD_DEFINE_BOTH
+#define LD_DEFINE_INT LD_DEFINE_BOTH
+#define LD_DEFINE_UINT LD_DEFINE_BOTH
+#define LD_DEFINE_FP32(sig, types, f32, f64, c32, c64) LD_DEFINE(sig, float, f32, c32)
+#define LD_DEFINE_FP64(sig, types, f32, f64, c32, c64) LD_DEFINE(sig, double, f64, c64)
+#define LD_DEFINE_I32(sig, types, f32, f64, c32, c64) LD_DEFINE(sig, int32_t, f32, c32)
+#define LD_DEFINE_U32(sig, types, f32, f64, c32, c64) LD_DEFINE(sig, uint32_t, f32, c32)
+#define LD_DEFINE_I64(sig, types, f32, f64, c32, c64) LD_DEFINE(sig, int64_t, f64, c64)
+#define LD_DEFINE_U64(sig, types, f32, f64, c32, c64) LD_DEFINE(sig, uint64_t, f64, c64)
+#define LIBDEVICE(id, name, sig, types, f32, f64, c32, c64) \
+  LD_DEFINE_##types(sig, types, __nv_##f32, __nv_##f64, c32, c64)
 #include "libdevice.def"
 #undef LIBDEVICE
-
-/* Others that generated code may call: one line per function, libdevice name, C expression of x (and y). */
-#define FLOAT_UNARY(X)                                                                                    \
-  X(saturatef, x >= 1.0f ? 1.0f : x > 0.0f ? x : 0.0f)                                                    \
-  X(fast_expf, expf(x)) X(fast_exp10f, powf(10.0f, x)) X(fast_logf, logf(x)) X(fast_log2f, log2f(x))     \
-  X(fast_log10f, log10f(x)) X(fast_sinf, sinf(x)) X(fast_cosf, cosf(x)) X(fast_tanf, tanf(x))
-
-#define FLOAT_BINARY(X) X(fast_powf, powf(x, y)) X(fast_fdividef, x / y) X(fdividef, x / y)
-
-#define DEFINE_FLOAT_UNARY(name, expr) float __nv_##name(float x) { return expr; }
-#define DEFINE_FLOAT_BINARY(name, expr) float __nv_##name(float x, float y) { return expr; }
-
-/* Declared here only: nothing includes a header for them. */
-#define DECLARE_FLOAT_UNARY(name, expr) float __nv_##name(float x);
-#define DECLARE_FLOAT_BINARY(name, expr) float __nv_##name(float x, float y);
-FLOAT_UNARY(DECLARE_FLOAT_UNARY)
-FLOAT_BINARY(DECLARE_FLOAT_BINARY)
-
-FLOAT_UNARY(DEFINE_FLOAT_UNARY)
-FLOAT_BINARY(DEFINE_FLOAT_BINARY)
-
-int __nv_finitef(float x);
-int __nv_isfinited(double x);
-int __nv_umulhi(unsigned x, unsigned y);
-int __nv_mulhi(int x, int y);
-uint64_t __nv_umul64hi(uint64_t x, uint64_t y);
-int64_t __nv_mul64hi(int64_t x, int64_t y);
-int __nv_popc(unsigned x);
-int __nv_popcll(uint64_t x);
-int __nv_clz(int x);
-int __nv_clzll(int64_t x);
-int __nv_ffs(int x);
-int __nv_ffsll(int64_t x);
-unsigned __nv_brev(unsigned x);
-uint64_t __nv_brevll(uint64_t x);
-int __nv_abs(int x);
-int64_t __nv_llabs(int64_t x);
-
-int __nv_finitef(float x) { return isfinite(x) != 0; }
-int __nv_isfinited(double x) { return isfinite(x) != 0; }
-int __nv_umulhi(unsigned x, unsigned y) { return (int)(unsigned)(((uint64_t)x * y) >> 32); }
-int __nv_mulhi(int x, int y) { return (int)(((int64_t)x * y) >> 32); }
-uint64_t __nv_umul64hi(uint64_t x, uint64_t y) { return (uint64_t)(((unsigned __int128)x * y) >> 64); }
-int64_t __nv_mul64hi(int64_t x, int64_t y) { return (int64_t)(((__int128)x * y) >> 64); }
-int __nv_popc(unsigned x) { return __builtin_popcount(x); }
-int __nv_popcll(uint64_t x) { return __builtin_popcountll(x); }
-int __nv_clz(int x) { return x ? __builtin_clz((unsigned)x) : 32; }
-int __nv_clzll(int64_t x) { return x ? __builtin_clzll((uint64_t)x) : 64; }
-int __nv_ffs(int x) { return __builtin_ffs(x); }
-int __nv_ffsll(int64_t x) { return __builtin_ffsll(x); }
-int __nv_abs(int x) { return x < 0 ? (int)(0u - (unsigned)x) : x; }
-int64_t __nv_llabs(int64_t x) { return x < 0 ? (int64_t)(0ull - (uint64_t)x) : x; }
-
-unsigned __nv_brev(unsigned x) {
-  unsigned r = 0;
-  for (int i = 0; i < 32; i++) r |= ((x >> i) & 1u) << (31 - i);
-  return r;
-}
-
-uint64_t __nv_brevll(uint64_t x) {
-  uint64_t r = 0;
-  for (int i = 0; i < 64; i++) r |= ((x >> i) & 1ull) << (63 - i);
-  return r;
-}
 
 #pragma GCC visibility pop
