@@ -22,6 +22,10 @@ config.substitutions.append(("not ", not_tool + " "))
 # llvm-as (beside `not`, in LLVM's bin folder) makes bitcode files at test time
 config.substitutions.append(("%llvm-as", os.path.join(os.path.dirname(not_tool), "llvm-as")))
 config.substitutions.append(("%python", sys.executable))
+# %memlimit: a shell prefix capping a command's memory (4 GiB), for tests of inputs that once made the
+# compiler's memory explode; nothing under the sanitizers, whose shadow memory a cap forbids
+sanitized = lit_config.params.get("sanitize", "0") in ("1", "ON", "TRUE", "true")
+config.substitutions.append(("%memlimit", "" if sanitized else "ulimit -v 4000000 &&"))
 # ptxas checks the PTX the backend emits; tests that need it say "REQUIRES: ptxas"
 ptxas = lit_config.params.get("ptxas", "")
 if ptxas and os.path.exists(ptxas):
