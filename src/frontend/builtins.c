@@ -1261,7 +1261,7 @@ static Node *check_random(Call *c) {
 /* tl.range's options after the bounds: num_stages (3) and loop_unroll_factor (4) integers or None,
  * the flags (5..7) bools; num_stages within tile_options' range, an unroll factor that cannot blow
  * the kernel up (below 2: no unrolling, as Triton). */
-enum { MAX_LOOP_STAGES = 16, MAX_UNROLL_FACTOR = 64 };
+enum { MAX_UNROLL_FACTOR = 64 };
 
 static int loop_option_ok(Call *c, int i) {
   Value *v = const_of(c->S, c->arg[i], "a loop option");
@@ -1269,8 +1269,8 @@ static int loop_option_ok(Call *c, int i) {
   const char *problem = NULL;
   if (i <= 4 && v->kind != V_NONE && v->kind != V_INT) problem = "must be an integer or None";
   else if (i > 4 && v->kind != V_BOOL && v->kind != V_INT) problem = "must be a bool";
-  else if (i == 3 && v->kind == V_INT && (v->i < 0 || v->i > MAX_LOOP_STAGES || v->is_u64))
-    problem = arena_printf(c->S->arena, "must be from 0 to %d", MAX_LOOP_STAGES);
+  else if (i == 3 && v->kind == V_INT && (v->i < 0 || v->i > ARCH_MAX_STAGES || v->is_u64))
+    problem = arena_printf(c->S->arena, "must be from 0 to %d", ARCH_MAX_STAGES);
   else if (i == 4 && v->kind == V_INT && (v->i > MAX_UNROLL_FACTOR || v->is_u64))
     problem = arena_printf(c->S->arena, "must be at most %d", MAX_UNROLL_FACTOR);
   if (!problem) return 1;

@@ -122,7 +122,6 @@ static void for_header(Lower *L, const TirOp *op, ForLoop *F) {
   LLVMPositionBuilderAtEnd(L->b, entry);
 }
 
-/* The body's yields into the phis, the next induction value, the branch back. */
 /* tl.range's loop_unroll_factor: LLVM's loop unroller repeats the body `count` times (a remainder loop
  * takes the iterations left), through the back edge's !llvm.loop metadata, which names itself. */
 static void unroll_hint(Lower *L, LLVMValueRef back_edge, int count) {
@@ -137,6 +136,7 @@ static void unroll_hint(Lower *L, LLVMValueRef back_edge, int count) {
   LLVMSetMetadata(back_edge, LLVMGetMDKindIDInContext(L->ctx, "llvm.loop", 9), LLVMMetadataAsValue(L->ctx, loop));
 }
 
+/* The body's yields into the phis, the next induction value, the branch back. */
 static void for_latch(Lower *L, const TirOp *op, ForLoop *F) {
   const TirBlock *body = op->regions[0];
   const TirOp *yield = terminator(body);

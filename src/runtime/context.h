@@ -71,7 +71,7 @@ enum { STRUCT_SIZE_PLAUSIBLE = 4096 };
 static inline int option_any(long long n) { return (void)n, 1; }
 #define OPTION_RANGES(X)                                                                                   \
   X(num_warps, 0, ARCH_MAX_WARPS, arch_valid_warps, "0 (the default) or a power of two from 1 to 32")     \
-  X(num_stages, 0, 16, option_any, "from 0 (the default) to 16")                                          \
+  X(num_stages, 0, ARCH_MAX_STAGES, option_any, "from 0 (the default) to 16")                                          \
   X(config, -1, (1 << 20) - 1, option_any, "-1 (none) or an index from 0 to 1048575")                     \
   X(refill, TILE_REFILL_AUTO, TILE_REFILL_LATE, option_any, REFILL_VALUES)                                \
   X(tma, TILE_TMA_AUTO, TILE_TMA_OFF, option_any, TMA_VALUES)                                             \

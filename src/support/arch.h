@@ -20,7 +20,7 @@ typedef struct Arch {
  * most), 4 and 3 pipelining stages unless an option or config says
  * otherwise.  Each place a count enters (options, a config, IR text)
  * checks it with arch_valid_warps. */
-enum { ARCH_MAX_WARPS = 32, ARCH_DEFAULT_WARPS = 4, ARCH_DEFAULT_STAGES = 3 };
+enum { ARCH_MAX_WARPS = 32, ARCH_DEFAULT_WARPS = 4, ARCH_DEFAULT_STAGES = 3, ARCH_MAX_STAGES = 16 };
 /* The hidden CUtensorMap parameters a kernel takes at most (docs/abi.md,
  * section 2): the compiler makes no more, the runtime reads no more. */
 enum { ARCH_MAX_TENSOR_MAPS = 8 };
