@@ -94,9 +94,10 @@ const Layout *tma_plan_store(TirFunc *f, const AxisInfo *axis, const TirOp *stor
 /* tma_origin.c: coordinate i of t's box origin, as the i32 TMA takes, the
  * ops appended to `out`: t->origin[i] plus, with iv >= 0 (a load's
  * iteration), (iv - iv_base) * per_iv along `moving`; an i64 one beyond
- * the i32 range kept out of bounds; `below` below 0 where the tensor's
- * extent along i is below 1 (at least the box along i). */
-int tgir_tma_origin(TirFunc *f, OpList *out, const TmaLoad *t, int i, int iv, int64_t below, Loc loc);
+ * the i32 range kept out of bounds; `empty_at` where the tensor's extent
+ * along i is below 1 (a load's: the box or more below 0; a store's, which
+ * must not start below 0: ARCH_MAX_TENSOR_MAP_DIM, past every extent). */
+int tgir_tma_origin(TirFunc *f, OpList *out, const TmaLoad *t, int i, int iv, int64_t empty_at, Loc loc);
 
 /* The steps --passes can name (src/driver/passes.def says their order). */
 void tgir_remove_converts(TirFunc *f, const TgirOptions *o);

@@ -631,7 +631,7 @@ static void rewrite_loop(Pipe *P, const char *ahead, const char *recompute, int6
 static void tma_origin(Pipe *P, int k, int iv, int *coord) {
   const TmaLoad *t = &P->tma_loads[k];
   const TirTensorMap *map = &P->f->tensor_maps.data[t->map];
-  for (int i = 0; i < 2; i++) coord[i] = tgir_tma_origin(P->f, &P->out, t, i, iv, map->box[i], P->loop->loc);
+  for (int i = 0; i < 2; i++) coord[i] = tgir_tma_origin(P->f, &P->out, t, i, iv, -map->box[i], P->loop->loc);
 }
 
 static void emit_tma_copies(Pipe *P, const Ahead *a, int slot, const int *bufs, int bars) {

@@ -665,6 +665,10 @@ const Layout *tma_plan_store(TirFunc *f, const AxisInfo *axis, const TirOp *stor
   if (!plan_recomputed(&m, axis, NULL, store->operands.data[0], store->operands.data[2], 1, &p)) return NULL;
   for (int k = 0; k < 2; k++)
     if (p.extent[k] >= 0 && !p.floor[k]) return NULL;
+  /* A bulk store whose box starts below 0 is an illegal instruction (an H200, at any negative coordinate),
+   * where a load's reads zeros: only a start known not to be negative goes by TMA. */
+  for (int k = 0; k < 2; k++)
+    if (p.start[k].origin >= 0 && !axis[p.start[k].origin].nonneg) return NULL;
   int inner = unit(&p.o, 1) ? 1 : unit(&p.o, 0) ? 0 : -1, order[2] = {inner, 1 - inner};
   /* whole swizzle patterns (8 rows) per box: the hardware swizzles by address, the layout by row */
   if (inner < 0 || t->shape[1 - inner] % 8) return NULL;

@@ -70,18 +70,19 @@ static int add_along(Origin *o, const TmaLoad *t, int c, int has_start, int iv, 
 
 /* Where the tensor's extent along i is below 1 the launch encodes 1 (a
  * map cannot be empty) while the mask drops every element: the origin
- * moves `below` (at least the box) below 0, where TMA touches no memory.
- * The extent is compared in its own width: a truncated i64 could look positive. */
-static int unless_empty(Origin *o, const TmaLoad *t, int i, int c, int64_t below) {
+ * moves to `empty_at`, wholly outside the tensor, where TMA touches no
+ * memory.  The extent is compared in its own width: a truncated i64 could
+ * look positive. */
+static int unless_empty(Origin *o, const TmaLoad *t, int i, int c, int64_t empty_at) {
   if (t->extent[i] < 0) return c;
   DType dt = width_of(o->f, t->extent[i]);
   int ge[2] = {convert(o, t->extent[i], dt), constant(o, dt, 1)};
   int some = emit(o, TIR_CMP, CMP_GE, DT_I1, ge, 2);
-  int sel[3] = {some, c, constant(o, DT_I32, -below)};
+  int sel[3] = {some, c, constant(o, DT_I32, empty_at)};
   return emit(o, TIR_SELECT, 0, DT_I32, sel, 3);
 }
 
-int tgir_tma_origin(TirFunc *f, OpList *out, const TmaLoad *t, int i, int iv, int64_t below, Loc loc) {
+int tgir_tma_origin(TirFunc *f, OpList *out, const TmaLoad *t, int i, int iv, int64_t empty_at, Loc loc) {
   Origin o = {f, out, loc};
   int moving = iv >= 0 && i == t->moving && t->per_iv;
   DType dt = width_of(f, t->origin[i]);
@@ -89,5 +90,5 @@ int tgir_tma_origin(TirFunc *f, OpList *out, const TmaLoad *t, int i, int iv, in
   int c = t->origin[i] >= 0 ? convert(&o, t->origin[i], dt) : constant(&o, dt, 0);
   if (moving) c = add_along(&o, t, c, t->origin[i] >= 0, iv, dt);
   if (dt == DT_I64) c = saturate(&o, c);
-  return unless_empty(&o, t, i, c, below);
+  return unless_empty(&o, t, i, c, empty_at);
 }

@@ -8,7 +8,9 @@
  *
  * The tile goes to shared memory in the layout the map's swizzle expects,
  * and one thread writes the box; TMA drops the elements outside the tensor,
- * which are the ones the mask drops.  A store whose value was converted to
+ * which are the ones the mask drops.  Only where the box's start is known
+ * not to be negative (tma.c): a bulk store from below 0 is an illegal
+ * instruction, where a bulk load reads zeros.  A store whose value was converted to
  * the store's layout takes the value before the conversion (the epilogue's
  * mma accumulator goes to shared memory once, not twice).  The pointers and
  * the mask, dead then, go with DCE.
@@ -53,11 +55,10 @@ static int rewrite_store(Rewrite *R, const TirOp *store) {
   Loc loc = store->loc;
   int value = unconverted(R, store->operands.data[1]);
   int buf = emit(R, TIR_LOCAL_ALLOC, tir_type(R->f, value), buffer, &value, 1, loc);
-  const Type *vt = tir_type(R->f, value);
-  /* an empty dimension moves the whole tile below 0, not a box: the boxes after the first start further along */
-  int64_t span = vt->shape[0] > vt->shape[1] ? vt->shape[0] : vt->shape[1];
-  int ops[3] = {buf, tgir_tma_origin(R->f, &R->out, &t, 0, -1, span, loc),
-                tgir_tma_origin(R->f, &R->out, &t, 1, -1, span, loc)};
+  /* an empty dimension moves the tile past every extent: a bulk store starting below 0 is an illegal
+   * instruction, and the boxes after the first start further along (at most 256 further, no overflow) */
+  int ops[3] = {buf, tgir_tma_origin(R->f, &R->out, &t, 0, -1, ARCH_MAX_TENSOR_MAP_DIM, loc),
+                tgir_tma_origin(R->f, &R->out, &t, 1, -1, ARCH_MAX_TENSOR_MAP_DIM, loc)};
   emit(R, TIR_TMA_STORE, NULL, NULL, ops, 3, loc);
   R->out.data[R->out.len - 1]->ival = t.map;
   return 1;

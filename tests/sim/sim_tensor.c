@@ -674,6 +674,8 @@ void tile_sim_tma_store(const void *shared_src, void *global_base, int64_t dim0,
   if (swizzle && (int64_t)box0 * elem_bytes != swizzle)
     sim_fail(s, "TMA store of %d-byte rows with a %d-byte swizzle: a box row must be the swizzle's width",
              box0 * elem_bytes, swizzle);
+  if (c0 < 0 || c1 < 0) /* an H200 stops with an illegal instruction, where a TMA load would read zeros */
+    sim_fail(s, "TMA store at coordinates (%d, %d): a bulk store's box must not start below 0", c0, c1);
   size_t bytes = (size_t)box0 * (size_t)box1 * (size_t)elem_bytes;
   const unsigned char *src = check_shared(s, "TMA store source", shared_src, bytes, swizzle ? (size_t)swizzle * 8 : 16);
   for (int64_t r = 0; r < box1; r++)

@@ -648,13 +648,15 @@ static void describe(const WgmmaCase *c, char *out, size_t size) {
 /* A box of 16 rows at (-3, 5) of a 30 x 18 tensor (row stride 36): the
  * elements inside the tensor get the box's values, the others (left of 0,
  * below row 18, past column 30 in the stride's padding) stay -1. */
+/* The box from (c0, c1) written where it lies inside the tensor; one starting below 0 stops the
+ * program, as on an H200. */
 static void test_tma_store(void) {
   enum { DIM0 = 30, DIM1 = 18, STRIDE = 36 };
   for (int32_t w = 32; w <= 128; w *= 2) {
     float out[DIM1 * STRIDE];
     for (int i = 0; i < DIM1 * STRIDE; i++) out[i] = -1;
     int64_t dim0 = DIM0, dim1 = DIM1, stride = STRIDE;
-    int32_t c0 = -3, c1 = 5;
+    int32_t c0 = 3, c1 = 5;
     void *po = out;
     void *params[] = {&po, &dim0, &dim1, &stride, &c0, &c1, &w};
     SimBuffer buffers[] = {{"out", out, sizeof out}};
@@ -663,10 +665,14 @@ static void test_tma_store(void) {
     int ok = 1;
     for (int y = 0; y < DIM1; y++)
       for (int x = 0; x < STRIDE; x++) {
-        int r = y - c1, j = x - c0, inside = x < DIM0 && r >= 0 && r < 16 && j < w / 4;
+        int r = y - c1, j = x - c0, inside = x < DIM0 && r >= 0 && r < 16 && j >= 0 && j < w / 4;
         ok &= out[y * STRIDE + x] == (inside ? (float)(1000 * r + j) : -1.0f);
       }
     CHECK(ok);
+    c0 = -3;
+    L = hand_launch("tma_store_box", 1, 1, params, buffers, 1, 16 * 128);
+    CHECK(sim_run(&L) != 0);
+    CHECK_CONTAINS(L.error, "TMA store at coordinates (-3, 5): a bulk store's box must not start below 0");
   }
 }
 
