@@ -8,6 +8,8 @@
  * (ex2.approx, as Triton) and the libdevice functions. */
 #include "lower.h"
 
+#include <math.h>
+
 static int is_float(const Type *t) { return !t->is_ptr && dtype_is_float(t->elem); }
 static int is_signed(const Type *t) { return !t->is_ptr && dtype_kind(t->elem) == DK_SINT; }
 static int bits_of(const Type *t) { return t->is_ptr ? 64 : dtype_bits(t->elem); }
@@ -263,6 +265,31 @@ static LLVMValueRef libdevice_row(Lower *L, int row, LLVMValueRef *x) {
   return rt == DT_I1 ? LLVMBuildICmp(L->b, LLVMIntNE, r, LLVMConstNull(L->i32), "") : r;
 }
 
+/* libdevice's jn(n, x) and yn(n, x) are NaN for n < 0, where C's are (-1)^n times jn(-n, x) and yn(-n, x);
+ * its jn is NaN for n >= 2 and x near 0, where its recurrence divides by x, and C's is 0 ((x/2)^n / n!
+ * underflows below these bounds); its fp64 yn(n >= 2, -0) is +inf, C's -inf.  Called with |n|, then C's
+ * answers put back (an H200's answers: tests/sim's libdevice_more cases). */
+static LLVMValueRef bessel_of_order(Lower *L, int row, LLVMValueRef *x) {
+  LLVMBuilderRef B = L->b;
+  LLVMValueRef n = x[0], v = x[1];
+  LLVMTypeRef t = LLVMTypeOf(v);
+  LLVMValueRef negative = LLVMBuildICmp(B, LLVMIntSLT, n, lower_int(L, L->i32, 0), "");
+  LLVMValueRef order = LLVMBuildSelect(B, negative, LLVMBuildNeg(B, n, ""), n, "");
+  LLVMValueRef odd = LLVMBuildTrunc(B, n, L->i1, "");
+  LLVMValueRef r = libdevice_row(L, row, (LLVMValueRef[]){order, v});
+  if (row == LIBDEVICE_JN) {
+    LLVMValueRef tiny = LLVMConstReal(t, t == L->f32 ? 0x1p-80 : 0x1p-600);
+    LLVMValueRef near_zero = LLVMBuildFCmp(B, LLVMRealOLT, unary_intrinsic(L, "llvm.fabs", v), tiny, "");
+    LLVMValueRef high = LLVMBuildICmp(B, LLVMIntSGE, order, lower_int(L, L->i32, 2), "");
+    LLVMValueRef zero = LLVMBuildSelect(B, odd, LLVMBuildFMul(B, v, LLVMConstReal(t, 0.0), ""), LLVMConstReal(t, 0.0), "");
+    r = LLVMBuildSelect(B, LLVMBuildAnd(B, high, near_zero, ""), zero, r, "");
+  } else {
+    LLVMValueRef at_zero = LLVMBuildFCmp(B, LLVMRealOEQ, v, LLVMConstReal(t, 0.0), "");
+    r = LLVMBuildSelect(B, at_zero, LLVMConstReal(t, -INFINITY), r, "");
+  }
+  return LLVMBuildSelect(B, LLVMBuildAnd(B, negative, odd, ""), LLVMBuildFNeg(B, r, ""), r, "");
+}
+
 LLVMValueRef lower_scalar(Lower *L, TirCode code, int kind, const Type *t, LLVMValueRef *x) {
   int fl = is_float(t);
   switch (code) {
@@ -270,7 +297,7 @@ LLVMValueRef lower_scalar(Lower *L, TirCode code, int kind, const Type *t, LLVMV
     if (fl) return float_compare(L, kind, x[0], x[1]);
     return LLVMBuildICmp(L->b, int_predicate(kind, is_signed(t)), x[0], x[1], "");
   case TIR_SELECT: return LLVMBuildSelect(L->b, x[0], x[1], x[2], "");
-  case TIR_LIBDEVICE: return libdevice_row(L, kind, x);
+  case TIR_LIBDEVICE: return kind == LIBDEVICE_JN || kind == LIBDEVICE_YN ? bessel_of_order(L, kind, x) : libdevice_row(L, kind, x);
   case TIR_FMA: return float_fma(L, x);
   case TIR_CLAMP:
     return float_binary(L, TIR_MINIMUM, kind, float_binary(L, TIR_MAXIMUM, kind, x[0], x[1]), x[2]);

@@ -128,7 +128,7 @@ double special_bessel_y(int n, double x) { return yn(n, x); }
 
 /* round's result is integral, so any mode converts it exactly */
 long long special_llround(double x) { return special_to_int(round(x), SPECIAL_RZ, 64, 1); }
-long long special_llroundf(float x) { return isnan(x) ? INT64_MIN : special_llround(x); }
+long long special_llroundf(float x) { return special_llround(x); }
 
 uint32_t special_brev32(uint32_t x) {
   uint32_t r = 0;
@@ -237,7 +237,7 @@ static double round_integral(double x, int mode) {
 }
 
 int64_t special_to_int(double x, int mode, int bits, int is_signed) {
-  if (isnan(x)) return 0;
+  if (isnan(x)) return bits == 64 ? INT64_MIN : 0; /* the GPU's: 0x8000000000000000 signed or not */
   double r = round_integral(x, mode), end = ldexp(1, is_signed ? bits - 1 : bits); /* the first value too large */
   if (r >= end) return is_signed ? (int64_t)((UINT64_C(1) << (bits - 1)) - 1) : (int64_t)(UINT64_MAX >> (64 - bits));
   if (r < (is_signed ? -end : 0)) return is_signed ? (int64_t)-end : 0;

@@ -43,7 +43,8 @@ int64_t special_double_as_ll(double x);
 double special_ll_as_double(int64_t x);
 
 /* The conversions in a rounding mode (mode): a float to a `bits`-bit integer, signed or not, as cvt.rzi
- * and the like (saturating, NaN 0; the result's bits in the int64_t), x to fp32 (double2float_rz), an
+ * and the like (saturating; NaN 0 into 32 bits, 0x8000000000000000 into 64 as on an H200; the result's
+ * bits in the int64_t), x to fp32 (double2float_rz), an
  * integer (`is_unsigned`: v's bits are a u64) to fp32 or fp64. */
 int64_t special_to_int(double x, int mode, int bits, int is_signed);
 float special_to_float(double x, int mode);

@@ -66,10 +66,11 @@ def integral(q, mode):
     return round(q)  # ties to even
 
 
-def to_int(x, mode, bits, signed):
-    """cvt to an integer: saturating, NaN 0; the result's bits as the signed type of that width."""
+def to_int(x, mode, bits, signed, from_double):
+    """cvt to an integer: saturating; the result's bits as the signed type of that width.  NaN as an H200
+    converts it: 0 from fp32 into 32 bits, the sign bit alone from fp64 into 32 and from either into 64."""
     if math.isnan(x):
-        return 0
+        return -2 ** (bits - 1) if bits == 64 or from_double else 0
     lo, hi = (-2 ** (bits - 1), 2 ** (bits - 1) - 1) if signed else (0, 2 ** bits - 1)
     r = hi if x == INF else lo if x == -INF else max(lo, min(hi, integral(Fraction(x), mode)))
     return wrap(r, bits, True)
@@ -115,7 +116,7 @@ def reference(name, v, lo):
     src, rest = name.split("2")
     dst, mode = rest.split("_")
     if dst in ("int", "uint", "ll", "ull"):
-        return to_int(v, mode, 32 if dst in ("int", "uint") else 64, dst in ("int", "ll"))
+        return to_int(v, mode, 32 if dst in ("int", "uint") else 64, dst in ("int", "ll"), src == "double")
     return to_float(v, dst, mode)
 
 
