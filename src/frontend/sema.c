@@ -250,6 +250,7 @@ static Node *namespace_member(Sema *S, Loc loc, const char *name) {
   }
   int dt = dtype_lookup(name);
   if (dt >= 0 && !strcmp(dtype_triton_name((DType)dt), name)) return mk_const(S, loc, value_dtype(S, (DType)dt, 0));
+  if (!strcmp(name, "pi32_t")) return mk_const(S, loc, value_dtype(S, DT_I32, 1)); /* Triton's alias */
   if (!strcmp(name, "constexpr")) return mk_const(S, loc, value_new(S, V_CONSTEXPR));
   if (!strcmp(name, "tensor")) return mk_const(S, loc, value_new(S, V_TENSOR));
   if (!strcmp(name, "tensor_descriptor") || !strcmp(name, "tensor_descriptor_base") || !strcmp(name, "dtype") ||
