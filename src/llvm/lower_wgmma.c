@@ -99,6 +99,23 @@ static void register_a(Lower *L, const LinearLayout *la, Regs a, int per, int64_
   }
 }
 
+/* Every wgmma's four A words, in the order the dot issues them (per K step, per 64 rows of the
+ * accumulator); returns how many. */
+static int pack_register_a(Lower *L, const LinearLayout *la, Regs a, const Type *ta, const LinearLayout *acc,
+                           int per_instr, int k_step, LLVMValueRef *words) {
+  int n = 0;
+  for (int64_t k0 = 0; k0 < ta->shape[1]; k0 += k_step)
+    for (int r = 0, m = -1; r < ll_registers(acc); r += per_instr) {
+      int64_t x[MAX_RANK];
+      ll_coords(acc, ll_reg_offset(acc, (uint32_t)r), x);
+      if (x[0] == m) continue;
+      register_a(L, la, a, 32 / dtype_bits(ta->elem), x[0], k0, words + n);
+      n += 4;
+      m = (int)x[0];
+    }
+  return n;
+}
+
 static int wgmma_kind(DType a, DType b) {
   if (dtype_is_fp8(a)) return mma_fp8_kind(a, b);
   return a == DT_BF16 ? MMA_BF16 : a == DT_FP32 ? MMA_TF32 : MMA_F16;
@@ -138,9 +155,12 @@ void lower_wgmma_dot(Lower *L, const TirOp *op) {
   int kind = wgmma_kind(ta->elem, lower_type(L, op->operands.data[1])->elem);
   if (kind >= MMA_FP8 && ((!a_regs && a.trans) || b.trans))
     lower_fail(L, "internal error: an fp8 wgmma operand stored along M or N (wgmma reads fp8 K-major only)");
-  /* the A words every wgmma reads, kept for the wait */
-  int n_words = 0;
+  /* the A words every wgmma reads, kept for the wait.  One warpgroup packs them all before the fence (a
+   * register written between a group's wgmmas makes ptxas fence and track each wgmma alone); two or more,
+   * whose kernels run at the register limit, pack each before its wgmma (all at once raised spills) */
+  int n_words = 0, pack_first = a_regs && L->num_threads == 128;
   LLVMValueRef *words = a_regs ? arena_alloc(L->arena, sizeof(LLVMValueRef) * (size_t)(av.n / 2 + 4)) : NULL;
+  if (pack_first) pack_register_a(L, &a_ll, av, ta, &acc_ll, per, k_step, words);
   L->target->wgmma_fence(L);
   for (int64_t k0 = 0; k0 < ta->shape[1]; k0 += k_step)
     for (int r = 0, m = -1; r < acc.n; r += per) { /* repetitions along N inside those along M */
@@ -152,7 +172,7 @@ void lower_wgmma_dot(Lower *L, const TirOp *op) {
         continue;
       }
       if (x[0] != m) { /* the next 64 rows: their A words */
-        register_a(L, &a_ll, av, 32 / dtype_bits(ta->elem), x[0], k0, words + n_words);
+        if (!pack_first) register_a(L, &a_ll, av, 32 / dtype_bits(ta->elem), x[0], k0, words + n_words);
         n_words += 4;
         m = (int)x[0];
       }
