@@ -265,6 +265,26 @@ static LLVMValueRef libdevice_row(Lower *L, int row, LLVMValueRef *x) {
   return rt == DT_I1 ? LLVMBuildICmp(L->b, LLVMIntNE, r, LLVMConstNull(L->i32), "") : r;
 }
 
+/* libdevice's integer-to-float conversions toward zero call NVVM's i2f.rz and the like, which LLVM 19's
+ * NVPTX combining turns into sitofp / uitofp, rounding to nearest (an H200 gave int2float_rz's neighbour
+ * above): on the GPU the cvt is written out.  NULL for the other rows, and on the simulator. */
+static LLVMValueRef int_to_float_toward_zero(Lower *L, int row, LLVMValueRef x) {
+  static const struct { int row; const char *text, *constraints; } rows[] = {
+      {LIBDEVICE_INT2FLOAT_RZ, "cvt.rz.f32.s32 $0, $1;", "=f,r"},
+      {LIBDEVICE_UINT2FLOAT_RZ, "cvt.rz.f32.u32 $0, $1;", "=f,r"},
+      {LIBDEVICE_LL2FLOAT_RZ, "cvt.rz.f32.s64 $0, $1;", "=f,l"},
+      {LIBDEVICE_ULL2FLOAT_RZ, "cvt.rz.f32.u64 $0, $1;", "=f,l"},
+      {LIBDEVICE_LL2DOUBLE_RZ, "cvt.rz.f64.s64 $0, $1;", "=d,l"},
+      {LIBDEVICE_ULL2DOUBLE_RZ, "cvt.rz.f64.u64 $0, $1;", "=d,l"},
+  };
+  if (L->target == target_sim()) return NULL;
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+    if (rows[i].row == row)
+      return lower_inline_asm(L, rows[i].constraints[1] == 'd' ? L->f64 : L->f32, rows[i].text, rows[i].constraints,
+                              &x, 1, 0);
+  return NULL;
+}
+
 /* libdevice's jn(n, x) and yn(n, x) are NaN for n < 0, where C's are (-1)^n times jn(-n, x) and yn(-n, x);
  * its jn is NaN for n >= 2 and x near 0, where its recurrence divides by x, and C's is 0 ((x/2)^n / n!
  * underflows below these bounds); its fp64 yn(n >= 2, -0) is +inf, C's -inf.  Called with |n|, then C's
@@ -297,7 +317,11 @@ LLVMValueRef lower_scalar(Lower *L, TirCode code, int kind, const Type *t, LLVMV
     if (fl) return float_compare(L, kind, x[0], x[1]);
     return LLVMBuildICmp(L->b, int_predicate(kind, is_signed(t)), x[0], x[1], "");
   case TIR_SELECT: return LLVMBuildSelect(L->b, x[0], x[1], x[2], "");
-  case TIR_LIBDEVICE: return kind == LIBDEVICE_JN || kind == LIBDEVICE_YN ? bessel_of_order(L, kind, x) : libdevice_row(L, kind, x);
+  case TIR_LIBDEVICE: {
+    LLVMValueRef rz = int_to_float_toward_zero(L, kind, x[0]);
+    if (rz) return rz;
+    return kind == LIBDEVICE_JN || kind == LIBDEVICE_YN ? bessel_of_order(L, kind, x) : libdevice_row(L, kind, x);
+  }
   case TIR_FMA: return float_fma(L, x);
   case TIR_CLAMP:
     return float_binary(L, TIR_MINIMUM, kind, float_binary(L, TIR_MAXIMUM, kind, x[0], x[1]), x[2]);
