@@ -99,9 +99,9 @@ static void register_a(Lower *L, const LinearLayout *la, Regs a, int per, int64_
   }
 }
 
-/* Every wgmma's four A words, in the order the dot issues them (per K step, per 64 rows of the
- * accumulator); returns how many. */
-static int pack_register_a(Lower *L, const LinearLayout *la, Regs a, const Type *ta, const LinearLayout *acc,
+/* Every wgmma's four A words into `words`, in the order the dot issues them (per K step, per 64 rows of
+ * the accumulator). */
+static void pack_register_a(Lower *L, const LinearLayout *la, Regs a, const Type *ta, const LinearLayout *acc,
                            int per_instr, int k_step, LLVMValueRef *words) {
   int n = 0;
   for (int64_t k0 = 0; k0 < ta->shape[1]; k0 += k_step)
@@ -113,7 +113,6 @@ static int pack_register_a(Lower *L, const LinearLayout *la, Regs a, const Type 
       n += 4;
       m = (int)x[0];
     }
-  return n;
 }
 
 static int wgmma_kind(DType a, DType b) {
