@@ -37,6 +37,8 @@ typedef struct JitSource {
   char *declared_name, *declared_params; /* from the declaration at creation (NULL: none) */
   int num_declared_params;
   JitHeuristics *heuristics; /* its @triton.heuristics read a launch's arguments (heuristics.c); NULL: not */
+  char *deps;                /* the dependency list of the GPU specialisation built or read from the cache last */
+  size_t deps_len;           /* (malloc'd; NULL with a length: lost to memory): a choice tuned from them records it */
 } JitSource;
 
 /* A kernel's KernelTuning in one block: the arrays it points to, then the
@@ -186,6 +188,7 @@ static const char *keep_text(Spec *s, const char *text) { return text ? arena_st
 typedef struct EntryCheck {
   Arena arena;
   const CacheEntry *e;
+  int of_kernel;  /* its metadata is a kernel's, checked here (an autotuner's choice's is the runtime's) */
   char *why;
   size_t whysize;
   int status;
@@ -195,8 +198,8 @@ static void check_metadata(void *ud) {
   EntryCheck *x = ud;
   KernelMetadata m;
   ModuleFiles deps;
-  if (meta_parse(&x->arena, x->e->metadata, x->e->metadata_len, &m, x->why, x->whysize)) return;
-  if (strcmp(m.target, x->e->image_is_ptx ? "ptx" : "cubin")) {
+  if (x->of_kernel && meta_parse(&x->arena, x->e->metadata, x->e->metadata_len, &m, x->why, x->whysize)) return;
+  if (x->of_kernel && strcmp(m.target, x->e->image_is_ptx ? "ptx" : "cubin")) {
     snprintf(x->why, x->whysize, "its metadata says %s, its header the other", m.target);
     return;
   }
@@ -204,16 +207,26 @@ static void check_metadata(void *ud) {
   x->status = jit_deps_hold(&deps); /* 0: compiled from other versions of its imports, a plain miss */
 }
 
-/* An entry whose checksum holds but whose metadata or dependency list does
- * not read, or whose metadata names another kind of image, was written
- * wrong: -1 with why, to be rebuilt rather than fail every launch after it.
- * 0: sound, but an imported file has changed since. */
-static int check_entry(const CacheEntry *e, char *why, size_t whysize) {
-  EntryCheck x = {.e = e, .why = why, .whysize = whysize, .status = -1};
+/* An entry whose checksum holds but whose metadata (of_kernel) or dependency
+ * list does not read, or whose metadata names another kind of image, was
+ * written wrong: -1 with why, to be rebuilt rather than fail every launch
+ * after it.  0: sound, but an imported file has changed since. */
+static int check_entry(const CacheEntry *e, int of_kernel, char *why, size_t whysize) {
+  EntryCheck x = {.e = e, .of_kernel = of_kernel, .why = why, .whysize = whysize, .status = -1};
   arena_init(&x.arena, 1 << 24);
-  if (arena_run(&x.arena, check_metadata, &x)) snprintf(why, whysize, "out of memory reading its metadata");
+  if (arena_run(&x.arena, check_metadata, &x)) snprintf(why, whysize, "out of memory reading it");
   arena_free(&x.arena);
   return x.status;
+}
+
+/* The files a specialisation of k was compiled from, kept for the autotuner's
+ * choice among its variants (save_choice). */
+static void keep_deps(tile_kernel *k, const char *deps, size_t len) {
+  JitSource *src = k->source;
+  free(src->deps);
+  src->deps = len ? malloc(len) : NULL;
+  src->deps_len = len;
+  if (src->deps) memcpy(src->deps, deps, len);
 }
 
 /* The entry for `key` if the cache has a sound one; a note naming it if it had a bad one. */
@@ -221,11 +234,13 @@ static int from_cache(tile_kernel *k, Spec *s, const char *key, char *note, size
   CacheEntry e;
   char why[256];
   int found = cache_read(k->ctx->cache_dir, key, &e, why, sizeof why);
-  if (found > 0 && (found = check_entry(&e, why, sizeof why)) <= 0) cache_entry_free(&e);
+  if (found > 0 && (found = check_entry(&e, 1, why, sizeof why)) <= 0) cache_entry_free(&e);
   if (found < 0) snprintf(note, notesize, "cache: ignored the entry %s/%s.tile (%s) and compiled again", k->ctx->cache_dir, key, why);
   if (found <= 0) return 0;
   if (spec_copy_in(s, e.image, e.image_size, e.image_is_ptx, e.metadata, e.metadata_len))
     found = 0; /* out of memory: compile instead, which will say so */
+  else
+    keep_deps(k, e.deps, e.deps_len);
   cache_entry_free(&e);
   return found;
 }
@@ -325,9 +340,10 @@ static tile_status finish_job(GpuJob *j) {
   if (j->c) {
     context_begin(ctx);
     j->status = compilation_report(j->c, j->status);
+    if (j->status == TILE_OK) keep_deps(j->k, j->deps, j->deps_len);
     if (j->status == TILE_OK && ctx->cache_dir)
       to_cache(j->k, j->s, j->key, j->deps, j->deps_len, j->notes[1], sizeof j->notes[1]);
-    compilation_end(j->c); /* after the entry: its dependency list lives in the compilation */
+    compilation_end(j->c); /* after the entry and keep_deps: the dependency list lives in the compilation */
   }
   for (int i = 0; i < 2; i++)
     if (j->notes[i][0]) context_note(ctx, "%s", j->notes[i]);
@@ -403,6 +419,7 @@ static void release(tile_kernel *k) {
   free(src->declared_name);
   free(src->declared_params);
   heuristics_free(src->heuristics);
+  free(src->deps);
   free(src);
   k->source = NULL;
 }
@@ -421,17 +438,26 @@ static void choice_key(const tile_kernel *k, const char *what, char hex[65]) {
   sha256_hex(digest, hex);
 }
 
-static Variant load_choice(tile_kernel *k, const char *what) {
-  char key[65];
-  choice_key(k, what, key);
-  return autotune_read_choice(k, key, 1 << 20);
+/* A ChoiceDepsCheck: a choice's entry checked as a kernel's is, but for its metadata. */
+static int choice_deps_check(const char *deps, size_t len, char *why, size_t whysize) {
+  CacheEntry e = {.deps = (char *)deps, .deps_len = len};
+  return check_entry(&e, 0, why, whysize);
 }
 
-static void save_choice(tile_kernel *k, const char *what, Variant v, const char *timings) {
+static Variant load_choice(tile_kernel *k, const char *what, char *note, size_t notesize) {
   char key[65];
-  if (!k->ctx->cache_dir) return;
   choice_key(k, what, key);
-  autotune_write_choice(k, key, what, v, timings);
+  return autotune_read_choice(k, key, 1 << 20, choice_deps_check, note, notesize);
+}
+
+/* The choice lists the files its variants were compiled from, so that an
+ * edited helper (or the module giving the configs) has it tuned again. */
+static void save_choice(tile_kernel *k, const char *what, Variant v, const char *timings) {
+  const JitSource *src = k->source;
+  char key[65];
+  if (!k->ctx->cache_dir || (src->deps_len && !src->deps)) return; /* not knowing its files, it is not kept */
+  choice_key(k, what, key);
+  autotune_write_choice(k, key, what, v, timings, src->deps, src->deps_len);
 }
 
 /* ---- early_config_prune at a launch -------------------------------------------------------- */

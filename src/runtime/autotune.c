@@ -503,9 +503,11 @@ static tile_status first_compiling(Tuner *u, Variant *chosen, Spec **out) {
   return TILE_OK;
 }
 
-/* The variant recorded on disk for this case; config -1 if none. */
-static Variant from_disk(tile_kernel *k, const char *what) {
-  Variant v = k->ctx->on_cpu ? AS_GIVEN : k->compiler->load_choice(k, what);
+/* The variant recorded on disk for this case; config -1 if none, with a
+ * note when the entry there was not sound (for the end of the call). */
+static Variant from_disk(tile_kernel *k, const char *what, char note[512]) {
+  note[0] = 0;
+  Variant v = k->ctx->on_cpu ? AS_GIVEN : k->compiler->load_choice(k, what, note, 512);
   return v.config < k->tuning->num_configs ? v : AS_GIVEN;
 }
 
@@ -590,7 +592,8 @@ tile_status autotune_select(tile_kernel *k, const uint16_t *key, int key_len, co
   describe_case(&what, k, key, key_len, args, n);
   describe_key(&key_text, k->tuning, args, n);
   double start = seconds_now();
-  Variant chosen = from_disk(k, text_cstr(&what));
+  char note[512];
+  Variant chosen = from_disk(k, text_cstr(&what), note);
   tile_status st = TILE_OK;
   if (chosen.config >= 0) {
     text_printf(&u->report, "  ");
@@ -611,21 +614,13 @@ tile_status autotune_select(tile_kernel *k, const uint16_t *key, int key_len, co
   }
   free(u->report.data), free(u->failures.data), free(u->timings.data), free(u->kept), free(u);
   free(what.data), free(key_text.data);
+  if (note[0]) context_note(k->ctx, "%s", note); /* after tuning's calls, which start the notes afresh */
   return st;
 }
 
-tile_status autotune_compile(tile_kernel *k, const uint16_t *key, int key_len, const tile_arg *args, int n,
-                             Spec **out) {
-  TuneChoice *c = find_choice(k, key, key_len, args, n);
-  Text what = {0};
-  describe_case(&what, k, key, key_len, args, n);
-  Variant chosen = c ? c->variant : from_disk(k, text_cstr(&what));
-  free(what.data);
-  if (chosen.config >= 0) {
-    tile_status st = kernel_specialize(k, key, key_len, chosen, out);
-    if (st == TILE_OK && !c) keep_choice(k, key, key_len, args, n, chosen);
-    return st;
-  }
+/* autotune_compile before any choice: every config compiled, the first that compiles in *out. */
+static tile_status compile_configs(tile_kernel *k, const uint16_t *key, int key_len, const tile_arg *args, int n,
+                                   Spec **out) {
   Tuner *u = calloc(1, sizeof *u);
   if (!u) return context_fail(k->ctx, TILE_ERROR_MEMORY, "out of memory");
   u->k = k, u->t = k->tuning, u->key = key, u->key_len = key_len, u->args = args, u->n = n;
@@ -653,6 +648,24 @@ tile_status autotune_compile(tile_kernel *k, const uint16_t *key, int key_len, c
   return st;
 }
 
+tile_status autotune_compile(tile_kernel *k, const uint16_t *key, int key_len, const tile_arg *args, int n,
+                             Spec **out) {
+  TuneChoice *c = find_choice(k, key, key_len, args, n);
+  Text what = {0};
+  char note[512] = "";
+  describe_case(&what, k, key, key_len, args, n);
+  Variant chosen = c ? c->variant : from_disk(k, text_cstr(&what), note);
+  free(what.data);
+  if (chosen.config >= 0) {
+    tile_status st = kernel_specialize(k, key, key_len, chosen, out);
+    if (st == TILE_OK && !c) keep_choice(k, key, key_len, args, n, chosen);
+    return st;
+  }
+  tile_status st = compile_configs(k, key, key_len, args, n, out);
+  if (note[0]) context_note(k->ctx, "%s", note); /* after the compiles, which start the notes afresh */
+  return st;
+}
+
 typedef struct ChoiceText {
   Arena arena;
   const char *what, *timings;
@@ -670,13 +683,15 @@ static void choice_json(void *ud) {
   buf_cstr(&c->json);
 }
 
-void autotune_write_choice(tile_kernel *k, const char *key, const char *what, Variant v, const char *timings) {
+void autotune_write_choice(tile_kernel *k, const char *key, const char *what, Variant v, const char *timings,
+                           const char *deps, size_t deps_len) {
   char why[512];
   ChoiceText c = {.what = what, .timings = timings, .v = v};
   arena_init(&c.arena, 1 << 24);
   if (!arena_run(&c.arena, choice_json, &c)) {
     static const char tag[] = "tile autotune choice";
-    CacheEntry e = {(unsigned char *)tag, sizeof tag - 1, 0, (char *)buf_cstr(&c.json), c.json.len, NULL, 0};
+    CacheEntry e = {(unsigned char *)tag, sizeof tag - 1, 0, (char *)buf_cstr(&c.json), c.json.len, (char *)deps,
+                    deps_len};
     if (cache_write(k->ctx->cache_dir, key, &e, why, sizeof why))
       context_note(k->ctx, "cache: %s; the autotuner's choice was not cached", why);
   }
@@ -706,14 +721,27 @@ static void parse_choice(void *ud) {
   if (config >= 0) r->v = (Variant){config, refill, tma};
 }
 
-Variant autotune_read_choice(tile_kernel *k, const char *key, int num_configs) {
+/* Whether the files the choice was tuned from read as they did then; a
+ * list that does not read gets a note, as a kernel entry's does. */
+static int deps_hold(tile_kernel *k, const char *key, const CacheEntry *e, ChoiceDepsCheck *check, char *note,
+                     size_t notesize) {
+  char why[256] = "its dependency list cannot be checked here";
+  int held = !e->deps_len ? 1 : check ? check(e->deps, e->deps_len, why, sizeof why) : -1;
+  if (held < 0)
+    snprintf(note, notesize, "cache: ignored the autotuner's choice %s/%s.tile (%s)", k->ctx->cache_dir, key, why);
+  return held > 0;
+}
+
+Variant autotune_read_choice(tile_kernel *k, const char *key, int num_configs, ChoiceDepsCheck *check, char *note,
+                             size_t notesize) {
   char why[256];
   CacheEntry e;
   ChoiceRead r = {.num_configs = num_configs, .v = AS_GIVEN};
   if (!k->ctx->cache_dir || cache_read(k->ctx->cache_dir, key, &e, why, sizeof why) <= 0) return r.v;
   r.entry = &e;
   arena_init(&r.arena, 1 << 20);
-  arena_run(&r.arena, parse_choice, &r); /* out of memory: no choice, the kernel is tuned again */
+  if (deps_hold(k, key, &e, check, note, notesize))
+    arena_run(&r.arena, parse_choice, &r); /* out of memory: no choice, the kernel is tuned again */
   arena_free(&r.arena);
   cache_entry_free(&e);
   return r.v;

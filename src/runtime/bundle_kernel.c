@@ -180,18 +180,18 @@ static void choice_key(const Bundle *b, const char *what, char hex[65]) {
   sha256_hex(digest, hex);
 }
 
-static Variant load_choice(tile_kernel *k, const char *what) {
+static Variant load_choice(tile_kernel *k, const char *what, char *note, size_t notesize) {
   const Bundle *b = k->source;
   char key[65];
   choice_key(b, what, key);
-  return autotune_read_choice(k, key, b->num_configs);
+  return autotune_read_choice(k, key, b->num_configs, NULL, note, notesize); /* bundles write no dependency list */
 }
 
 static void save_choice(tile_kernel *k, const char *what, Variant v, const char *timings) {
   char key[65];
   if (!k->ctx->cache_dir) return;
   choice_key(k->source, what, key);
-  autotune_write_choice(k, key, what, v, timings);
+  autotune_write_choice(k, key, what, v, timings, NULL, 0);
 }
 
 static const KernelCompiler bundle_compiler = {.build = build, .run_cpu = run_cpu, .release_spec = release_spec,

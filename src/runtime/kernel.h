@@ -44,9 +44,11 @@ typedef struct KernelCompiler {
   /* The autotuner's choices on disk (the cache directory), keyed by the
    * kernel's source and options and by `what`: the GPU, the signature and
    * the key's values.  load_choice returns the variant recorded (config -1:
-   * none); save_choice records one with its timings (JSON text), noting in
-   * ctx when the cache cannot be written. */
-  Variant (*load_choice)(tile_kernel *k, const char *what);
+   * none), with a note ("": none) when an entry was there but not sound:
+   * the caller adds it to ctx's notes once tuning's own calls, which start
+   * them afresh, are done; save_choice records one with its timings (JSON
+   * text), noting in ctx when the cache cannot be written. */
+  Variant (*load_choice)(tile_kernel *k, const char *what, char *note, size_t notesize);
   void (*save_choice)(tile_kernel *k, const char *what, Variant v, const char *timings);
   /* autotune's early_config_prune on a launch's arguments: kept[i] set for
    * each config i (the decorator's order) it keeps.  A status and message in
@@ -162,11 +164,21 @@ tile_status autotune_compile(tile_kernel *k, const uint16_t *key, int key_len, c
                              Spec **out);
 /* Writes the choice v for case `what` (with each variant's timings, JSON)
  * to the disk cache as entry `key`: {"config", "refill", "tma",
- * "timings_ms", "case"}; a note in k's context if it cannot. */
-void autotune_write_choice(tile_kernel *k, const char *key, const char *what, Variant v, const char *timings);
-/* The choice entry `key` wrote, if it is sound and its config is below
- * num_configs; else AS_GIVEN (the kernel is tuned again). */
-Variant autotune_read_choice(tile_kernel *k, const char *key, int num_configs);
+ * "timings_ms", "case"}, with the dependency list of the files the variants
+ * were compiled from (the compiler's bytes; len 0: none); a note in k's
+ * context if it cannot. */
+void autotune_write_choice(tile_kernel *k, const char *key, const char *what, Variant v, const char *timings,
+                           const char *deps, size_t deps_len);
+/* Whether an entry's dependency list still holds, asked of the compiler
+ * that wrote it (the runtime cannot read the list): 1, 0 when a file has
+ * changed since, -1 with why when the list does not read. */
+typedef int ChoiceDepsCheck(const char *deps, size_t len, char *why, size_t whysize);
+/* The choice entry `key` wrote, if it is sound, its config is below
+ * num_configs and check finds its dependency list holds (an entry with one
+ * and no check does not); else AS_GIVEN (the kernel is tuned again), with
+ * a note when its list does not read (load_choice's). */
+Variant autotune_read_choice(tile_kernel *k, const char *key, int num_configs, ChoiceDepsCheck *check, char *note,
+                             size_t notesize);
 /* Frees k->choices. */
 void autotune_release(tile_kernel *k);
 

@@ -6,7 +6,8 @@
  * compute capability, registers from ptxas), the disk cache across contexts
  * (hit, a new entry per specialisation, a corrupt entry rebuilt, an
  * unwritable directory only noted, many processes compiling one kernel at
- * once, a kernel's imported files edited or corrupt in its entry), PTX
+ * once, a kernel's imported files edited or corrupt in its entry, and in
+ * its autotuner's choice), PTX
  * for the driver when there is no ptxas, and tile_compile's cubin loaded
  * back. */
 #include "check.h"
@@ -372,12 +373,19 @@ static void test_source_name_in_key(void) {
 
 /* ---- a kernel importing a module of its package ------------------------------------------------------- */
 
-static const char package_kernel[] =
-    "import triton\nimport triton.language as tl\nfrom .helpers import f\n\n@triton.jit\n"
-    "def add_kernel(x_ptr, y_ptr, output_ptr, n_elements, BLOCK_SIZE: tl.constexpr):\n"
-    "    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)\n"
-    "    mask = offsets < n_elements\n"
-    "    tl.store(output_ptr + offsets, f(tl.load(x_ptr + offsets, mask=mask)), mask=mask)\n";
+#define PACKAGE_IMPORTS "import triton\nimport triton.language as tl\nfrom .helpers import f\n\n"
+#define PACKAGE_ADD                                                                     \
+  "@triton.jit\n"                                                                      \
+  "def add_kernel(x_ptr, y_ptr, output_ptr, n_elements, BLOCK_SIZE: tl.constexpr):\n"  \
+  "    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)\n"     \
+  "    mask = offsets < n_elements\n"                                                  \
+  "    tl.store(output_ptr + offsets, f(tl.load(x_ptr + offsets, mask=mask)), mask=mask)\n"
+
+static const char package_kernel[] = PACKAGE_IMPORTS PACKAGE_ADD;
+/* The same, tuned over two block sizes. */
+static const char tuned_package_kernel[] =
+    PACKAGE_IMPORTS "@triton.autotune(configs=[triton.Config({'BLOCK_SIZE': 512}, num_warps=4),\n"
+    "                          triton.Config({'BLOCK_SIZE': 256}, num_warps=4)], key=['n_elements'])\n" PACKAGE_ADD;
 
 /* helpers.tl's f, computing x * factor (one digit). */
 static void write_helper(const char *path, int factor) {
@@ -454,6 +462,67 @@ static void test_corrupt_dependencies(void) {
     CHECK_CONTAINS(notes, i == 1 || i == 2 ? "(its dependency list has no header, or nothing after it) and compiled again"
                                            : "(its dependency list is malformed at byte ");
     CHECK(launch_package(dir, pkg, tir, sizeof tir) && !tir[0] && !strstr(notes, "cache:")); /* rebuilt in place */
+  }
+}
+
+/* The tuned kernel of package `pkg` created in a fresh context (the cache `dir`, one compile thread: the
+ * stand-in lowering writes a global) and launched; *from_disk: whether its choice came from the cache. */
+static int tune_package(const char *dir, const char *pkg, int *from_disk) {
+  char kernel[300];
+  snprintf(kernel, sizeof kernel, "%s/kernel.tl", pkg);
+  setenv("TILE_COMPILE_THREADS", "1", 1);
+  tile_context *ctx = context(dir, NULL);
+  unsetenv("TILE_COMPILE_THREADS");
+  tile_options o;
+  tile_options_init(&o);
+  tile_kernel *k = NULL;
+  void *x = NULL;
+  int ok = tile_kernel_create_file(ctx, kernel, &o, &k) == TILE_OK && tile_malloc(ctx, &x, 4 * 1000) == TILE_OK;
+  tile_arg args[] = {tile_buffer(x, "fp32", 1000), tile_buffer(x, "fp32", 1000), tile_buffer(x, "fp32", 1000),
+                     tile_int(1000)};
+  fake->params_to_copy = 4;
+  ok = ok && tile_launch_grid(k, grid_add, NULL, NULL, args, 4) == TILE_OK;
+  snprintf(notes, sizeof notes, "%s", tile_diagnostics(ctx));
+  if (!ok) fprintf(stderr, "tune_package: %s\n", tile_error(ctx));
+  *from_disk = strstr(notes, "tuned by an earlier run (disk cache)") != NULL;
+  if (x) tile_free(ctx, x);
+  tile_context_destroy(ctx);
+  return ok;
+}
+
+/* rewrite_deps on the autotuner's choices only (their image is their tag). */
+static void rewrite_choice_deps(CacheEntry *e, const void *how) {
+  static const char tag[] = "tile autotune choice";
+  if (e->image_size == sizeof tag - 1 && !memcmp(e->image, tag, sizeof tag - 1)) rewrite_deps(e, how);
+}
+
+/* The autotuner's choice lists the files its variants imported, as their
+ * entries do: an edited helper has the kernel tuned again and the choice
+ * replaced (before, the choice made from the old text was kept); a list
+ * that does not read is a miss with a note. */
+static void test_imports_in_choice(void) {
+  char dir[200], pkg[200], path[250];
+  int from_disk = 0;
+  snprintf(dir, sizeof dir, "%s/tuned", cache_dir);
+  snprintf(pkg, sizeof pkg, "%s/tuned_pkg", cache_dir);
+  CHECK(mkdir(pkg, 0755) == 0);
+  snprintf(path, sizeof path, "%s/kernel.tl", pkg);
+  write_file(path, tuned_package_kernel);
+  snprintf(path, sizeof path, "%s/helpers.tl", pkg);
+  write_helper(path, 2);
+  CHECK(tune_package(dir, pkg, &from_disk) && !from_disk && count_entries(dir) == 3); /* two configs and the choice */
+  CHECK(tune_package(dir, pkg, &from_disk) && from_disk);
+  write_helper(path, 3);
+  CHECK(tune_package(dir, pkg, &from_disk) && !from_disk && count_entries(dir) == 3);
+  CHECK(tune_package(dir, pkg, &from_disk) && from_disk); /* the choice replaced */
+  const char *bad[] = {NULL, "tile deps 2\nabsent 3 a.tl\n"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    rewrite_entries(dir, rewrite_choice_deps, bad[i]);
+    CHECK(tune_package(dir, pkg, &from_disk) && !from_disk);
+    CHECK_CONTAINS(notes, "cache: ignored the autotuner's choice ");
+    CHECK_CONTAINS(notes, i ? "(its dependency list has no header, or nothing after it)"
+                            : "(its dependency list is malformed at byte ");
+    CHECK(tune_package(dir, pkg, &from_disk) && from_disk && !strstr(notes, "cache:")); /* rewritten */
   }
 }
 
@@ -547,6 +616,7 @@ int main(void) {
   test_source_name_in_key();
   test_imports_in_key();
   test_corrupt_dependencies();
+  test_imports_in_choice();
   test_concurrent_processes();
   test_ahead_of_time();
   test_launch_cost();
