@@ -1274,9 +1274,9 @@ static int loop_option_ok(Call *c, int i) {
   else if (i == 4 && v->kind == V_INT && (v->i > MAX_UNROLL_FACTOR || v->is_u64))
     problem = arena_printf(c->S->arena, "must be at most %d", MAX_UNROLL_FACTOR);
   if (!problem) return 1;
-  static const char *const names[] = {"num_stages", "loop_unroll_factor", "disallow_acc_multi_buffer", "flatten",
-                                      "warp_specialize"};
-  diag_error(c->S->diags, c->arg[i]->loc, "tl.range's %s %s", names[i - 3], problem);
+  Param params[MAX_BUILTIN_PARAMS]; /* the option's name, from lang/builtins.def's signature */
+  parse_signature(c->S, c->id, params);
+  diag_error(c->S->diags, c->arg[i]->loc, "tl.range's %s %s", params[i].name, problem);
   return 0;
 }
 

@@ -168,6 +168,7 @@ static OPAQUE double operate(int op, double x, double y, double z) {
   }
 }
 
+/* fp32's own operations: computed in double and narrowed, a result would be rounded twice. */
 static OPAQUE float operatef(int op, float x, float y, float z) {
   switch (op) {
   case SPECIAL_ADD: return x + y;
