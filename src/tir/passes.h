@@ -12,6 +12,7 @@ void tir_cse(TirFunc *f);
 void tir_assume(TirFunc *f);
 void tir_widen(TirFunc *f);
 void tir_licm(TirFunc *f);
+void tir_contract(TirFunc *f);
 void tir_dce(TirFunc *f);
 
 /* AxisInfo (axisinfo.c): per value and dimension, the contiguity,

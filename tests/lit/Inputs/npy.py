@@ -20,6 +20,8 @@
   npy.py fp8e4b15round X Z SCALE     check Z[i] == float8e4b15(fp32(X[i]*SCALE)) as fp32 (nearest by search over
                                      its values, ties away from zero, saturating at 1.75, as Triton's conversion)
   npy.py fp8e4b15matmul X Y Z M K N  check Z == float8e4b15(X) @ float8e4b15(Y) (exact products), as fp8matmul
+  npy.py fma X Y W Z                 check Z[i] == fp32(X*Y + W), Z[N+i] == fp32(W - X*Y), Z[2N+i] == fp32(X*Y - W),
+                                     each rounded once from the exact value (N = len(X))
   npy.py print PATH                  print the values, one line
 """
 import math
@@ -103,6 +105,17 @@ def matmul_check(a, b, z, m, k, n, rtol=1e-6):
     print("ok %d" % len(z) if not bad else "mismatch at %s" % bad[:5])
 
 
+def f32_nearest(exact):
+    """The fp32 value nearest the Fraction `exact`, ties to even (the neighbours of its double, searched)."""
+    from fractions import Fraction
+    f32 = lambda v: struct.unpack("f", struct.pack("f", v))[0]
+    bits = lambda v: struct.unpack("<I", struct.pack("<f", v))[0]
+    near = f32(float(exact))
+    candidates = [near, math.nextafter(near, math.inf), math.nextafter(near, -math.inf)]
+    candidates = [f32(c) for c in candidates]
+    return min(candidates, key=lambda c: (abs(Fraction(c) - exact), bits(c) & 1))
+
+
 def main(argv):
     cmd = argv[1]
     if cmd == "make":
@@ -131,6 +144,16 @@ def main(argv):
         x, y, lo, hi = load(argv[2]), load(argv[3]), load(argv[4]), load(argv[5])
         bad = [i for i in range(len(x)) if lo[i] != min(x[i], y[i]) or hi[i] != max(x[i], y[i])]
         print("ok %d" % len(x) if not bad and len(lo) == len(hi) == len(x) else "mismatch at %s" % bad[:5])
+    elif cmd == "fma":
+        from fractions import Fraction
+        x, y, w, z = load(argv[2]), load(argv[3]), load(argv[4]), load(argv[5])
+        n = len(x)
+        bad = []
+        for i in range(n):
+            p = Fraction(x[i]) * Fraction(y[i])
+            want = (f32_nearest(p + Fraction(w[i])), f32_nearest(Fraction(w[i]) - p), f32_nearest(p - Fraction(w[i])))
+            bad += [i + k * n for k in range(3) if len(z) != 3 * n or z[i + k * n] != want[k]]
+        print("ok %d" % len(z) if not bad else "mismatch at %s" % bad[:5])
     elif cmd == "print":
         print(" ".join(str(v) for v in load(argv[2])))
     elif cmd == "matmul":
