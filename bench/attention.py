@@ -46,7 +46,7 @@ def blocks(d, causal, fp8=False):
     fwd64 = (64, 64, 4, 3) if fp8 else (64, 64, 4, 2) if causal else (128, 64, 8, 3)
     return {"fwd": fwd64 if d == 64 else (128, 128, 8, 2),
             "dkdv": (128, 128, 8, 3) if d == 64 else (64, 128, 8, 2),
-            "dq": (64, 64, 4, 3) if d == 64 else (128, 64, 8, 2), "pre": (64, 0, 4, 1)}
+            "dq": (64, 64, 4, 3) if d == 64 else (128, 64, 8, 3), "pre": (64, 0, 4, 1)}
 
 
 class Tile:

@@ -143,13 +143,14 @@ static Blocks blocks_or(Blocks given, Blocks fallback) { return given.m ? given 
  * those timed on an H200 at B=4 H=32 N=4096
  * (bench/results/h200-2026-11-28b/attention_*_configs.txt, fp8:
  * h200-2026-11-28c/attention_fp8*_configs.txt, the causal forward:
- * h200-2026-11-28e/attention_fwd_configs.txt); small blocks on the
+ * h200-2026-11-28e/attention_fwd_configs.txt, dQ at head dim 128:
+ * h200-2026-11-29b/attention_bwd_configs.txt); small blocks on the
  * interpreter, so that N = 67 takes several of each. */
 static void choose_blocks(const Options *o, int d, int causal, int small, Kernels *k) {
   Blocks fwd = d > 64 ? (Blocks){128, 128, 8, 2} : causal ? (Blocks){64, 64, 4, 2} : (Blocks){128, 64, 8, 3};
   Blocks fwd_fp8 = d > 64 ? fwd : (Blocks){64, 64, 4, 3};
   Blocks dkdv = d > 64 ? (Blocks){64, 128, 8, 2} : (Blocks){128, 128, 8, 3};
-  Blocks dq = d > 64 ? (Blocks){128, 64, 8, 2} : (Blocks){64, 64, 4, 3};
+  Blocks dq = d > 64 ? (Blocks){128, 64, 8, 3} : (Blocks){64, 64, 4, 3};
   if (small) fwd = fwd_fp8 = (Blocks){32, 16, 4, 2}, dkdv = (Blocks){16, 32, 4, 2}, dq = (Blocks){32, 16, 4, 2};
   k->bf = blocks_or(o->fwd, fwd);
   k->bf8 = blocks_or(o->fwd, fwd_fp8);
