@@ -84,6 +84,7 @@ typedef enum tile_stage {
 
 typedef enum tile_refill { TILE_REFILL_AUTO, TILE_REFILL_EARLY, TILE_REFILL_LATE } tile_refill;
 typedef enum tile_tma { TILE_TMA_AUTO, TILE_TMA_OFF } tile_tma;
+typedef enum tile_fp_fusion { TILE_FP_FUSION_ON, TILE_FP_FUSION_OFF } tile_fp_fusion;
 
 /* How a kernel is specialised.  Initialise with tile_options_init (which
  * sets struct_size: the struct may grow, docs/abi.md section 10); the
@@ -122,6 +123,10 @@ typedef struct tile_options {
   int maxnreg;               /* registers a thread may use, 24..255 (PTX's .maxnreg, as triton.Config's
                                 maxnreg=); 0: the @autotune config's, else no cap.  The CPU interpreter
                                 and the simulator ignore it */
+  tile_fp_fusion fp_fusion;  /* TILE_FP_FUSION_ON (0): fp32 and fp64 x * y + z and x * y - z are one fma,
+                                rounded once, as Triton's default enable_fp_fusion=True (the interpreter
+                                fuses the same sums); TILE_FP_FUSION_OFF: every product rounded, as
+                                enable_fp_fusion=False */
 } tile_options;
 
 typedef struct tile_context tile_context;

@@ -101,6 +101,7 @@ static void hash_kernel(Sha256 *h, const JitSource *src, const tile_options *o) 
   hash_int(h, o->maxnreg);
   hash_int(h, o->refill);
   hash_int(h, o->tma);
+  hash_int(h, o->fp_fusion);
   hash_string(h, o->passes);
   hash_string(h, o->arch);
   hash_string(h, o->signature);

@@ -85,11 +85,13 @@ static int after_pass(PassLevel level, TirFunc *f, const char *name, Diags *d, B
   return problems;
 }
 
-int passes_run(PassLevel level, TirFunc *f, const TgirOptions *o, const char *list, Diags *d, Buf *dump) {
+int passes_run(PassLevel level, TirFunc *f, const TgirOptions *o, const char *list, const char *skip, Diags *d,
+               Buf *dump) {
   if (!list) list = "all";
   int problems = check_names(list, f->arena, d);
   for (int i = 0; i < N_PASSES && !problems; i++) {
     if (passes[i].level != level || (!listed(list, "all") && !listed(list, passes[i].name))) continue;
+    if (skip && !strcmp(skip, passes[i].name)) continue;
     if (level == PASS_TIR) passes[i].tir(f);
     else passes[i].tgir(f, o);
     problems = after_pass(level, f, passes[i].name, d, dump);
@@ -100,5 +102,5 @@ int passes_run(PassLevel level, TirFunc *f, const TgirOptions *o, const char *li
 int passes_to_tgir(TirFunc *f, const TgirOptions *o, const char *list, Diags *d, Buf *dump) {
   tgir_convert(f);
   int problems = after_pass(PASS_TGIR, f, "assign-layouts", d, dump);
-  return problems ? problems : passes_run(PASS_TGIR, f, o, list, d, dump);
+  return problems ? problems : passes_run(PASS_TGIR, f, o, list, NULL, d, dump);
 }

@@ -109,6 +109,11 @@ const CheckedKernel *pipeline_declare(Compilation *c, const tile_options *opts) 
 }
 
 /* Source to optimised tile IR; NULL after errors (in c->diags). */
+/* The tile IR pass the options leave out whatever the list says: contraction, without fp fusion. */
+static const char *skipped_pass(const tile_options *opts) {
+  return opts->fp_fusion == TILE_FP_FUSION_OFF ? "contract" : NULL;
+}
+
 TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump) {
   if (c->input == INPUT_TGIR) {
     diag_error(&c->diags, (Loc){0}, "%s holds GPU-layout IR: it can be compiled to --emit=tgir, llir or ptx only",
@@ -122,7 +127,7 @@ TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump) {
       diag_error(&c->diags, (Loc){0}, "%s has layouts: GPU-layout IR is read from a .tgir file", c->source.name);
       return NULL;
     }
-    if (!f || tir_verify(f, &c->diags) || passes_run(PASS_TIR, f, NULL, opts->passes, &c->diags, dump)) return NULL;
+    if (!f || tir_verify(f, &c->diags) || passes_run(PASS_TIR, f, NULL, opts->passes, skipped_pass(opts), &c->diags, dump)) return NULL;
     launch_shape(f, NULL, opts);
     if (tir_check_limits(f, &c->diags)) return NULL;
     lap(c, TIME_TIR, &clock);
@@ -141,7 +146,7 @@ TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump) {
   lap(c, TIME_FRONTEND, &clock);
   TirFunc *f = tir_lower(k, &c->arena, &c->diags);
   if (c->diags.errors || tir_verify(f, &c->diags)) return NULL;
-  if (passes_run(PASS_TIR, f, NULL, opts->passes, &c->diags, dump)) return NULL;
+  if (passes_run(PASS_TIR, f, NULL, opts->passes, skipped_pass(opts), &c->diags, dump)) return NULL;
   launch_shape(f, k, opts);
   if (tir_check_limits(f, &c->diags)) return NULL; /* here, where num_warps is known */
   lap(c, TIME_TIR, &clock);
@@ -187,7 +192,7 @@ static TirFunc *gpu_layout_ir(Compilation *c, const tile_options *opts, const Ar
   if (c->input == INPUT_TGIR) {
     TirFunc *f = tir_read(&c->source, &c->arena, &c->diags);
     if (!f || tir_verify(f, &c->diags) || tgir_check_text(f, &c->diags) ||
-        passes_run(PASS_TGIR, f, &to, opts->passes, &c->diags, dump))
+        passes_run(PASS_TGIR, f, &to, opts->passes, NULL, &c->diags, dump))
       return NULL;
     return f;
   }

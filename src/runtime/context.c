@@ -178,7 +178,8 @@ void tile_options_init_size(tile_options *opts, size_t struct_size) {
  * after it keeping tile_options_init's defaults.  A field that fills the older layout's tail padding
  * (maxnreg, on LP64) leaves the size as it was: such a struct is read whole, and the field is 0 where
  * tile_options_init zeroed the padding. */
-static const size_t OPTIONS_SIZES[] = {OPTIONS_SIZE_BEFORE(maxnreg), sizeof(tile_options)};
+static const size_t OPTIONS_SIZES[] = {OPTIONS_SIZE_BEFORE(maxnreg), OPTIONS_SIZE_BEFORE(fp_fusion),
+                                       sizeof(tile_options)};
 
 static tile_status check_options_size(tile_context *ctx, size_t size, const char *call, const char *sep) {
   for (size_t i = 0; i < sizeof OPTIONS_SIZES / sizeof OPTIONS_SIZES[0]; i++)

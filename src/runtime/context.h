@@ -64,6 +64,8 @@ enum { STRUCT_SIZE_PLAUSIBLE = 4096 };
 #define REFILL_VALUES "0 (TILE_REFILL_AUTO), 1 (TILE_REFILL_EARLY) or 2 (TILE_REFILL_LATE)"
 /* tile_options.tma's. */
 #define TMA_VALUES "TILE_TMA_AUTO (0) or TILE_TMA_OFF (1)"
+/* tile_options.fp_fusion's. */
+#define FP_FUSION_VALUES "TILE_FP_FUSION_ON (0) or TILE_FP_FUSION_OFF (1)"
 
 /* tile_options' integer fields that have a range: field, lowest, highest,
  * what a value other than 0 must also be (a predicate of support/arch.h, or
@@ -75,7 +77,8 @@ static inline int option_any(long long n) { return (void)n, 1; }
   X(config, -1, (1 << 20) - 1, option_any, "-1 (none) or an index from 0 to 1048575")                     \
   X(refill, TILE_REFILL_AUTO, TILE_REFILL_LATE, option_any, REFILL_VALUES)                                \
   X(tma, TILE_TMA_AUTO, TILE_TMA_OFF, option_any, TMA_VALUES)                                             \
-  X(maxnreg, 0, ARCH_MOST_MAXNREG, arch_valid_maxnreg, "0 (no cap, or the config's) or from 24 to 255")
+  X(maxnreg, 0, ARCH_MOST_MAXNREG, arch_valid_maxnreg, "0 (no cap, or the config's) or from 24 to 255")     \
+  X(fp_fusion, TILE_FP_FUSION_ON, TILE_FP_FUSION_OFF, option_any, FP_FUSION_VALUES)
 
 /* The one check of tile_options (NULL: the defaults) that every call taking
  * them makes first, and tile_options_check: the ranges above, num_defines

@@ -15,9 +15,9 @@
  *   product with other uses is contracted into each add or subtract and kept
  *   for the rest (LLVM's NVPTX target fuses as aggressively); one with none
  *   left is removed by dce.  fp16 and bf16 are not contracted: their
- *   products round to 16 bits, which an fp32 fma would not.  Options without
- *   "contract" in their pass list (tile_options.passes, tilec --passes) keep
- *   every product rounded, as enable_fp_fusion=False does in Triton.
+ *   products round to 16 bits, which an fp32 fma would not.
+ *   tile_options.fp_fusion = TILE_FP_FUSION_OFF (Triton's
+ *   enable_fp_fusion=False) leaves the pass out (src/driver/pipeline.c).
  * Invalidates: nothing cached. */
 #include "passes.h"
 

@@ -72,7 +72,7 @@ static void check_gpu_layout_ir(Compilation *c, TirFunc *f, int tir_status) {
   buf_init(&again, &c->arena);
   tgir_print(g, &again);
   if (again.len != text.len || memcmp(buf_cstr(&again), buf_cstr(&text), text.len)) abort();
-  if (tgir_check_text(g, &c->diags) || passes_run(PASS_TGIR, g, &o, NULL, &c->diags, NULL)) abort();
+  if (tgir_check_text(g, &c->diags) || passes_run(PASS_TGIR, g, &o, NULL, NULL, &c->diags, NULL)) abort();
   buf_init(&cleaned, &c->arena);
   tgir_print(g, &cleaned);
   if (cleaned.len != text.len || memcmp(buf_cstr(&cleaned), buf_cstr(&text), text.len)) abort();
@@ -132,7 +132,7 @@ static void check_kernel(Compilation *c, Module *m, Module *stdlib, const char *
     checked_print(k, &out);
     TirFunc *f = tir_lower(k, &c->arena, &c->diags);
     if (tir_verify(f, &c->diags)) abort(); /* lowering made invalid IR: a compiler bug */
-    if (passes_run(PASS_TIR, f, NULL, NULL, &c->diags, NULL)) abort();
+    if (passes_run(PASS_TIR, f, NULL, NULL, NULL, &c->diags, NULL)) abort();
     Buf ir;
     buf_init(&ir, &c->arena);
     tir_print(f, &ir);

@@ -392,12 +392,15 @@ static void test_option_ranges(void) {
       {5, 16, "options: maxnreg must be 0 (no cap, or the config's) or from 24 to 255, not 16"},
       {5, 256, "options: maxnreg must be 0 (no cap, or the config's) or from 24 to 255, not 256"},
       {5, -1, "options: maxnreg must be 0 (no cap, or the config's) or from 24 to 255, not -1"},
+      {6, 2, "options: fp_fusion must be TILE_FP_FUSION_ON (0) or TILE_FP_FUSION_OFF (1), not 2"},
+      {6, -1, "options: fp_fusion must be TILE_FP_FUSION_ON (0) or TILE_FP_FUSION_OFF (1), not -1"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     tile_options b = o;
-    int *field[] = {&b.num_stages, &b.config, &b.num_warps, NULL, NULL, &b.maxnreg};
+    int *field[] = {&b.num_stages, &b.config, &b.num_warps, NULL, NULL, &b.maxnreg, NULL};
     if (bad[i].field == 3) b.refill = (tile_refill)bad[i].value; /* enum fields: any int a caller may cast */
     else if (bad[i].field == 4) b.tma = (tile_tma)bad[i].value;
+    else if (bad[i].field == 6) b.fp_fusion = (tile_fp_fusion)bad[i].value;
     else *field[bad[i].field] = bad[i].value;
     CHECK(tile_emit(ctx, "f.tl", store_n, sizeof store_n - 1, &b, TILE_STAGE_TIR, &text) == TILE_ERROR_ARGUMENT);
     CHECK_CONTAINS(tile_error(ctx), bad[i].message);

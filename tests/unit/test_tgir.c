@@ -83,7 +83,7 @@ static TirFunc *compile(Compilation *c, const Kernel *k, int gpu) {
   CheckedKernel *ck = c->diags.errors ? NULL : sema_check(m, stdlib, &so, &c->diags);
   if (!ck) return NULL;
   TirFunc *f = tir_lower(ck, &c->arena, &c->diags);
-  if (c->diags.errors || tir_verify(f, &c->diags) || passes_run(PASS_TIR, f, NULL, NULL, &c->diags, NULL)) return NULL;
+  if (c->diags.errors || tir_verify(f, &c->diags) || passes_run(PASS_TIR, f, NULL, NULL, NULL, &c->diags, NULL)) return NULL;
   TgirOptions o = {90, 1, NULL, 0, 0, 0};
   if (k->num_warps) f->num_warps = k->num_warps; /* 0: the default */
   return !gpu || !(passes_to_tgir(f, &o, NULL, &c->diags, NULL)) ? f

@@ -79,6 +79,9 @@ static const char usage[] =
     "  --tma=auto|off        sm_90a: a pipelined loop's wgmma operands by the tensor\n"
     "                        memory accelerator where it can (auto, default), or\n"
     "                        always by cp.async (off)\n"
+    "  --fp-fusion=on|off    fp32 and fp64 x * y + z as one fma, rounded once (on,\n"
+    "                        default, as Triton's enable_fp_fusion), or every\n"
+    "                        product rounded (off)\n"
     "  --passes=LIST         the passes to run, of these (default all; none), which\n"
     "                        run in this order (a name twice runs twice):\n"
     "                        tile IR"
@@ -140,7 +143,7 @@ static const char pack_usage[] =
     "                        a grid argument\n"
     "  --help                print this help and exit\n"
     "The compile options of 'tilec --help' (--num-warps, --num-stages, --maxnreg,\n"
-    "--refill, --tma, --passes, --libdevice, --time) apply to every image.\n";
+    "--refill, --tma, --fp-fusion, --passes, --libdevice, --time) apply to every image.\n";
 
 static int usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "tilec: error: ");
@@ -187,9 +190,10 @@ static int split_archs(Args *a, const char *list) {
 static int parse_args(int argc, char **argv, Args *a) {
   tile_options_init(&a->opts);
   a->opts.defines = a->defines;
-  static const char *const valued[] = {"--passes",    "--emit",      "--kernel",   "--signature", "--config",
+  static const char *const valued[] = {"--passes",    "--emit",      "--kernel",    "--signature", "--config",
                                        "--arch",      "--libdevice", "--num-warps", "--num-stages", "--refill",
-                                       "--tma",       "-o",          "--metadata", "-D",          "--maxnreg",  NULL};
+                                       "--tma",       "--fp-fusion", "-o",          "--metadata",  "-D",
+                                       "--maxnreg",   NULL};
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i], *v, *missing = tilec_missing_value(argc, argv, i, valued);
     if (missing) return usage_error("%s needs a value", missing);
@@ -245,6 +249,9 @@ static int parse_args(int argc, char **argv, Args *a) {
     } else if ((v = option_value(argc, argv, &i, "--tma"))) {
       if (strcmp(v, "auto") && strcmp(v, "off")) return usage_error("--tma needs auto or off, got '%s'", v);
       a->opts.tma = strcmp(v, "off") ? TILE_TMA_AUTO : TILE_TMA_OFF;
+    } else if ((v = option_value(argc, argv, &i, "--fp-fusion"))) {
+      if (strcmp(v, "on") && strcmp(v, "off")) return usage_error("--fp-fusion needs on or off, got '%s'", v);
+      a->opts.fp_fusion = strcmp(v, "off") ? TILE_FP_FUSION_ON : TILE_FP_FUSION_OFF;
     } else if ((v = option_value(argc, argv, &i, "-o"))) {
       a->output = strcmp(v, "-") ? v : NULL; /* `-o -` is stdout, not a file named "-" */
     } else if ((v = option_value(argc, argv, &i, "--metadata"))) {

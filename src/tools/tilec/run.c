@@ -1,7 +1,7 @@
 /* tilec run: runs a kernel on the CPU interpreter or the GPU with arguments
  * from the command line, .npy inputs and outputs.
  *   tilec run FILE.tl [--kernel NAME] --grid G0[,G1[,G2]] [-D NAME=VALUE]...
- *             [--device cpu|gpu] [--passes=LIST] -- ARG...
+ *             [--device cpu|gpu] [--passes=LIST] [--fp-fusion=on|off] -- ARG...
  * ARG is a number (a scalar), PATH.npy (an input buffer of the file's dtype),
  * out:PATH.npy:DTYPE:D0xD1... (an output buffer, poisoned before the run and
  * written to PATH after it), zeros:PATH.npy:DTYPE:D0xD1... (the same, starting
@@ -40,7 +40,8 @@ struct RunArgs {
 
 static const char run_usage[] =
     "usage: tilec run FILE.tl [--kernel NAME] --grid G0[,G1[,G2]] [-D NAME=VALUE]...\n"
-    "                 [--device cpu|gpu] [--signature SIG] [--passes=LIST] -- ARG...\n"
+    "                 [--device cpu|gpu] [--signature SIG] [--passes=LIST]\n"
+    "                 [--fp-fusion=on|off] -- ARG...\n"
     "\n"
     "Runs a kernel on the CPU interpreter (--device cpu, the default) or the GPU\n"
     "(--device gpu; the kernel is compiled for the GPU present), through the same\n"
@@ -54,6 +55,8 @@ static const char run_usage[] =
     "  --device cpu|gpu      where it runs (default cpu)\n"
     "  --signature SIG       parameter types, instead of the arguments' own\n"
     "  --passes=LIST         tile IR passes to run (none: the IR as lowered)\n"
+    "  --fp-fusion=on|off    x * y + z in fp32 and fp64 as one fma (on, default) or\n"
+    "                        every product rounded (off), as 'tilec --help' says\n"
     "  --help                print this help and exit\n"
     "\n"
     "Each ARG, one per non-constexpr parameter, is one of:\n"
@@ -241,6 +244,10 @@ static int parse_run_args(int argc, char **argv, RunArgs *r) {
     } else if (!strcmp(a, "--device") && next) r->device = argv[++i];
     else if (!strcmp(a, "--signature") && next) r->opts.signature = argv[++i];
     else if (!strncmp(a, "--passes=", 9)) r->opts.passes = a + 9; /* --passes=none runs the IR as lowered */
+    else if (!strncmp(a, "--fp-fusion=", 12)) {
+      if (strcmp(a + 12, "on") && strcmp(a + 12, "off")) return run_error("--fp-fusion needs on or off, got '%s'", a + 12);
+      r->opts.fp_fusion = strcmp(a + 12, "off") ? TILE_FP_FUSION_ON : TILE_FP_FUSION_OFF;
+    }
     else if (!strncmp(a, "-D", 2)) {
       if (r->opts.num_defines == 256) return run_error("%s", "too many -D options");
       r->defines[r->opts.num_defines++] = a[2] ? a + 2 : (next ? argv[++i] : "");
