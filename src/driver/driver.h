@@ -184,7 +184,8 @@ typedef enum { PASS_TIR, PASS_TGIR } PassLevel;
 /* Runs the passes of `level` that `list` names ("fold,cse", "all", "none";
  * NULL: all) in passes.def's order, with the level's verifier after each;
  * with `dump` set, prints the IR after each into it.  `o` is for GPU-layout
- * IR passes; `skip` (NULL: none) is a pass left out whatever the list says.  Returns 0, or the number of problems (an unknown pass name, a
+ * IR passes; `skip` (NULL: none) is a pass left out whatever the list
+ * says.  Returns 0, or the number of problems (an unknown pass name, a
  * verifier failure) reported to `d`. */
 int passes_run(PassLevel level, TirFunc *f, const TgirOptions *o, const char *list, const char *skip, Diags *d,
                Buf *dump);

@@ -108,11 +108,12 @@ const CheckedKernel *pipeline_declare(Compilation *c, const tile_options *opts) 
   return m ? pipeline_declare_module(c, m, opts) : NULL;
 }
 
-/* Source to optimised tile IR; NULL after errors (in c->diags). */
 /* The tile IR pass the options leave out whatever the list says: contraction, without fp fusion. */
 static const char *skipped_pass(const tile_options *opts) {
   return opts->fp_fusion == TILE_FP_FUSION_OFF ? "contract" : NULL;
 }
+
+/* Source to optimised tile IR; NULL after errors (in c->diags). */
 
 TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump) {
   if (c->input == INPUT_TGIR) {
@@ -127,7 +128,9 @@ TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump) {
       diag_error(&c->diags, (Loc){0}, "%s has layouts: GPU-layout IR is read from a .tgir file", c->source.name);
       return NULL;
     }
-    if (!f || tir_verify(f, &c->diags) || passes_run(PASS_TIR, f, NULL, opts->passes, skipped_pass(opts), &c->diags, dump)) return NULL;
+    if (!f || tir_verify(f, &c->diags) ||
+        passes_run(PASS_TIR, f, NULL, opts->passes, skipped_pass(opts), &c->diags, dump))
+      return NULL;
     launch_shape(f, NULL, opts);
     if (tir_check_limits(f, &c->diags)) return NULL;
     lap(c, TIME_TIR, &clock);

@@ -1,6 +1,6 @@
-/* Floating-point contraction, Triton's default (its enable_fp_fusion): a
- * product that only feeds an add or a subtract becomes one fused
- * multiply-add, rounded once.  Triton leaves this to LLVM (fp-contract=fast);
+/* Floating-point contraction, Triton's default (its enable_fp_fusion): an
+ * add or a subtract of a product becomes one fused multiply-add, rounded
+ * once.  Triton leaves this to LLVM (fp-contract=fast);
  * tile does it here, in tile IR, because the interpreter and the simulator
  * run this IR too: they compute the same fma the GPU does, so results stay
  * equal bit for bit across the three (LLVM's own contraction stays off:
@@ -24,13 +24,14 @@
 typedef struct Contract {
   TirFunc *f;
   const TirOp **def; /* per value: the op defining it, NULL for arguments */
+  int n;             /* value ids before the pass (the negations it adds come after) */
 } Contract;
 
 static int contractible_type(const Type *t) { return !t->is_ptr && (t->elem == DT_FP32 || t->elem == DT_FP64); }
 
 /* Whether value v is a product of type t. */
 static int product(const Contract *C, int v, const Type *t) {
-  const TirOp *m = C->def[v];
+  const TirOp *m = v < C->n ? C->def[v] : NULL;
   return m && m->code == TIR_MUL && m->kind == 0 && type_equal(tir_type(C->f, v), t);
 }
 
@@ -80,7 +81,7 @@ static void contract_block(Contract *C, TirBlock *b) {
 
 void tir_contract(TirFunc *f) {
   size_t n = (size_t)f->types.len + 1;
-  Contract C = {f, arena_alloc(f->arena, sizeof(TirOp *) * n)};
+  Contract C = {f, arena_alloc(f->arena, sizeof(TirOp *) * n), (int)n};
   tir_index_values(f->body, NULL, C.def);
   contract_block(&C, f->body);
 }
