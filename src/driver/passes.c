@@ -88,7 +88,7 @@ static int after_pass(PassLevel level, TirFunc *f, const char *name, Diags *d, B
 int passes_run(PassLevel level, TirFunc *f, const TgirOptions *o, const char *list, const char *skip, Diags *d,
                Buf *dump) {
   if (!list) list = "all";
-  int problems = check_names(list, f->arena, d);
+  int problems = check_names(list, f->arena, d) + (skip ? check_names(skip, f->arena, d) : 0);
   for (int i = 0; i < N_PASSES && !problems; i++) {
     if (passes[i].level != level || (!listed(list, "all") && !listed(list, passes[i].name))) continue;
     if (skip && !strcmp(skip, passes[i].name)) continue;

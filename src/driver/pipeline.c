@@ -114,7 +114,6 @@ static const char *skipped_pass(const tile_options *opts) {
 }
 
 /* Source to optimised tile IR; NULL after errors (in c->diags). */
-
 TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump) {
   if (c->input == INPUT_TGIR) {
     diag_error(&c->diags, (Loc){0}, "%s holds GPU-layout IR: it can be compiled to --emit=tgir, llir or ptx only",

@@ -503,11 +503,13 @@ static tile_status first_compiling(Tuner *u, Variant *chosen, Spec **out) {
   return TILE_OK;
 }
 
+enum { NOTE_BYTES = 512 }; /* a note about the choice on disk, added at the end of the call */
+
 /* The variant recorded on disk for this case; config -1 if none, with a
  * note when the entry there was not sound (for the end of the call). */
-static Variant from_disk(tile_kernel *k, const char *what, char note[512]) {
+static Variant from_disk(tile_kernel *k, const char *what, char note[NOTE_BYTES]) {
   note[0] = 0;
-  Variant v = k->ctx->on_cpu ? AS_GIVEN : k->compiler->load_choice(k, what, note, 512);
+  Variant v = k->ctx->on_cpu ? AS_GIVEN : k->compiler->load_choice(k, what, note, NOTE_BYTES);
   return v.config < k->tuning->num_configs ? v : AS_GIVEN;
 }
 
@@ -592,7 +594,7 @@ tile_status autotune_select(tile_kernel *k, const uint16_t *key, int key_len, co
   describe_case(&what, k, key, key_len, args, n);
   describe_key(&key_text, k->tuning, args, n);
   double start = seconds_now();
-  char note[512];
+  char note[NOTE_BYTES];
   Variant chosen = from_disk(k, text_cstr(&what), note);
   tile_status st = TILE_OK;
   if (chosen.config >= 0) {
@@ -652,7 +654,7 @@ tile_status autotune_compile(tile_kernel *k, const uint16_t *key, int key_len, c
                              Spec **out) {
   TuneChoice *c = find_choice(k, key, key_len, args, n);
   Text what = {0};
-  char note[512] = "";
+  char note[NOTE_BYTES] = "";
   describe_case(&what, k, key, key_len, args, n);
   Variant chosen = c ? c->variant : from_disk(k, text_cstr(&what), note);
   free(what.data);

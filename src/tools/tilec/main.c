@@ -250,8 +250,7 @@ static int parse_args(int argc, char **argv, Args *a) {
       if (strcmp(v, "auto") && strcmp(v, "off")) return usage_error("--tma needs auto or off, got '%s'", v);
       a->opts.tma = strcmp(v, "off") ? TILE_TMA_AUTO : TILE_TMA_OFF;
     } else if ((v = option_value(argc, argv, &i, "--fp-fusion"))) {
-      if (strcmp(v, "on") && strcmp(v, "off")) return usage_error("--fp-fusion needs on or off, got '%s'", v);
-      a->opts.fp_fusion = strcmp(v, "off") ? TILE_FP_FUSION_ON : TILE_FP_FUSION_OFF;
+      if (!tilec_fp_fusion(v, &a->opts.fp_fusion)) return usage_error("--fp-fusion needs on or off, got '%s'", v);
     } else if ((v = option_value(argc, argv, &i, "-o"))) {
       a->output = strcmp(v, "-") ? v : NULL; /* `-o -` is stdout, not a file named "-" */
     } else if ((v = option_value(argc, argv, &i, "--metadata"))) {

@@ -245,8 +245,7 @@ static int parse_run_args(int argc, char **argv, RunArgs *r) {
     else if (!strcmp(a, "--signature") && next) r->opts.signature = argv[++i];
     else if (!strncmp(a, "--passes=", 9)) r->opts.passes = a + 9; /* --passes=none runs the IR as lowered */
     else if (!strncmp(a, "--fp-fusion=", 12)) {
-      if (strcmp(a + 12, "on") && strcmp(a + 12, "off")) return run_error("--fp-fusion needs on or off, got '%s'", a + 12);
-      r->opts.fp_fusion = strcmp(a + 12, "off") ? TILE_FP_FUSION_ON : TILE_FP_FUSION_OFF;
+      if (!tilec_fp_fusion(a + 12, &r->opts.fp_fusion)) return run_error("--fp-fusion needs on or off, got '%s'", a + 12);
     }
     else if (!strncmp(a, "-D", 2)) {
       if (r->opts.num_defines == 256) return run_error("%s", "too many -D options");
@@ -310,6 +309,12 @@ const char *tilec_missing_value(int argc, char **argv, int i, const char *const 
     if ((*rest == '=' && !rest[1]) || (!*rest && (!next || !*next || !strcmp(next, "--")))) return *options;
   }
   return NULL;
+}
+
+int tilec_fp_fusion(const char *value, tile_fp_fusion *out) {
+  if (strcmp(value, "on") && strcmp(value, "off")) return 0;
+  *out = strcmp(value, "off") ? TILE_FP_FUSION_ON : TILE_FP_FUSION_OFF;
+  return 1;
 }
 
 int tilec_same_file(const char *a, const char *b) {
