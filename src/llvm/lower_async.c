@@ -7,7 +7,8 @@
  * load would use (AxisInfo: contiguous, aligned pointers under one mask
  * value), cut further to what is contiguous in the buffer; a masked-off
  * vector reads nothing (src-size 0) and its bytes become zero.  A false
- * `issue` operand skips the copies altogether (a predicated cp.async).
+ * `issue` operand skips the copies altogether (a predicated cp.async);
+ * where several threads hold an element, one of them copies it.
  * cp.async moves 4, 8 or 16 bytes: a narrower vector is loaded and stored
  * at once instead, which the wait and barrier after it order just the
  * same. */
@@ -45,17 +46,29 @@ static void copy_at_once(Lower *L, LLVMValueRef dst, LLVMValueRef src, int bytes
   LLVMSetAlignment(st, (unsigned)bytes);
 }
 
+/* Whether this thread copies: the iteration exists (the `issue` operand),
+ * and of the threads holding the same elements (a row statistic in a
+ * slice of an accumulator layout), it is the first. */
+static LLVMValueRef copies_here(Lower *L, const TirOp *op, const LinearLayout *ll) {
+  Side s;
+  lower_side(ll, NULL, &s);
+  LLVMValueRef owner = lower_owner(L, s.thread, 0);
+  LLVMValueRef issue = op->operands.len > 3 ? lower_get(L, op->operands.data[3]).v[0] : NULL;
+  return owner && issue ? LLVMBuildAnd(L->b, owner, issue, "") : owner ? owner : issue;
+}
+
 void lower_async_copy(Lower *L, const TirOp *op) {
   int ptr = op->operands.data[0], buffer = op->operands.data[1], masked = op->operands.len > 2;
-  LLVMBasicBlockRef after = NULL;
-  if (op->operands.len > 3) { /* the copies of an iteration that does not exist are not issued */
-    LLVMBasicBlockRef on = lower_new_block(L, "copy");
-    after = lower_new_block(L, "copied");
-    LLVMBuildCondBr(L->b, lower_get(L, op->operands.data[3]).v[0], on, after);
-    LLVMPositionBuilderAtEnd(L->b, on);
-  }
   LinearLayout ll;
   lower_linear(L, ptr, &ll);
+  LLVMBasicBlockRef after = NULL;
+  LLVMValueRef here = copies_here(L, op, &ll);
+  if (here) {
+    LLVMBasicBlockRef on = lower_new_block(L, "copy");
+    after = lower_new_block(L, "copied");
+    LLVMBuildCondBr(L->b, here, on, after);
+    LLVMPositionBuilderAtEnd(L->b, on);
+  }
   Regs p = lower_get(L, ptr), mask = masked ? lower_operand(L, op, 2, &ll) : (Regs){0, NULL, 0};
   BufferView view;
   lower_buffer_view(L, buffer, &ll, &view);

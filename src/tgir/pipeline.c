@@ -33,6 +33,15 @@
  * (A wgmma left in flight changes that, and occupancy may ask for a
  * buffer more or less: plan_buffers.)
  *
+ * A carried value stage 0 advances that the rest of the body or the code
+ * after the loop also uses is carried twice: ahead for stage 0, and for
+ * this iteration, its advance recomputed from that copy.
+ *
+ * A small load whose tile the loop uses in registers on its way to a dot
+ * (an attention backward's row statistics) is staged: copied by cp.async
+ * into buffers of its own and read back by local_load where it was, where
+ * the loop's accumulators leave registers for its addresses ahead.
+ *
  * A load cp.async cannot move (a vector narrower than 4 bytes, a
  * non-zero `other`) is copied through registers where that pays
  * (register_copies_pay): stage 0 loads it, and a local_store marked
@@ -61,6 +70,11 @@ typedef struct Pipe {
   TirBlock *body;
   Vec(TirOp *) loads;        /* the pipelined loads */
   char through_registers[64]; /* per pipelined load: copied by ld.global and st.shared, not cp.async */
+  char staged[64];           /* per pipelined load: its tile is used in registers, read back by local_load */
+  char dual[64];             /* per carried value running ahead: the rest uses it too, carried twice */
+  int recomputing;           /* stage0_is_private: marking the slices of recomputed values */
+  const char *ahead;         /* per carried value: stage 0 advances it */
+  int ahead_arg[64], dual_arg[64]; /* per carried value: the new body's argument, and its second one if dual */
   OpList out;                /* ops being emitted */
   int stages, distance;      /* buffers per load; iterations a copy runs ahead */
   const TgirOptions *o;
@@ -76,6 +90,8 @@ typedef struct Pipe {
 } Pipe;
 
 static Type *T(Pipe *P, int v) { return tir_type(P->f, v); }
+
+static int64_t tile_bytes(Pipe *P, int v) { return type_numel(T(P, v)) * dtype_bits(T(P, v)->elem) / 8; }
 
 /* ---- building ops ---- */
 
@@ -197,13 +213,46 @@ static TirOp *staging_of(Pipe *P, const TirOp *load) {
  * `other`): loaded into registers with the cp.async copies and stored to
  * its buffer at the end of the iteration; NOT_PIPELINED when volatile or
  * when its tile goes elsewhere than shared memory. */
-enum { NOT_PIPELINED, COPY_ASYNC, COPY_REGISTERS, COPY_NARROW };
+enum { NOT_PIPELINED, COPY_ASYNC, COPY_REGISTERS, COPY_NARROW, COPY_STAGED };
+
+/* The most bytes a load used in registers takes through shared memory:
+ * row statistics and scales, not operands. */
+enum { STAGED_BYTES = 4096 };
+
+/* Whether the loop's dots use v, through any ops of the body. */
+static int feeds_dot(Pipe *P, int v) {
+  char *reached = arena_alloc(P->f->arena, (size_t)P->n + 1);
+  memset(reached, 0, (size_t)P->n + 1);
+  reached[v] = 1;
+  for (int i = 0; i < P->body->ops.len; i++) {
+    const TirOp *op = P->body->ops.data[i];
+    int in = 0;
+    for (int k = 0; k < op->operands.len; k++) in |= op->operands.data[k] < P->n && reached[op->operands.data[k]];
+    if (in && op->code == TIR_DOT) return 1;
+    for (int k = 0; in && k < op->results.len; k++) reached[op->results.data[k]] = 1;
+  }
+  return 0;
+}
+
+/* COPY_STAGED: a small load whose tile the loop uses in registers (an
+ * attention backward's m and Di) on its way to a dot, copied by cp.async
+ * with the operands and read back by local_load where it was loaded, as
+ * Triton's pipeliner moves every load feeding a dot.  Elements of 4 bytes
+ * or more: any vector of them is one cp.async. */
+static int staged_kind(Pipe *P, const TirOp *load) {
+  int v = load->results.data[0];
+  if ((load->flags & LOAD_OTHER) && !is_zero(P, load->operands.data[2])) return NOT_PIPELINED;
+  if (T(P, v)->rank >= MAX_RANK || dtype_bits(T(P, v)->elem) < 32 || tile_bytes(P, v) > STAGED_BYTES || !feeds_dot(P, v))
+    return NOT_PIPELINED;
+  return COPY_STAGED;
+}
 
 /* COPY_NARROW: cp.async cannot move it (vectors narrower than 4 bytes, as
  * the masks of a descriptor's load with unhinted extents leave them) but a
  * TMA copy may: zero `other`. */
 static int copy_kind(Pipe *P, const TirOp *load) {
-  if (load->code != TIR_LOAD || (load->flags & LOAD_VOLATILE) || !staging_of(P, load)) return NOT_PIPELINED;
+  if (load->code != TIR_LOAD || (load->flags & LOAD_VOLATILE)) return NOT_PIPELINED;
+  if (!staging_of(P, load)) return T(P, load->results.data[0])->rank ? staged_kind(P, load) : NOT_PIPELINED;
   if ((load->flags & LOAD_OTHER) && !is_zero(P, load->operands.data[2])) return COPY_REGISTERS;
   return vector_bytes(P, load) >= 4 ? COPY_ASYNC : COPY_NARROW;
 }
@@ -232,15 +281,6 @@ static int carried_index(Pipe *P, int v) {
 
 static const TirOp *terminator(const TirBlock *b) { return b->ops.data[b->ops.len - 1]; }
 
-/* Whether op (in the body) uses a carried value that stage 0 advances. */
-static int uses_ahead(Pipe *P, const TirOp *op, const char *ahead) {
-  for (int k = 0; k < op->operands.len; k++) {
-    int c = carried_index(P, op->operands.data[k]);
-    if (c >= 0 && ahead[c]) return 1;
-  }
-  return 0;
-}
-
 /* Stage 0: the loads' slices and the advances of the carried values they
  * use, to a fixed point; ahead[k]: carried value k runs ahead. */
 static int stage0(Pipe *P, char *ahead) {
@@ -263,36 +303,62 @@ static int stage0(Pipe *P, char *ahead) {
   return 1;
 }
 
+/* The rest of the body (or the yield of a value that does not run ahead)
+ * uses v: a stage-0 value is recomputed there, a carried value stage 0
+ * advances is carried twice, for stage 0 and for the rest. */
+static int used_by_rest(Pipe *P, int v, const char *ahead, char *recompute) {
+  int c = carried_index(P, v);
+  if (c >= 0 && ahead[c] && !P->dual[c]) return P->dual[c] = 1;
+  if (v >= P->n || !P->def[v] || recompute[v] || (!P->stage0[v] && !P->recomputing) || P->def[v]->code == TIR_LOAD)
+    return 0;
+  return recompute[v] = 1;
+}
+
 /* Every other use of a value stage 0 computes or advances is allowed:
- * advanced carried values serve stage 0 and their own advance only, and
- * are dead after the loop; other stage-0 values are recomputed where the
- * rest uses them, if they do not depend on advanced values. */
+ * stage-0 values (but loads) are recomputed where the rest uses them, with
+ * the slices they need; a carried value that runs ahead and that the rest
+ * or the code after the loop uses is carried twice (dual), its advance
+ * recomputed for the rest too (an attention backward's row offset, which
+ * gives both m's address and the causal mask). */
 static int stage0_is_private(Pipe *P, const char *ahead, char *recompute) {
   const TirOp *yield = terminator(P->body);
+  memset(P->dual, 0, sizeof P->dual);
+  P->recomputing = 0;
   for (int k = 0; k < P->loop->results.len; k++) {
     int y = yield->operands.data[k];
-    if (ahead[k] && (P->uses[P->loop->results.data[k]] || (y < P->n && P->def[y] && !P->stage0[y]))) return 0;
+    if (ahead[k] && y < P->n && P->def[y] && !P->stage0[y]) return 0;
+    if (ahead[k] && P->uses[P->loop->results.data[k]]) P->dual[k] = 1;
+    if (!ahead[k]) used_by_rest(P, y, ahead, recompute);
   }
-  for (int i = 0; i < P->body->ops.len; i++) {
+  for (int i = 0; i < P->body->ops.len - 1; i++) {
     const TirOp *op = P->body->ops.data[i];
-    int in0 = op->results.len && P->stage0[op->results.data[0]];
-    if (in0 || op == yield) continue;
-    if (uses_ahead(P, op, ahead)) return 0;
-    for (int k = 0; k < op->operands.len; k++) {
-      int v = op->operands.data[k];
-      if (v < P->n && P->stage0[v] && P->def[v]->code != TIR_LOAD) recompute[v] = 1;
-    }
+    if (op->results.len && P->stage0[op->results.data[0]]) continue;
+    for (int k = 0; k < op->operands.len; k++) used_by_rest(P, op->operands.data[k], ahead, recompute);
   }
-  for (int i = P->body->ops.len - 1; i >= 0; i--) { /* the slices of what is recomputed */
-    const TirOp *op = P->body->ops.data[i];
-    if (!op->results.len || !recompute[op->results.data[0]]) continue;
-    if (uses_ahead(P, op, ahead) || op->code == TIR_LOAD) return 0;
-    for (int k = 0; k < op->operands.len; k++) {
-      int v = op->operands.data[k];
-      if (v < P->n && P->def[v]) recompute[v] = 1;
+  P->recomputing = 1; /* a recomputed value's slice is recomputed whole */
+  for (int changed = 1; changed;) {
+    changed = 0;
+    for (int c = 0; c < P->loop->results.len; c++)
+      if (P->dual[c]) changed |= used_by_rest(P, yield->operands.data[c], ahead, recompute);
+    for (int i = P->body->ops.len - 1; i >= 0; i--) {
+      const TirOp *op = P->body->ops.data[i];
+      if (!op->results.len || !recompute[op->results.data[0]]) continue;
+      for (int k = 0; k < op->operands.len; k++) changed |= used_by_rest(P, op->operands.data[k], ahead, recompute);
     }
   }
   return 1;
+}
+
+/* Whether stage 0 uses a staged load's tile, which it cannot have ahead. */
+static int stage0_uses_staged(Pipe *P) {
+  for (int i = 0; i < P->body->ops.len; i++) {
+    const TirOp *op = P->body->ops.data[i];
+    if (!op->results.len || !P->stage0[op->results.data[0]]) continue;
+    for (int k = 0; k < op->operands.len; k++)
+      for (int j = 0; j < P->loads.len; j++)
+        if (P->staged[j] && op->operands.data[k] == P->loads.data[j]->results.data[0]) return 1;
+  }
+  return 0;
 }
 
 /* ---- the rewrite ---- */
@@ -459,6 +525,13 @@ static void wait_carried(Pipe *P, const TirOp *waiter) {
   vec_push(P->f->arena, &P->out, w);
 }
 
+/* A staged load's tile, read back from this iteration's slot where the
+ * load was. */
+static void read_staged(Pipe *P, const TirOp *load, int buffers, int slot) {
+  int v = load->results.data[0], view = slot_view(P, load, buffers, slot);
+  P->map[v] = emit_value(P, TIR_LOCAL_LOAD, T(P, v), tir_layout(P->f, v), &view, 1, load->loc);
+}
+
 static void emit_rest(Pipe *P, const char *recompute, const int *bufs, int ext) {
   for (int i = 0; i < P->body->ops.len; i++) { /* stage-0 values the rest uses, for this iteration */
     const TirOp *op = P->body->ops.data[i];
@@ -466,7 +539,11 @@ static void emit_rest(Pipe *P, const char *recompute, const int *bufs, int ext) 
   }
   for (int i = 0; i < P->body->ops.len - 1; i++) {
     const TirOp *op = P->body->ops.data[i];
-    if (op->results.len && P->stage0[op->results.data[0]]) continue;
+    if (op->results.len && P->stage0[op->results.data[0]]) {
+      int k = load_index(P, op);
+      if (k >= 0 && P->staged[k]) read_staged(P, op, bufs[k], ext);
+      continue;
+    }
     int k = -1;
     for (int j = 0; j < P->loads.len && op->code == TIR_LOCAL_ALLOC; j++)
       if (staging_of(P, P->loads.data[j]) == op) k = j;
@@ -488,15 +565,26 @@ static void emit_rest(Pipe *P, const char *recompute, const int *bufs, int ext) 
   }
 }
 
+/* A staged load's buffer: row-major, unswizzled (its reads are a few
+ * words a thread, mostly broadcasts). */
+static const Layout *staged_layout(Pipe *P, const Type *t) {
+  int order[MAX_RANK];
+  const char *why;
+  for (int d = 0; d < t->rank; d++) order[d] = t->rank - 1 - d;
+  return layout_shared(P->f->layout_table, t->rank, 1, 1, 1, order, &why);
+}
+
 static int emit_buffers(Pipe *P, int k) {
-  const TirOp *alloc = staging_of(P, P->loads.data[k]);
-  const Type *t = T(P, alloc->results.data[0]);
+  const TirOp *load = P->loads.data[k], *alloc = P->staged[k] ? NULL : staging_of(P, load);
+  int tile = alloc ? alloc->results.data[0] : load->results.data[0];
+  const Type *t = T(P, tile);
   int64_t shape[MAX_RANK];
   shape[0] = P->stages;
   for (int d = 0; d < t->rank; d++) shape[d + 1] = t->shape[d];
   Type *bt = type_tile(P->f->arena, type_scalar(P->f->arena, t->elem), t->rank + 1, shape);
-  const Layout *l = layout_shared_buffers(P->f->layout_table, tir_layout(P->f, alloc->results.data[0]));
-  return emit_value(P, TIR_LOCAL_ALLOC, bt, l, NULL, 0, alloc->loc);
+  const Layout *l = alloc ? tir_layout(P->f, tile) : staged_layout(P, t);
+  return emit_value(P, TIR_LOCAL_ALLOC, bt, layout_shared_buffers(P->f->layout_table, l), NULL, 0,
+                    alloc ? alloc->loc : load->loc);
 }
 
 /* The prologue: stage 0 of iterations 0 .. D-1, the advanced carried
@@ -523,19 +611,22 @@ static void emit_prologue(Pipe *P, const int *bufs, const char *ahead, int64_t s
  * through registers are to start at the top. */
 /* The new body's arguments: the induction variable (*iv), the carried
  * values but those `dropped` marks (NULL: none), to which the old ones map,
- * then n_slots i32 values (slots). */
-static TirBlock *new_body(Pipe *P, const char *dropped, int n_slots, int *iv, int *slots) {
+ * with `dual` a second one for each carried value running ahead that the
+ * rest uses (P->dual_arg), then n_slots i32 values (slots). */
+static TirBlock *new_body(Pipe *P, const char *dropped, int dual, int n_slots, int *iv, int *slots) {
   TirBlock *nb = tir_block_new(P->f);
   const TirBlock *old = P->body;
   *iv = tir_value_new(P->f, T(P, old->args.data[0]), NULL);
   vec_push(P->f->arena, &nb->args, *iv);
-  for (int c = 1; c < old->args.len; c++) {
-    if (dropped && dropped[c - 1]) continue;
-    int a = tir_value_new(P->f, T(P, old->args.data[c]), NULL);
-    tir_set_layout(P->f, a, tir_layout(P->f, old->args.data[c]));
-    vec_push(P->f->arena, &nb->args, a);
-    P->map[old->args.data[c]] = a;
-  }
+  for (int pass = 0; pass < 2; pass++)
+    for (int c = 1; c < old->args.len; c++) {
+      if (pass ? !dual || !P->dual[c - 1] : dropped && dropped[c - 1]) continue;
+      int a = tir_value_new(P->f, T(P, old->args.data[c]), NULL);
+      tir_set_layout(P->f, a, tir_layout(P->f, old->args.data[c]));
+      vec_push(P->f->arena, &nb->args, a);
+      if (pass) P->dual_arg[c - 1] = a;
+      else P->map[old->args.data[c]] = P->ahead_arg[c - 1] = a;
+    }
   for (int i = 0; i < n_slots; i++) {
     slots[i] = tir_value_new(P->f, type_scalar(P->f->arena, DT_I32), NULL);
     vec_push(P->f->arena, &nb->args, slots[i]);
@@ -543,34 +634,61 @@ static TirBlock *new_body(Pipe *P, const char *dropped, int n_slots, int *iv, in
   return nb;
 }
 
-/* The new body's yield: the old one's operands (mapped; `dropped` ones
- * left out), then the slots' next values. */
-static void emit_yield(Pipe *P, const char *dropped, const int *next, int n_slots) {
+/* The rest computes with the carried values of this iteration: the dual
+ * ones' second arguments; stage 0 with the first. */
+static void use_current(Pipe *P, int current) {
+  for (int c = 1; c < P->body->args.len; c++)
+    if (P->dual[c - 1]) P->map[P->body->args.data[c]] = current ? P->dual_arg[c - 1] : P->ahead_arg[c - 1];
+}
+
+/* The old yield's operands as the code emitted so far computes them. */
+static void take_yield(Pipe *P, int *values) {
+  const TirOp *yield = terminator(P->body);
+  for (int k = 0; k < yield->operands.len && k < 64; k++) values[k] = mapped(P, yield->operands.data[k]);
+}
+
+/* The new body's yield: per carried value but those `dropped` marks, its
+ * next value (`ahead_next` for those stage 0 advances when given, else
+ * `current`), the dual ones' current next values, then the slots' next
+ * values. */
+static void emit_yield(Pipe *P, const char *dropped, const int *ahead_next, const int *current, const int *slots,
+                       int n_slots) {
   const TirOp *yield = terminator(P->body);
   TirOp *y = tir_op_new(P->f, TIR_YIELD, yield->loc);
   for (int k = 0; k < yield->operands.len; k++)
-    if (!dropped || !dropped[k]) tir_add_operand(P->f, y, mapped(P, yield->operands.data[k]));
-  for (int i = 0; i < n_slots; i++) tir_add_operand(P->f, y, next[i]);
+    if (!dropped || !dropped[k]) tir_add_operand(P->f, y, ahead_next && P->ahead[k] ? ahead_next[k] : current[k]);
+  for (int k = 0; ahead_next && k < yield->operands.len; k++)
+    if (P->dual[k]) tir_add_operand(P->f, y, current[k]);
+  for (int i = 0; i < n_slots; i++) tir_add_operand(P->f, y, slots[i]);
   vec_push(P->f->arena, &P->out, y);
 }
 
 static TirBlock *emit_body(Pipe *P, int *bufs, const char *recompute, int64_t step, int *ins, int *ext) {
   const TirBlock *old = P->body;
-  int iv, slots[2];
-  TirBlock *nb = new_body(P, NULL, 2, &iv, slots);
+  int iv, slots[2], ahead_next[64], current[64];
+  TirBlock *nb = new_body(P, NULL, 1, 2, &iv, slots);
   *ins = slots[0], *ext = slots[1];
   emit_plain(P, TIR_ASYNC_WAIT, P->distance - 1, bufs, P->loads.len, P->loop->loc);
   Ahead a = ahead_of(P, iv, P->distance * step);
   Issued is;
   int early = !P->late_refill || has_register_copies(P);
-  if (early) emit_stage0(P, &a, *ins, bufs, &is, P->late_refill ? 0 : COPIES_NOW);
+  if (early) {
+    emit_stage0(P, &a, *ins, bufs, &is, P->late_refill ? 0 : COPIES_NOW);
+    take_yield(P, ahead_next);
+  }
   P->map[old->args.data[0]] = iv;
+  use_current(P, 1);
   emit_rest(P, recompute, bufs, *ext);
+  take_yield(P, current);
+  use_current(P, 0);
   if (P->late_refill) emit_plain(P, TIR_BARRIER, 0, NULL, 0, P->loop->loc);
   if (early) emit_copies(P, &is, bufs, P->late_refill, 1);
-  else emit_stage0(P, &a, *ins, bufs, &is, COPIES_NOW);
+  else {
+    emit_stage0(P, &a, *ins, bufs, &is, COPIES_NOW);
+    take_yield(P, ahead_next);
+  }
   int next[2] = {next_slot(P, *ins), next_slot(P, *ext)};
-  emit_yield(P, NULL, next, 2);
+  emit_yield(P, NULL, ahead_next, current, next, 2);
   return nb;
 }
 
@@ -592,9 +710,13 @@ static void rewrite_loop(Pipe *P, const char *ahead, const char *recompute, int6
   TirOp *loop = P->loop;
   int bufs[64];
   for (int k = 0; k < P->loads.len; k++) bufs[k] = emit_buffers(P, k);
+  int carried = loop->results.len, init[64];
+  for (int c = 0; c < carried; c++) init[c] = loop->operands.data[3 + c];
   emit_prologue(P, bufs, ahead, step);
-  for (int c = 0; c < loop->results.len; c++)
+  for (int c = 0; c < carried; c++)
     if (ahead[c]) loop->operands.data[3 + c] = P->map[P->body->args.data[1 + c]];
+  for (int c = 0; c < carried; c++)
+    if (P->dual[c]) tir_add_operand(P->f, loop, init[c]);
   tir_add_operand(P->f, loop, constant(P, DT_I32, P->distance % P->stages, loop->loc));
   tir_add_operand(P->f, loop, constant(P, DT_I32, 0, loop->loc));
   OpList outer = begin_list(P);
@@ -602,6 +724,12 @@ static void rewrite_loop(Pipe *P, const char *ahead, const char *recompute, int6
   TirBlock *nb = emit_body(P, bufs, recompute, step, &ins, &ext);
   end_list(P, nb, outer);
   loop->regions[0] = nb;
+  for (int c = 0; c < carried; c++) { /* the code after the loop takes the dual values' second copies */
+    if (!P->dual[c]) continue;
+    int r = tir_add_result(P->f, loop, T(P, loop->results.data[c]));
+    tir_set_layout(P->f, r, tir_layout(P->f, loop->results.data[c]));
+    tir_replace_uses(P->f->body, loop->results.data[c], r, NULL);
+  }
   tir_add_result(P->f, loop, type_scalar(P->f->arena, DT_I32));
   tir_add_result(P->f, loop, type_scalar(P->f->arena, DT_I32));
   vec_push(P->f->arena, &P->out, loop);
@@ -644,12 +772,20 @@ static void emit_tma_copies(Pipe *P, const Ahead *a, int slot, const int *bufs, 
   }
 }
 
+/* Carried values stage 0 advances are dropped with TMA copies, but the
+ * dual ones, which the rest uses: they stay, this iteration's. */
+static void tma_dropped(Pipe *P, const char *ahead, char *dropped) {
+  for (int c = 0; c < P->loop->results.len; c++) dropped[c] = ahead[c] && !P->dual[c];
+}
+
 static TirBlock *emit_body_tma(Pipe *P, const char *ahead, const char *recompute, int64_t step, const int *bufs,
                                int bars) {
   const TirBlock *old = P->body;
   Loc loc = P->loop->loc;
-  int iv, slots[3];
-  TirBlock *nb = new_body(P, ahead, 3, &iv, slots);
+  int iv, slots[3], current[64];
+  char dropped[64];
+  tma_dropped(P, ahead, dropped);
+  TirBlock *nb = new_body(P, dropped, 0, 3, &iv, slots);
   int ins = slots[0], ext = slots[1], phase = slots[2];
   int wait[3] = {bars, ext, phase};
   emit_plain(P, TIR_MBAR_WAIT, 0, wait, 3, loc);
@@ -660,6 +796,7 @@ static TirBlock *emit_body_tma(Pipe *P, const char *ahead, const char *recompute
   }
   P->map[old->args.data[0]] = iv;
   emit_rest(P, recompute, bufs, ext);
+  take_yield(P, current);
   if (P->late_refill) {
     emit_plain(P, TIR_BARRIER, 0, NULL, 0, loc);
     emit_tma_copies(P, &a, ins, bufs, bars);
@@ -669,7 +806,7 @@ static TirBlock *emit_body_tma(Pipe *P, const char *ahead, const char *recompute
   int flipped = binary(P, TIR_SUB, 0, constant(P, DT_I32, 1, loc), phase, loc);
   int sel[3] = {wrapped, flipped, phase};
   next[2] = emit_value(P, TIR_SELECT, T(P, phase), NULL, sel, 3, loc);
-  emit_yield(P, ahead, next, 3);
+  emit_yield(P, dropped, NULL, current, next, 3);
   return nb;
 }
 
@@ -691,9 +828,11 @@ static void rewrite_loop_tma(Pipe *P, const char *ahead, const char *recompute, 
     Ahead a = ahead_of(P, loop->operands.data[0], j * step);
     emit_tma_copies(P, &a, constant(P, DT_I32, j, loc), bufs, bars);
   }
-  int kept = 3; /* lb, ub, step, then the carried values that do not run ahead */
+  char dropped[64];
+  tma_dropped(P, ahead, dropped);
+  int kept = 3; /* lb, ub, step, then the carried values that stay */
   for (int c = 0; c < loop->results.len; c++)
-    if (!ahead[c]) loop->operands.data[kept++] = loop->operands.data[3 + c];
+    if (!dropped[c]) loop->operands.data[kept++] = loop->operands.data[3 + c];
   loop->operands.len = kept;
   tir_add_operand(P->f, loop, constant(P, DT_I32, P->distance % P->stages, loc));
   tir_add_operand(P->f, loop, constant(P, DT_I32, 0, loc));
@@ -705,7 +844,7 @@ static void rewrite_loop_tma(Pipe *P, const char *ahead, const char *recompute, 
   int results = 0, *old_results = arena_alloc(P->f->arena, sizeof(int) * (size_t)(loop->results.len + 1));
   memcpy(old_results, loop->results.data, sizeof(int) * (size_t)loop->results.len);
   for (int c = 0; c < loop->results.len; c++)
-    if (!ahead[c]) loop->results.data[results++] = loop->results.data[c];
+    if (!dropped[c]) loop->results.data[results++] = loop->results.data[c];
   loop->results.len = results;
   for (int i = 0; i < 3; i++) tir_add_result(P->f, loop, type_scalar(P->f->arena, DT_I32));
   vec_push(P->f->arena, &P->out, loop);
@@ -738,11 +877,9 @@ static int reads_pipelined(Pipe *P, const TirOp *op, int k, int loaded) {
   if (d && d->code == TIR_MEMDESC_TRANS) v = d->operands.data[0];
   if (loaded && d && d->code == TIR_LOCAL_LOAD) v = d->operands.data[0];
   for (int i = 0; i < P->loads.len; i++)
-    if (v == staging_of(P, P->loads.data[i])->results.data[0]) return 1;
+    if (!P->staged[i] && v == staging_of(P, P->loads.data[i])->results.data[0]) return 1;
   return 0;
 }
-
-static int64_t tile_bytes(Pipe *P, int v) { return type_numel(T(P, v)) * dtype_bits(T(P, v)->elem) / 8; }
 
 /* Whether `more` bytes of shared memory a program instead of `fewer` fit
  * and keep as many programs on an SM (registers estimated as the
@@ -881,7 +1018,10 @@ static void plan_buffers(Pipe *P) {
   if (!dot && !P->carried_dot) return;
   const TirOp *acc_of = P->async_dot ? P->async_dot : P->carried_dot ? P->carried_dot : dot;
   int64_t pipelined = 0, acc = type_numel(T(P, acc_of->results.data[0])), s = P->stages;
-  for (int i = 0; i < P->loads.len; i++) pipelined += tile_bytes(P, P->loads.data[i]->results.data[0]);
+  for (int i = 0; i < P->loads.len; i++) {
+    pipelined += tile_bytes(P, P->loads.data[i]->results.data[0]);
+    if (P->staged[i]) bytes += tile_bytes(P, P->loads.data[i]->results.data[0]); /* as if staged in the body */
+  }
   /* bytes counts the pipelined loads' own local_allocs, which the buffers replace */
   int64_t with_s = bytes + pipelined * (s - 1);
   int refill = P->o->refill, fits = with_s + (P->async_dot ? pipelined : 0) <= smem_per_program(P);
@@ -920,6 +1060,22 @@ static int register_copies_pay(Pipe *P) {
   return 0;
 }
 
+/* Staged loads keep their copies' addresses in registers for D iterations
+ * ahead.  Where the accumulators the loop carries already take three
+ * quarters of a thread's registers (an attention backward's dK and dV at
+ * head dim 128: 256 a thread on 4 warps), those spill, and the loads keep
+ * their place (D11 of docs/decisions.md has the measurements). */
+static int registers_to_spare(Pipe *P) {
+  const TirOp *yield = terminator(P->body);
+  int64_t threads = 32 * (int64_t)P->f->num_warps, carried = 0;
+  for (int i = 0; i < P->body->ops.len; i++) {
+    const TirOp *op = P->body->ops.data[i];
+    for (int k = 0; op->code == TIR_DOT && k < yield->operands.len; k++)
+      if (yield->operands.data[k] == op->results.data[0]) carried += type_numel(T(P, op->results.data[0])) / threads;
+  }
+  return carried <= 192;
+}
+
 /* Whether a wgmma dot reads a pipelined buffer in place. */
 static int wgmma_reads_buffers(Pipe *P) {
   for (int i = 0; i < P->body->ops.len; i++) {
@@ -944,9 +1100,14 @@ static int plan_tma(Pipe *P) {
   return 1;
 }
 
-/* Sets up P for `loop`; 0 if it is not pipelined.  With `by_tma`, loads
- * cp.async cannot move count as copies, for TMA to bring. */
-static int plan_loop_as(Pipe *P, TirOp *loop, char **ahead, char **recompute, int by_tma) {
+/* Which loads a plan takes: PLAN_TMA every dot operand, those cp.async
+ * cannot move included, for TMA to bring; PLAN_STAGED those cp.async can
+ * move and the staged ones; PLAN_PLAIN those cp.async can move. */
+enum { PLAN_TMA, PLAN_STAGED, PLAN_PLAIN };
+
+/* Sets up P for `loop`; 0 if it is not pipelined.  *staged: whether a
+ * load could be staged. */
+static int plan_loop_as(Pipe *P, TirOp *loop, char **ahead, char **recompute, int plan, int *staged) {
   P->loop = loop;
   P->body = loop->regions[0];
   P->stages = (int)(loop->ival > 0 ? loop->ival : P->f->num_stages);
@@ -966,31 +1127,38 @@ static int plan_loop_as(Pipe *P, TirOp *loop, char **ahead, char **recompute, in
     TirOp *op = P->body->ops.data[i];
     for (int k = 0; k < op->results.len; k++) P->def[op->results.data[k]] = op;
   }
-  int async_copies = 0, register_copies = register_copies_pay(P);
+  int async_copies = 0, register_copies = register_copies_pay(P), stage = plan == PLAN_STAGED && registers_to_spare(P);
   for (int i = 0; i < P->body->ops.len && P->loads.len < 64; i++) {
     int kind = copy_kind(P, P->body->ops.data[i]);
-    if (kind == COPY_NARROW) kind = by_tma ? COPY_ASYNC : COPY_REGISTERS;
-    if (kind == NOT_PIPELINED || (kind == COPY_REGISTERS && !register_copies)) continue;
+    if (kind == COPY_NARROW) kind = plan == PLAN_TMA ? COPY_ASYNC : COPY_REGISTERS;
+    if (kind == NOT_PIPELINED || (kind == COPY_REGISTERS && !register_copies) || (kind == COPY_STAGED && !stage))
+      continue;
+    *staged |= kind == COPY_STAGED;
     P->through_registers[P->loads.len] = kind == COPY_REGISTERS;
+    P->staged[P->loads.len] = kind == COPY_STAGED;
     async_copies += kind == COPY_ASYNC;
     vec_push(P->f->arena, &P->loads, P->body->ops.data[i]);
   }
-  if (!async_copies) return 0; /* loads through registers alone keep their place */
+  if (!async_copies) return 0; /* loads through registers alone keep their place, staged loads too */
   *ahead = arena_alloc(P->f->arena, (size_t)loop->results.len + 1);
   *recompute = arena_alloc(P->f->arena, n);
-  if (!stage0(P, *ahead) || !stage0_is_private(P, *ahead, *recompute)) return 0;
+  P->ahead = *ahead;
+  if (!stage0(P, *ahead) || stage0_uses_staged(P) || !stage0_is_private(P, *ahead, *recompute)) return 0;
   plan_buffers(P);
-  P->tma = P->distance >= 1 && plan_tma(P);
+  P->tma = P->distance >= 1 && plan == PLAN_TMA && plan_tma(P);
   return P->distance >= 1;
 }
 
 /* Planned first for TMA copies of every load, those cp.async cannot move
- * included; where they do not all qualify, again without them. */
+ * included; where they do not all qualify, again without them, with the
+ * loads used in registers staged; where that fails, without those. */
 static int plan_loop(Pipe *P, TirOp *loop, char **ahead, char **recompute) {
-  int refills = P->f->refills;
-  if (P->o->tma && plan_loop_as(P, loop, ahead, recompute, 1) && P->tma) return 1;
+  int refills = P->f->refills, staged = 0;
+  if (P->o->tma && plan_loop_as(P, loop, ahead, recompute, PLAN_TMA, &staged) && P->tma) return 1;
   P->f->refills = refills;
-  return plan_loop_as(P, loop, ahead, recompute, 0);
+  if (plan_loop_as(P, loop, ahead, recompute, PLAN_STAGED, &staged)) return 1;
+  P->f->refills = refills;
+  return staged && plan_loop_as(P, loop, ahead, recompute, PLAN_PLAIN, &staged);
 }
 
 static void pipeline_block(Pipe *P, TirBlock *b) {

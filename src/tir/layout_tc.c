@@ -50,8 +50,8 @@ static int valid_order(const int *order, int rank) {
 
 const Layout *layout_shared(LayoutTable *t, int rank, int vec, int per_phase, int max_phase, const int *order,
                             const char **why) {
-  if (rank < 2 || rank > MAX_RANK || !valid_order(order, rank))
-    return *why = "a shared layout has rank 2 or more and an order that is a permutation", NULL;
+  if (rank < 1 || rank > MAX_RANK || !valid_order(order, rank))
+    return *why = "a shared layout's order is a permutation of its dimensions", NULL;
   if (!layout_is_pow2(vec) || !layout_is_pow2(per_phase) || !layout_is_pow2(max_phase) || vec > 1024 ||
       per_phase > 1024 || max_phase > 1024)
     return *why = "vec, perPhase and maxPhase must be powers of two", NULL;
@@ -190,6 +190,7 @@ int layout_mma_operand_linear(const Layout *l, LinearLayout *ll, const char **wh
 
 /* The memory offset, in elements, of the element at `coord`. */
 static int64_t shared_offset(const Layout *l, const int64_t *shape, const int64_t *coord) {
+  if (l->rank == 1) return coord[0];
   int c = l->order[0], row = l->order[1];
   int64_t x = coord[c], y = coord[row], cols = shape[c], in_rows;
   if (l->kind == LAYOUT_SHARED) {
