@@ -71,6 +71,7 @@ typedef struct Pipe {
   Vec(TirOp *) loads;        /* the pipelined loads */
   char through_registers[64]; /* per pipelined load: copied by ld.global and st.shared, not cp.async */
   char staged[64];           /* per pipelined load: its tile is used in registers, read back by local_load */
+  char *staged_slice;        /* per value: computed for a staged load's copy (its address, mask, the load) */
   char dual[64];             /* per carried value running ahead: the rest uses it too, carried twice */
   int recomputing;           /* stage0_is_private: marking the slices of recomputed values */
   const char *ahead;         /* per carried value: stage 0 advances it */
@@ -765,11 +766,61 @@ static void tma_origin(Pipe *P, int k, int iv, int *coord) {
 static void emit_tma_copies(Pipe *P, const Ahead *a, int slot, const int *bufs, int bars) {
   for (int k = 0; k < P->loads.len; k++) {
     const TirOp *load = P->loads.data[k];
+    if (P->staged[k]) continue;
     int coord[2];
     tma_origin(P, k, a->iv, coord);
     int ops[6] = {slot_view(P, load, bufs[k], slot), bars, slot, a->valid, coord[0], coord[1]};
     emit_plain(P, TIR_TMA_COPY, P->tma_loads[k].map, ops, 6, load->loc);
   }
+}
+
+static int staged_count(const Pipe *P) {
+  int n = 0;
+  for (int k = 0; k < P->loads.len; k++) n += P->staged[k];
+  return n;
+}
+
+/* TMA loops: the staged loads' stage 0 alone for iteration a->iv (their
+ * addresses depend on the induction variable and invariants only), their
+ * cp.async copies into `slot`, and a commit. */
+static void emit_staged_copies(Pipe *P, const Ahead *a, int slot, const int *bufs) {
+  Issued is;
+  P->map[P->body->args.data[0]] = a->iv;
+  is.valid = a->valid;
+  is.slot = slot;
+  for (int i = 0; i < P->body->ops.len; i++) {
+    const TirOp *op = P->body->ops.data[i];
+    if (!op->results.len || !P->staged_slice[op->results.data[0]]) continue;
+    int k = load_index(P, op);
+    if (k < 0) {
+      clone(P, op);
+      continue;
+    }
+    is.ptr[k] = mapped(P, op->operands.data[0]);
+    is.mask[k] = copy_mask(P, op);
+    emit_copy(P, k, &is, bufs);
+  }
+  emit_plain(P, TIR_ASYNC_COMMIT, 0, NULL, 0, P->loop->loc);
+}
+
+/* A wait for the staged copies but the `pending` last groups, and the
+ * barrier after it. */
+static void emit_staged_wait(Pipe *P, const int *bufs, int pending) {
+  int staged[64], n = 0;
+  for (int k = 0; k < P->loads.len; k++)
+    if (P->staged[k]) staged[n++] = bufs[k];
+  emit_plain(P, TIR_ASYNC_WAIT, pending, staged, n, P->loop->loc);
+}
+
+/* Where a TMA loop refills its buffers, after the barrier that frees
+ * them: with staged loads the barrier is their wait's, which retires
+ * the copies of iteration iv (refilled early) or iv + 1 (late, after the
+ * reads of iv; the wait before the loop covers iteration 0). */
+static void emit_refill(Pipe *P, const Ahead *a, int ins, const int *bufs, int bars) {
+  if (staged_count(P)) emit_staged_wait(P, bufs, P->distance - 1 - P->late_refill);
+  else emit_plain(P, TIR_BARRIER, 0, NULL, 0, P->loop->loc);
+  emit_tma_copies(P, a, ins, bufs, bars);
+  if (staged_count(P)) emit_staged_copies(P, a, ins, bufs);
 }
 
 /* Carried values stage 0 advances are dropped with TMA copies, but the
@@ -790,17 +841,11 @@ static TirBlock *emit_body_tma(Pipe *P, const char *ahead, const char *recompute
   int wait[3] = {bars, ext, phase};
   emit_plain(P, TIR_MBAR_WAIT, 0, wait, 3, loc);
   Ahead a = ahead_of(P, iv, P->distance * step);
-  if (!P->late_refill) {
-    emit_plain(P, TIR_BARRIER, 0, NULL, 0, loc); /* every warp is past the wgmma that read slot ins */
-    emit_tma_copies(P, &a, ins, bufs, bars);
-  }
+  if (!P->late_refill) emit_refill(P, &a, ins, bufs, bars); /* every warp is past the wgmma that read slot ins */
   P->map[old->args.data[0]] = iv;
   emit_rest(P, recompute, bufs, ext);
   take_yield(P, current);
-  if (P->late_refill) {
-    emit_plain(P, TIR_BARRIER, 0, NULL, 0, loc);
-    emit_tma_copies(P, &a, ins, bufs, bars);
-  }
+  if (P->late_refill) emit_refill(P, &a, ins, bufs, bars);
   int next[3] = {next_slot(P, ins), next_slot(P, ext), -1};
   int wrapped = binary(P, TIR_CMP, CMP_EQ, next[1], constant(P, DT_I32, 0, loc), loc);
   int flipped = binary(P, TIR_SUB, 0, constant(P, DT_I32, 1, loc), phase, loc);
@@ -823,11 +868,14 @@ static void rewrite_loop_tma(Pipe *P, const char *ahead, const char *recompute, 
   /* after the buffers, which take 1024-byte aligned offsets from 0: no bytes lost to alignment */
   int bars = emit_value(P, TIR_MBAR_ALLOC, type_tile(P->f->arena, type_scalar(P->f->arena, DT_I64), 2, shape), plain,
                         NULL, 0, loc);
-  P->out.data[P->out.len - 1]->ival = P->loads.len;
+  P->out.data[P->out.len - 1]->ival = P->loads.len - staged_count(P);
   for (int j = 0; j < P->distance; j++) {
     Ahead a = ahead_of(P, loop->operands.data[0], j * step);
-    emit_tma_copies(P, &a, constant(P, DT_I32, j, loc), bufs, bars);
+    int slot = constant(P, DT_I32, j, loc);
+    emit_tma_copies(P, &a, slot, bufs, bars);
+    if (staged_count(P)) emit_staged_copies(P, &a, slot, bufs);
   }
+  if (staged_count(P) && P->late_refill) emit_staged_wait(P, bufs, P->distance - 1);
   char dropped[64];
   tma_dropped(P, ahead, dropped);
   int kept = 3; /* lb, ub, step, then the carried values that stay */
@@ -1090,6 +1138,7 @@ static int plan_tma(Pipe *P) {
   if (!P->o->tma || !wgmma_reads_buffers(P) || has_register_copies(P)) return 0;
   int maps = P->f->tensor_maps.len;
   for (int k = 0; k < P->loads.len; k++) {
+    if (P->staged[k]) continue; /* by cp.async */
     const TirOp *alloc = staging_of(P, P->loads.data[k]);
     if (!tma_plan_load(P->f, P->axis, P->loop, P->loads.data[k], tir_layout(P->f, alloc->results.data[0]),
                        &P->tma_loads[k])) {
@@ -1100,14 +1149,34 @@ static int plan_tma(Pipe *P) {
   return 1;
 }
 
-/* Which loads a plan takes: PLAN_TMA every dot operand, those cp.async
- * cannot move included, for TMA to bring; PLAN_STAGED those cp.async can
- * move and the staged ones; PLAN_PLAIN those cp.async can move. */
-enum { PLAN_TMA, PLAN_STAGED, PLAN_PLAIN };
+/* Marks v's slice in the body as computed for a staged copy; 0 if it
+ * reaches a carried value (a TMA loop computes no carried value ahead). */
+static int mark_staged_slice(Pipe *P, int v) {
+  if (carried_index(P, v) >= 0) return 0;
+  const TirOp *d = v < P->n ? P->def[v] : NULL;
+  if (!d || P->staged_slice[v]) return 1;
+  for (int k = 0; k < d->results.len; k++) P->staged_slice[d->results.data[k]] = 1;
+  for (int k = 0; k < d->operands.len; k++)
+    if (!mark_staged_slice(P, d->operands.data[k])) return 0;
+  return 1;
+}
 
-/* Sets up P for `loop`; 0 if it is not pipelined.  *staged: whether a
- * load could be staged. */
-static int plan_loop_as(Pipe *P, TirOp *loop, char **ahead, char **recompute, int plan, int *staged) {
+/* Whether a TMA loop can take its staged loads by cp.async beside the
+ * boxes: their addresses from the induction variable and invariants
+ * alone, and, refilled late, copies two iterations ahead at least (the
+ * wait before the refill retires the next iteration's copies). */
+static int staged_beside_tma(Pipe *P) {
+  P->staged_slice = arena_alloc(P->f->arena, (size_t)P->n + 1);
+  memset(P->staged_slice, 0, (size_t)P->n + 1);
+  for (int k = 0; k < P->loads.len; k++)
+    if (P->staged[k] && !mark_staged_slice(P, P->loads.data[k]->results.data[0])) return 0;
+  return !staged_count(P) || !P->late_refill || P->distance >= 2;
+}
+
+/* Sets up P for `loop`; 0 if it is not pipelined.  by_tma: every dot
+ * operand, those cp.async cannot move included, for TMA to bring;
+ * `stage`: loads used in registers staged (*staged: some were). */
+static int plan_loop_as(Pipe *P, TirOp *loop, char **ahead, char **recompute, int by_tma, int stage, int *staged) {
   P->loop = loop;
   P->body = loop->regions[0];
   P->stages = (int)(loop->ival > 0 ? loop->ival : P->f->num_stages);
@@ -1127,10 +1196,11 @@ static int plan_loop_as(Pipe *P, TirOp *loop, char **ahead, char **recompute, in
     TirOp *op = P->body->ops.data[i];
     for (int k = 0; k < op->results.len; k++) P->def[op->results.data[k]] = op;
   }
-  int async_copies = 0, register_copies = register_copies_pay(P), stage = plan == PLAN_STAGED && registers_to_spare(P);
+  int async_copies = 0, register_copies = register_copies_pay(P);
+  stage = stage && registers_to_spare(P);
   for (int i = 0; i < P->body->ops.len && P->loads.len < 64; i++) {
     int kind = copy_kind(P, P->body->ops.data[i]);
-    if (kind == COPY_NARROW) kind = plan == PLAN_TMA ? COPY_ASYNC : COPY_REGISTERS;
+    if (kind == COPY_NARROW) kind = by_tma ? COPY_ASYNC : COPY_REGISTERS;
     if (kind == NOT_PIPELINED || (kind == COPY_REGISTERS && !register_copies) || (kind == COPY_STAGED && !stage))
       continue;
     *staged |= kind == COPY_STAGED;
@@ -1145,20 +1215,28 @@ static int plan_loop_as(Pipe *P, TirOp *loop, char **ahead, char **recompute, in
   P->ahead = *ahead;
   if (!stage0(P, *ahead) || stage0_uses_staged(P) || !stage0_is_private(P, *ahead, *recompute)) return 0;
   plan_buffers(P);
-  P->tma = P->distance >= 1 && plan == PLAN_TMA && plan_tma(P);
+  int maps = P->f->tensor_maps.len;
+  P->tma = P->distance >= 1 && by_tma && plan_tma(P);
+  if (P->tma && !staged_beside_tma(P)) {
+    P->f->tensor_maps.len = maps;
+    return 0;
+  }
   return P->distance >= 1;
 }
 
 /* Planned first for TMA copies of every load, those cp.async cannot move
- * included; where they do not all qualify, again without them, with the
- * loads used in registers staged; where that fails, without those. */
+ * included, then for cp.async, each first with the loads used in
+ * registers staged and, where that fails, without them. */
 static int plan_loop(Pipe *P, TirOp *loop, char **ahead, char **recompute) {
-  int refills = P->f->refills, staged = 0;
-  if (P->o->tma && plan_loop_as(P, loop, ahead, recompute, PLAN_TMA, &staged) && P->tma) return 1;
-  P->f->refills = refills;
-  if (plan_loop_as(P, loop, ahead, recompute, PLAN_STAGED, &staged)) return 1;
-  P->f->refills = refills;
-  return staged && plan_loop_as(P, loop, ahead, recompute, PLAN_PLAIN, &staged);
+  int refills = P->f->refills;
+  for (int by_tma = !!P->o->tma; by_tma >= 0; by_tma--)
+    for (int stage = 1; stage >= 0; stage--) {
+      int staged = 0;
+      if (plan_loop_as(P, loop, ahead, recompute, by_tma, stage, &staged) && (P->tma || !by_tma)) return 1;
+      P->f->refills = refills;
+      if (!staged) break; /* without staged loads the plan is the same */
+    }
+  return 0;
 }
 
 static void pipeline_block(Pipe *P, TirBlock *b) {
