@@ -1108,12 +1108,9 @@ static int register_copies_pay(Pipe *P) {
   return 0;
 }
 
-/* Staged loads keep their copies' addresses in registers for D iterations
- * ahead.  Where the accumulators the loop carries already take three
- * quarters of a thread's registers (an attention backward's dK and dV at
- * head dim 128: 256 a thread on 4 warps), those spill, and the loads keep
- * their place (D11 of docs/decisions.md has the measurements). */
-static int registers_to_spare(Pipe *P) {
+/* The registers a thread holds for the dots' accumulators the loop
+ * carries. */
+static int64_t carried_accumulators(Pipe *P) {
   const TirOp *yield = terminator(P->body);
   int64_t threads = 32 * (int64_t)P->f->num_warps, carried = 0;
   for (int i = 0; i < P->body->ops.len; i++) {
@@ -1121,8 +1118,15 @@ static int registers_to_spare(Pipe *P) {
     for (int k = 0; op->code == TIR_DOT && k < yield->operands.len; k++)
       if (yield->operands.data[k] == op->results.data[0]) carried += type_numel(T(P, op->results.data[0])) / threads;
   }
-  return carried <= 192;
+  return carried;
 }
+
+/* Staged loads keep their copies' addresses in registers for D iterations
+ * ahead.  Where the accumulators the loop carries already take three
+ * quarters of a thread's registers (an attention backward's dK and dV at
+ * head dim 128: 256 a thread on 4 warps), those spill, and the loads keep
+ * their place (D11 of docs/decisions.md has the measurements). */
+static int registers_to_spare(Pipe *P) { return carried_accumulators(P) <= 192; }
 
 /* Whether a wgmma dot reads a pipelined buffer in place. */
 static int wgmma_reads_buffers(Pipe *P) {
@@ -1164,8 +1168,12 @@ static int mark_staged_slice(Pipe *P, int v) {
 /* Whether a TMA loop can take its staged loads by cp.async beside the
  * boxes: their addresses from the induction variable and invariants
  * alone, and, refilled late, copies two iterations ahead at least (the
- * wait before the refill retires the next iteration's copies). */
+ * wait before the refill retires the next iteration's copies).  The
+ * boxes need no address registers, so the staged copies' are all new:
+ * only where the carried accumulators take at most a quarter of a
+ * thread's registers (D11). */
 static int staged_beside_tma(Pipe *P) {
+  if (staged_count(P) && carried_accumulators(P) > 64) return 0;
   P->staged_slice = arena_alloc(P->f->arena, (size_t)P->n + 1);
   memset(P->staged_slice, 0, (size_t)P->n + 1);
   for (int k = 0; k < P->loads.len; k++)
