@@ -459,17 +459,18 @@ static int emit_register_load(Pipe *P, const TirOp *load, const Issued *is, int 
   return c->results.data[0];
 }
 
-/* Stage 0 for iteration a->iv into slot `slot` of each buffer; the ops
- * map the body's iv to a->iv.  The cp.async copies (and their commit) go
- * out now with COPIES_NOW, the stores of the copies through registers
- * with STORES_NOW; the others are left to emit_copies. */
-static void emit_stage0(Pipe *P, const Ahead *a, int slot, const int *bufs, Issued *is, int now) {
+/* The body's ops `marked` (stage 0, or a TMA loop's staged slices) for
+ * iteration a->iv into slot `slot` of each buffer; the ops map the body's
+ * iv to a->iv.  The cp.async copies (and their commit) go out now with
+ * COPIES_NOW, the stores of the copies through registers with
+ * STORES_NOW; the others are left to emit_copies. */
+static void emit_marked(Pipe *P, const char *marked, const Ahead *a, int slot, const int *bufs, Issued *is, int now) {
   P->map[P->body->args.data[0]] = a->iv;
   is->valid = a->valid;
   is->slot = slot;
   for (int i = 0; i < P->body->ops.len; i++) {
     const TirOp *op = P->body->ops.data[i];
-    if (!op->results.len || !P->stage0[op->results.data[0]]) continue;
+    if (!op->results.len || !marked[op->results.data[0]]) continue;
     int k = load_index(P, op);
     if (k < 0) {
       clone(P, op);
@@ -481,6 +482,10 @@ static void emit_stage0(Pipe *P, const Ahead *a, int slot, const int *bufs, Issu
     if (now & (P->through_registers[k] ? STORES_NOW : COPIES_NOW)) emit_copy(P, k, is, bufs);
   }
   if (now & COPIES_NOW) emit_plain(P, TIR_ASYNC_COMMIT, 0, NULL, 0, P->loop->loc);
+}
+
+static void emit_stage0(Pipe *P, const Ahead *a, int slot, const int *bufs, Issued *is, int now) {
+  emit_marked(P, P->stage0, a, slot, bufs, is, now);
 }
 
 static int has_register_copies(const Pipe *P) {
@@ -785,22 +790,7 @@ static int staged_count(const Pipe *P) {
  * cp.async copies into `slot`, and a commit. */
 static void emit_staged_copies(Pipe *P, const Ahead *a, int slot, const int *bufs) {
   Issued is;
-  P->map[P->body->args.data[0]] = a->iv;
-  is.valid = a->valid;
-  is.slot = slot;
-  for (int i = 0; i < P->body->ops.len; i++) {
-    const TirOp *op = P->body->ops.data[i];
-    if (!op->results.len || !P->staged_slice[op->results.data[0]]) continue;
-    int k = load_index(P, op);
-    if (k < 0) {
-      clone(P, op);
-      continue;
-    }
-    is.ptr[k] = mapped(P, op->operands.data[0]);
-    is.mask[k] = copy_mask(P, op);
-    emit_copy(P, k, &is, bufs);
-  }
-  emit_plain(P, TIR_ASYNC_COMMIT, 0, NULL, 0, P->loop->loc);
+  emit_marked(P, P->staged_slice, a, slot, bufs, &is, COPIES_NOW);
 }
 
 /* A wait for the staged copies but the `pending` last groups, and the
