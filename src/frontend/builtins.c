@@ -1259,7 +1259,7 @@ static Node *check_random(Call *c) {
 }
 
 /* tl.range's options after the bounds: num_stages (3) and loop_unroll_factor (4) integers or None,
- * the flags (5..7) bools; num_stages within tile_options' range, an unroll factor that cannot blow
+ * the flags (5..8) bools; num_stages within tile_options' range, an unroll factor that cannot blow
  * the kernel up (below 2: no unrolling, as Triton). */
 enum { MAX_UNROLL_FACTOR = 64 };
 
@@ -1292,6 +1292,16 @@ static Node *check_range(Call *c) {
   }
   for (int i = 3; i < c->n; i++)
     if (!loop_option_ok(c, i)) return poison(c->S, c->node->loc);
+  return result(c, NULL);
+}
+
+/* tl.condition(c, disable_licm): only a while loop's condition, which sema
+ * takes from the call (the first argument, checked there as any). */
+static Node *check_condition(Call *c) {
+  if (!c->S->in_while_cond) return fail(c, c->node, "%s", "can only be the condition of a while loop");
+  Value *v = const_of(c->S, c->arg[1], "tl.condition's disable_licm");
+  if (!v) return poison(c->S, c->node->loc);
+  if (v->kind != V_BOOL && v->kind != V_INT) return fail(c, c->arg[1], "%s", "disable_licm must be a bool");
   return result(c, NULL);
 }
 

@@ -692,6 +692,7 @@ static void lower_for(Lower *L, Node *n) {
   for (int i = 0; i < carried.len; i++) tir_add_operand(L->f, op, carried.data[i].value);
   if (a->len > 3 && !is_none(a->data[3])) op->ival = const_int(a->data[3]); /* num_stages */
   if (a->len > 4 && !is_none(a->data[4]) && const_int(a->data[4]) > 1) op->ival2 = const_int(a->data[4]); /* loop_unroll_factor */
+  if (a->len > 8 && const_int(a->data[8])) op->flags |= NO_LICM; /* disable_licm */
   Env outer = env_copy(L);
   TirBlock *body = tir_block_new(L->f);
   op->regions[0] = body;
@@ -707,6 +708,7 @@ static void lower_for(Lower *L, Node *n) {
 static void lower_while(Lower *L, Node *n) {
   Env carried = recorded_vars(L, n);
   TirOp *op = tir_op_new(L->f, TIR_WHILE, n->loc);
+  if (n->ival) op->flags |= NO_LICM; /* tl.condition's disable_licm */
   for (int i = 0; i < carried.len; i++) tir_add_operand(L->f, op, carried.data[i].value);
   Env outer = env_copy(L);
   TirBlock *before = tir_block_new(L->f), *after = tir_block_new(L->f);

@@ -1572,6 +1572,19 @@ static const Node *return_in(const NodeVec *body) {
   return NULL;
 }
 
+/* A while loop's condition: tl.condition(c, disable_licm) gives c, and
+ * *no_licm the option. */
+static Node *check_while_condition(Sema *S, Node *cond, int *no_licm) {
+  Node *callee = cond->kind == ND_CALL ? check_expr(S, cond->a) : NULL;
+  if (!callee || !is_const_kind(callee, V_BUILTIN) || callee->cval->i != B_CONDITION) return check_expr(S, cond);
+  S->in_while_cond = 1;
+  Node *call = check_call(S, cond);
+  S->in_while_cond = 0;
+  if (is_poison(call)) return call;
+  *no_licm = call->args.data[1]->cval->i != 0;
+  return call->args.data[0];
+}
+
 static void check_while(Sema *S, Node *n) {
   Node *out = node_new(S->arena, ND_WHILE, n->loc);
   Scope before = scope_copy(S, &S->scope);
@@ -1583,7 +1596,8 @@ static void check_while(Sema *S, Node *n) {
     return;
   }
   carry_loop_variables(S, n, &carried);
-  Node *c = check_expr(S, n->a);
+  int no_licm = 0;
+  Node *c = check_while_condition(S, n->a, &no_licm);
   if (is_poison(c)) return;
   NodeVec body = n->body;
   if (is_runtime(c) && S->active) /* under an if on the elements: only those on its path keep the loop going */
@@ -1603,6 +1617,7 @@ static void check_while(Sema *S, Node *n) {
     return;
   }
   out->a = to_bool(S, c);
+  out->ival = no_licm;
   check_block(S, &body, &out->body);
   check_carried_types(S, n, &carried, &out->body);
   drop_loop_locals(S, &before, &n->body);

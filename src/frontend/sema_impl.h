@@ -81,6 +81,7 @@ typedef struct Sema {
   int too_deep;             /* AST_MAX_DEPTH was reported: the rest is poison, silently */
   int unrolled;             /* static_range iterations so far */
   int in_for_iter;          /* checking the iterable of a for: range() is allowed */
+  int in_while_cond;        /* checking a while loop's condition: tl.condition() is allowed */
   int n_temps;              /* temporaries made so far, for unique names */
   int n_inlined;            /* helper calls inlined so far, for unique names */
   const char *prefix;       /* "fn.N." inside an inlined helper, else NULL */

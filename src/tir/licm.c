@@ -81,7 +81,7 @@ static void licm_block(Licm *L, TirBlock *b) {
     TirOp *op = ops[i];
     for (int r = 0; r < 2; r++)
       if (op->regions[r]) licm_block(L, op->regions[r]);
-    if (op->code == TIR_FOR || op->code == TIR_WHILE) hoist_loop(L, op, b);
+    if ((op->code == TIR_FOR || op->code == TIR_WHILE) && !(op->flags & NO_LICM)) hoist_loop(L, op, b);
     vec_push(L->f->arena, &b->ops, op);
   }
 }

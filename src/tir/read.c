@@ -688,6 +688,7 @@ static void read_structured(Reader *R, TirOp *op, const int *ids, int n, Loc loc
     tir_add_operand(R->f, op, use(R));
   } else {
     read_bindings(R, op, r0);
+    read_attributes(R, op, 0);
   }
   read_result_types(R, op, ids, n, loc);
   expect(R, "{");

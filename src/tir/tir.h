@@ -129,8 +129,10 @@ typedef enum {
  * reads until the loop's next wait and its barrier (src/tgir/pipeline.c);
  * the lowering checks it against other buffers and scratch, not against
  * the buffer's other slots. */
+/* NO_LICM: a loop licm leaves whole (tl.range's and tl.condition's
+ * disable_licm), its invariant code computed in each iteration. */
 enum { LOAD_MASK = 1, LOAD_OTHER = 2, SCAN_REVERSE = 4, PRINT_HEX = 8, LOAD_VOLATILE = 16, ASSERT_TRAP = 32, FREE_SLOT = 64,
-       ASM_PURE = 128 /* INLINE_ASM without side effects (is_pure=True) */ };
+       ASM_PURE = 128 /* INLINE_ASM without side effects (is_pure=True) */, NO_LICM = 256 };
 enum { MAX_ASM_ARGS = 16 }; /* INLINE_ASM's operands, and its results */
 
 typedef struct TirBlock TirBlock;
