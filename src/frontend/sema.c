@@ -1572,10 +1572,18 @@ static const Node *return_in(const NodeVec *body) {
   return NULL;
 }
 
+/* A name or a chain of attributes of one (tl.condition): checking it
+ * emits nothing, so it may be checked twice. */
+static int is_dotted_name(const Node *n) {
+  while (n->kind == ND_ATTR) n = n->a;
+  return n->kind == ND_NAME;
+}
+
 /* A while loop's condition: tl.condition(c, disable_licm) gives c, and
  * *no_licm the option. */
 static Node *check_while_condition(Sema *S, Node *cond, int *no_licm) {
-  Node *callee = cond->kind == ND_CALL ? check_expr(S, cond->a) : NULL;
+  Node *callee = cond->kind == ND_CALL && is_dotted_name(cond->a) ? check_expr(S, cond->a) : NULL;
+  if (callee && is_poison(callee)) return callee; /* reported once */
   if (!callee || !is_const_kind(callee, V_BUILTIN) || callee->cval->i != B_CONDITION) return check_expr(S, cond);
   S->in_while_cond = 1;
   Node *call = check_call(S, cond);
