@@ -73,7 +73,6 @@ typedef struct Pipe {
   char staged[64];           /* per pipelined load: its tile is used in registers, read back by local_load */
   char *staged_slice;        /* per value: computed for a staged load's copy (its address, mask, the load) */
   char dual[64];             /* per carried value running ahead: the rest uses it too, carried twice */
-  int recomputing;           /* stage0_is_private: marking the slices of recomputed values */
   const char *ahead;         /* per carried value: stage 0 advances it */
   int ahead_arg[64], dual_arg[64]; /* per carried value: the new body's argument, and its second one if dual */
   OpList out;                /* ops being emitted */
@@ -280,6 +279,12 @@ static int carried_index(Pipe *P, int v) {
   return -1;
 }
 
+static int load_index(Pipe *P, const TirOp *op) {
+  for (int i = 0; i < P->loads.len; i++)
+    if (P->loads.data[i] == op) return i;
+  return -1;
+}
+
 static const TirOp *terminator(const TirBlock *b) { return b->ops.data[b->ops.len - 1]; }
 
 /* Stage 0: the loads' slices and the advances of the carried values they
@@ -305,13 +310,14 @@ static int stage0(Pipe *P, char *ahead) {
 }
 
 /* The rest of the body (or the yield of a value that does not run ahead)
- * uses v: a stage-0 value is recomputed there, a carried value stage 0
- * advances is carried twice, for stage 0 and for the rest. */
-static int used_by_rest(Pipe *P, int v, const char *ahead, char *recompute) {
+ * uses v: a stage-0 value is recomputed there (any value of the body with
+ * `whole`, in a recomputed value's slice), a carried value stage 0
+ * advances is carried twice, for stage 0 and for the rest.  Whether that
+ * marked something new. */
+static int used_by_rest(Pipe *P, int v, const char *ahead, char *recompute, int whole) {
   int c = carried_index(P, v);
   if (c >= 0 && ahead[c] && !P->dual[c]) return P->dual[c] = 1;
-  if (v >= P->n || !P->def[v] || recompute[v] || (!P->stage0[v] && !P->recomputing) || P->def[v]->code == TIR_LOAD)
-    return 0;
+  if (v >= P->n || !P->def[v] || recompute[v] || (!P->stage0[v] && !whole) || P->def[v]->code == TIR_LOAD) return 0;
   return recompute[v] = 1;
 }
 
@@ -324,27 +330,25 @@ static int used_by_rest(Pipe *P, int v, const char *ahead, char *recompute) {
 static int stage0_is_private(Pipe *P, const char *ahead, char *recompute) {
   const TirOp *yield = terminator(P->body);
   memset(P->dual, 0, sizeof P->dual);
-  P->recomputing = 0;
   for (int k = 0; k < P->loop->results.len; k++) {
     int y = yield->operands.data[k];
     if (ahead[k] && y < P->n && P->def[y] && !P->stage0[y]) return 0;
     if (ahead[k] && P->uses[P->loop->results.data[k]]) P->dual[k] = 1;
-    if (!ahead[k]) used_by_rest(P, y, ahead, recompute);
+    if (!ahead[k]) used_by_rest(P, y, ahead, recompute, 0);
   }
   for (int i = 0; i < P->body->ops.len - 1; i++) {
     const TirOp *op = P->body->ops.data[i];
     if (op->results.len && P->stage0[op->results.data[0]]) continue;
-    for (int k = 0; k < op->operands.len; k++) used_by_rest(P, op->operands.data[k], ahead, recompute);
+    for (int k = 0; k < op->operands.len; k++) used_by_rest(P, op->operands.data[k], ahead, recompute, 0);
   }
-  P->recomputing = 1; /* a recomputed value's slice is recomputed whole */
-  for (int changed = 1; changed;) {
+  for (int changed = 1; changed;) { /* a recomputed value's slice is recomputed whole */
     changed = 0;
     for (int c = 0; c < P->loop->results.len; c++)
-      if (P->dual[c]) changed |= used_by_rest(P, yield->operands.data[c], ahead, recompute);
+      if (P->dual[c]) changed |= used_by_rest(P, yield->operands.data[c], ahead, recompute, 1);
     for (int i = P->body->ops.len - 1; i >= 0; i--) {
       const TirOp *op = P->body->ops.data[i];
       if (!op->results.len || !recompute[op->results.data[0]]) continue;
-      for (int k = 0; k < op->operands.len; k++) changed |= used_by_rest(P, op->operands.data[k], ahead, recompute);
+      for (int k = 0; k < op->operands.len; k++) changed |= used_by_rest(P, op->operands.data[k], ahead, recompute, 1);
     }
   }
   return 1;
@@ -355,9 +359,10 @@ static int stage0_uses_staged(Pipe *P) {
   for (int i = 0; i < P->body->ops.len; i++) {
     const TirOp *op = P->body->ops.data[i];
     if (!op->results.len || !P->stage0[op->results.data[0]]) continue;
-    for (int k = 0; k < op->operands.len; k++)
-      for (int j = 0; j < P->loads.len; j++)
-        if (P->staged[j] && op->operands.data[k] == P->loads.data[j]->results.data[0]) return 1;
+    for (int k = 0; k < op->operands.len; k++) {
+      int v = op->operands.data[k], j = v < P->n && P->def[v] ? load_index(P, P->def[v]) : -1;
+      if (j >= 0 && P->staged[j]) return 1;
+    }
   }
   return 0;
 }
@@ -403,12 +408,6 @@ static int copy_mask(Pipe *P, const TirOp *load) {
   tir_set_layout(P->f, r, tir_layout(P->f, ptr));
   vec_push(P->f->arena, &P->out, op);
   return r;
-}
-
-static int load_index(Pipe *P, const TirOp *op) {
-  for (int i = 0; i < P->loads.len; i++)
-    if (P->loads.data[i] == op) return i;
-  return -1;
 }
 
 /* What stage 0 issued for one iteration, for the copies made later: per
@@ -1115,8 +1114,14 @@ static int64_t carried_accumulators(Pipe *P) {
  * ahead.  Where the accumulators the loop carries already take three
  * quarters of a thread's registers (an attention backward's dK and dV at
  * head dim 128: 256 a thread on 4 warps), those spill, and the loads keep
- * their place (D11 of docs/decisions.md has the measurements). */
-static int registers_to_spare(Pipe *P) { return carried_accumulators(P) <= 192; }
+ * their place.  Beside TMA copies, which need no address registers, every
+ * staged copy's are new: there a quarter is the bar (D11 of
+ * docs/decisions.md has the measurements). */
+enum { STAGED_ACCUMULATORS = 192, STAGED_ACCUMULATORS_BESIDE_TMA = 64 };
+
+static int registers_to_spare(Pipe *P, int by_tma) {
+  return carried_accumulators(P) <= (by_tma ? STAGED_ACCUMULATORS_BESIDE_TMA : STAGED_ACCUMULATORS);
+}
 
 /* Whether a wgmma dot reads a pipelined buffer in place. */
 static int wgmma_reads_buffers(Pipe *P) {
@@ -1158,12 +1163,8 @@ static int mark_staged_slice(Pipe *P, int v) {
 /* Whether a TMA loop can take its staged loads by cp.async beside the
  * boxes: their addresses from the induction variable and invariants
  * alone, and, refilled late, copies two iterations ahead at least (the
- * wait before the refill retires the next iteration's copies).  The
- * boxes need no address registers, so the staged copies' are all new:
- * only where the carried accumulators take at most a quarter of a
- * thread's registers (D11). */
+ * wait before the refill retires the next iteration's copies). */
 static int staged_beside_tma(Pipe *P) {
-  if (staged_count(P) && carried_accumulators(P) > 64) return 0;
   P->staged_slice = arena_alloc(P->f->arena, (size_t)P->n + 1);
   memset(P->staged_slice, 0, (size_t)P->n + 1);
   for (int k = 0; k < P->loads.len; k++)
@@ -1195,7 +1196,7 @@ static int plan_loop_as(Pipe *P, TirOp *loop, char **ahead, char **recompute, in
     for (int k = 0; k < op->results.len; k++) P->def[op->results.data[k]] = op;
   }
   int async_copies = 0, register_copies = register_copies_pay(P);
-  stage = stage && registers_to_spare(P);
+  stage = stage && registers_to_spare(P, by_tma);
   for (int i = 0; i < P->body->ops.len && P->loads.len < 64; i++) {
     int kind = copy_kind(P, P->body->ops.data[i]);
     if (kind == COPY_NARROW) kind = by_tma ? COPY_ASYNC : COPY_REGISTERS;
