@@ -485,6 +485,9 @@ static Node *check_store(Call *c) {
 static Node *check_make_descriptor(Call *c) { return desc_make_tensor(c->S, c->node, c->arg); }
 static Node *check_descriptor_load(Call *c) { return desc_load(c->S, c->node, c->arg); }
 static Node *check_descriptor_store(Call *c) { return desc_store(c->S, c->node, c->arg); }
+static Node *check_descriptor_atomic(Call *c) { return desc_atomic(c->S, c->node, c->id, c->arg); }
+static Node *check_descriptor_gather(Call *c) { return desc_gather(c->S, c->node, c->arg); }
+static Node *check_descriptor_scatter(Call *c) { return desc_scatter(c->S, c->node, c->arg); }
 static Node *check_make_block_ptr(Call *c) { return desc_make_block_ptr(c->S, c->node, c->arg); }
 static Node *check_advance(Call *c) { return desc_advance(c->S, c->node, c->arg); }
 
@@ -1453,6 +1456,7 @@ Node *check_builtin_call(Sema *S, Node *call, int id, Node *self, Node **args, i
 static const char *flag_text(int flags) {
   if (flags & PY) return "Python builtin";
   if (flags & CUDA) return "`tl.extra.cuda.`";
+  if (flags & DESC) return "descriptor method";
   if (flags & TL && flags & METHOD) return "`tl.`, method";
   return flags & METHOD ? "method" : "`tl.`";
 }

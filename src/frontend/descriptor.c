@@ -279,6 +279,25 @@ static Node *in_bounds(Sema *S, Loc loc, Node *idx, Node *extent) {
   return binary(S, loc, TK_AMP, binary(S, loc, TK_GE, idx, zero), binary(S, loc, TK_LT, idx, extent));
 }
 
+/* ptr and mask with dimension i's index tile idx added: its stride times it, and its bounds when
+ * `check` (mask NULL while no dimension is checked). */
+static void add_dimension(Sema *S, Node *call, Node *d, int i, Node *idx, int check, Node **ptr, Node **mask) {
+  Node *stride = d->kwargs.data[i];
+  int unit = is_const(stride) && stride->cval->i == 1;
+  *ptr = binary(S, call->loc, TK_PLUS, *ptr, unit ? idx : binary(S, call->loc, TK_STAR, idx, stride));
+  if (check) {
+    Node *m = in_bounds(S, call->loc, idx, d->args.data[i]);
+    *mask = *mask ? binary(S, call->loc, TK_AMP, *mask, m) : m;
+  }
+}
+
+/* The tiles of addresses and mask done: a mask that drops no dimension still has the block's shape. */
+static int address_done(Sema *S, Node *ptr, Node **mask) {
+  if (*mask && !is_poison(*mask) && !is_poison(ptr) && !type_same_shape((*mask)->type, ptr->type))
+    *mask = broadcast(S, *mask, ptr->type->rank, ptr->type->shape);
+  return !is_poison(ptr) && (!*mask || !is_poison(*mask));
+}
+
 /* The pointer tile of the block at `offsets` and the mask of its elements
  * inside the shape along the dimensions `checked` (bits), NULL when none. */
 static int block_address(Sema *S, Node *call, Node *d, Node **offsets, unsigned checked, Node **ptr, Node **mask) {
@@ -288,17 +307,9 @@ static int block_address(Sema *S, Node *call, Node *d, Node **offsets, unsigned 
   for (int i = 0; i < rank; i++) {
     Node *idx = block_index(S, call, offsets[i], block_dim(d, i), i, rank);
     if (is_poison(idx)) return 0;
-    Node *stride = d->kwargs.data[i];
-    int unit = is_const(stride) && stride->cval->i == 1;
-    *ptr = binary(S, call->loc, TK_PLUS, *ptr, unit ? idx : binary(S, call->loc, TK_STAR, idx, stride));
-    if (checked >> i & 1) {
-      Node *m = in_bounds(S, call->loc, idx, d->args.data[i]);
-      *mask = *mask ? binary(S, call->loc, TK_AMP, *mask, m) : m;
-    }
+    add_dimension(S, call, d, i, idx, checked >> i & 1, ptr, mask);
   }
-  /* a mask that drops no dimension still has the block's shape */
-  if (*mask && !type_same_shape((*mask)->type, (*ptr)->type)) *mask = broadcast(S, *mask, rank, (*ptr)->type->shape);
-  return !is_poison(*ptr) && (!*mask || !is_poison(*mask));
+  return address_done(S, *ptr, mask);
 }
 
 static Node *padding_value(Sema *S, Loc loc, const char *padding) {
@@ -332,6 +343,80 @@ Node *desc_store(Sema *S, Node *call, Node **arg) {
   Node *ptr, *mask;
   if (!desc_block(S, call, arg, "store_tensor_descriptor", &ptr, &mask)) return poison(S, call->loc);
   Node *args[2] = {ptr, arg[2]};
+  Node *kw[1] = {keyword(S, call->loc, "mask", mask)};
+  return call_builtin(S, call, B_STORE, args, 2, kw, 1);
+}
+
+/* The element types Triton's descriptor atomics take (its semantic.py's asserts). */
+static int desc_atomic_dtype_ok(int id, DType t) {
+  int int32_or_64 = t == DT_I32 || t == DT_U32 || t == DT_I64 || t == DT_U64;
+  if (id == B_DESC_ATOMIC_ADD) return t == DT_I32 || t == DT_U32 || t == DT_U64 || t == DT_FP32 || t == DT_FP16 ||
+                                       t == DT_BF16;
+  if (id == B_DESC_ATOMIC_MIN || id == B_DESC_ATOMIC_MAX) return int32_or_64 || t == DT_FP16 || t == DT_BF16;
+  return int32_or_64;
+}
+
+/* desc.atomic_add(offsets, value) and the other reductions: tl.atomic_<op> on the block's pointer tile
+ * and mask, relaxed (a TMA reduction orders nothing either); its old values are the result, where
+ * Triton's has none. */
+Node *desc_atomic(Sema *S, Node *call, int id, Node **arg) {
+  const char *fn = arena_printf(S->arena, "desc.%s", builtin_name(id));
+  Node *ptr, *mask, *d = desc_block(S, call, arg, fn, &ptr, &mask);
+  if (!d) return poison(S, call->loc);
+  DType t = d->a->type->elem;
+  if (!desc_atomic_dtype_ok(id, t)) {
+    fail_at(S, call, fn, arena_printf(S->arena, "%s: Triton's descriptor atomics take no %s elements", desc_str(S, d),
+                                        dtype_name(t)));
+    return poison(S, call->loc);
+  }
+  static const int rmw[] = {B_ATOMIC_ADD, B_ATOMIC_MIN, B_ATOMIC_MAX, B_ATOMIC_AND, B_ATOMIC_OR, B_ATOMIC_XOR};
+  Node *args[2] = {ptr, arg[2]};
+  Node *kw[2] = {keyword(S, call->loc, "mask", mask), keyword(S, call->loc, "sem", mk_const(S, call->loc,
+                                                                                             value_string(S, "relaxed")))};
+  return call_builtin(S, call, rmw[id - B_DESC_ATOMIC_ADD], args, 2, kw, 2);
+}
+
+/* The addresses and mask of desc.gather's or desc.scatter's rows: x_offsets (arg[1]) a 1-D integer
+ * tile, each a row of the block [1, C] at column y_offset (arg[2]); NULL after an error. */
+static Node *row_block(Sema *S, Node *call, Node **arg, const char *fn, Node **ptr, Node **mask) {
+  Node *d = desc_arg(S, arg[0], DESC_TENSOR, fn), *rows = arg[1];
+  if (!d) return NULL;
+  if (desc_rank(d) != 2 || block_dim(d, 0) != 1) {
+    fail_at(S, call, fn, arena_printf(S->arena, "needs a 2-dimensional descriptor of one-row blocks, not %s",
+                                        desc_str(S, d)));
+    return NULL;
+  }
+  if (!rows->type || rows->type->is_ptr || rows->type->rank != 1 || !dtype_is_int(rows->type->elem) ||
+      rows->type->elem == DT_I1) {
+    fail_at(S, rows, fn, arena_printf(S->arena, "x_offsets must be a 1-D integer tile, not %s", describe(S, rows)));
+    return NULL;
+  }
+  Node *y = index_scalar(S, arg[2], DT_I32, fn, "offsets");
+  if (!y) return NULL;
+  Node *expand_args[2] = {cast(S, rows, DT_I32, 0), mk_const(S, call->loc, value_int(S, 1))};
+  Node *row_idx = call_builtin(S, call, B_EXPAND_DIMS, expand_args, 2, NULL, 0);
+  Node *col_idx = block_index(S, call, y, block_dim(d, 1), 1, 2);
+  if (is_poison(row_idx) || is_poison(col_idx)) return NULL;
+  *ptr = d->a;
+  *mask = NULL;
+  add_dimension(S, call, d, 0, row_idx, 1, ptr, mask);
+  add_dimension(S, call, d, 1, col_idx, 1, ptr, mask);
+  return address_done(S, *ptr, mask) ? d : NULL;
+}
+
+/* desc.gather(x_offsets, y_offset) */
+Node *desc_gather(Sema *S, Node *call, Node **arg) {
+  Node *ptr, *mask, *d = row_block(S, call, arg, "desc.gather", &ptr, &mask);
+  if (!d) return poison(S, call->loc);
+  Node *kw[2] = {keyword(S, call->loc, "mask", mask), keyword(S, call->loc, "other", padding_value(S, call->loc, d->str))};
+  return call_builtin(S, call, B_LOAD, &ptr, 1, kw, 2);
+}
+
+/* desc.scatter(value, x_offsets, y_offset): arg[1] the value, the row_block arguments after it */
+Node *desc_scatter(Sema *S, Node *call, Node **arg) {
+  Node *ptr, *mask, *rows_arg[3] = {arg[0], arg[2], arg[3]};
+  if (!row_block(S, call, rows_arg, "desc.scatter", &ptr, &mask)) return poison(S, call->loc);
+  Node *args[2] = {ptr, arg[1]};
   Node *kw[1] = {keyword(S, call->loc, "mask", mask)};
   return call_builtin(S, call, B_STORE, args, 2, kw, 1);
 }
@@ -410,13 +495,15 @@ static Node *bound_method(Sema *S, Loc loc, int id, Node *self) {
   return mk_const(S, loc, v);
 }
 
-/* desc.load, desc.store, desc.shape, desc.strides, desc.block_shape,
+/* desc.load, desc.store, the DESC builtins (desc.atomic_add, ...), desc.shape, desc.strides, desc.block_shape,
  * desc.dtype, desc.block_type; ptr.advance for a block pointer. */
 Node *desc_attribute(Sema *S, Node *d, Node *n) {
   int rank = desc_rank(d), tensor = d->ival == DESC_TENSOR;
   const char *a = n->name;
   if (tensor && !strcmp(a, "load")) return bound_method(S, n->loc, B_LOAD_TENSOR_DESCRIPTOR, d);
   if (tensor && !strcmp(a, "store")) return bound_method(S, n->loc, B_STORE_TENSOR_DESCRIPTOR, d);
+  int method = tensor ? builtin_lookup(a, DESC) : -1;
+  if (method >= 0) return bound_method(S, n->loc, method, d);
   if (!tensor && !strcmp(a, "advance")) return bound_method(S, n->loc, B_ADVANCE, d);
   if (!strcmp(a, "shape") && tensor) return tuple_of(S, n->loc, &d->args);
   if (!strcmp(a, "strides") && tensor) return tuple_of(S, n->loc, &d->kwargs);

@@ -15,6 +15,7 @@ enum {
   TL = 1, METHOD = 2, PY = 4, CUDA = 8, /* tl.extra.cuda.NAME */
   EFFECT = 16,                          /* a side effect */
   IN_COMBINE = 32,                      /* an EFFECT a combine_fn may have all the same */
+  DESC = 64,                            /* a tensor descriptor's method, desc.NAME only */
 };
 
 typedef struct Binding {
@@ -194,6 +195,9 @@ Node *desc_make_block_ptr(Sema *S, Node *call, Node **arg);
 Node *desc_advance(Sema *S, Node *call, Node **arg);
 Node *desc_load(Sema *S, Node *call, Node **arg);
 Node *desc_store(Sema *S, Node *call, Node **arg);
+Node *desc_atomic(Sema *S, Node *call, int id, Node **arg); /* id: B_DESC_ATOMIC_ADD, ... */
+Node *desc_gather(Sema *S, Node *call, Node **arg);
+Node *desc_scatter(Sema *S, Node *call, Node **arg);
 int desc_block_load(Sema *S, Node *call, Node **arg);         /* tl.load's arguments rewritten; 0 after errors */
 int desc_block_store(Sema *S, Node *call, Node **arg);
 Node *desc_attribute(Sema *S, Node *d, Node *attr);
