@@ -13,6 +13,7 @@
 
 #include "npy.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -26,6 +27,8 @@ enum { MAX_ARGS = 64 };
 struct RunArgs {
   const char *input, *device;
   unsigned grid[3];
+  const char *grid_exprs[3];     /* the items of a --grid with names (meta-parameters), else NULL */
+  char grid_text[3][256];        /* --grid's items */
   int have_grid;
   tile_options opts;
   const char *defines[256];
@@ -40,7 +43,7 @@ struct RunArgs {
 
 static const char run_usage[] =
     "usage: tilec run FILE.tl [--kernel NAME] --grid G0[,G1[,G2]] [-D NAME=VALUE]...\n"
-    "                 [--device cpu|gpu] [--signature SIG] [--passes=LIST]\n"
+    "                 [--config N] [--device cpu|gpu] [--signature SIG] [--passes=LIST]\n"
     "                 [--fp-fusion=on|off] -- ARG...\n"
     "\n"
     "Runs a kernel on the CPU interpreter (--device cpu, the default) or the GPU\n"
@@ -48,10 +51,16 @@ static const char run_usage[] =
     "calls a C program makes (tile_malloc, tile_kernel_create_file, tile_launch).\n"
     "\n"
     "options:\n"
-    "  --grid G0[,G1[,G2]]   the number of programs along each axis (required)\n"
+    "  --grid G0[,G1[,G2]]   the number of programs along each axis (required): each\n"
+    "                        a count or an expression of the kernel's constexprs, as\n"
+    "                        Triton's grid lambda: 'cdiv(1000,BLOCK_SIZE),4' or\n"
+    "                        \"cdiv(300,meta['BM'])*cdiv(200,meta['BN'])\" (integers,\n"
+    "                        names, + - * // % ( ), cdiv, min, max)\n"
     "  --kernel NAME         the kernel to run (default: the one function no other\n"
     "                        function calls)\n"
     "  -D NAME=VALUE         value of a tl.constexpr parameter\n"
+    "  --config N            take the constexprs of @triton.autotune config N instead\n"
+    "                        of tuning (the interpreter takes the first that compiles)\n"
     "  --device cpu|gpu      where it runs (default cpu)\n"
     "  --signature SIG       parameter types, instead of the arguments' own\n"
     "  --passes=LIST         tile IR passes to run (none: the IR as lowered)\n"
@@ -81,19 +90,169 @@ static int run_error(const char *fmt, ...) {
   return 1;
 }
 
-static int parse_grid(const char *s, unsigned grid[3]) {
-  grid[0] = grid[1] = grid[2] = 1;
-  for (int i = 0; i < 3; i++) {
+/* ---- grids: counts, or expressions of the meta-parameters ---------------------------------- */
+
+/* A grid expression's evaluation: `k` NULL only checks the syntax (every name 1). */
+typedef struct GridExpr {
+  const char *p;
+  const tile_kernel *k;
+  const char *error;  /* the first problem, or NULL */
+  char name[128];     /* the name it is about */
+  int depth;
+} GridExpr;
+
+enum { MAX_GRID_DEPTH = 64 };
+
+static long long grid_sum(GridExpr *g);
+
+static void grid_skip(GridExpr *g) {
+  while (*g->p == ' ') g->p++;
+}
+
+static int grid_eat(GridExpr *g, const char *token) {
+  grid_skip(g);
+  size_t n = strlen(token);
+  if (strncmp(g->p, token, n)) return 0;
+  g->p += n;
+  return 1;
+}
+
+static long long grid_fail(GridExpr *g, const char *why) {
+  if (!g->error) g->error = why;
+  return 0;
+}
+
+/* A name, or Triton's meta['NAME']: the constexpr's value in the kernel's specialisation. */
+static long long grid_name(GridExpr *g) {
+  const char *start = g->p;
+  while (isalnum((unsigned char)*g->p) || *g->p == '_') g->p++;
+  size_t len = (size_t)(g->p - start);
+  if ((len == 4 && !strncmp(start, "meta", 4)) && g->p[0] == '[' && (g->p[1] == '\'' || g->p[1] == '"')) {
+    const char *end = strchr(g->p + 2, g->p[1]);
+    if (!end || end[1] != ']') return grid_fail(g, "an unclosed meta['...']");
+    start = g->p + 2, len = (size_t)(end - start), g->p = end + 2;
+  }
+  snprintf(g->name, sizeof g->name, "%.*s", (int)(len < 100 ? len : 100), start);
+  long long v = 1;
+  if (g->k && tile_kernel_constexpr(g->k, g->name, &v) != TILE_OK)
+    return grid_fail(g, "is not an integer constexpr of the kernel");
+  return v;
+}
+
+/* cdiv(a, b), min(a, b), max(a, b) */
+static long long grid_call(GridExpr *g, int fn) {
+  long long a = grid_sum(g), b = grid_eat(g, ",") ? grid_sum(g) : grid_fail(g, "a call needs two arguments");
+  if (!grid_eat(g, ")")) return grid_fail(g, "a missing ')'");
+  if (fn == 'c') return b > 0 ? a / b + (a % b > 0) : grid_fail(g, "cdiv by a number below 1");
+  return fn == '<' ? (a < b ? a : b) : (a > b ? a : b);
+}
+
+static long long grid_atom(GridExpr *g) {
+  grid_skip(g);
+  if (++g->depth > MAX_GRID_DEPTH) return grid_fail(g, "nested too deeply");
+  long long v = 0;
+  if (isdigit((unsigned char)*g->p)) {
     char *end;
     errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    if (end == s || errno || v < 1 || v > 0x7fffffffUL || *s == '-') return 0;
-    grid[i] = (unsigned)v;
-    if (*end == 0) return 1;
-    if (*end != ',') return 0;
-    s = end + 1;
+    v = strtoll(g->p, &end, 10);
+    g->p = end;
+    if (errno) v = grid_fail(g, "a number too large");
+  } else if (grid_eat(g, "(")) {
+    v = grid_sum(g);
+    if (!grid_eat(g, ")")) v = grid_fail(g, "a missing ')'");
+  } else if (grid_eat(g, "cdiv(") || grid_eat(g, "triton.cdiv(")) {
+    v = grid_call(g, 'c');
+  } else if (grid_eat(g, "min(")) {
+    v = grid_call(g, '<');
+  } else if (grid_eat(g, "max(")) {
+    v = grid_call(g, '>');
+  } else if (isalpha((unsigned char)*g->p) || *g->p == '_') {
+    v = grid_name(g);
+  } else {
+    v = grid_fail(g, "something not part of a grid expression");
   }
-  return 0;
+  g->depth--;
+  return v;
+}
+
+/* Products and sums in 64 bits; a result outside 1..2^31-1 is refused when the grid is made. */
+static long long grid_product(GridExpr *g) {
+  long long v = grid_atom(g);
+  while (!g->error) {
+    int op = grid_eat(g, "*") ? '*' : grid_eat(g, "//") ? '/' : grid_eat(g, "%") ? '%' : 0;
+    if (!op) return v;
+    long long w = grid_atom(g);
+    if (op != '*' && w <= 0) return grid_fail(g, "a division by a number below 1");
+    if (op == '*' && __builtin_mul_overflow(v, w, &v)) return grid_fail(g, "a product too large");
+    if (op != '*') v = op == '/' ? v / w : v % w;
+  }
+  return v;
+}
+
+static long long grid_sum(GridExpr *g) {
+  long long v = grid_product(g);
+  while (!g->error) {
+    int op = grid_eat(g, "+") ? '+' : grid_eat(g, "-") ? '-' : 0;
+    if (!op) return v;
+    long long w = grid_product(g);
+    if (op == '+' ? __builtin_add_overflow(v, w, &v) : __builtin_sub_overflow(v, w, &v))
+      return grid_fail(g, "a sum too large");
+  }
+  return v;
+}
+
+/* One grid item's value (k NULL: its syntax only); 0 with g->error set when it is wrong. */
+static long long grid_value(const char *expr, const tile_kernel *k, GridExpr *g) {
+  *g = (GridExpr){expr, k, NULL, "", 0};
+  long long v = grid_sum(g);
+  grid_skip(g);
+  if (!g->error && *g->p) grid_fail(g, "something not part of a grid expression");
+  if (!g->error && (v < 1 || v > 0x7fffffffLL)) grid_fail(g, "a count outside 1..2^31-1");
+  return g->error ? 0 : v;
+}
+
+static int parse_grid(RunArgs *r, const char *s) {
+  char (*items)[256] = r->grid_text;
+  const char *rest = s;
+  r->grid[0] = r->grid[1] = r->grid[2] = 1;
+  r->grid_exprs[0] = r->grid_exprs[1] = r->grid_exprs[2] = NULL;
+  for (int i = 0; i < 3; i++) {
+    const char *comma = rest;
+    for (int depth = 0; *comma && (*comma != ',' || depth); comma++) depth += *comma == '(' ? 1 : *comma == ')' ? -1 : 0;
+    size_t len = (size_t)(comma - rest);
+    if (len >= sizeof items[i]) return run_error("--grid item '%.40s...' is too long", rest);
+    memcpy(items[i], rest, len);
+    items[i][len] = 0;
+    GridExpr g;
+    long long v = grid_value(items[i], NULL, &g);
+    if (g.error)
+      return run_error("bad --grid '%s': %s%s%s%s (expected one to three counts or expressions)", s, g.error,
+                       *g.p ? " at '" : "", g.p, *g.p ? "'" : "");
+    int is_count = strspn(items[i], "0123456789") == len;
+    r->grid[i] = (unsigned)v;
+    r->grid_exprs[i] = is_count ? NULL : items[i];
+    if (!*comma) return 0;
+    rest = comma + 1;
+  }
+  return run_error("bad --grid '%s': more than three items", s);
+}
+
+/* tile_launch_grid's function: the items with names evaluated in the specialisation launched. */
+typedef struct GridUse {
+  const RunArgs *r;
+  char error[512];
+} GridUse;
+
+static void grid_of_meta(const tile_kernel *k, const tile_arg *args, int num_args, unsigned grid[3], void *user) {
+  (void)args, (void)num_args;
+  GridUse *use = user;
+  for (int i = 0; i < 3; i++) {
+    GridExpr g;
+    const char *expr = use->r->grid_exprs[i];
+    grid[i] = expr ? (unsigned)grid_value(expr, k, &g) : use->r->grid[i];
+    if (expr && g.error && !use->error[0])
+      snprintf(use->error, sizeof use->error, "--grid '%s': '%s' %s", expr, g.name, g.error);
+  }
 }
 
 /* The poison an output starts with: NaN for floats, 0xA5 bytes otherwise,
@@ -231,7 +390,7 @@ static int parse_run_args(int argc, char **argv, RunArgs *r) {
   tile_options_init(&r->opts);
   r->opts.defines = r->defines;
   r->device = "cpu";
-  static const char *const valued[] = {"--kernel", "--grid", "--device", "--signature", "--passes", "-D", NULL};
+  static const char *const valued[] = {"--kernel", "--grid", "--device", "--signature", "--passes", "--config", "-D", NULL};
   int i = 2;
   for (; i < argc && strcmp(argv[i], "--"); i++) {
     const char *a = argv[i], *missing = tilec_missing_value(argc, argv, i, valued);
@@ -239,8 +398,14 @@ static int parse_run_args(int argc, char **argv, RunArgs *r) {
     const char *next = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--kernel") && next) r->opts.kernel = argv[++i];
     else if (!strcmp(a, "--grid") && next) {
-      if (!parse_grid(argv[++i], r->grid)) return run_error("bad --grid '%s' (expected G0[,G1[,G2]]: one to three counts from 1 to 2^31-1)", argv[i]);
+      if (parse_grid(r, argv[++i])) return 1;
       r->have_grid = 1;
+    } else if (!strcmp(a, "--config") && next) {
+      char *end;
+      errno = 0;
+      long v = strtol(argv[++i], &end, 10);
+      if (*end || errno || v < 0 || v >= 1 << 20) return run_error("bad --config '%s' (expected 0..2^20-1)", argv[i]);
+      r->opts.config = (int)v;
     } else if (!strcmp(a, "--device") && next) r->device = argv[++i];
     else if (!strcmp(a, "--signature") && next) r->opts.signature = argv[++i];
     else if (!strncmp(a, "--passes=", 9)) r->opts.passes = a + 9; /* --passes=none runs the IR as lowered */
@@ -384,7 +549,12 @@ static int execute(RunArgs *r) {
   tile_status s = !strcmp(r->device, "cpu") ? tile_context_use_cpu(ctx) : TILE_OK;
   if (s == TILE_OK) s = to_device(ctx, r);
   if (s == TILE_OK) s = relay(ctx, tile_kernel_create_file(ctx, r->input, &r->opts, &k));
-  if (s == TILE_OK) s = relay(ctx, tile_launch(k, r->grid, NULL, r->args, r->n_args));
+  GridUse grid = {r, ""};
+  if (s == TILE_OK) s = relay(ctx, tile_launch_grid(k, grid_of_meta, &grid, NULL, r->args, r->n_args));
+  if (s == TILE_OK && grid.error[0]) {
+    tile_context_destroy(ctx);
+    return run_error("%s", grid.error);
+  }
   if (s == TILE_OK) s = tile_synchronize(ctx);
   if (s == TILE_OK) s = from_device(ctx, r);
   int rc = s == TILE_OK ? write_outputs(r) : fail(ctx, s);
