@@ -554,12 +554,12 @@ static const char *keep_name(JitTuning *j, const char *name) {
   return p;
 }
 
-/* The launch position of run-time parameter `name`; -1 for a constexpr. */
+/* The launch position of run-time parameter `name` (a descriptor's: its base); -1 for a constexpr. */
 static int arg_position(const CheckedKernel *k, const char *name) {
   for (int i = 0, position = 0; i < k->params.len; i++) {
     const KernelParam *p = &k->params.data[i];
-    if (!strcmp(p->name, name)) return p->is_constexpr ? -1 : position;
-    position += !p->is_constexpr;
+    if (!strcmp(p->name, name)) return kernel_param_slots(p) ? position : -1;
+    position += kernel_param_slots(p);
   }
   return -1;
 }

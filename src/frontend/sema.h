@@ -104,6 +104,7 @@ typedef struct KernelParam {
   int decl;                 /* the kernel's parameter it stands for (index in def->args) */
   struct DescParam *desc;   /* a tensordesc<...> parameter, and each of the parameters it becomes */
   int desc_part;            /* in those: 0 the base pointer, 1..rank the shape, then the strides */
+  int is_desc_part;         /* one of those (expand_descriptors made it), not the descriptor itself */
 } KernelParam;
 
 /* A tensor descriptor parameter (signature "tensordesc<fp16[64, 64]>"):
@@ -174,6 +175,9 @@ typedef struct CheckedKernel {
 
 /* Checks the kernel; returns NULL when errors were reported to `d`.
  * `stdlib` is lang/stdlib.tl, parsed. */
+/* The launch arguments a parameter takes: none for a constexpr, 1 + 2 * rank for a tensor descriptor (its
+ * base, shape and strides), else one (a ':1' parameter too: it is still passed). */
+int kernel_param_slots(const KernelParam *p);
 CheckedKernel *sema_check(const Module *m, const Module *stdlib, const SemaOptions *opts, Diags *d);
 /* The kernel's declaration only: which function it is, its parameters as
  * declared (annotations, no signature or values) and its decorators' tuning

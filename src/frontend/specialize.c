@@ -459,13 +459,9 @@ static void warn_ignored(Sema *S, Node *dec) {
   }
 }
 
-/* The launch arguments parameter p takes: none for a constexpr, one for a
- * run-time parameter (a ':1' one too, which the launch still passes), a
- * descriptor's base, shape and strides (as the declaration has it, before
- * expand_descriptors). */
-static int launch_slots(const KernelParam *p) {
+int kernel_param_slots(const KernelParam *p) {
   if (p->is_constexpr && !p->specialized) return 0;
-  return p->desc ? 1 + 2 * p->desc->rank : 1;
+  return p->desc && !p->is_desc_part ? 1 + 2 * p->desc->rank : 1;
 }
 
 /* The named arguments a prune function or a heuristic sees: constexprs with
@@ -494,7 +490,7 @@ static HostVal *named_args(Sema *S, const LaunchArg *launch, int n_launch) {
                                     "multiple of 16)", p->name);
     } else
       v = host_unknown(h, p->loc, "argument '%s' is known only at launch", p->name);
-    position += launch_slots(p);
+    position += kernel_param_slots(p);
     host_dict_set(h, d, host_str(h, p->name), v);
   }
   return d;
@@ -722,6 +718,7 @@ static void apply_heuristics(Sema *S, const SemaOptions *opts);
 static KernelParam desc_part(Sema *S, const KernelParam *p, int part, const char *what, int dim) {
   KernelParam c = *p;
   c.desc_part = part;
+  c.is_desc_part = 1;
   c.name = dim < 0 ? arena_printf(S->arena, "%s.%s", p->name, what) : arena_printf(S->arena, "%s.%s.%d", p->name, what, dim);
   if (part == 0) return c;
   c.type = type_scalar(S->arena, part <= p->desc->rank ? DT_I32 : DT_I64);
@@ -908,8 +905,9 @@ static int declare(Sema *S, const Module *m, const Module *stdlib, const SemaOpt
 CheckedKernel *sema_declare(const Module *m, const Module *stdlib, const SemaOptions *opts, Diags *d) {
   Sema S = {0};
   if (!declare(&S, m, stdlib, opts, d)) return NULL;
-  /* at a launch (the JIT's prune): its parameters as the launch passes them, a fixed signature's included */
-  if (opts->launch && opts->signature && !apply_signature(&S, opts->signature)) return NULL;
+  /* its parameters as launches pass them (a fixed signature's descriptors and ':1' included): the
+   * autotuner's key positions, the JIT's prune */
+  if (opts->signature && !apply_signature(&S, opts->signature)) return NULL;
   /* the -D values too: one the kernel does not take is the caller's mistake, found before any launch */
   for (int i = 0; i < opts->n_defines; i++) apply_define(&S, opts->defines[i]);
   apply_prune(&S, opts, opts->launch || opts->config >= 0);

@@ -35,7 +35,9 @@ struct RunArgs {
   tile_arg args[MAX_ARGS];
   NpyArray arrays[MAX_ARGS];     /* inputs and outputs (an output's dtype and shape once parsed), freed at the end */
   const char *out_paths[MAX_ARGS]; /* malloc'd */
-  const char *in_paths[MAX_ARGS]; /* the .npy inputs (inout: too), borrowed from argv */
+  const char *in_paths[MAX_ARGS]; /* the .npy inputs (inout: too), borrowed from argv or in_text */
+  char in_text[MAX_ARGS][1024];  /* an input PATH.npy:DTYPE's path */
+  const char *in_dtypes[MAX_ARGS]; /* its DTYPE, which the file's bytes are read as; NULL: the file's own */
   int zeros[MAX_ARGS];           /* an output that starts at zero (zeros:), not poisoned */
   void *buffers[MAX_ARGS];       /* each buffer's device copy */
   int n_args;
@@ -71,6 +73,8 @@ static const char run_usage[] =
     "Each ARG, one per non-constexpr parameter, is one of:\n"
     "  NUMBER                a scalar: an integer (0x for hex), else a float\n"
     "  PATH.npy              an input buffer of the file's dtype and shape\n"
+    "  PATH.npy:DTYPE        the file's bytes as DTYPE, of the same size (u8 as fp8e4nv\n"
+    "                        or fp8e5, u16 as bf16: NumPy has no such dtypes)\n"
     "  out:PATH.npy:DTYPE:D0xD1...\n"
     "                        an output buffer of that dtype and shape, poisoned (NaN,\n"
     "                        or 0xA5 bytes) before the run, written to PATH after it\n"
@@ -349,8 +353,29 @@ static int parse_kernel_arg(RunArgs *r, const char *arg) {
   if (!strncmp(arg, "inout:", 6)) return parse_inout(r, arg);
   int scalar = parse_scalar(arg, r->n_args + 1, &r->args[r->n_args]);
   if (scalar) return scalar < 0 ? 1 : (r->n_args++, 0);
+  const char *as = strstr(arg, ".npy:");
+  if (as && strlen(arg) < sizeof r->in_text[0]) { /* PATH.npy:DTYPE */
+    snprintf(r->in_text[r->n_args], sizeof r->in_text[0], "%.*s", (int)(as + 4 - arg), arg);
+    NpyDtype t;
+    if (npy_dtype_from_name(as + 5, &t)) return run_error("'%s': unknown dtype '%s' (expected e.g. fp8e5, bf16)", arg, as + 5);
+    r->in_dtypes[r->n_args] = as + 5;
+    r->in_paths[r->n_args] = r->in_text[r->n_args];
+    r->n_args++;
+    return 0;
+  }
   if (!is_npy(arg)) return run_error("argument '%s' is not a number, a .npy file, out:, zeros: or inout:...", arg);
   r->in_paths[r->n_args++] = arg;
+  return 0;
+}
+
+/* An input's elements read as `dtype`, of their size: the bits NumPy cannot name (fp8, bf16). */
+static int reinterpret(NpyArray *a, const char *dtype, const char *path) {
+  NpyDtype t;
+  npy_dtype_from_name(dtype, &t); /* checked when parsed */
+  if (npy_dtype_size(t) != a->elem_size)
+    return run_error("'%s:%s': its elements are %s, of %zu bytes, not %zu as %s's", path, dtype,
+                     npy_dtype_name(a->dtype), a->elem_size, npy_dtype_size(t), dtype);
+  a->dtype = t;
   return 0;
 }
 
@@ -364,6 +389,7 @@ static int load_buffers(RunArgs *r) {
                        : npy_alloc(a, spec.dtype, spec.rank, spec.shape, err, sizeof err))
       return run_error("%s", err);
     if (r->out_paths[i] && !r->in_paths[i] && !r->zeros[i]) poison(a); /* npy_alloc's memory is zeroed */
+    if (r->in_dtypes[i] && reinterpret(a, r->in_dtypes[i], r->in_paths[i])) return 1;
     r->args[i] = tile_buffer(a->data, npy_dtype_name(a->dtype), a->count);
   }
   return 0;

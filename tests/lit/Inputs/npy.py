@@ -30,7 +30,7 @@ import struct
 import sys
 
 CODES = {"f4": ("<f4", "f"), "i4": ("<i4", "i"), "u4": ("<u4", "I"), "f8": ("<f8", "d"), "i8": ("<i8", "q"),
-         "u8": ("<u8", "Q")}
+         "u8": ("<u8", "Q"), "u1": ("|u1", "B"), "u2": ("<u2", "H")}
 
 
 def save(path, values, code, shape):
@@ -123,8 +123,8 @@ def main(argv):
         rng = random.Random(seed)
         if code in ("f4", "f8"):
             values = [rng.uniform(-1, 1) for _ in range(n)]
-        elif code == "u4":
-            values = [rng.randrange(0, 1 << 32) for _ in range(n)]
+        elif code in ("u1", "u2", "u4"):
+            values = [rng.randrange(0, 1 << 8 * struct.calcsize(CODES[code][1])) for _ in range(n)]
         else:
             values = [rng.randrange(-100, 100) for _ in range(n)]
         save(path, values, code, (n,))
@@ -153,6 +153,14 @@ def main(argv):
             p = Fraction(x[i]) * Fraction(y[i])
             want = (f32_nearest(p + Fraction(w[i])), f32_nearest(Fraction(w[i]) - p), f32_nearest(p - Fraction(w[i])))
             bad += [i + k * n for k in range(3) if len(z) != 3 * n or z[i + k * n] != want[k]]
+        print("ok %d" % len(z) if not bad else "mismatch at %s" % bad[:5])
+    elif cmd == "widen":  # z = x's bytes as e5m2, then y's halves as bf16, in fp32 (NaN for NaN)
+        x, y, z = load(argv[2]), load(argv[3]), load(argv[4])
+        e5m2 = [struct.unpack("<e", struct.pack("<H", b << 8))[0] for b in x]
+        bf16 = [struct.unpack("<f", struct.pack("<I", h << 16))[0] for h in y]
+        want = e5m2 + bf16
+        same = lambda a, b: a == b or (math.isnan(a) and math.isnan(b))
+        bad = [i for i in range(len(want)) if len(z) != len(want) or not same(z[i], want[i])]
         print("ok %d" % len(z) if not bad else "mismatch at %s" % bad[:5])
     elif cmd == "print":
         print(" ".join(str(v) for v in load(argv[2])))
