@@ -485,6 +485,7 @@ static Node *check_store(Call *c) {
 static Node *check_make_descriptor(Call *c) { return desc_make_tensor(c->S, c->node, c->arg); }
 static Node *check_descriptor_load(Call *c) { return desc_load(c->S, c->node, c->arg); }
 static Node *check_descriptor_store(Call *c) { return desc_store(c->S, c->node, c->arg); }
+static Node *check_extern_elementwise(Call *c) { return extern_elementwise_call(c->S, c->node, c->arg); }
 static Node *check_descriptor_atomic(Call *c) { return desc_atomic(c->S, c->node, c->id, c->arg); }
 static Node *check_descriptor_gather(Call *c) { return desc_gather(c->S, c->node, c->arg); }
 static Node *check_descriptor_scatter(Call *c) { return desc_scatter(c->S, c->node, c->arg); }

@@ -33,6 +33,7 @@ const char *describe(Sema *S, const Node *n) {
   if (n->cval) return value_str(S->arena, n->cval);
   if (n->kind == ND_CALL) return arena_printf(S->arena, "the result of %s(), which returns nothing", n->name);
   if (n->kind == ND_DESC) return desc_str(S, n);
+  if (n->kind == ND_DICT) return "a dictionary";
   if (n->kind != ND_TUPLE) return "an invalid value";
   Buf b;
   buf_init(&b, S->arena);
@@ -643,6 +644,19 @@ Node *sema_attribute(Sema *S, Node *obj, Node *n) {
   return poison(S, n->loc);
 }
 
+/* {key: value, ...}: its keys and values checked; a value only an argument takes (extern_elementwise's
+ * table of signatures), as a kernel has no run-time dictionaries. */
+static Node *check_dict(Sema *S, Node *n) {
+  Node *d = node_new(S->arena, ND_DICT, n->loc);
+  for (int i = 0; i < n->args.len; i++) {
+    Node *key = check_expr(S, n->args.data[i]), *value = check_expr(S, n->kwargs.data[i]);
+    if (is_poison(key) || is_poison(value)) return poison(S, n->loc);
+    vec_push(S->arena, &d->args, key);
+    vec_push(S->arena, &d->kwargs, value);
+  }
+  return d;
+}
+
 static Node *check_sequence(Sema *S, Node *n) {
   Node *t = node_new(S->arena, ND_TUPLE, n->loc);
   for (int i = 0; i < n->args.len; i++) vec_push(S->arena, &t->args, check_expr(S, n->args.data[i]));
@@ -741,6 +755,28 @@ static Node *dtype_call(Sema *S, Node *n, Node *dtype, Node **args) {
   return check_builtin_call(S, n, B_CAST, NULL, cast_args, 2, NULL, 0);
 }
 
+/* tl.dtype("fp32"), as extern_elementwise's tables write types: Triton's dtype names, fp32 but int32
+ * (core.py's SINT_TYPES, UINT_TYPES, FP_TYPES). */
+static Node *dtype_named(Sema *S, Node *n, Node **args, int n_args, int n_kwargs) {
+  Value *name = n_args == 1 && !n_kwargs ? const_of(S, args[0], "dtype's name") : NULL;
+  if (!name || name->kind != V_STR) {
+    if (!name || n_args != 1 || n_kwargs) diag_error(S->diags, n->loc, "tl.dtype takes one argument, a dtype's name");
+    else diag_error(S->diags, args[0]->loc, "tl.dtype takes a dtype's name, not %s", value_str(S->arena, name));
+    return poison(S, n->loc);
+  }
+  for (int t = 0; t < DT_COUNT; t++)
+    if (!strcmp(name->s, dtype_is_float((DType)t) ? dtype_name((DType)t) : dtype_triton_name((DType)t)))
+      return mk_const(S, n->loc, value_dtype(S, (DType)t, 0));
+  if (!strcmp(name->s, "fp8e4b8") || !strcmp(name->s, "fp8e5b16")) {
+    Value *v = value_new(S, V_MISSING_DTYPE);
+    v->s = !strcmp(name->s, "fp8e4b8") ? "float8e4b8" : "float8e5b16";
+    return mk_const(S, n->loc, v);
+  }
+  diag_error(S->diags, args[0]->loc, "tl.dtype: '%s' is not one of Triton's dtype names (int32, uint8, fp16, bf16, "
+             "fp32, fp8e5, ...)", name->s);
+  return poison(S, n->loc);
+}
+
 static Node *check_call(Sema *S, Node *n) {
   Node *host = host_attribute(S, n); /* torch.finfo(torch.float32): an object whose attributes are constexprs */
   if (host) return host;
@@ -776,6 +812,7 @@ static Node *check_call(Sema *S, Node *n) {
   if (f && f->kind == V_FUNC) return call_function(S, n, f->func, args, n->args.len, kws, n->kwargs.len);
   if (f && (f->kind == V_CONSTEXPR || f->kind == V_TYPE_METHOD)) return constexpr_call(S, n, f, args);
   if (f && f->kind == V_DTYPE && !f->dtype_is_ptr) return dtype_call(S, n, callee, args);
+  if (f && f->kind == V_CLASS && !strcmp(f->s, "dtype")) return dtype_named(S, n, args, n->args.len, n->kwargs.len);
   if (callee->type)
     diag_error(S->diags, n->a->loc, "this is a run-time %s value, not a function", type_str(S->arena, callee->type));
   else
@@ -892,6 +929,7 @@ static Node *check_node(Sema *S, Node *n) {
   case ND_SUBSCRIPT: return check_subscript(S, n);
   case ND_TUPLE:
   case ND_LIST: return check_sequence(S, n);
+  case ND_DICT: return check_dict(S, n);
   case ND_BINOP: return check_binop(S, n);
   case ND_UNARY: return unary(S, n->loc, n->op, check_expr(S, n->a));
   case ND_COMPARE: return check_compare(S, n);
@@ -900,7 +938,7 @@ static Node *check_node(Sema *S, Node *n) {
   case ND_CONST: return n;
   default:
     diag_error(S->diags, n->loc, "%s is not supported inside a kernel",
-               n->kind == ND_DICT ? "a dictionary" : n->kind == ND_LAMBDA ? "a lambda"
+               n->kind == ND_LAMBDA ? "a lambda"
                : n->kind == ND_LISTCOMP ? "a list comprehension" : "this expression");
     return poison(S, n->loc);
   }

@@ -214,5 +214,6 @@ Node *map_elementwise_call(Sema *S, Node *call, Node **arg); /* combine.c: tl.ma
 /* libdevice.c */
 int libdevice_lookup(const char *name);   /* the first row of that name, or -1 */
 Node *check_libdevice_call(Sema *S, Node *call, int first_row, Node **args, int n_args, Node **kw, int n_kw);
+Node *extern_elementwise_call(Sema *S, Node *call, Node **arg); /* the builtin's bound arguments */
 
 #endif

@@ -162,6 +162,14 @@ def main(argv):
         same = lambda a, b: a == b or (math.isnan(a) and math.isnan(b))
         bad = [i for i in range(len(want)) if len(z) != len(want) or not same(z[i], want[i])]
         print("ok %d" % len(z) if not bad else "mismatch at %s" % bad[:5])
+    elif cmd == "div":  # z = x / y rounded to fp32, then x / y in fp64, then exp(x) within 2 fp32 ulp
+        x, y, z = load(argv[2]), load(argv[3]), load(argv[4])
+        f32 = lambda v: struct.unpack("f", struct.pack("f", v))[0]
+        n = len(x)
+        want = [f32(x[i] / y[i]) for i in range(n)] + [x[i] / y[i] for i in range(n)]
+        bad = [i for i in range(2 * n) if len(z) != 3 * n or z[i] != want[i]]
+        bad += [2 * n + i for i in range(n) if len(z) != 3 * n or abs(z[2 * n + i] - math.exp(x[i])) > 2.5e-7 * math.exp(x[i])]
+        print("ok %d" % len(z) if not bad else "mismatch at %s" % bad[:5])
     elif cmd == "print":
         print(" ".join(str(v) for v in load(argv[2])))
     elif cmd == "matmul":
