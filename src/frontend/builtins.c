@@ -1377,6 +1377,9 @@ static int instance_of(Node *x, const Value *cls) {
   case V_CONSTEXPR: return is_const(x) && !x->type;
   case V_CLASS:
     if (!strcmp(cls->s, "dtype")) return is_const(x) && !x->type && x->cval->kind == V_DTYPE;
+    if (!strcmp(cls->s, "tuple")) return x->kind == ND_TUPLE || is_const_kind(x, V_LIST);
+    if (!strcmp(cls->s, "block_type")) return is_const_kind(x, V_BLOCK_TYPE); /* a tile's x.type, not a scalar's */
+    if (!strcmp(cls->s, "slice")) return 0; /* slices are only written in subscripts */
     return desc;
   case V_BUILTIN: /* tl.pointer_type, a class in Triton: a pointer dtype (x.dtype of a pointer) */
     if (cls->i != B_POINTER_TYPE) return -1;
@@ -1398,7 +1401,7 @@ static Node *check_py_isinstance(Call *c) {
   if (!cls || is_poison(c->arg[0])) return poison(c->S, c->node->loc);
   int r = instance_of(c->arg[0], cls);
   if (r < 0)
-    return fail(c, c->arg[1], "%s", "the class must be tl.tensor, tl.tensor_descriptor, tl.constexpr, tl.dtype or tl.pointer_type, or a tuple of them");
+    return fail(c, c->arg[1], "%s", "the class must be tl.tensor, tl.tensor_descriptor, tl.constexpr, tl.dtype, tl.pointer_type, tl.block_type, tl.tuple or tl.slice, or a tuple of them");
   return mk_const(c->S, c->node->loc, value_bool(c->S, r));
 }
 

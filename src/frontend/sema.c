@@ -255,7 +255,7 @@ static Node *namespace_member(Sema *S, Loc loc, const char *name) {
   if (!strcmp(name, "constexpr")) return mk_const(S, loc, value_new(S, V_CONSTEXPR));
   if (!strcmp(name, "tensor")) return mk_const(S, loc, value_new(S, V_TENSOR));
   if (!strcmp(name, "tensor_descriptor") || !strcmp(name, "tensor_descriptor_base") || !strcmp(name, "dtype") ||
-      !strcmp(name, "const")) {
+      !strcmp(name, "const") || !strcmp(name, "tuple") || !strcmp(name, "block_type") || !strcmp(name, "slice")) {
     Value *v = value_new(S, V_CLASS);
     v->s = name;
     return mk_const(S, loc, v);
@@ -777,6 +777,17 @@ static Node *dtype_named(Sema *S, Node *n, Node **args, int n_args, int n_kwargs
   return poison(S, n->loc);
 }
 
+/* tl.tuple(items): Triton's tuple of values, here the tuple itself (a list becomes one). */
+static Node *tuple_call(Sema *S, Node *n, Node **args) {
+  Node *items = n->args.len == 1 && !n->kwargs.len ? args[0] : NULL;
+  if (items && is_const_kind(items, V_LIST)) items = const_to_node(S, n->loc, items->cval);
+  if (!items || items->kind != ND_TUPLE) {
+    diag_error(S->diags, n->loc, "tl.tuple takes one argument, a list or tuple of values");
+    return poison(S, n->loc);
+  }
+  return items;
+}
+
 static Node *check_call(Sema *S, Node *n) {
   Node *host = host_attribute(S, n); /* torch.finfo(torch.float32): an object whose attributes are constexprs */
   if (host) return host;
@@ -813,6 +824,7 @@ static Node *check_call(Sema *S, Node *n) {
   if (f && (f->kind == V_CONSTEXPR || f->kind == V_TYPE_METHOD)) return constexpr_call(S, n, f, args);
   if (f && f->kind == V_DTYPE && !f->dtype_is_ptr) return dtype_call(S, n, callee, args);
   if (f && f->kind == V_CLASS && !strcmp(f->s, "dtype")) return dtype_named(S, n, args, n->args.len, n->kwargs.len);
+  if (f && f->kind == V_CLASS && !strcmp(f->s, "tuple")) return tuple_call(S, n, args);
   if (callee->type)
     diag_error(S->diags, n->a->loc, "this is a run-time %s value, not a function", type_str(S->arena, callee->type));
   else
