@@ -132,10 +132,18 @@ const char *describe_kernel(Compilation *c, const struct TirFunc *f, const GpuAr
 /* Runs f on the interpreter over the host buffers of args (bytes[i]: the
  * size of argument i's buffer) for at most time_limit_s seconds (0: no
  * limit), protected by `guard` (that of the arenas of f and `printed`);
- * device_print text goes to `printed`.  TILE_OK, or TILE_ERROR_ARGUMENT /
- * TILE_ERROR_RUNTIME / TILE_ERROR_MEMORY with err (launch.c). */
-tile_status launch_interpreted(Guard *guard, const struct TirFunc *f, const unsigned grid[3], const tile_arg *args, int n,
-                               const size_t *bytes, double time_limit_s, Buf *printed, char *err, size_t errsize);
+ * device_print text goes to `printed`.  `memory` (n_memory blocks, NULL: none): the context's
+ * tile_malloc blocks, which an address the kernel reads from memory may point into, as on the GPU.
+ * TILE_OK, or TILE_ERROR_ARGUMENT / TILE_ERROR_RUNTIME / TILE_ERROR_MEMORY with err (launch.c). */
+typedef struct InterpMemory {
+  const tile_arg *args;
+  int n;
+  const size_t *bytes;
+  const Allocation *memory;
+  int n_memory;
+} InterpMemory;
+tile_status launch_interpreted(Guard *guard, const struct TirFunc *f, const unsigned grid[3], const InterpMemory *mem,
+                               double time_limit_s, Buf *printed, char *err, size_t errsize);
 /* A specialisation compiled for the interpreter (a JIT kernel's, or a
  * bundle's tile IR): its compilation stays alive in Spec.program. */
 typedef struct CpuProgram {

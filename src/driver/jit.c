@@ -388,7 +388,8 @@ tile_status jit_run_cpu(tile_kernel *k, Spec *s, const unsigned grid[3], const t
   char err[512];
   Buf printed;
   buf_init(&printed, &printed_arena);
-  tile_status status = launch_interpreted(guard, p->f, grid, args, n, bytes, k->ctx->interp_time_limit, &printed, err, sizeof err);
+  InterpMemory mem = {args, n, bytes, k->ctx->allocations, k->ctx->num_allocations};
+  tile_status status = launch_interpreted(guard, p->f, grid, &mem, k->ctx->interp_time_limit, &printed, err, sizeof err);
   if (printed.len) { /* device_print writes to stdout, as the GPU's printf does */
     fwrite(printed.data, 1, printed.len, stdout);
     fflush(stdout);

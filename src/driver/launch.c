@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Binds the tile IR's parameters to the arguments; buffers keep their order. */
@@ -51,9 +52,7 @@ static int bind_arguments(const TirFunc *f, const tile_arg *args, int n, const s
 typedef struct Interpreting {
   const TirFunc *f;
   const unsigned *grid;
-  const tile_arg *args;
-  int n;
-  const size_t *bytes;
+  const InterpMemory *mem;
   double time_limit_s;
   Buf *printed;
   char *err;
@@ -61,34 +60,49 @@ typedef struct Interpreting {
   tile_status status;
 } Interpreting;
 
-static tile_status interpret(const TirFunc *f, const unsigned grid[3], const tile_arg *args, int n, const size_t *bytes,
-                             double time_limit_s, Buf *printed, char *err, size_t errsize) {
+/* The context's blocks after the arguments' buffers: what an address read from memory may point into. */
+static void add_memory(InterpLaunch *L, InterpBuffer *buffers, const Allocation *memory, int n_memory) {
+  for (int i = 0; i < n_memory; i++)
+    buffers[L->n_buffers++] = (InterpBuffer){"a block of tile_malloc memory", (void *)memory[i].base, memory[i].bytes};
+}
+
+static tile_status interpret(const TirFunc *f, const unsigned grid[3], const InterpMemory *mem, double time_limit_s,
+                             Buf *printed, char *err, size_t errsize) {
   InterpLaunch L = {0};
-  InterpBuffer buffers[MAX_KERNEL_ARGS];
   InterpArg iargs[MAX_KERNEL_ARGS]; /* params that take arguments: at most n <= MAX_KERNEL_ARGS */
+  int n = mem->n;
   if (n > MAX_KERNEL_ARGS || f->params.len > n) {
     snprintf(err, errsize, "kernel '%s' has %d run-time parameters but %d arguments were given", f->name,
              f->params.len, n);
     return TILE_ERROR_ARGUMENT;
   }
-  if (!bind_arguments(f, args, n, bytes, &L, buffers, iargs, err, errsize)) return TILE_ERROR_ARGUMENT;
-  L.f = f;
-  L.output = printed;
-  L.time_limit_s = time_limit_s;
-  for (int i = 0; i < 3; i++) L.grid[i] = (int)grid[i];
-  if (interp_run(&L) == 0) return TILE_OK;
-  snprintf(err, errsize, "%s", L.error);
-  return TILE_ERROR_RUNTIME;
+  InterpBuffer *buffers = malloc(sizeof *buffers * (size_t)(n + mem->n_memory + 1));
+  if (!buffers) {
+    snprintf(err, errsize, "out of memory for the interpreter's %d buffers", n + mem->n_memory);
+    return TILE_ERROR_MEMORY;
+  }
+  tile_status s = TILE_ERROR_ARGUMENT;
+  if (bind_arguments(f, mem->args, n, mem->bytes, &L, buffers, iargs, err, errsize)) {
+    add_memory(&L, buffers, mem->memory, mem->n_memory);
+    L.f = f;
+    L.output = printed;
+    L.time_limit_s = time_limit_s;
+    for (int i = 0; i < 3; i++) L.grid[i] = (int)grid[i];
+    s = interp_run(&L) == 0 ? TILE_OK : TILE_ERROR_RUNTIME;
+    if (s != TILE_OK) snprintf(err, errsize, "%s", L.error);
+  }
+  free(buffers);
+  return s;
 }
 
 static void run_interpreter(void *ud) {
   Interpreting *r = ud;
-  r->status = interpret(r->f, r->grid, r->args, r->n, r->bytes, r->time_limit_s, r->printed, r->err, r->errsize);
+  r->status = interpret(r->f, r->grid, r->mem, r->time_limit_s, r->printed, r->err, r->errsize);
 }
 
-tile_status launch_interpreted(Guard *guard, const TirFunc *f, const unsigned grid[3], const tile_arg *args, int n,
-                               const size_t *bytes, double time_limit_s, Buf *printed, char *err, size_t errsize) {
-  Interpreting r = {f, grid, args, n, bytes, time_limit_s, printed, err, errsize, TILE_ERROR_MEMORY};
+tile_status launch_interpreted(Guard *guard, const TirFunc *f, const unsigned grid[3], const InterpMemory *mem,
+                               double time_limit_s, Buf *printed, char *err, size_t errsize) {
+  Interpreting r = {f, grid, mem, time_limit_s, printed, err, errsize, TILE_ERROR_MEMORY};
   if (guard_run(guard, run_interpreter, &r)) snprintf(err, errsize, "%s", guard->message); /* device_print's text over the cap */
   return r.status;
 }
@@ -148,7 +162,8 @@ static tile_status run(Compilation *c, const tile_options *opts, const unsigned 
   buf_init(&out, &c->arena);
   s = compilation_run(c, check_arguments, &r);
   if (s == TILE_ERROR_MEMORY) snprintf(r.err, sizeof r.err, "%s", c->guard.message);
-  if (s == TILE_OK) s = launch_interpreted(&c->guard, r.f, grid, args, n, r.bytes, ctx->interp_time_limit, &out, r.err, sizeof r.err);
+  InterpMemory mem = {args, n, r.bytes, NULL, 0}; /* tile_run_cpu's buffers are the caller's own */
+  if (s == TILE_OK) s = launch_interpreted(&c->guard, r.f, grid, &mem, ctx->interp_time_limit, &out, r.err, sizeof r.err);
   if (s != TILE_OK) return context_fail(ctx, s, r.err);
   if (printed && !(*printed = arena_strndup(&ctx->results, buf_cstr(&out), out.len)))
     return context_failf(ctx, TILE_ERROR_MEMORY, "out of memory for the %zu bytes device_print wrote", out.len);

@@ -470,13 +470,35 @@ static void exec_libdevice(Interp *I, const TirOp *op) {
   }
 }
 
+/* A pointer as an integer is the host address it stands for, as on the GPU it is the device's: a
+ * kernel may keep addresses in memory (tutorial 08's table of matrices, filled by the host). Outside
+ * every buffer, 0. */
+static int64_t host_address(Interp *I, int64_t addr) {
+  int b = buffer_of(addr);
+  if (b < 0 || b >= I->launch->n_buffers) return 0;
+  return (int64_t)((uintptr_t)I->launch->buffers[b].data + (uint64_t)(addr - buffer_base(b)));
+}
+
+/* The pointer an integer holding a host address is: into the buffer it falls in (its end included),
+ * else the invalid address 0, which no access gets past. */
+static int64_t pointer_of_address(Interp *I, int64_t host) {
+  for (int b = 0; b < I->launch->n_buffers; b++) {
+    uint64_t lo = (uintptr_t)I->launch->buffers[b].data;
+    if (lo && (uint64_t)host >= lo && (uint64_t)host - lo <= I->launch->buffers[b].bytes)
+      return buffer_base(b) + (int64_t)((uint64_t)host - lo);
+  }
+  return 0;
+}
+
 static void exec_cast(Interp *I, const TirOp *op) {
   Slot *s = in(I, op, 0), *d = out(I, op);
   Type *from = in_type(I, op, 0), *to = out_type(I, op);
   int toward_zero = op->kind == ROUND_RTZ && is_float(from) && is_float(to);
   for (int64_t k = 0; k < d->n; k++) {
-    if (op->code == TIR_BITCAST) from_bits(to, bits_of(from, s, k), d, k);
-    else if (from->is_ptr || to->is_ptr) d->i[k] = s->i[k];
+    if (from->is_ptr && to->is_ptr) d->i[k] = s->i[k];
+    else if (from->is_ptr) from_bits(to, (uint64_t)host_address(I, s->i[k]), d, k);
+    else if (to->is_ptr) d->i[k] = pointer_of_address(I, (int64_t)bits_of(from, s, k));
+    else if (op->code == TIR_BITCAST) from_bits(to, bits_of(from, s, k), d, k);
     else if (toward_zero) d->f[k] = round_toward_zero(s->f[k], to->elem);
     else convert(from, to, s, k, d);
   }

@@ -25,9 +25,10 @@ import time
 import numpy as np
 
 # One run: the tutorial file, the kernel, tilec run's options, the buffers and the arguments in order.
-#   buffers  name -> (dtype, shape, how): how is ("uniform", lo, hi), ("int", lo, hi), ("out",) or
-#            ("zeros",); dtype a NumPy name, or "fp8e4nv"/"fp8e5" (bytes)
-#   args     each a buffer name, or a number (ints and floats as tilec run reads them)
+#   buffers  name -> (dtype, shape, how): how is ("uniform", lo, hi), ("int", lo, hi), ("values", list),
+#            ("out",) or ("zeros",); dtype a NumPy name, or "fp8e4nv"/"fp8e5" (random codes of
+#            magnitude at most 2)
+#   args     each a buffer name, ("ptrs", names) (a table of those buffers' addresses), or a number
 #   tol      (rtol, atol) for the float outputs; integers and NaN positions must be equal
 
 
@@ -129,6 +130,28 @@ def block_scaled_nvfp4():
                "tensordesc<fp8e4nv[1, 2, 4, 2, 256]>,tensordesc<fp16[128, 256]>", tol=(1e-2, 1e-2))
 
 
+def grouped_gemm(tma):
+    """Tutorial 08: a group of three products whose matrices the kernel finds through tables of addresses
+    (ptrs: arguments), sizes and leading dimensions in int32 tables. The pointer kernel assumes whole
+    blocks (multiples of config 2's 64 x 64 x 32); the descriptor kernel takes any sizes of 16-byte rows,
+    B transposed as its launcher passes it."""
+    groups = [(200, 136, 72), (96, 264, 144), (130, 64, 40)] if tma else [(128, 64, 96), (64, 192, 64), (192, 128, 32)]
+    buffers, lds = {}, []
+    for g, (m, n, k) in enumerate(groups):
+        buffers["a%d" % g] = (F16, (m, k), ("uniform", -1, 1))
+        buffers["b%d" % g] = (F16, (n, k) if tma else (k, n), ("uniform", -1, 1))
+        buffers["c%d" % g] = (F16, (m, n), ("out",))
+        lds += [k, k if tma else n, n]
+    buffers["sizes"] = ("int32", (9,), ("values", [v for mnk in groups for v in mnk]))
+    buffers["lds"] = ("int32", (9,), ("values", lds))
+    tables = [("ptrs", ["%s%d" % (x, g) for g in range(3)]) for x in "abc"]
+    defines = ["NUM_SM=4"] + (["FP8=False"] if tma else [])
+    return run("08 grouped_matmul_%skernel" % ("tma_" if tma else ""), "08-grouped-gemm.tl",
+               "grouped_matmul_tma_kernel" if tma else "grouped_matmul_kernel", "NUM_SM",
+               tables + ["sizes", "lds", 3], buffers, defines, "*u64:16,*u64:16,*u64:16,*i32:16,*i32:16,i32",
+               0 if tma else 2, MM_TOL)
+
+
 N1 = 98437  # vector lengths: not a multiple of any block
 LN_M, LN_N = 37, 781  # layer-norm rows and columns
 SM_ROWS, SM_COLS = 137, 781
@@ -186,6 +209,8 @@ RUNS = [
     run("07 asin_kernel", "07-extern-functions.tl", "asin_kernel", "cdiv(%d, BLOCK_SIZE)" % N1, ["x", "y", N1],
         {"x": ("float32", (N1,), ("uniform", -1.2, 1.2)), "y": ("float32", (N1,), ("out",))}, ["BLOCK_SIZE=1024"],
         tol=(4e-7, 0)),  # libdevice's asinf against the C library's: each within 2 ulp of the exact value
+    grouped_gemm(tma=False),
+    grouped_gemm(tma=True),
     run("09 matmul_kernel", "09-persistent-matmul.tl", "matmul_kernel", MM_GRID, matmul_args("a", "b", "c", M3, N3, K3),
         MM_BUFFERS, signature=MM_SIG, config=0, tol=MM_TOL),
     run("09 matmul_kernel_persistent", "09-persistent-matmul.tl", "matmul_kernel_persistent", MM_PERSISTENT_GRID,
@@ -233,6 +258,8 @@ def fp8_values(dtype, codes):
 def make_input(rng, dtype, shape, how):
     if dtype.startswith("fp8"):  # codes of finite values in [-2, 2]: e5m2 0x00..0x40, e4m3 0x00..0x40
         return (rng.integers(0, 0x41, shape) | rng.integers(0, 2, shape) << 7).astype(np.uint8)
+    if how[0] == "values":
+        return np.array(how[1], dtype=dtype).reshape(shape)
     if how[0] == "uniform":
         return rng.uniform(how[1], how[2], shape).astype(dtype)
     return rng.integers(how[1], how[2], shape).astype(dtype)
@@ -254,16 +281,20 @@ def command(tilec, spec, tutorials, paths, device):
         cmd += ["--config", str(spec["config"])]
     cmd.append("--")
     for a in spec["args"]:
-        if not isinstance(a, str):
-            cmd.append(repr(a))
-            continue
-        dtype, shape, how = spec["buffers"][a]
-        if how[0] in ("out", "zeros"):
-            dims = "x".join(str(d) for d in shape)
-            cmd.append("%s:%s:%s:%s" % (how[0], paths[device][a], TILE_DTYPE[dtype], dims))
+        if isinstance(a, tuple):  # ("ptrs", names): a table of those buffers' addresses
+            cmd.append("ptrs:" + ",".join(buffer_arg(spec, paths, device, name) for name in a[1]))
+        elif isinstance(a, str):
+            cmd.append(buffer_arg(spec, paths, device, a))
         else:
-            cmd.append(paths["in"][a] + (":" + dtype if dtype.startswith("fp8") else ""))
+            cmd.append(repr(a))
     return cmd
+
+
+def buffer_arg(spec, paths, device, name):
+    dtype, shape, how = spec["buffers"][name]
+    if how[0] in ("out", "zeros"):
+        return "%s:%s:%s:%s" % (how[0], paths[device][name], TILE_DTYPE[dtype], "x".join(str(d) for d in shape))
+    return paths["in"][name] + (":" + dtype if dtype.startswith("fp8") else "")
 
 
 def compare(spec, got, want):

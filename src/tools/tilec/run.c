@@ -22,7 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-enum { MAX_ARGS = 64 };
+enum { MAX_ARGS = 64, MAX_HIDDEN = 192, MAX_SLOTS = MAX_ARGS + MAX_HIDDEN };
 
 struct RunArgs {
   const char *input, *device;
@@ -33,15 +33,24 @@ struct RunArgs {
   tile_options opts;
   const char *defines[256];
   tile_arg args[MAX_ARGS];
-  NpyArray arrays[MAX_ARGS];     /* inputs and outputs (an output's dtype and shape once parsed), freed at the end */
-  const char *out_paths[MAX_ARGS]; /* malloc'd */
-  const char *in_paths[MAX_ARGS]; /* the .npy inputs (inout: too), borrowed from argv or in_text */
-  char in_text[MAX_ARGS][1024];  /* an input PATH.npy:DTYPE's path */
-  const char *in_dtypes[MAX_ARGS]; /* its DTYPE, which the file's bytes are read as; NULL: the file's own */
-  int zeros[MAX_ARGS];           /* an output that starts at zero (zeros:), not poisoned */
-  void *buffers[MAX_ARGS];       /* each buffer's device copy */
-  int n_args;
+  /* Buffers by slot: argument i's in slot i, the buffers a ptrs: argument points to (not passed) from
+   * slot MAX_ARGS on. */
+  NpyArray arrays[MAX_SLOTS];     /* inputs and outputs (an output's dtype and shape once parsed), freed at the end */
+  const char *out_paths[MAX_SLOTS]; /* malloc'd */
+  const char *in_paths[MAX_SLOTS]; /* the .npy inputs (inout: too), borrowed from argv or in_text */
+  char in_text[MAX_SLOTS][1024];  /* an input PATH.npy:DTYPE's path */
+  const char *in_dtypes[MAX_SLOTS]; /* its DTYPE, which the file's bytes are read as; NULL: the file's own */
+  int zeros[MAX_SLOTS];           /* an output that starts at zero (zeros:), not poisoned */
+  void *buffers[MAX_SLOTS];       /* each buffer's device copy */
+  int ptrs_first[MAX_ARGS], ptrs_count[MAX_ARGS]; /* a ptrs: argument's slots; count 0: not one */
+  char *ptrs_text[MAX_ARGS];      /* its list, malloc'd: its buffers' paths point into it */
+  int n_args, n_hidden;
 };
+
+/* Whether slot i holds a buffer or a scalar of this run. */
+static int slot_used(const RunArgs *r, int i) {
+  return i < r->n_args || (i >= MAX_ARGS && i < MAX_ARGS + r->n_hidden);
+}
 
 static const char run_usage[] =
     "usage: tilec run FILE.tl [--kernel NAME] --grid G0[,G1[,G2]] [-D NAME=VALUE]...\n"
@@ -81,6 +90,9 @@ static const char run_usage[] =
     "  zeros:PATH.npy:DTYPE:D0xD1...\n"
     "                        the same, but starting at zero (an atomic accumulator)\n"
     "  inout:PATH.npy        read from PATH before the run, written back to it after\n"
+    "  ptrs:BUF[,BUF...]     a u64 buffer of the addresses of buffers that are not\n"
+    "                        arguments, each BUF a PATH.npy[:DTYPE], out:... or zeros:...\n"
+    "                        (tutorial 08's table of matrices)\n"
     "No output may be the kernel's source or another argument's file.\n";
 
 static int run_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -275,9 +287,9 @@ static void poison(NpyArray *a) {
 }
 
 /* out:PATH.npy:DTYPE:D0xD1... and zeros:PATH.npy:DTYPE:D0xD1... */
-static int parse_output(RunArgs *r, const char *arg) {
+static int parse_output(RunArgs *r, const char *arg, int slot) {
   char buf[1024];
-  const char *kind = r->zeros[r->n_args] ? "zeros" : "out";
+  const char *kind = r->zeros[slot] ? "zeros" : "out";
   snprintf(buf, sizeof buf, "%s", strchr(arg, ':') + 1);
   char *dims = strrchr(buf, ':');
   if (!dims) return run_error("'%s': expected %s:PATH.npy:DTYPE:D0xD1...", arg, kind);
@@ -299,11 +311,11 @@ static int parse_output(RunArgs *r, const char *arg) {
     p = *end == 'x' ? end + 1 : end;
     if (*end && *end != 'x') return run_error("bad shape '%s' (expected e.g. 1823x781)", dims);
   }
-  NpyArray *a = &r->arrays[r->n_args];
+  NpyArray *a = &r->arrays[slot];
   a->dtype = t;
   a->rank = rank;
   memcpy(a->shape, shape, sizeof shape);
-  if (!(r->out_paths[r->n_args++] = strdup(buf))) return run_error("%s", "out of memory");
+  if (!(r->out_paths[slot] = strdup(buf))) return run_error("%s", "out of memory");
   return 0;
 }
 
@@ -338,34 +350,60 @@ static int is_npy(const char *path) {
 }
 
 /* inout:PATH.npy: an input whose buffer is written back to its file. */
-static int parse_inout(RunArgs *r, const char *arg) {
+static int parse_inout(RunArgs *r, const char *arg, int slot) {
   const char *path = arg + 6;
   if (!is_npy(path)) return run_error("'%s': expected inout:PATH.npy", arg);
-  r->in_paths[r->n_args] = path;
-  if (!(r->out_paths[r->n_args++] = strdup(path))) return run_error("%s", "out of memory");
+  r->in_paths[slot] = path;
+  if (!(r->out_paths[slot] = strdup(path))) return run_error("%s", "out of memory");
+  return 0;
+}
+
+/* A buffer's argument into `slot`: out:, zeros:, inout:, PATH.npy or PATH.npy:DTYPE. */
+static int parse_buffer(RunArgs *r, const char *arg, int slot) {
+  if (!strncmp(arg, "out:", 4)) return parse_output(r, arg, slot);
+  if (!strncmp(arg, "zeros:", 6)) return r->zeros[slot] = 1, parse_output(r, arg, slot);
+  if (!strncmp(arg, "inout:", 6)) return parse_inout(r, arg, slot);
+  const char *as = strstr(arg, ".npy:");
+  if (as && strlen(arg) < sizeof r->in_text[0]) { /* PATH.npy:DTYPE */
+    snprintf(r->in_text[slot], sizeof r->in_text[0], "%.*s", (int)(as + 4 - arg), arg);
+    NpyDtype t;
+    if (npy_dtype_from_name(as + 5, &t)) return run_error("'%s': unknown dtype '%s' (expected e.g. fp8e5, bf16)", arg, as + 5);
+    r->in_dtypes[slot] = as + 5;
+    r->in_paths[slot] = r->in_text[slot];
+    return 0;
+  }
+  if (!is_npy(arg)) return run_error("argument '%s' is not a number, a .npy file, out:, zeros:, inout: or ptrs:...", arg);
+  r->in_paths[slot] = arg;
+  return 0;
+}
+
+/* ptrs:BUF,BUF,...: each BUF a buffer of its own, in the hidden slots; the argument their addresses. */
+static int parse_ptrs(RunArgs *r, const char *arg, int slot) {
+  char *list = r->ptrs_text[slot] = strdup(arg + 5); /* the items' paths point into it until the end */
+  if (!list) return run_error("%s", "out of memory");
+  r->ptrs_first[slot] = MAX_ARGS + r->n_hidden;
+  char *rest = NULL;
+  for (char *item = strtok_r(list, ",", &rest); item; item = strtok_r(NULL, ",", &rest)) {
+    if (r->n_hidden == MAX_HIDDEN) return run_error("'%.40s...': more than %d buffers behind ptrs: arguments", arg, MAX_HIDDEN);
+    int hidden = MAX_ARGS + r->n_hidden++;
+    if (!strncmp(item, "ptrs:", 5)) return run_error("'%s': a ptrs: argument cannot hold another", arg);
+    if (parse_buffer(r, item, hidden)) return 1;
+    r->ptrs_count[slot]++;
+  }
+  if (!r->ptrs_count[slot]) return run_error("'%s': expected ptrs:BUF[,BUF...]", arg);
+  r->arrays[slot].dtype = NPY_U64;
+  r->arrays[slot].rank = 1;
+  r->arrays[slot].shape[0] = r->ptrs_count[slot];
   return 0;
 }
 
 static int parse_kernel_arg(RunArgs *r, const char *arg) {
   if (r->n_args == MAX_ARGS) return run_error("%s", "too many arguments (the limit is 64)");
-  if (!strncmp(arg, "out:", 4)) return parse_output(r, arg);
-  if (!strncmp(arg, "zeros:", 6)) return r->zeros[r->n_args] = 1, parse_output(r, arg);
-  if (!strncmp(arg, "inout:", 6)) return parse_inout(r, arg);
-  int scalar = parse_scalar(arg, r->n_args + 1, &r->args[r->n_args]);
-  if (scalar) return scalar < 0 ? 1 : (r->n_args++, 0);
-  const char *as = strstr(arg, ".npy:");
-  if (as && strlen(arg) < sizeof r->in_text[0]) { /* PATH.npy:DTYPE */
-    snprintf(r->in_text[r->n_args], sizeof r->in_text[0], "%.*s", (int)(as + 4 - arg), arg);
-    NpyDtype t;
-    if (npy_dtype_from_name(as + 5, &t)) return run_error("'%s': unknown dtype '%s' (expected e.g. fp8e5, bf16)", arg, as + 5);
-    r->in_dtypes[r->n_args] = as + 5;
-    r->in_paths[r->n_args] = r->in_text[r->n_args];
-    r->n_args++;
-    return 0;
-  }
-  if (!is_npy(arg)) return run_error("argument '%s' is not a number, a .npy file, out:, zeros: or inout:...", arg);
-  r->in_paths[r->n_args++] = arg;
-  return 0;
+  int slot = r->n_args++;
+  if (!strncmp(arg, "ptrs:", 5)) return parse_ptrs(r, arg, slot);
+  int scalar = parse_scalar(arg, slot + 1, &r->args[slot]);
+  if (scalar) return scalar < 0;
+  return parse_buffer(r, arg, slot);
 }
 
 /* An input's elements read as `dtype`, of their size: the bits NumPy cannot name (fp8, bf16). */
@@ -379,18 +417,24 @@ static int reinterpret(NpyArray *a, const char *dtype, const char *path) {
   return 0;
 }
 
-/* Reads the inputs and makes the outputs, poisoned (zeros: zeroed): the files parsing only named. */
+/* Whether slot i holds a buffer: a file's, an output, or a ptrs: argument's addresses. */
+static int is_buffer(const RunArgs *r, int i) {
+  return slot_used(r, i) && (r->in_paths[i] || r->out_paths[i] || (i < MAX_ARGS && r->ptrs_count[i]));
+}
+
+/* Reads the inputs and makes the outputs, poisoned (zeros: zeroed), and the ptrs: arguments' tables
+ * (their addresses come once the buffers exist): the files parsing only named. */
 static int load_buffers(RunArgs *r) {
-  for (int i = 0; i < r->n_args; i++) {
+  for (int i = 0; i < MAX_SLOTS; i++) {
+    if (!is_buffer(r, i)) continue;
     NpyArray *a = &r->arrays[i], spec = *a; /* npy_alloc clears *a before reading the shape */
     char err[512];
-    if (!r->in_paths[i] && !r->out_paths[i]) continue;
     if (r->in_paths[i] ? npy_read(r->in_paths[i], a, err, sizeof err)
                        : npy_alloc(a, spec.dtype, spec.rank, spec.shape, err, sizeof err))
       return run_error("%s", err);
     if (r->out_paths[i] && !r->in_paths[i] && !r->zeros[i]) poison(a); /* npy_alloc's memory is zeroed */
     if (r->in_dtypes[i] && reinterpret(a, r->in_dtypes[i], r->in_paths[i])) return 1;
-    r->args[i] = tile_buffer(a->data, npy_dtype_name(a->dtype), a->count);
+    if (i < MAX_ARGS) r->args[i] = tile_buffer(a->data, npy_dtype_name(a->dtype), a->count);
   }
   return 0;
 }
@@ -399,12 +443,12 @@ static int load_buffers(RunArgs *r) {
  * would destroy it (compared by identity: tilec_same_file); an inout:
  * argument's own input is its output. */
 static int clobbers(const RunArgs *r) {
-  for (int i = 0; i < r->n_args; i++) {
-    const char *out = r->out_paths[i];
+  for (int i = 0; i < MAX_SLOTS; i++) {
+    const char *out = slot_used(r, i) ? r->out_paths[i] : NULL;
     if (!out) continue;
     if (tilec_same_file(out, r->input)) return run_error("cannot write '%s': it is the kernel's source", out);
-    for (int j = 0; j < r->n_args; j++) {
-      const char *other = j == i ? NULL : r->in_paths[j] ? r->in_paths[j] : j < i ? r->out_paths[j] : NULL;
+    for (int j = 0; j < MAX_SLOTS; j++) {
+      const char *other = j == i || !slot_used(r, j) ? NULL : r->in_paths[j] ? r->in_paths[j] : j < i ? r->out_paths[j] : NULL;
       if (other && tilec_same_file(out, other))
         return run_error("cannot write '%s': it is also another argument's file", out);
     }
@@ -536,32 +580,40 @@ static int fail(tile_context *ctx, tile_status s) {
   return 1;
 }
 
+static size_t bytes_of(const NpyArray *a) { return a->count * a->elem_size; }
+
 /* Each buffer to the device (outputs too: their poison shows what the kernel did not write, their zeros are
- * what an accumulator starts from). */
+ * what an accumulator starts from), each ptrs: argument's table with the addresses its buffers got. */
 static tile_status to_device(tile_context *ctx, RunArgs *r) {
-  for (int i = 0; i < r->n_args; i++) {
-    if (r->args[i].kind != TILE_ARG_BUFFER) continue;
-    size_t bytes = r->arrays[i].count * r->arrays[i].elem_size;
-    tile_status s = tile_malloc(ctx, &r->buffers[i], bytes);
-    if (s == TILE_OK) s = tile_memcpy_to_device(ctx, r->buffers[i], r->arrays[i].data, bytes);
+  for (int i = 0; i < MAX_SLOTS; i++) {
+    if (!is_buffer(r, i)) continue;
+    tile_status s = tile_malloc(ctx, &r->buffers[i], bytes_of(&r->arrays[i]));
     if (s != TILE_OK) return s;
-    r->args[i].data = r->buffers[i];
+    if (i < MAX_ARGS) r->args[i].data = r->buffers[i];
+  }
+  for (int i = 0; i < r->n_args; i++)
+    for (int k = 0; k < r->ptrs_count[i]; k++)
+      ((uint64_t *)r->arrays[i].data)[k] = (uint64_t)(uintptr_t)r->buffers[r->ptrs_first[i] + k];
+  for (int i = 0; i < MAX_SLOTS; i++) {
+    tile_status s = is_buffer(r, i) ? tile_memcpy_to_device(ctx, r->buffers[i], r->arrays[i].data, bytes_of(&r->arrays[i]))
+                                    : TILE_OK;
+    if (s != TILE_OK) return s;
   }
   return TILE_OK;
 }
 
 static tile_status from_device(tile_context *ctx, RunArgs *r) {
-  for (int i = 0; i < r->n_args; i++) {
-    if (!r->out_paths[i]) continue;
-    tile_status s = tile_memcpy_to_host(ctx, r->arrays[i].data, r->buffers[i], r->arrays[i].count * r->arrays[i].elem_size);
+  for (int i = 0; i < MAX_SLOTS; i++) {
+    if (!slot_used(r, i) || !r->out_paths[i]) continue;
+    tile_status s = tile_memcpy_to_host(ctx, r->arrays[i].data, r->buffers[i], bytes_of(&r->arrays[i]));
     if (s != TILE_OK) return s;
   }
   return TILE_OK;
 }
 
 static int write_outputs(RunArgs *r) {
-  for (int i = 0; i < r->n_args; i++) {
-    if (!r->out_paths[i]) continue;
+  for (int i = 0; i < MAX_SLOTS; i++) {
+    if (!slot_used(r, i) || !r->out_paths[i]) continue;
     char err[512];
     if (npy_write(r->out_paths[i], &r->arrays[i], err, sizeof err)) return run_error("%s", err);
   }
@@ -601,10 +653,11 @@ RunArgs *tilec_run_parse(int argc, char **argv) {
 
 void tilec_run_free(RunArgs *r) {
   if (!r) return;
-  for (int i = 0; i < MAX_ARGS; i++) {
+  for (int i = 0; i < MAX_SLOTS; i++) {
     npy_free(&r->arrays[i]);
     free((char *)r->out_paths[i]);
   }
+  for (int i = 0; i < MAX_ARGS; i++) free(r->ptrs_text[i]);
   free(r);
 }
 

@@ -128,6 +128,10 @@ def main(argv):
         else:
             values = [rng.randrange(-100, 100) for _ in range(n)]
         save(path, values, code, (n,))
+    elif cmd == "list":  # PATH CODE V...: those values
+        code = argv[3]
+        values = [float(v) if code.startswith("f") else int(v) for v in argv[4:]]
+        save(argv[2], values, code, (len(values),))
     elif cmd == "add":
         x, y, z = load(argv[2]), load(argv[3]), load(argv[4])
         bad = [i for i in range(len(z)) if math.isnan(z[i]) or abs(z[i] - struct.unpack("f", struct.pack("f", x[i] + y[i]))[0]) > 1e-7]
@@ -170,6 +174,13 @@ def main(argv):
         bad = [i for i in range(2 * n) if len(z) != 3 * n or z[i] != want[i]]
         bad += [2 * n + i for i in range(n) if len(z) != 3 * n or abs(z[2 * n + i] - math.exp(x[i])) > 2.5e-7 * math.exp(x[i])]
         print("ok %d" % len(z) if not bad else "mismatch at %s" % bad[:5])
+    elif cmd == "scaled":  # y == k * x, element for element (one argument pair after another)
+        k, bad, total = float(argv[2]), [], 0
+        for xp, yp in zip(argv[3::2], argv[4::2]):
+            x, y = load(xp), load(yp)
+            bad += ["%s[%d]" % (yp, i) for i in range(max(len(x), len(y))) if len(x) != len(y) or y[i] != k * x[i]]
+            total += len(y)
+        print("ok %d" % total if not bad else "mismatch at %s" % bad[:5])
     elif cmd == "print":
         print(" ".join(str(v) for v in load(argv[2])))
     elif cmd == "matmul":
