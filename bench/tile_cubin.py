@@ -34,6 +34,7 @@ def torch_capability():
 
 
 _DTYPES = {"torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16", "torch.int32": "i32",
+           "torch.int64": "i64", "torch.int8": "i8", "torch.uint8": "u8",
            "torch.float8_e5m2": "fp8e5", "torch.float8_e4m3fn": "fp8e4nv"}
 
 
