@@ -36,11 +36,12 @@ def _calls_local_or_torch(node, local):
 
 
 def load_definitions(path, name):
-    """The tutorial's imports, functions, classes and constant assignments, run as module `name`
+    """The tutorial's imports (a `try` of them too), functions, classes and constant assignments, run as
+    module `name`
     (@triton.jit needs the source in a file: linecache reads `path`)."""
     tree = ast.parse(open(path).read(), path)
     local = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
-    keep = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)) or
+    keep = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef, ast.Try)) or
             (isinstance(n, (ast.Assign, ast.AnnAssign)) and not _calls_local_or_torch(n.value, local))]
     module = types.ModuleType(name)
     module.__file__ = path
@@ -48,16 +49,17 @@ def load_definitions(path, name):
     for n in keep:  # one at a time: an assignment from a dropped test's tensor (07's numel()) is skipped
         try:
             exec(compile(ast.Module(body=[n], type_ignores=[]), path, "exec"), module.__dict__)
-        except NameError:
-            if not isinstance(n, (ast.Assign, ast.AnnAssign)):
+        except Exception:  # noqa: BLE001: what a kernel needs is its imports and definitions
+            if not isinstance(n, (ast.Assign, ast.AnnAssign, ast.Try)):
                 raise
     return module
 
 
 def jit_fn(module, kernel):
     """The @triton.jit function under any @triton.autotune / @triton.heuristics."""
+    from triton.runtime.jit import JITFunction
     fn = getattr(module, kernel)
-    while hasattr(fn, "fn"):
+    while not isinstance(fn, JITFunction):
         fn = fn.fn
     return fn
 
