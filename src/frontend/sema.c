@@ -1049,8 +1049,28 @@ static void check_annassign(Sema *S, Node *n) {
   assign_to(S, n->a, v, n->loc);
 }
 
+/* Triton's tl.multiple_of, max_contiguous and max_constancy annotate their argument in place, so that
+ * `tl.multiple_of(a_ptrs, [16, 16])` as a statement (tutorial 08's loop) hints the variable: here it is
+ * `a_ptrs = tl.multiple_of(a_ptrs, [16, 16])`, for the uses after it. The variable's name, else NULL. */
+static const char *hinted_name(const Node *stmt) {
+  if (stmt->kind != ND_EXPR_STMT || stmt->a->kind != ND_CALL) return NULL;
+  const Node *call = stmt->a, *f = call->a;
+  const char *fn = f->kind == ND_ATTR || f->kind == ND_NAME ? f->name : NULL;
+  if (!fn || (strcmp(fn, "multiple_of") && strcmp(fn, "max_contiguous") && strcmp(fn, "max_constancy"))) return NULL;
+  return call->args.len >= 1 && call->args.data[0]->kind == ND_NAME ? call->args.data[0]->name : NULL;
+}
+
+static void check_assign(Sema *S, Node *n);
+
 static void check_expr_stmt(Sema *S, Node *n) {
   if (n->a->kind == ND_STR) return; /* docstring */
+  if (hinted_name(n)) {
+    Node *a = node_new(S->arena, ND_ASSIGN, n->loc);
+    vec_push(S->arena, &a->args, n->a->args.data[0]);
+    a->b = n->a;
+    check_assign(S, a);
+    return;
+  }
   Node *v = check_expr(S, n->a);
   if (is_runtime(v) || v->kind == ND_CALL) {
     Node *s = node_new(S->arena, ND_EXPR_STMT, n->loc);
@@ -1101,6 +1121,7 @@ static int assigns_name(Node *s, const char *name) {
   case ND_FOR: return target_has(s->a, name) || block_assigns(&s->body, name);
   case ND_IF:
   case ND_WHILE: return block_assigns(&s->body, name) || block_assigns(&s->orelse, name);
+  case ND_EXPR_STMT: return hinted_name(s) && !strcmp(hinted_name(s), name);
   default: return 0;
   }
 }
