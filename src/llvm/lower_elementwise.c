@@ -407,6 +407,26 @@ static LLVMValueRef bitcast(Lower *L, LLVMValueRef v, const Type *from, const Ty
 
 /* ---- the op ------------------------------------------------------------------------- */
 
+/* Two fp32 values narrowed to fp16 or bf16 as one vector: one cvt.rn.f16x2.f32 (bf16x2) on the GPU, its
+ * result one 32-bit register while both halves live, as Triton's conversions. */
+static void narrow_pair(Lower *L, LLVMValueRef lo, LLVMValueRef hi, LLVMTypeRef half, LLVMValueRef *out) {
+  LLVMBuilderRef B = L->b;
+  LLVMValueRef v = LLVMGetUndef(LLVMVectorType(L->f32, 2));
+  v = LLVMBuildInsertElement(B, v, lo, LLVMConstInt(L->i32, 0, 0), "");
+  v = LLVMBuildInsertElement(B, v, hi, LLVMConstInt(L->i32, 1, 0), "");
+  LLVMValueRef n = LLVMBuildFPTrunc(B, v, LLVMVectorType(half, 2), "");
+  out[0] = LLVMBuildExtractElement(B, n, LLVMConstInt(L->i32, 0, 0), "");
+  out[1] = LLVMBuildExtractElement(B, n, LLVMConstInt(L->i32, 1, 0), "");
+}
+
+/* A tensor-core accumulator's conversion is left alone: its pairs become a register-A wgmma's words,
+ * whose packing is placed against the fence (lower_wgmma.c); packed here, every word would be made
+ * before it, which cost the attention backward's dK/dV kernel 7-10% (bench/README.md). */
+static int in_accumulator(Lower *L, int value) {
+  const Layout *l = tir_layout(L->f, value);
+  return l && l->kind == LAYOUT_MMA;
+}
+
 /* Operands in the result's layout, register by register; an op whose
  * operands are each one value (constants, splats, scalars) is computed once. */
 void lower_elementwise(Lower *L, const TirOp *op) {
@@ -424,6 +444,11 @@ void lower_elementwise(Lower *L, const TirOp *op) {
   int paired = op->code == TIR_CAST && !uniform && t->elem == DT_FP32 && dtype_is_fp8(rt->elem) && out.n % 2 == 0;
   for (int r = 0; paired && r < out.n; r += 2)
     paired = lower_fp8_pair_from_f32(L, in[0].v[r], in[0].v[r + 1], rt->elem, out.v + r);
+  int halves = op->code == TIR_CAST && !uniform && !paired && t->elem == DT_FP32 &&
+               (rt->elem == DT_FP16 || rt->elem == DT_BF16) && op->kind != ROUND_RTZ && out.n % 2 == 0 &&
+               !in_accumulator(L, res);
+  for (int r = 0; halves && r < out.n; r += 2) narrow_pair(L, in[0].v[r], in[0].v[r + 1], lower_elem_type(L, rt), out.v + r);
+  paired |= halves;
   for (int r = paired ? out.n : 0; r < (uniform ? 1 : out.n); r++) {
     LLVMValueRef x[LIBDEVICE_MAX_ARGS];
     for (int k = 0; k < n; k++) x[k] = in[k].v[r];
