@@ -330,21 +330,30 @@ static Node *desc_block(Sema *S, Node *call, Node **arg, const char *fn, Node **
   return d;
 }
 
+/* tl.load of descriptor d's addresses: elements outside its shape (masked off) read its padding. */
+static Node *load_masked(Sema *S, Node *call, Node *d, Node *ptr, Node *mask) {
+  Node *kw[2] = {keyword(S, call->loc, "mask", mask), keyword(S, call->loc, "other", padding_value(S, call->loc, d->str))};
+  return call_builtin(S, call, B_LOAD, &ptr, 1, kw, 2);
+}
+
+/* tl.store of value to a descriptor's addresses: elements outside its shape are not written. */
+static Node *store_masked(Sema *S, Node *call, Node *ptr, Node *mask, Node *value) {
+  Node *args[2] = {ptr, value};
+  Node *kw[1] = {keyword(S, call->loc, "mask", mask)};
+  return call_builtin(S, call, B_STORE, args, 2, kw, 1);
+}
+
 /* desc.load(offsets) */
 Node *desc_load(Sema *S, Node *call, Node **arg) {
   Node *ptr, *mask, *d = desc_block(S, call, arg, "load_tensor_descriptor", &ptr, &mask);
-  if (!d) return poison(S, call->loc);
-  Node *kw[2] = {keyword(S, call->loc, "mask", mask), keyword(S, call->loc, "other", padding_value(S, call->loc, d->str))};
-  return call_builtin(S, call, B_LOAD, &ptr, 1, kw, 2);
+  return d ? load_masked(S, call, d, ptr, mask) : poison(S, call->loc);
 }
 
 /* desc.store(offsets, value) */
 Node *desc_store(Sema *S, Node *call, Node **arg) {
   Node *ptr, *mask;
   if (!desc_block(S, call, arg, "store_tensor_descriptor", &ptr, &mask)) return poison(S, call->loc);
-  Node *args[2] = {ptr, arg[2]};
-  Node *kw[1] = {keyword(S, call->loc, "mask", mask)};
-  return call_builtin(S, call, B_STORE, args, 2, kw, 1);
+  return store_masked(S, call, ptr, mask, arg[2]);
 }
 
 /* The element types Triton's descriptor atomics take (its semantic.py's asserts). */
@@ -407,18 +416,14 @@ static Node *row_block(Sema *S, Node *call, Node **arg, const char *fn, Node **p
 /* desc.gather(x_offsets, y_offset) */
 Node *desc_gather(Sema *S, Node *call, Node **arg) {
   Node *ptr, *mask, *d = row_block(S, call, arg, "desc.gather", &ptr, &mask);
-  if (!d) return poison(S, call->loc);
-  Node *kw[2] = {keyword(S, call->loc, "mask", mask), keyword(S, call->loc, "other", padding_value(S, call->loc, d->str))};
-  return call_builtin(S, call, B_LOAD, &ptr, 1, kw, 2);
+  return d ? load_masked(S, call, d, ptr, mask) : poison(S, call->loc);
 }
 
 /* desc.scatter(value, x_offsets, y_offset): arg[1] the value, the row_block arguments after it */
 Node *desc_scatter(Sema *S, Node *call, Node **arg) {
   Node *ptr, *mask, *rows_arg[3] = {arg[0], arg[2], arg[3]};
   if (!row_block(S, call, rows_arg, "desc.scatter", &ptr, &mask)) return poison(S, call->loc);
-  Node *args[2] = {ptr, arg[1]};
-  Node *kw[1] = {keyword(S, call->loc, "mask", mask)};
-  return call_builtin(S, call, B_STORE, args, 2, kw, 1);
+  return store_masked(S, call, ptr, mask, arg[1]);
 }
 
 /* boundary_check=(0, 1): the dimensions whose bounds a block pointer's load or store checks. */
