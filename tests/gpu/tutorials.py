@@ -7,7 +7,7 @@ commit the sweep reads). For every run below, fresh random inputs (NumPy, the se
 `tilec run --device cpu` and `tilec run --device gpu` with the same arguments, each output poisoned
 before the run (NaN, or 0xA5 bytes); every output must match, NaN for NaN, within the run's tolerance.
 The runs are this file's own: the tutorials' launchers' arguments (signatures, grids as their grid
-lambdas, constexprs) at small irregular sizes.
+lambdas, constexprs, num_warps and num_stages where a launcher gives them) at small irregular sizes.
 
     python3 tests/gpu/tutorials.py --tilec build/tilec --tutorials DIR [--only REGEX] [--devices cpu,gpu]
 
@@ -32,9 +32,10 @@ import numpy as np
 #   tol      (rtol, atol) for the float outputs; integers and NaN positions must be equal
 
 
-def run(name, file, kernel, grid, args, buffers, defines=(), signature=None, config=None, tol=(0, 0)):
+def run(name, file, kernel, grid, args, buffers, defines=(), signature=None, config=None, tol=(0, 0), warps=None,
+        stages=None):
     return dict(name=name, file=file, kernel=kernel, grid=grid, args=args, buffers=buffers, defines=list(defines),
-                signature=signature, config=config, tol=tol)
+                signature=signature, config=config, tol=tol, warps=warps, stages=stages)
 
 
 def matmul_args(a, b, c, m, n, k, b_rows_n=False):
@@ -106,7 +107,7 @@ def attention_backward(causal):
                ["BLOCK_M1=32", "BLOCK_N1=128", "BLOCK_M2=128", "BLOCK_N2=32", "BLK_SLICE_FACTOR=2", "HEAD_DIM=64",
                 "CAUSAL=%s" % causal],
                signature="*fp16:16,*fp16:16,*fp16:16,fp32,*fp16:16,*fp16:16,*fp16:16,*fp16:16,*fp32:16,*fp32:16,"
-               "i32:16,i32:16,i32:16,i32:1,i32,i32:16", tol=(3e-2, 3e-2))
+               "i32:16,i32:16,i32:16,i32:1,i32,i32:16", tol=(3e-2, 3e-2), warps=4, stages=5)
 
 
 def block_scaled_nvfp4():
@@ -163,7 +164,7 @@ RUNS = [
     run("02 softmax_kernel", "02-fused-softmax.tl", "softmax_kernel", "32",
         ["y", "x", SM_COLS, SM_COLS, SM_ROWS, SM_COLS],
         {"x": ("float32", (SM_ROWS, SM_COLS), ("uniform", -4, 4)), "y": ("float32", (SM_ROWS, SM_COLS), ("out",))},
-        ["BLOCK_SIZE=1024", "num_stages=4"], tol=(1e-5, 0)),
+        ["BLOCK_SIZE=1024", "num_stages=4"], tol=(1e-5, 0), warps=8),
     run("03 matmul_kernel leaky_relu config 0", "03-matrix-multiplication.tl", "matmul_kernel", MM_GRID,
         matmul_args("a", "b", "c", M3, N3, K3), MM_BUFFERS, ['ACTIVATION="leaky_relu"'], MM_SIG, 0, MM_TOL),
     run("03 matmul_kernel config 3", "03-matrix-multiplication.tl", "matmul_kernel", MM_GRID,
@@ -279,6 +280,9 @@ def command(tilec, spec, tutorials, paths, device):
         cmd += ["--signature", spec["signature"]]
     if spec["config"] is not None:
         cmd += ["--config", str(spec["config"])]
+    for option in ("warps", "stages"):  # the launcher's num_warps= and num_stages=
+        if spec[option]:
+            cmd += ["--num-" + option, str(spec[option])]
     cmd.append("--")
     for a in spec["args"]:
         if isinstance(a, tuple):  # ("ptrs", names): a table of those buffers' addresses

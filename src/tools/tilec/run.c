@@ -54,7 +54,8 @@ static int slot_used(const RunArgs *r, int i) {
 
 static const char run_usage[] =
     "usage: tilec run FILE.tl [--kernel NAME] --grid G0[,G1[,G2]] [-D NAME=VALUE]...\n"
-    "                 [--config N] [--device cpu|gpu] [--signature SIG] [--passes=LIST]\n"
+    "                 [--config N] [--num-warps N] [--num-stages N] [--device cpu|gpu]\n"
+    "                 [--signature SIG] [--passes=LIST]\n"
     "                 [--fp-fusion=on|off] -- ARG...\n"
     "\n"
     "Runs a kernel on the CPU interpreter (--device cpu, the default) or the GPU\n"
@@ -72,6 +73,8 @@ static const char run_usage[] =
     "  -D NAME=VALUE         value of a tl.constexpr parameter\n"
     "  --config N            take the constexprs of @triton.autotune config N instead\n"
     "                        of tuning (the interpreter takes the first that compiles)\n"
+    "  --num-warps N         warps per program, as a launch's num_warps= (default: the\n"
+    "                        config's, else 4); --num-stages N likewise (1..16)\n"
     "  --device cpu|gpu      where it runs (default cpu)\n"
     "  --signature SIG       parameter types, instead of the arguments' own\n"
     "  --passes=LIST         tile IR passes to run (none: the IR as lowered)\n"
@@ -456,11 +459,22 @@ static int clobbers(const RunArgs *r) {
   return 0;
 }
 
+/* An option's whole decimal number in lo..hi into *out; 0 if it is not one. */
+static int count_option(const char *v, long lo, long hi, int *out) {
+  char *end;
+  errno = 0;
+  long n = strtol(v, &end, 10);
+  if (!*v || *end || errno || n < lo || n > hi) return 0;
+  *out = (int)n;
+  return 1;
+}
+
 static int parse_run_args(int argc, char **argv, RunArgs *r) {
   tile_options_init(&r->opts);
   r->opts.defines = r->defines;
   r->device = "cpu";
-  static const char *const valued[] = {"--kernel", "--grid", "--device", "--signature", "--passes", "--config", "-D", NULL};
+  static const char *const valued[] = {"--kernel",   "--grid",       "--device",     "--signature", "--passes",
+                                       "--config",   "--num-warps",  "--num-stages", "-D",          NULL};
   int i = 2;
   for (; i < argc && strcmp(argv[i], "--"); i++) {
     const char *a = argv[i], *missing = tilec_missing_value(argc, argv, i, valued);
@@ -471,11 +485,12 @@ static int parse_run_args(int argc, char **argv, RunArgs *r) {
       if (parse_grid(r, argv[++i])) return 1;
       r->have_grid = 1;
     } else if (!strcmp(a, "--config") && next) {
-      char *end;
-      errno = 0;
-      long v = strtol(argv[++i], &end, 10);
-      if (*end || errno || v < 0 || v >= 1 << 20) return run_error("bad --config '%s' (expected 0..2^20-1)", argv[i]);
-      r->opts.config = (int)v;
+      if (!count_option(argv[++i], 0, (1 << 20) - 1, &r->opts.config)) return run_error("bad --config '%s' (expected 0..2^20-1)", argv[i]);
+    } else if (!strcmp(a, "--num-warps") && next) {
+      if (!count_option(argv[++i], 1, 32, &r->opts.num_warps) || (r->opts.num_warps & (r->opts.num_warps - 1)))
+        return run_error("bad --num-warps '%s' (expected a power of two from 1 to 32)", argv[i]);
+    } else if (!strcmp(a, "--num-stages") && next) {
+      if (!count_option(argv[++i], 1, 16, &r->opts.num_stages)) return run_error("bad --num-stages '%s' (expected 1..16)", argv[i]);
     } else if (!strcmp(a, "--device") && next) r->device = argv[++i];
     else if (!strcmp(a, "--signature") && next) r->opts.signature = argv[++i];
     else if (!strncmp(a, "--passes=", 9)) r->opts.passes = a + 9; /* --passes=none runs the IR as lowered */
