@@ -124,15 +124,15 @@ static int key_is(const Value *key, Node **xs, int n) {
 }
 
 /* The libdevice row with `symbol` ("__nv_fdiv_rn") as its narrow or wide function; -1 if none. */
-static int row_of_symbol(const char *symbol, int *wide) {
+static int row_of_symbol(const char *symbol) {
   for (int r = 0; r < LIBDEVICE_COUNT; r++)
-    for (*wide = 0; *wide < 2; (*wide)++)
-      if (libdevice_x_type(r, *wide) != DT_COUNT && !strcmp(libdevice_symbol(r, *wide), symbol)) return r;
+    for (int wide = 0; wide < 2; wide++)
+      if (libdevice_x_type(r, wide) != DT_COUNT && !strcmp(libdevice_symbol(r, wide), symbol)) return r;
   return -1;
 }
 
-static Node *extern_fail(Sema *S, Node *at, const char *fmt, const char *a, const char *b) {
-  diag_error(S->diags, at->loc, fmt, a, b);
+static Node *extern_error(Sema *S, Node *at, const char *message) {
+  diag_error(S->diags, at->loc, "extern_elementwise: %s", message);
   return poison(S, at->loc);
 }
 
@@ -142,17 +142,17 @@ static Node *extern_fail(Sema *S, Node *at, const char *fmt, const char *a, cons
 Node *extern_elementwise_call(Sema *S, Node *call, Node **arg) {
   Node *list = arg[2], *table = arg[3], *xs[LIBDEVICE_MAX_ARGS];
   if (list->kind != ND_TUPLE || list->args.len > LIBDEVICE_MAX_ARGS)
-    return extern_fail(S, list, "extern_elementwise: args must be a list of at most 4 values, not %s%s",
-                       describe(S, list), "");
+    return extern_error(S, list, arena_printf(S->arena, "args must be a list of at most 4 values, not %s",
+                                              describe(S, list)));
   if (table->kind != ND_DICT)
-    return extern_fail(S, table, "extern_elementwise: arg_type_symbol_dict must be a dictionary, not %s%s",
-                       describe(S, table), "");
+    return extern_error(S, table, arena_printf(S->arena, "arg_type_symbol_dict must be a dictionary, not %s",
+                                               describe(S, table)));
   int n = list->args.len;
   for (int i = 0; i < n; i++) {
     xs[i] = runtime(S, list->args.data[i]);
     if (!xs[i]->type || xs[i]->type->is_ptr)
-      return extern_fail(S, list->args.data[i], "extern_elementwise: an argument must be a number tile or scalar, not "
-                         "%s%s", describe(S, list->args.data[i]), "");
+      return extern_error(S, list->args.data[i], arena_printf(S->arena, "an argument must be a number tile or "
+                                                              "scalar, not %s", describe(S, list->args.data[i])));
   }
   if (!broadcast_args(S, "extern_elementwise", xs, n)) return poison(S, call->loc);
   Value *entry = NULL;
@@ -160,26 +160,25 @@ Node *extern_elementwise_call(Sema *S, Node *call, Node **arg) {
     if (key_is(const_of(S, table->args.data[i], "a signature"), xs, n))
       entry = const_of(S, table->kwargs.data[i], "a symbol and dtype");
   if (!entry)
-    return extern_fail(S, call, "extern_elementwise: no entry of the table is %s%s", types_str(S, xs, n),
-                       " (the argument types, exactly: Triton does not promote them)");
+    return extern_error(S, call, arena_printf(S->arena, "no entry of the table is %s (the argument types, exactly: "
+                                              "Triton does not promote them)", types_str(S, xs, n)));
   if (entry->kind != V_LIST || entry->items.len != 2 || entry->items.data[0]->kind != V_STR ||
       entry->items.data[1]->kind != V_DTYPE)
-    return extern_fail(S, call, "extern_elementwise: the entry for %s must be (symbol, dtype), not %s",
-                       types_str(S, xs, n), value_str(S->arena, entry));
+    return extern_error(S, call, arena_printf(S->arena, "the entry for %s must be (symbol, dtype), not %s",
+                                              types_str(S, xs, n), value_str(S->arena, entry)));
   const char *symbol = entry->items.data[0]->s;
-  int wide, row = row_of_symbol(symbol, &wide);
+  int row = row_of_symbol(symbol);
   if (row < 0)
-    return extern_fail(S, call, "extern_elementwise: '%s' is not a libdevice function tile has%s", symbol,
-                       " (lang/libdevice.def; tile links only libdevice)");
+    return extern_error(S, call, arena_printf(S->arena, "'%s' is not a libdevice function tile has (lang/libdevice.def; "
+                                              "tile links only libdevice)", symbol));
   Node *r = check_libdevice_call(S, call, row, xs, n, NULL, 0);
   if (is_poison(r)) return r;
   int chosen = (int)r->a->cval->i;
   DType x = xs[libdevice_x_arg(chosen)]->type->elem;
   if (strcmp(libdevice_symbol(chosen, x == libdevice_x_type(chosen, 1)), symbol))
-    return extern_fail(S, call, "extern_elementwise: %s does not take %s", symbol, types_str(S, xs, n));
+    return extern_error(S, call, arena_printf(S->arena, "%s does not take %s", symbol, types_str(S, xs, n)));
   if (r->type->elem != entry->items.data[1]->dtype)
-    return extern_fail(S, call, "extern_elementwise: %s returns %s", symbol,
-                       arena_printf(S->arena, "%s, not %s", dtype_name(r->type->elem),
-                                    dtype_name(entry->items.data[1]->dtype)));
+    return extern_error(S, call, arena_printf(S->arena, "%s returns %s, not %s", symbol, dtype_name(r->type->elem),
+                                              dtype_name(entry->items.data[1]->dtype)));
   return r;
 }
