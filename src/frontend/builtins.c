@@ -230,7 +230,7 @@ static int const_bool_arg(Call *c, int i, const char *what) {
 
 static int dtype_node(Call *c, Node *n, DType *dt, int *is_ptr) {
   if (is_const_kind(n, V_MISSING_DTYPE)) {
-    fail(c, n, "tl.%s is part of Triton but not supported by tile yet", n->cval->s);
+    fail(c, n, "%s", sema_missing_dtype_reason(c->S, n->cval->s));
     return 0;
   }
   if (!is_const_kind(n, V_DTYPE)) {

@@ -238,8 +238,13 @@ static Node *module_constant(Sema *S, Loc use, const char *name) {
   return v;
 }
 
-static const char *unsupported(const char *ns, const char *name);
-static void refuse_unsupported(Sema *S, Loc loc, const char *what, const char *owner);
+/* A name tile lacks (lang/unsupported.def): who has it, and for a target's name what it is. */
+typedef struct Unsupported {
+  const char *ns, *name, *owner, *what;
+} Unsupported;
+
+static const Unsupported *unsupported(const char *ns, const char *name);
+static const char *unsupported_reason(Sema *S, const char *what, const Unsupported *u);
 
 /* Names a kernel may reach through `tl.` (builtins, dtypes, the standard library). */
 static Node *namespace_member(Sema *S, Loc loc, const char *name) {
@@ -495,9 +500,9 @@ static Node *tile_attribute(Sema *S, Node *obj, Node *n) {
     v->self = obj;
     return mk_const(S, n->loc, v);
   }
-  const char *owner = unsupported("tl", n->name);
-  if (owner && strcmp(owner, "Triton")) /* another backend's method: x.insert_slice(...) */
-    refuse_unsupported(S, n->loc, arena_printf(S->arena, "the method %s", n->name), owner);
+  const Unsupported *owner = unsupported("tl", n->name);
+  if (owner && strcmp(owner->owner, "Triton") && !owner->what) /* another backend's method: x.insert_slice(...) */
+    diag_error(S->diags, n->loc, "%s", unsupported_reason(S, arena_printf(S->arena, "the method %s", n->name), owner));
   else
     diag_error(S->diags, n->loc, "a tile of type %s has no attribute '%s'", type_str(S->arena, t), n->name);
   return poison(S, n->loc);
@@ -509,35 +514,42 @@ static const char *const namespace_names[] = {
 #undef BUILTIN
 };
 
-/* Which language has ns.name though tile does not (lang/unsupported.def): "Triton", another backend's
- * name, or NULL when none. */
-static const char *unsupported(const char *ns, const char *name) {
-  static const char *const table[][3] = {
-#define UNSUPPORTED(ns, name) {ns, name, "Triton"},
-#define OTHER_BACKEND(ns, name, backend) {ns, name, backend},
+static const Unsupported *unsupported(const char *ns, const char *name) {
+  static const Unsupported table[] = {
+#define UNSUPPORTED(ns, name) {ns, name, "Triton", NULL},
+#define OTHER_BACKEND(ns, name, backend) {ns, name, backend, NULL},
+#define OTHER_TARGET(ns, name, target, what) {ns, name, target, what},
 #include "unsupported.def"
+#undef OTHER_TARGET
 #undef OTHER_BACKEND
 #undef UNSUPPORTED
   };
   int in_libdevice = !strcmp(ns, "libdevice") || !strcmp(ns, "tl.math");
   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-    if (!strcmp(table[i][1], name) && (!strcmp(table[i][0], "libdevice") ? in_libdevice : strcmp(ns, "libdevice")))
-      return table[i][2];
+    if (!strcmp(table[i].name, name) && (!strcmp(table[i].ns, "libdevice") ? in_libdevice : strcmp(ns, "libdevice")))
+      return &table[i];
   return NULL;
 }
 
-/* The error for a name tile lacks that `owner` has (unsupported's answer). */
-static void refuse_unsupported(Sema *S, Loc loc, const char *what, const char *owner) {
-  if (!strcmp(owner, "Triton"))
-    diag_error(S->diags, loc, "%s is part of Triton but not supported by tile yet", what);
-  else
-    diag_error(S->diags, loc, "%s is part of another Triton backend (%s), not supported by tile", what, owner);
+/* Why `what` (a name of u's row, as the kernel wrote it) is an error. */
+static const char *unsupported_reason(Sema *S, const char *what, const Unsupported *u) {
+  if (u->what)
+    return arena_printf(S->arena, "%s (%s) is supported by Triton on %s only; tile's targets are NVIDIA GPUs", what,
+                        u->what, u->owner);
+  if (!strcmp(u->owner, "Triton")) return arena_printf(S->arena, "%s is part of Triton but not supported by tile yet", what);
+  return arena_printf(S->arena, "%s is part of another Triton backend (%s), not supported by tile", what, u->owner);
+}
+
+const char *sema_missing_dtype_reason(Sema *S, const char *name) {
+  const Unsupported *u = unsupported("tl", name);
+  const char *what = arena_printf(S->arena, "tl.%s", name);
+  return u ? unsupported_reason(S, what, u) : arena_printf(S->arena, "%s is not supported by tile", what);
 }
 
 static void no_member(Sema *S, Loc loc, const char *ns, const char *name) {
-  const char *owner = unsupported(ns, name);
+  const Unsupported *owner = unsupported(ns, name);
   if (owner) {
-    refuse_unsupported(S, loc, arena_printf(S->arena, "%s.%s", ns, name), owner);
+    diag_error(S->diags, loc, "%s", unsupported_reason(S, arena_printf(S->arena, "%s.%s", ns, name), owner));
     return;
   }
   diag_error(S->diags, loc, "module '%s' has no attribute '%s'", ns, name);

@@ -105,6 +105,8 @@ typedef struct Sema {
 void symbols_build(Sema *S, int warn);
 /* A module-level name of module m (function, constant, import), looked up there; NULL: none. */
 Node *sema_module_name(Sema *S, ModuleState *m, Loc loc, const char *name);
+/* Why tl.NAME, an fp8 dtype tile can name but not compute with (lang/unsupported.def), is an error where used. */
+const char *sema_missing_dtype_reason(Sema *S, const char *name);
 
 int is_host_module(const char *path);                 /* torch, triton.jit, os, ...: host code's */
 struct HostVal;
