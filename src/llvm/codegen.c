@@ -9,6 +9,7 @@
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -28,6 +29,61 @@ static const char OPTIMIZATION_PIPELINE[] = "default<O1>";
  * into one advancing pointer plus offsets ptxas keeps in uniform registers
  * (docs/decisions.md, D6). */
 static const char PIPELINE_WITH_LSR[] = "default<O1>,function(loop(loop-reduce))";
+
+/* ---- widening multiplies -------------------------------------------------- */
+
+/* v's i32 source if v extends one (sext: *is_signed 1, zext: 0, either: -1 for a zext of a non-negative
+ * value or a non-negative constant that fits), else NULL; *here whether the extension sits in `block`. */
+static LLVMValueRef i32_source(LLVMValueRef v, LLVMBasicBlockRef block, int *is_signed, int *here) {
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(LLVMGetTypeContext(LLVMTypeOf(v)));
+  if (LLVMIsAConstantInt(v)) {
+    long long c = LLVMConstIntGetSExtValue(v);
+    *is_signed = c >= 0 ? -1 : 1, *here = 1;
+    return c >= INT32_MIN && c <= INT32_MAX ? LLVMConstInt(i32, (unsigned long long)c, 1) : NULL;
+  }
+  if (!LLVMIsAInstruction(v)) return NULL;
+  LLVMOpcode code = LLVMGetInstructionOpcode(v);
+  if ((code != LLVMSExt && code != LLVMZExt) || LLVMTypeOf(LLVMGetOperand(v, 0)) != i32) return NULL;
+  *is_signed = code == LLVMSExt ? 1 : LLVMGetNNeg(v) ? -1 : 0; /* zext nneg: sext as well */
+  *here = LLVMGetInstructionParent(v) == block;
+  return LLVMGetOperand(v, 0);
+}
+
+/* An i64 multiply of two extended i32 becomes PTX's mul.wide (one IMAD.WIDE, with the addend ptxas
+ * folds in) where instruction selection, which sees one block at a time, would not: an operand
+ * extended in another block (widen's exact `rows * N` in a loop, N extended once before it) is
+ * otherwise a 64-bit multiply, three IMADs.  Run after the optimisation pipeline, so that what LLVM
+ * strength-reduces into steps is gone first. */
+static LLVMValueRef widening_multiply(LLVMBuilderRef b, LLVMValueRef mul) {
+  if (LLVMGetInstructionOpcode(mul) != LLVMMul || LLVMTypeOf(mul) != LLVMInt64TypeInContext(LLVMGetTypeContext(LLVMTypeOf(mul))))
+    return NULL;
+  LLVMBasicBlockRef block = LLVMGetInstructionParent(mul);
+  int sa, sb, here_a, here_b;
+  LLVMValueRef a = i32_source(LLVMGetOperand(mul, 0), block, &sa, &here_a);
+  LLVMValueRef c = i32_source(LLVMGetOperand(mul, 1), block, &sb, &here_b);
+  if (!a || !c || (here_a && here_b) || (sa >= 0 && sb >= 0 && sa != sb) || (sa < 0 && sb < 0)) return NULL;
+  int is_signed = sa >= 0 ? sa : sb;
+  LLVMTypeRef i32 = LLVMTypeOf(a), params[2] = {i32, i32}, fn = LLVMFunctionType(LLVMTypeOf(mul), params, 2, 0);
+  const char *text = is_signed ? "mul.wide.s32 $0, $1, $2;" : "mul.wide.u32 $0, $1, $2;";
+  LLVMValueRef asm_ = LLVMGetInlineAsm(fn, (char *)text, strlen(text), (char *)"=l,r,r", 6, 0, 0, LLVMInlineAsmDialectATT, 0);
+  LLVMPositionBuilderBefore(b, mul);
+  LLVMValueRef args[2] = {a, c};
+  return LLVMBuildCall2(b, fn, asm_, args, 2, "");
+}
+
+static void widen_multiplies(LLVMModuleRef module) {
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(LLVMGetModuleContext(module));
+  for (LLVMValueRef f = LLVMGetFirstFunction(module); f; f = LLVMGetNextFunction(f))
+    for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
+      for (LLVMValueRef i = LLVMGetFirstInstruction(bb), next; i; i = next) {
+        next = LLVMGetNextInstruction(i);
+        LLVMValueRef wide = widening_multiply(b, i);
+        if (!wide) continue;
+        LLVMReplaceAllUsesWith(i, wide);
+        LLVMInstructionEraseFromParent(i);
+      }
+  LLVMDisposeBuilder(b);
+}
 
 static void set_error(char *err, size_t size, const char *what, char *llvm_message) {
   snprintf(err, size, "%s%s%s", what, llvm_message ? ": " : "", llvm_message ? llvm_message : "");
@@ -83,6 +139,8 @@ int llvm_emit_ptx(LLVMModuleRef module, const GpuTarget *t, int strength_reduce,
   if (failed) {
     set_error(err, size, "LLVM optimisation failed", LLVMGetErrorMessage(failed));
     status = -1;
+  } else {
+    widen_multiplies(module);
   }
   LLVMMemoryBufferRef buffer = NULL;
   if (!status && LLVMTargetMachineEmitToMemoryBuffer(tm, module, LLVMAssemblyFile, &error, &buffer)) {

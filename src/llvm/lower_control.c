@@ -143,6 +143,9 @@ static void for_latch(Lower *L, const TirOp *op, ForLoop *F) {
   for (int k = 0; k < op->results.len; k++)
     add_incoming(F->carried[k], in_layout_of(L, yield->operands.data[k], body->args.data[1 + k]), LLVMGetInsertBlock(L->b));
   LLVMValueRef next = LLVMBuildAdd(L->b, F->iv, F->step, "");
+  /* A counted loop runs the body only where lb + k * step is below ub (or
+   * above): only the last step can wrap, and its value is never read. */
+  if (F->trips && F->ind.is_signed) LLVMSetNSW(next, 1);
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(L->b);
   LLVMAddIncoming(F->iv, &next, &latch, 1);
   if (F->trips) {

@@ -427,6 +427,16 @@ static int in_accumulator(Lower *L, int value) {
   return l && l->kind == LAYOUT_MMA;
 }
 
+/* widen's proof that an integer add, sub or mul does not wrap (constants
+ * folded by the builder carry no flags). */
+static void promise_no_wrap(LLVMValueRef v, const Type *t) {
+  if (!LLVMIsAInstruction(v)) return;
+  LLVMOpcode code = LLVMGetInstructionOpcode(v);
+  if (code != LLVMAdd && code != LLVMSub && code != LLVMMul) return;
+  if (is_signed(t)) LLVMSetNSW(v, 1);
+  else LLVMSetNUW(v, 1);
+}
+
 /* Operands in the result's layout, register by register; an op whose
  * operands are each one value (constants, splats, scalars) is computed once. */
 void lower_elementwise(Lower *L, const TirOp *op) {
@@ -455,6 +465,7 @@ void lower_elementwise(Lower *L, const TirOp *op) {
     if (op->code == TIR_CAST) out.v[r] = lower_cast_value(L, x[0], t, rt, op->kind);
     else if (op->code == TIR_BITCAST) out.v[r] = bitcast(L, x[0], t, rt);
     else out.v[r] = lower_scalar(L, op->code, op->kind, t, x);
+    if (op->flags & NO_WRAP) promise_no_wrap(out.v[r], t);
   }
   for (int r = 1; uniform && r < out.n; r++) out.v[r] = out.v[0];
   out.uniform = uniform;

@@ -471,8 +471,8 @@ static void emit_marked(Pipe *P, const char *marked, const Ahead *a, int slot, c
     const TirOp *op = P->body->ops.data[i];
     if (!op->results.len || !marked[op->results.data[0]]) continue;
     int k = load_index(P, op);
-    if (k < 0) {
-      clone(P, op);
+    if (k < 0) { /* for an iteration that may not exist, where widen's ranges do not hold */
+      clone(P, op)->flags &= ~NO_WRAP;
       continue;
     }
     is->ptr[k] = mapped(P, op->operands.data[0]);

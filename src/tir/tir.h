@@ -131,8 +131,12 @@ typedef enum {
  * the buffer's other slots. */
 /* NO_LICM: a loop licm leaves whole (tl.range's and tl.condition's
  * disable_licm), its invariant code computed in each iteration. */
+/* NO_WRAP: an integer add, sub or mul whose exact result the widen pass
+ * proved within its type (src/tir/widen.c): LLVM's nsw (nuw for unsigned
+ * types), which lets it move a sign extension through the index
+ * arithmetic and strength-reduce `(i + r) * n` in 64 bits. */
 enum { LOAD_MASK = 1, LOAD_OTHER = 2, SCAN_REVERSE = 4, PRINT_HEX = 8, LOAD_VOLATILE = 16, ASSERT_TRAP = 32, FREE_SLOT = 64,
-       ASM_PURE = 128 /* INLINE_ASM without side effects (is_pure=True) */, NO_LICM = 256 };
+       ASM_PURE = 128 /* INLINE_ASM without side effects (is_pure=True) */, NO_LICM = 256, NO_WRAP = 512 };
 enum { MAX_ASM_ARGS = 16 }; /* INLINE_ASM's operands, and its results */
 
 typedef struct TirBlock TirBlock;

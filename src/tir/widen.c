@@ -40,7 +40,10 @@
  *     loop's bounds, a load's `other`, arithmetic outside the slice, a
  *     carried value that is not wide, ...) takes a cast back to the
  *     original type: the wrapped value the program computed before;
- *   - nothing changes where the ranges prove the original types exact.
+ *   - nothing changes where the ranges prove the original types exact;
+ *   - an add, sub or mul whose exact result the ranges prove within the
+ *     type it computes in (i64 for what is widened) is marked nowrap
+ *     (NO_WRAP), widened or not: LLVM's nsw, or nuw for unsigned types.
  * Extensions and casts back are placed just after the definition of what
  * they convert (first in the block for parameters and block arguments), so
  * they dominate every use; cse, licm and dce tidy them.
@@ -66,6 +69,7 @@ typedef struct Widen {
   const TirOp **def; /* per value: its defining op; NULL for parameters and block arguments */
   char *addressing;  /* per value: in the address slice */
   char *wide;        /* per value: computed in i64 from now on */
+  char *no_wrap;     /* per value: an add, sub or mul whose exact result fits the type it is computed in */
   Range *range;      /* per value: the exact value's range (wide) or the computed one's */
   int *changes;      /* per carried value: how often its range grew */
   char *needs_ext, *needs_narrow;
@@ -388,6 +392,14 @@ static Range compute(const Widen *W, const TirOp *op) {
   }
 }
 
+/* The ops LLVM takes a no-wrap promise on, of the integer types whose
+ * ranges are exact (not i1, not u64). */
+static int takes_no_wrap(const Widen *W, const TirOp *op) {
+  const Type *t = type_of(W, op->results.data[0]);
+  if (!is_int_value(t) || t->elem == DT_I1 || t->elem == DT_U64) return 0;
+  return op->code == TIR_ADD || op->code == TIR_SUB || op->code == TIR_MUL;
+}
+
 /* A value of the slice whose exact range leaves its type becomes wide, and
  * so does a shape op of a wide value; any other value wraps to its type. */
 static void visit_op(Widen *W, const TirOp *op) {
@@ -398,6 +410,7 @@ static void visit_op(Widen *W, const TirOp *op) {
   int leaves = !fits(r, tr);
   W->wide[v] = leaves && is_narrow(t) && ((is_arith(W, op) && W->addressing[v]) || is_shape(W, op));
   W->range[v] = leaves && !W->wide[v] ? tr : r;
+  W->no_wrap[v] = takes_no_wrap(W, op) && !same_range(r, UNKNOWN) && (W->wide[v] || !leaves);
 }
 
 /* How far from lb the steps of `step` (> 0) get without passing `bound`,
@@ -570,6 +583,19 @@ static void plan_block(Widen *W, const TirBlock *b, const TirOp *parent) {
   }
 }
 
+/* ---- no-wrap promises --------------------------------------------------------- */
+
+/* Before the rewrite, which renumbers what compute_then_narrow computes in i64. */
+static void mark_no_wrap(const Widen *W, TirBlock *b) {
+  for (int i = 0; i < b->ops.len; i++) {
+    TirOp *op = b->ops.data[i];
+    int v = result_of(op);
+    if (v >= 0 && v < W->n_values && W->no_wrap[v]) op->flags |= NO_WRAP;
+    for (int r = 0; r < 2; r++)
+      if (op->regions[r]) mark_no_wrap(W, op->regions[r]);
+  }
+}
+
 /* ---- the rewrite ------------------------------------------------------------ */
 
 static Type *wide_type(const Widen *W, int v) { return type_with_elem(W->f->arena, type_of(W, v), DT_I64, 0); }
@@ -670,6 +696,7 @@ static void init(Widen *W, TirFunc *f) {
   W->def = zeroed(W, sizeof *W->def);
   W->addressing = zeroed(W, 1);
   W->wide = zeroed(W, 1);
+  W->no_wrap = zeroed(W, 1);
   W->needs_ext = zeroed(W, 1);
   W->needs_narrow = zeroed(W, 1);
   W->range = zeroed(W, sizeof *W->range);
@@ -688,7 +715,7 @@ static void init(Widen *W, TirFunc *f) {
 static void reset_ranges(Widen *W) {
   for (int v = 0; v < W->n_values; v++) {
     W->range[v] = NOTHING;
-    W->wide[v] = 0;
+    W->wide[v] = W->no_wrap[v] = 0;
     W->changes[v] = 0;
   }
   for (int i = 0; i < W->f->params.len; i++) {
@@ -720,6 +747,7 @@ void tir_widen(TirFunc *f) {
     reset_ranges(&W);
     analyze_block(&W, f->body);
   } while (mark_bounds(&W, f->body));
+  mark_no_wrap(&W, f->body);
   if (!any_wide(&W)) return;
   plan_block(&W, f->body, NULL);
   rewrite_block(&W, f->body, param_values(f), f->params.len, NULL);
