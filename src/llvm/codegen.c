@@ -61,8 +61,8 @@ static LLVMValueRef widening_multiply(LLVMBuilderRef b, LLVMValueRef mul) {
   int sa, sb, here_a, here_b;
   LLVMValueRef a = i32_source(LLVMGetOperand(mul, 0), block, &sa, &here_a);
   LLVMValueRef c = i32_source(LLVMGetOperand(mul, 1), block, &sb, &here_b);
-  if (!a || !c || (here_a && here_b) || (sa >= 0 && sb >= 0 && sa != sb) || (sa < 0 && sb < 0)) return NULL;
-  int is_signed = sa >= 0 ? sa : sb;
+  if (!a || !c || (here_a && here_b) || (sa >= 0 && sb >= 0 && sa != sb)) return NULL;
+  int is_signed = sa >= 0 ? sa : sb >= 0 ? sb : 1;
   LLVMTypeRef i32 = LLVMTypeOf(a), params[2] = {i32, i32}, fn = LLVMFunctionType(LLVMTypeOf(mul), params, 2, 0);
   const char *text = is_signed ? "mul.wide.s32 $0, $1, $2;" : "mul.wide.u32 $0, $1, $2;";
   LLVMValueRef asm_ = LLVMGetInlineAsm(fn, (char *)text, strlen(text), (char *)"=l,r,r", 6, 0, 0, LLVMInlineAsmDialectATT, 0);

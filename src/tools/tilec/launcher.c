@@ -12,6 +12,7 @@
  * `cdiv(n, BLOCK)` or as it is), or, without --grid, from a `const unsigned grid[3]`
  * argument.  The runtime checks the arguments as tile_launch always does. */
 #include "launcher.h"
+#include "grid.h"
 #include "../../runtime/json.h"
 
 #include <ctype.h>
@@ -125,46 +126,51 @@ static int is_constexpr(const Kernel *k, const char *name, size_t len) {
   return 0;
 }
 
-/* The grid expression in C: names become the grid function's variables
- * (v_NAME), cdiv/min/max its helpers, `//` C's division (grid sizes are not
- * negative), numbers long long; anything else is refused with its place. */
-static int translate(const Kernel *k, const char *grid, Buf *out, unsigned char *used) {
-  for (const char *p = grid; *p;) {
-    if (isspace((unsigned char)*p)) {
-      p++;
-    } else if (isalpha((unsigned char)*p) || *p == '_') {
-      const char *start = p;
-      while (isalnum((unsigned char)*p) || *p == '_' || *p == '.') p++;
-      size_t len = (size_t)(p - start);
-      if ((p[0] == '[') && (p[1] == '\'' || p[1] == '"')) { /* Triton's meta['BLOCK']: the constexpr BLOCK */
-        const char *end = strchr(p + 2, p[1]);
-        if (!end || end[1] != ']') return fail("--grid: an unclosed subscript at '%s'", start);
-        start = p + 2, len = (size_t)(end - start), p = end + 2;
-      }
-      int param = param_index(k, start, len);
-      char word[128];
-      snprintf(word, sizeof word, "%.*s", (int)(len < 100 ? len : 100), start);
-      if (!strcmp(word, "cdiv") || !strcmp(word, "triton.cdiv") || !strcmp(word, "min") || !strcmp(word, "max")) {
-        buf_printf(out, "tile_grid_%s", strchr(word, '.') ? "cdiv" : word);
-      } else if (param >= 0 && k->params[param].type[0] != '*' && !is_float(k->params[param].type)) {
-        buf_printf(out, "(long long)args[%d].i", param);
-      } else if (is_constexpr(k, start, len)) {
-        buf_printf(out, "v_%s", word);
-        used[0] = 1;
-      } else {
-        return fail("--grid: '%s' is neither an integer parameter of the kernel nor one of its constexprs", word);
-      }
-    } else if (isdigit((unsigned char)*p)) {
-      while (isdigit((unsigned char)*p)) buf_printf(out, "%c", *p++);
-      buf_puts(out, "LL");
-    } else if (strchr("+-*%(),", *p) || (p[0] == '/' && p[1] == '/')) {
-      buf_puts(out, *p == '/' ? "/" : (char[]){*p, 0});
-      p += *p == '/' ? 2 : 1;
-    } else {
-      return fail("--grid: '%.1s' is not part of a grid expression (integers, names, + - * // %% ( ) , cdiv min max)", p);
-    }
+/* Item i of the grid in C: names become the kernel's integer arguments or the grid function's
+ * variables (v_NAME, the constexprs), cdiv/min/max its helpers, `//` C's division (grid sizes are not
+ * negative), numbers long long.  *used: whether a constexpr is read. */
+static int put_grid_node(const Kernel *k, const Grid *g, int i, Buf *out, unsigned char *used) {
+  const GridNode *n = &g->nodes[i];
+  static const char *const ops[] = {[GRID_ADD] = " + ", [GRID_SUB] = " - ", [GRID_MUL] = " * ", [GRID_DIV] = " / ",
+                                    [GRID_REM] = " % "};
+  static const char *const calls[] = {[GRID_CDIV] = "tile_grid_cdiv", [GRID_MIN] = "tile_grid_min", [GRID_MAX] = "tile_grid_max"};
+  if (n->kind == GRID_NUMBER) {
+    buf_printf(out, "%lldLL", n->value);
+    return 0;
   }
+  if (n->kind == GRID_NAME) {
+    int param = param_index(k, n->name, strlen(n->name));
+    if (param >= 0 && k->params[param].type[0] != '*' && !is_float(k->params[param].type)) {
+      buf_printf(out, "(long long)args[%d].i", param);
+    } else if (is_constexpr(k, n->name, strlen(n->name))) {
+      buf_printf(out, "v_%s", n->name);
+      *used = 1;
+    } else {
+      return fail("--grid: '%s' is neither an integer parameter of the kernel nor one of its constexprs", n->name);
+    }
+    return 0;
+  }
+  int call = n->kind == GRID_CDIV || n->kind == GRID_MIN || n->kind == GRID_MAX;
+  buf_printf(out, "%s(", call ? calls[n->kind] : "");
+  if (put_grid_node(k, g, n->a, out, used)) return 1;
+  buf_puts(out, call ? ", " : ops[n->kind]);
+  if (put_grid_node(k, g, n->b, out, used)) return 1;
+  buf_puts(out, ")");
   return 0;
+}
+
+/* The grid's items in C, comma-separated, or 1 with the reason on stderr. */
+static int translate(const Kernel *k, const char *grid, Buf *out, unsigned char *used) {
+  Grid *g = malloc(sizeof *g);
+  GridError e;
+  char why[512];
+  int rc = !g ? fail("%s", "out of memory") : grid_parse(grid, g, &e) ? fail("--grid: %s", grid_error_text(&e, why, sizeof why)) : 0;
+  for (int i = 0; !rc && i < g->n_items; i++) {
+    if (i) buf_puts(out, ", ");
+    rc = put_grid_node(k, g, g->item[i], out, used);
+  }
+  free(g);
+  return rc;
 }
 
 static void put_bytes(Buf *b, const unsigned char *data, size_t size) {
@@ -246,21 +252,6 @@ static int put_source(Buf *c, const Kernel *k, const char *stem_base, const char
   return 0;
 }
 
-/* Triton's grid is a tuple, `(cdiv(n, BLOCK),)`: its outer parentheses and last comma go. */
-static const char *grid_items(Arena *a, const char *grid) {
-  size_t n = strlen(grid);
-  while (n && isspace((unsigned char)grid[n - 1])) n--;
-  while (*grid && isspace((unsigned char)*grid)) grid++, n--;
-  int depth = 0, outer = n > 1 && grid[0] == '(' && grid[n - 1] == ')';
-  for (size_t i = 0; outer && i + 1 < n; i++) { /* the first '(' closes only at the end */
-    depth += grid[i] == '(' ? 1 : grid[i] == ')' ? -1 : 0;
-    if (!depth) outer = 0;
-  }
-  if (outer) grid++, n -= 2;
-  while (n && (isspace((unsigned char)grid[n - 1]) || grid[n - 1] == ',')) n--;
-  return arena_strndup(a, grid, n);
-}
-
 static int write_file(const char *path, const char *text) {
   FILE *f = fopen(path, "wb");
   size_t len = strlen(text);
@@ -286,7 +277,6 @@ int launcher_write(const char *stem, const char *source_path, const char *metada
     else if (is_c_keyword(k.params[i].name))
       rc = fail("the parameter '%s' cannot be a C parameter of that name (a C keyword or the launcher's own): rename it",
                 k.params[i].name);
-  if (!rc && grid) grid = grid_items(&a, grid);
   if (!rc) put_header(&h, &k, source_path, grid);
   if (!rc) rc = put_source(&c, &k, base, grid, bundle, size);
   if (!rc && (h.failed || c.failed)) rc = fail("%s", "out of memory");

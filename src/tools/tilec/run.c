@@ -10,6 +10,7 @@
  * (tile_malloc, copies, tile_kernel_create_file, tile_launch): with --device
  * cpu the context runs on the interpreter. */
 #include "run.h"
+#include "grid.h"
 
 #include "npy.h"
 
@@ -26,9 +27,9 @@ enum { MAX_ARGS = 64, MAX_HIDDEN = 192, MAX_SLOTS = MAX_ARGS + MAX_HIDDEN };
 
 struct RunArgs {
   const char *input, *device;
-  unsigned grid[3];
-  const char *grid_exprs[3];     /* the items of a --grid with names (meta-parameters), else NULL */
-  char grid_text[3][256];        /* --grid's items */
+  unsigned grid[3];              /* the counts of --grid's items without names (1 past its items) */
+  Grid grid_expr;                /* --grid, parsed */
+  const char *grid_arg;          /* as given */
   int have_grid;
   tile_options opts;
   const char *defines[256];
@@ -111,149 +112,22 @@ static int run_error(const char *fmt, ...) {
 
 /* ---- grids: counts, or expressions of the meta-parameters ---------------------------------- */
 
-/* A grid expression's evaluation: `k` NULL only checks the syntax (every name 1). */
-typedef struct GridExpr {
-  const char *p;
-  const tile_kernel *k;
-  const char *error;  /* the first problem, or NULL */
-  char name[128];     /* the name it is about */
-  int depth;
-} GridExpr;
-
-enum { MAX_GRID_DEPTH = 64 };
-
-static long long grid_sum(GridExpr *g);
-
-static void grid_skip(GridExpr *g) {
-  while (*g->p == ' ') g->p++;
-}
-
-static int grid_eat(GridExpr *g, const char *token) {
-  grid_skip(g);
-  size_t n = strlen(token);
-  if (strncmp(g->p, token, n)) return 0;
-  g->p += n;
-  return 1;
-}
-
-static long long grid_fail(GridExpr *g, const char *why) {
-  if (!g->error) g->error = why;
-  return 0;
-}
-
-/* A name, or Triton's meta['NAME']: the constexpr's value in the kernel's specialisation. */
-static long long grid_name(GridExpr *g) {
-  const char *start = g->p;
-  while (isalnum((unsigned char)*g->p) || *g->p == '_') g->p++;
-  size_t len = (size_t)(g->p - start);
-  if ((len == 4 && !strncmp(start, "meta", 4)) && g->p[0] == '[' && (g->p[1] == '\'' || g->p[1] == '"')) {
-    const char *end = strchr(g->p + 2, g->p[1]);
-    if (!end || end[1] != ']') return grid_fail(g, "an unclosed meta['...']");
-    start = g->p + 2, len = (size_t)(end - start), g->p = end + 2;
-  }
-  snprintf(g->name, sizeof g->name, "%.*s", (int)(len < 100 ? len : 100), start);
-  long long v = 1;
-  if (g->k && tile_kernel_constexpr(g->k, g->name, &v) != TILE_OK)
-    return grid_fail(g, "is not an integer constexpr of the kernel");
-  return v;
-}
-
-/* cdiv(a, b), min(a, b), max(a, b) */
-static long long grid_call(GridExpr *g, int fn) {
-  long long a = grid_sum(g), b = grid_eat(g, ",") ? grid_sum(g) : grid_fail(g, "a call needs two arguments");
-  if (!grid_eat(g, ")")) return grid_fail(g, "a missing ')'");
-  if (fn == 'c') return b > 0 ? a / b + (a % b > 0) : grid_fail(g, "cdiv by a number below 1");
-  return fn == '<' ? (a < b ? a : b) : (a > b ? a : b);
-}
-
-static long long grid_atom(GridExpr *g) {
-  grid_skip(g);
-  if (++g->depth > MAX_GRID_DEPTH) return grid_fail(g, "nested too deeply");
-  long long v = 0;
-  if (isdigit((unsigned char)*g->p)) {
-    char *end;
-    errno = 0;
-    v = strtoll(g->p, &end, 10);
-    g->p = end;
-    if (errno) v = grid_fail(g, "a number too large");
-  } else if (grid_eat(g, "(")) {
-    v = grid_sum(g);
-    if (!grid_eat(g, ")")) v = grid_fail(g, "a missing ')'");
-  } else if (grid_eat(g, "cdiv(") || grid_eat(g, "triton.cdiv(")) {
-    v = grid_call(g, 'c');
-  } else if (grid_eat(g, "min(")) {
-    v = grid_call(g, '<');
-  } else if (grid_eat(g, "max(")) {
-    v = grid_call(g, '>');
-  } else if (isalpha((unsigned char)*g->p) || *g->p == '_') {
-    v = grid_name(g);
-  } else {
-    v = grid_fail(g, "something not part of a grid expression");
-  }
-  g->depth--;
-  return v;
-}
-
-/* Products and sums in 64 bits; a result outside 1..2^31-1 is refused when the grid is made. */
-static long long grid_product(GridExpr *g) {
-  long long v = grid_atom(g);
-  while (!g->error) {
-    int op = grid_eat(g, "*") ? '*' : grid_eat(g, "//") ? '/' : grid_eat(g, "%") ? '%' : 0;
-    if (!op) return v;
-    long long w = grid_atom(g);
-    if (op != '*' && w <= 0) return grid_fail(g, "a division by a number below 1");
-    if (op == '*' && __builtin_mul_overflow(v, w, &v)) return grid_fail(g, "a product too large");
-    if (op != '*') v = op == '/' ? v / w : v % w;
-  }
-  return v;
-}
-
-static long long grid_sum(GridExpr *g) {
-  long long v = grid_product(g);
-  while (!g->error) {
-    int op = grid_eat(g, "+") ? '+' : grid_eat(g, "-") ? '-' : 0;
-    if (!op) return v;
-    long long w = grid_product(g);
-    if (op == '+' ? __builtin_add_overflow(v, w, &v) : __builtin_sub_overflow(v, w, &v))
-      return grid_fail(g, "a sum too large");
-  }
-  return v;
-}
-
-/* One grid item's value (k NULL: its syntax only); 0 with g->error set when it is wrong. */
-static long long grid_value(const char *expr, const tile_kernel *k, GridExpr *g) {
-  *g = (GridExpr){expr, k, NULL, "", 0};
-  long long v = grid_sum(g);
-  grid_skip(g);
-  if (!g->error && *g->p) grid_fail(g, "something not part of a grid expression");
-  if (!g->error && (v < 1 || v > 0x7fffffffLL)) grid_fail(g, "a count outside 1..2^31-1");
-  return g->error ? 0 : v;
-}
-
+/* --grid: the items without names are counted now; the others in the specialisation launched. */
 static int parse_grid(RunArgs *r, const char *s) {
-  char (*items)[256] = r->grid_text;
-  const char *rest = s;
+  GridError e;
+  char why[512];
+  r->grid_arg = s;
   r->grid[0] = r->grid[1] = r->grid[2] = 1;
-  r->grid_exprs[0] = r->grid_exprs[1] = r->grid_exprs[2] = NULL;
-  for (int i = 0; i < 3; i++) {
-    const char *comma = rest;
-    for (int depth = 0; *comma && (*comma != ',' || depth); comma++) depth += *comma == '(' ? 1 : *comma == ')' ? -1 : 0;
-    size_t len = (size_t)(comma - rest);
-    if (len >= sizeof items[i]) return run_error("--grid item '%.40s...' is too long", rest);
-    memcpy(items[i], rest, len);
-    items[i][len] = 0;
-    GridExpr g;
-    long long v = grid_value(items[i], NULL, &g);
-    if (g.error)
-      return run_error("bad --grid '%s': %s%s%s%s (expected one to three counts or expressions)", s, g.error,
-                       *g.p ? " at '" : "", g.p, *g.p ? "'" : "");
-    int is_count = strspn(items[i], "0123456789") == len;
+  if (grid_parse(s, &r->grid_expr, &e))
+    return run_error("bad --grid '%s': %s (expected one to three counts or expressions)", s, grid_error_text(&e, why, sizeof why));
+  for (int i = 0; i < r->grid_expr.n_items; i++) {
+    if (r->grid_expr.has_name[i]) continue;
+    long long v = grid_eval(&r->grid_expr, i, NULL, NULL, &e);
+    if (!e.why && (v < 1 || v > 0x7fffffffLL)) e.why = "a count outside 1..2^31-1";
+    if (e.why) return run_error("bad --grid '%s': %s (expected one to three counts or expressions)", s, grid_error_text(&e, why, sizeof why));
     r->grid[i] = (unsigned)v;
-    r->grid_exprs[i] = is_count ? NULL : items[i];
-    if (!*comma) return 0;
-    rest = comma + 1;
   }
-  return run_error("bad --grid '%s': more than three items", s);
+  return 0;
 }
 
 /* tile_launch_grid's function: the items with names evaluated in the specialisation launched. */
@@ -262,15 +136,23 @@ typedef struct GridUse {
   char error[512];
 } GridUse;
 
+static int constexpr_value(void *k, const char *name, long long *value) {
+  return tile_kernel_constexpr(k, name, value) == TILE_OK ? 0 : -1;
+}
+
 static void grid_of_meta(const tile_kernel *k, const tile_arg *args, int num_args, unsigned grid[3], void *user) {
   (void)args, (void)num_args;
   GridUse *use = user;
   for (int i = 0; i < 3; i++) {
-    GridExpr g;
-    const char *expr = use->r->grid_exprs[i];
-    grid[i] = expr ? (unsigned)grid_value(expr, k, &g) : use->r->grid[i];
-    if (expr && g.error && !use->error[0])
-      snprintf(use->error, sizeof use->error, "--grid '%s': '%s' %s", expr, g.name, g.error);
+    grid[i] = use->r->grid[i];
+    if (i >= use->r->grid_expr.n_items || !use->r->grid_expr.has_name[i]) continue;
+    GridError e;
+    char why[256];
+    long long v = grid_eval(&use->r->grid_expr, i, constexpr_value, (void *)k, &e);
+    if (!e.why && (v < 1 || v > 0x7fffffffLL)) e.why = "a count outside 1..2^31-1";
+    grid[i] = e.why ? 0 : (unsigned)v;
+    if (e.why && !use->error[0])
+      snprintf(use->error, sizeof use->error, "--grid '%s': %s", use->r->grid_arg, grid_error_text(&e, why, sizeof why));
   }
 }
 
