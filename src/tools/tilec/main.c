@@ -163,15 +163,6 @@ static const char *option_value(int argc, char **argv, int *i, const char *name)
 }
 
 /* A whole decimal int; its range is tile_options_check's to judge. */
-static int integer(const char *v, int *out) {
-  char *end;
-  errno = 0;
-  long n = strtol(v, &end, 10);
-  if (!*v || *end || errno || n < INT_MIN || n > INT_MAX) return 0;
-  *out = (int)n;
-  return 1;
-}
-
 /* tilec pack's --arch sm_80,sm_90a into a->archs; -1 if it is not such a list. */
 static int split_archs(Args *a, const char *list) {
   if (strlen(list) >= sizeof a->archs_text) return -1;
@@ -228,18 +219,18 @@ static int parse_args(int argc, char **argv, Args *a) {
     } else if (a->pack && (v = option_value(argc, argv, &i, "--config")) && !strcmp(v, "all")) {
       a->opts.config = -1;
     } else if ((v = option_value(argc, argv, &i, "--config"))) {
-      if (!integer(v, &a->opts.config)) return usage_error("--config needs a config index, got '%s'", v);
+      if (!tilec_integer(v, INT_MIN, INT_MAX, &a->opts.config)) return usage_error("--config needs a config index, got '%s'", v);
     } else if ((v = option_value(argc, argv, &i, "--arch"))) {
       a->opts.arch = v;
       if (a->pack && split_archs(a, v)) return usage_error("--arch needs 1 to 16 targets separated by commas, got '%s'", v);
     } else if ((v = option_value(argc, argv, &i, "--libdevice"))) {
       a->opts.libdevice = v;
     } else if ((v = option_value(argc, argv, &i, "--num-warps"))) {
-      if (!integer(v, &a->opts.num_warps)) return usage_error("--num-warps needs a power of two from 1 to 32, got '%s'", v);
+      if (!tilec_integer(v, INT_MIN, INT_MAX, &a->opts.num_warps)) return usage_error("--num-warps needs a power of two from 1 to 32, got '%s'", v);
     } else if ((v = option_value(argc, argv, &i, "--num-stages"))) {
-      if (!integer(v, &a->opts.num_stages)) return usage_error("--num-stages needs a number from 1 to 16, got '%s'", v);
+      if (!tilec_integer(v, INT_MIN, INT_MAX, &a->opts.num_stages)) return usage_error("--num-stages needs a number from 1 to 16, got '%s'", v);
     } else if ((v = option_value(argc, argv, &i, "--maxnreg"))) {
-      if (!integer(v, &a->opts.maxnreg)) return usage_error("--maxnreg needs a number from 24 to 255, got '%s'", v);
+      if (!tilec_integer(v, INT_MIN, INT_MAX, &a->opts.maxnreg)) return usage_error("--maxnreg needs a number from 24 to 255, got '%s'", v);
     } else if ((v = option_value(argc, argv, &i, "--refill"))) {
       const char *when[] = {"auto", "early", "late"}; /* tile_refill's order */
       int w = 0;

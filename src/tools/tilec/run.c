@@ -342,15 +342,6 @@ static int clobbers(const RunArgs *r) {
 }
 
 /* An option's whole decimal number in lo..hi into *out; 0 if it is not one. */
-static int count_option(const char *v, long lo, long hi, int *out) {
-  char *end;
-  errno = 0;
-  long n = strtol(v, &end, 10);
-  if (!*v || *end || errno || n < lo || n > hi) return 0;
-  *out = (int)n;
-  return 1;
-}
-
 static int parse_run_args(int argc, char **argv, RunArgs *r) {
   tile_options_init(&r->opts);
   r->opts.defines = r->defines;
@@ -367,12 +358,12 @@ static int parse_run_args(int argc, char **argv, RunArgs *r) {
       if (parse_grid(r, argv[++i])) return 1;
       r->have_grid = 1;
     } else if (!strcmp(a, "--config") && next) {
-      if (!count_option(argv[++i], 0, (1 << 20) - 1, &r->opts.config)) return run_error("bad --config '%s' (expected 0..2^20-1)", argv[i]);
+      if (!tilec_integer(argv[++i], 0, (1 << 20) - 1, &r->opts.config)) return run_error("bad --config '%s' (expected 0..2^20-1)", argv[i]);
     } else if (!strcmp(a, "--num-warps") && next) {
-      if (!count_option(argv[++i], 1, 32, &r->opts.num_warps) || (r->opts.num_warps & (r->opts.num_warps - 1)))
+      if (!tilec_integer(argv[++i], 1, 32, &r->opts.num_warps) || (r->opts.num_warps & (r->opts.num_warps - 1)))
         return run_error("bad --num-warps '%s' (expected a power of two from 1 to 32)", argv[i]);
     } else if (!strcmp(a, "--num-stages") && next) {
-      if (!count_option(argv[++i], 1, 16, &r->opts.num_stages)) return run_error("bad --num-stages '%s' (expected 1..16)", argv[i]);
+      if (!tilec_integer(argv[++i], 1, 16, &r->opts.num_stages)) return run_error("bad --num-stages '%s' (expected 1..16)", argv[i]);
     } else if (!strcmp(a, "--device") && next) r->device = argv[++i];
     else if (!strcmp(a, "--signature") && next) r->opts.signature = argv[++i];
     else if (!strncmp(a, "--passes=", 9)) r->opts.passes = a + 9; /* --passes=none runs the IR as lowered */
@@ -441,6 +432,15 @@ const char *tilec_missing_value(int argc, char **argv, int i, const char *const 
     if ((*rest == '=' && !rest[1]) || (!*rest && (!next || !*next || !strcmp(next, "--")))) return *options;
   }
   return NULL;
+}
+
+int tilec_integer(const char *v, long lo, long hi, int *out) {
+  char *end;
+  errno = 0;
+  long n = strtol(v, &end, 10);
+  if (!*v || *end || errno || n < lo || n > hi) return 0;
+  *out = (int)n;
+  return 1;
 }
 
 int tilec_fp_fusion(const char *value, tile_fp_fusion *out) {

@@ -23,6 +23,8 @@ int tilec_same_file(const char *a, const char *b);
  * value, when its value is missing or empty ("--kernel" last, "--kernel=",
  * "-D --"); NULL otherwise.  An empty value is a mistake, not a setting. */
 const char *tilec_missing_value(int argc, char **argv, int i, const char *const *options);
+/* A decimal integer option's value from lo to hi into *out; 0 if it is not one. */
+int tilec_integer(const char *v, long lo, long hi, int *out);
 /* --fp-fusion's value, "on" or "off", into *out; 0 if it is neither. */
 int tilec_fp_fusion(const char *value, tile_fp_fusion *out);
 
