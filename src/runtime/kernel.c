@@ -151,7 +151,7 @@ tile_status kernel_key(tile_kernel *k, const tile_arg *args, int n, uint16_t *ke
 static Spec **find_spec(tile_kernel *k, const uint16_t *key, int key_len, Variant v) {
   for (Spec **link = &k->specs, *s; (s = *link); link = &s->next)
     if (s->on_cpu == k->ctx->on_cpu && s->variant.config == v.config && s->variant.refill == v.refill &&
-        s->variant.tma == v.tma && s->variant.maxnreg == v.maxnreg && s->heuristics == k->heuristics &&
+        s->variant.tma == v.tma && s->heuristics == k->heuristics &&
         s->key_len == key_len &&
         (key_len <= 0 || !memcmp(s->key, key, sizeof *key * (size_t)key_len)))
       return link;
@@ -273,30 +273,6 @@ static tile_status encode_tensor_maps(tile_context *ctx, const KernelMetadata *m
   return TILE_OK;
 }
 
-/* The registers a thread of a `threads`-thread program may have: 255, or the SM's 65536 shared out (a
- * multiple of 8, the allocation's unit). */
-static int program_register_cap(int threads) {
-  int cap = 65536 / (threads > 0 ? threads : 1);
-  return cap > 255 ? 255 : cap - cap % 8;
-}
-
-/* A grid of no more programs than the GPU has multiprocessors runs one program on each: occupancy buys
- * nothing there.  Without a register cap ptxas schedules for occupancy (tutorial 05's dwdb: 96 registers,
- * its loads issued one after another); with one it keeps loads in flight (1.5-1.9x on an H200,
- * bench/README.md).  Such a launch takes the specialisation compiled with the most registers its
- * program's threads may have, unless the kernel states a cap of its own. */
-static tile_status one_wave(tile_kernel *k, Spec **s, const unsigned grid[3]) {
-  int sms = device_sm_count(k->ctx);
-  uint64_t programs = (uint64_t)grid[0] * grid[1] * grid[2];
-  if (!k->compiler || sms <= 0 || programs > (uint64_t)sms || (*s)->meta.maxnreg || (*s)->variant.maxnreg)
-    return TILE_OK;
-  Variant v = (*s)->variant;
-  v.maxnreg = program_register_cap(32 * (*s)->meta.num_warps);
-  tile_status st = kernel_specialize(k, (*s)->key, (*s)->key_len, v, s);
-  if (st == TILE_OK) k->current = *s;
-  return st;
-}
-
 tile_status kernel_launch_spec(tile_kernel *k, Spec *s, const unsigned *given, tile_grid_fn grid_fn, void *user,
                                tile_stream stream, const tile_arg *args, int n) {
   tile_context *ctx = k->ctx;
@@ -315,7 +291,6 @@ tile_status kernel_launch_spec(tile_kernel *k, Spec *s, const unsigned *given, t
                          grid[0], grid[1], grid[2]);
   if (!grid[0] || !grid[1] || !grid[2]) return TILE_OK;
   if (s->on_cpu) return launch_cpu(k, s, grid, args, n);
-  if ((st = one_wave(k, &s, grid)) != TILE_OK) return st;
   if (!s->function && (st = load(k, s)) != TILE_OK) return st;
   TensorMap maps[MAX_TENSOR_MAPS]; /* live until cuLaunchKernel has read them */
   if (s->meta.num_tensor_maps && (st = encode_tensor_maps(ctx, &s->meta, args, maps, params)) != TILE_OK) return st;

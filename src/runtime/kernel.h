@@ -17,15 +17,13 @@ typedef struct Spec Spec;
 /* What a specialisation is compiled with besides its arguments' types: an
  * @triton.autotune config (-1: the kernel's options), a refill schedule
  * (TILE_REFILL_AUTO: the options') and whether TMA may bring the loads,
- * which the autotuner also varies; and a register cap (0: the options'),
- * which a launch of one wave asks for (kernel.c, one_wave). */
+ * which the autotuner also varies. */
 typedef struct Variant {
   int config, refill, tma;   /* tma: tile_options.tma (TILE_TMA_AUTO: the options') */
-  int maxnreg;
 } Variant;
 
 /* The kernel's options as they are. */
-static const Variant AS_GIVEN = {-1, TILE_REFILL_AUTO, TILE_TMA_AUTO, 0};
+static const Variant AS_GIVEN = {-1, TILE_REFILL_AUTO, TILE_TMA_AUTO};
 
 typedef struct KernelCompiler {
   /* Compiles specialisation s (s->signature; NULL: the source's annotations)

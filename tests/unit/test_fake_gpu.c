@@ -352,44 +352,6 @@ static void test_jit_register_cap(void) {
   destroy_cached(ctx, dir);
 }
 
-static void grid_of(const tile_kernel *k, const tile_arg *args, int num_args, unsigned grid[3], void *user) {
-  (void)k, (void)args, (void)num_args;
-  grid[0] = *(const unsigned *)user, grid[1] = grid[2] = 1;
-}
-
-/* A launch whose grid fits in one wave (no more programs than multiprocessors) takes the kernel compiled
- * with the most registers a program's threads may have (occupancy buys nothing there, and a stated cap
- * makes ptxas keep loads in flight); a larger grid the kernel as it is; a cap of the kernel's own stays. */
-static void test_one_wave_register_cap(void) {
-  fake->cc_major = 9, fake->cc_minor = 0, fake->sm_count = 6;
-  tile_context *ctx = fake_context();
-  if (!ctx) return;
-  const char *defs[] = {"BLOCK_SIZE=256"};
-  void *x = NULL;
-  tile_malloc(ctx, &x, 4 * 5000);
-  tile_arg args[] = {tile_buffer(x, "fp32", 0), tile_buffer(x, "fp32", 0), tile_buffer(x, "fp32", 0), tile_int(5000)};
-  for (int own = 0; own <= 64; own += 64) {
-    tile_options o;
-    tile_options_init(&o);
-    o.defines = defs, o.num_defines = 1, o.maxnreg = own;
-    tile_kernel *k = NULL;
-    CHECK(tile_kernel_create_file(ctx, TILE_SOURCE_DIR "/tests/seeds/vector_add.tl", &o, &k) == TILE_OK);
-    static const struct { unsigned programs; const char *cap; } launches[] = {
-        {7, NULL}, {6, "\"maxnreg\": 255,"}, {1, "\"maxnreg\": 255,"}, {20, NULL}};
-    for (int i = 0; k && i < 4; i++) {
-      unsigned programs = launches[i].programs;
-      CHECK(tile_launch_grid(k, grid_of, &programs, NULL, args, 4) == TILE_OK && fake->grid[0] == programs);
-      const char *meta = tile_kernel_metadata(k);
-      const char *want = own ? "\"maxnreg\": 64," : launches[i].cap;
-      CHECK(meta && (want ? strstr(meta, want) != NULL : strstr(meta, "\"maxnreg\"") == NULL));
-    }
-    tile_kernel_destroy(k);
-  }
-  tile_free(ctx, x);
-  tile_context_destroy(ctx);
-  fake->sm_count = 0;
-}
-
 int main(void) {
   srand((unsigned)time(NULL));
   void *library;
@@ -404,7 +366,6 @@ int main(void) {
   test_jit(12, 0, "sm_90", "ptx");
   test_jit_is_ahead_of_time();
   test_jit_register_cap();
-  test_one_wave_register_cap();
   dlclose(library);
   return check_report();
 }
