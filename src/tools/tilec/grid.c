@@ -92,25 +92,31 @@ static int atom(Parser *P) {
   return n;
 }
 
-static int product(Parser *P) {
-  int n = atom(P);
-  while (n >= 0) {
-    GridKind kind = eat(P, "*") ? GRID_MUL : eat(P, "//") ? GRID_DIV : eat(P, "%") ? GRID_REM : GRID_NUMBER;
-    if (kind == GRID_NUMBER) return n;
-    n = add_node(P, kind, n, atom(P));
-  }
+typedef struct Operator {
+  const char *token;
+  GridKind kind;
+} Operator;
+
+static const Operator PRODUCTS[] = {{"*", GRID_MUL}, {"//", GRID_DIV}, {"%", GRID_REM}, {NULL, 0}};
+static const Operator SUMS[] = {{"+", GRID_ADD}, {"-", GRID_SUB}, {NULL, 0}};
+
+/* The operator of `ops` next in the text, eaten; NULL if none is. */
+static const Operator *next_operator(Parser *P, const Operator *ops) {
+  for (; ops->token; ops++)
+    if (eat(P, ops->token)) return ops;
+  return NULL;
+}
+
+/* Operands of one precedence joined left to right: `operand` (operator operand)*. */
+static int chain(Parser *P, int (*operand)(Parser *), const Operator *ops) {
+  int n = operand(P);
+  for (const Operator *op; n >= 0 && (op = next_operator(P, ops));) n = add_node(P, op->kind, n, operand(P));
   return n;
 }
 
-static int sum(Parser *P) {
-  int n = product(P);
-  while (n >= 0) {
-    GridKind kind = eat(P, "+") ? GRID_ADD : eat(P, "-") ? GRID_SUB : GRID_NUMBER;
-    if (kind == GRID_NUMBER) return n;
-    n = add_node(P, kind, n, product(P));
-  }
-  return n;
-}
+static int product(Parser *P) { return chain(P, atom, PRODUCTS); }
+
+static int sum(Parser *P) { return chain(P, product, SUMS); }
 
 /* A character no grid expression has, said as itself rather than where the grammar stops. */
 static const char *stray_character(const char *s) {

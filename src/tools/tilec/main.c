@@ -162,7 +162,6 @@ static const char *option_value(int argc, char **argv, int *i, const char *name)
   return argv[++*i];
 }
 
-/* A whole decimal int; its range is tile_options_check's to judge. */
 /* tilec pack's --arch sm_80,sm_90a into a->archs; -1 if it is not such a list. */
 static int split_archs(Args *a, const char *list) {
   if (strlen(list) >= sizeof a->archs_text) return -1;
@@ -218,7 +217,7 @@ static int parse_args(int argc, char **argv, Args *a) {
       a->opts.signature = v;
     } else if (a->pack && (v = option_value(argc, argv, &i, "--config")) && !strcmp(v, "all")) {
       a->opts.config = -1;
-    } else if ((v = option_value(argc, argv, &i, "--config"))) {
+    } else if ((v = option_value(argc, argv, &i, "--config"))) { /* the numbers' ranges are tile_options_check's */
       if (!tilec_integer(v, INT_MIN, INT_MAX, &a->opts.config)) return usage_error("--config needs a config index, got '%s'", v);
     } else if ((v = option_value(argc, argv, &i, "--arch"))) {
       a->opts.arch = v;

@@ -112,6 +112,13 @@ static int run_error(const char *fmt, ...) {
 
 /* ---- grids: counts, or expressions of the meta-parameters ---------------------------------- */
 
+/* Item i of the grid as a number of programs along its axis: 1..2^31-1, else 0 with err->why set. */
+static long long grid_count(const Grid *g, int i, GridLookup lookup, void *ctx, GridError *err) {
+  long long v = grid_eval(g, i, lookup, ctx, err);
+  if (!err->why && (v < 1 || v > 0x7fffffffLL)) err->why = "a count outside 1..2^31-1";
+  return err->why ? 0 : v;
+}
+
 /* --grid: the items without names are counted now; the others in the specialisation launched. */
 static int parse_grid(RunArgs *r, const char *s) {
   GridError e;
@@ -122,8 +129,7 @@ static int parse_grid(RunArgs *r, const char *s) {
     return run_error("bad --grid '%s': %s (expected one to three counts or expressions)", s, grid_error_text(&e, why, sizeof why));
   for (int i = 0; i < r->grid_expr.n_items; i++) {
     if (r->grid_expr.has_name[i]) continue;
-    long long v = grid_eval(&r->grid_expr, i, NULL, NULL, &e);
-    if (!e.why && (v < 1 || v > 0x7fffffffLL)) e.why = "a count outside 1..2^31-1";
+    long long v = grid_count(&r->grid_expr, i, NULL, NULL, &e);
     if (e.why) return run_error("bad --grid '%s': %s (expected one to three counts or expressions)", s, grid_error_text(&e, why, sizeof why));
     r->grid[i] = (unsigned)v;
   }
@@ -148,8 +154,7 @@ static void grid_of_meta(const tile_kernel *k, const tile_arg *args, int num_arg
     if (i >= use->r->grid_expr.n_items || !use->r->grid_expr.has_name[i]) continue;
     GridError e;
     char why[256];
-    long long v = grid_eval(&use->r->grid_expr, i, constexpr_value, (void *)k, &e);
-    if (!e.why && (v < 1 || v > 0x7fffffffLL)) e.why = "a count outside 1..2^31-1";
+    long long v = grid_count(&use->r->grid_expr, i, constexpr_value, (void *)k, &e);
     grid[i] = e.why ? 0 : (unsigned)v;
     if (e.why && !use->error[0])
       snprintf(use->error, sizeof use->error, "--grid '%s': %s", use->r->grid_arg, grid_error_text(&e, why, sizeof why));
@@ -341,7 +346,6 @@ static int clobbers(const RunArgs *r) {
   return 0;
 }
 
-/* An option's whole decimal number in lo..hi into *out; 0 if it is not one. */
 static int parse_run_args(int argc, char **argv, RunArgs *r) {
   tile_options_init(&r->opts);
   r->opts.defines = r->defines;
