@@ -209,3 +209,22 @@ int ptxas_assemble(const char *ptxas, const PtxasLimits *limits, const char *ptx
   *cubin = NULL;
   return -1;
 }
+
+/* The integer just before `marker` in the log, or -1. */
+static int number_before(const char *log, const char *marker) {
+  const char *at = log ? strstr(log, marker) : NULL;
+  if (!at) return -1;
+  const char *start = at;
+  while (start > log && start[-1] >= '0' && start[-1] <= '9') start--;
+  return start == at ? -1 : atoi(start);
+}
+
+int ptxas_registers(const char *log) {
+  const char *at = log ? strstr(log, "Used ") : NULL;
+  if (!at) return -1;
+  char *end;
+  long n = strtol(at + 5, &end, 10);
+  return end == at + 5 || strncmp(end, " register", 9) ? -1 : (int)n;
+}
+
+int ptxas_spill_stores(const char *log) { return number_before(log, " bytes spill stores"); }

@@ -26,4 +26,10 @@ int ptxas_locate(const char *override, const char *search_path, char *path, size
 int ptxas_assemble(const char *ptxas, const PtxasLimits *limits, const char *ptx, size_t len, const char *arch,
                    char **cubin, size_t *cubin_len, char **log, char *err, size_t errsize);
 
+/* From a ptxas -v report: the registers a thread uses ("Used 16 registers")
+ * and the bytes of spill stores ("12 bytes spill stores"); -1 where the
+ * report does not say. */
+int ptxas_registers(const char *log);
+int ptxas_spill_stores(const char *log);
+
 #endif

@@ -6,6 +6,7 @@
  * back with meta_parse, for JIT and AOT kernels alike.
  * Requires: f compiled by c (c->checked set, unless c read tile IR text). */
 #include "driver.h"
+#include "../backend/ptxas.h"
 #include "../runtime/json.h"
 #include "../runtime/metadata.h"
 #include "../support/sha256.h"
@@ -14,24 +15,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The integer just before `marker` in ptxas's log ("12 bytes spill stores"), or -1. */
-static int number_before(const char *log, const char *marker) {
-  const char *at = log ? strstr(log, marker) : NULL;
-  if (!at) return -1;
-  const char *start = at;
-  while (start > log && start[-1] >= '0' && start[-1] <= '9') start--;
-  return start == at ? -1 : atoi(start);
-}
-
-/* "Used 16 registers": the integer after "Used ", or -1. */
-static int registers_used(const char *log) {
-  const char *at = log ? strstr(log, "Used ") : NULL;
-  if (!at) return -1;
-  char *end;
-  long n = strtol(at + 5, &end, 10);
-  return end == at + 5 || strncmp(end, " register", 9) ? -1 : (int)n;
-}
 
 static void put_value(Buf *b, Arena *a, const Value *v) {
   switch (v->kind) {
@@ -199,7 +182,7 @@ const char *describe_kernel(Compilation *c, const TirFunc *f, const GpuArtifacts
   if (f->refills) put_field(&b, "refill", meta_refill_names[f->refills]);
   if (g) put_tensor_maps(&b, f);
   buf_printf(&b, "  \"shared\": %d,\n", g ? g->shared_bytes : 0);
-  buf_printf(&b, "  \"registers\": %d,\n  \"spills\": %d,\n", registers_used(log), number_before(log, " bytes spill stores"));
+  buf_printf(&b, "  \"registers\": %d,\n  \"spills\": %d,\n", ptxas_registers(log), ptxas_spill_stores(log));
   Buf checks;
   buf_init(&checks, a);
   collect_checks(f->body, &checks);

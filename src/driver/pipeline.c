@@ -156,31 +156,94 @@ TirFunc *pipeline_tir(Compilation *c, const tile_options *opts, Buf *dump) {
 }
 
 
+/* One ptxas run's cubin and report, in the compilation's arena; NULL
+ * cubin with the reason in err. */
+typedef struct Assembled {
+  const unsigned char *cubin;
+  size_t size;
+  const char *log;
+} Assembled;
+
+static Assembled run_ptxas(Compilation *c, const char *ptxas, const char *ptx, size_t len, const char *arch, char *err,
+                           size_t errsize) {
+  Assembled a = {0};
+  char *cubin = NULL, *log = NULL;
+  double clock = pipeline_clock_ms();
+  PtxasLimits limits = {c->ctx->ptxas_timeout_s, c->ctx->ptxas_memory_mib};
+  if (!ptxas_assemble(ptxas, &limits, ptx, len, arch, &cubin, &a.size, &log, err, errsize)) {
+    unsigned char *copy = arena_alloc(&c->arena, a.size ? a.size : 1);
+    memcpy(copy, cubin, a.size);
+    a.cubin = copy;
+  }
+  lap(c, TIME_PTXAS, &clock);
+  a.log = arena_strdup(&c->arena, log ? log : "");
+  free(cubin);
+  free(log);
+  return a;
+}
+
+/* The most registers a thread of a program of `threads` threads may have:
+ * 255, or the multiprocessor's 65536 shared among them (a multiple of 8). */
+static int thread_register_limit(int threads) {
+  int n = 65536 / (threads > 0 ? threads : 1);
+  return n > ARCH_MOST_MAXNREG ? ARCH_MOST_MAXNREG : n - n % 8;
+}
+
+/* The PTX with `.maxnreg cap` stated after its entry's .maxntid; NULL if it has none. */
+static char *with_register_cap(Compilation *c, const GpuArtifacts *out, int cap, size_t *len) {
+  const char *at = strstr(out->ptx, "\n.maxntid ");
+  const char *eol = at ? strchr(at + 1, '\n') : NULL;
+  if (!eol) return NULL;
+  char line[32];
+  int n = snprintf(line, sizeof line, "\n.maxnreg %d", cap);
+  size_t head = (size_t)(eol - out->ptx);
+  char *ptx = arena_alloc(&c->arena, out->ptx_len + (size_t)n + 1);
+  memcpy(ptx, out->ptx, head);
+  memcpy(ptx + head, line, (size_t)n);
+  memcpy(ptx + head + n, eol, out->ptx_len - head + 1);
+  *len = out->ptx_len + (size_t)n;
+  return ptx;
+}
+
+/* Without a register cap ptxas aims at a register count of its own and
+ * spills what does not fit, even where the program may have more (large
+ * tensor-core tiles on sm_80 and sm_90: a few dozen registers, kilobytes of
+ * spills).  A few spilled registers are its trade for occupancy; more than
+ * RETRY_SPILL_BYTES is a failed allocation, and then the kernel is
+ * assembled again with the most a thread may have stated, and the PTX with
+ * fewer bytes of spills is kept. */
+enum { RETRY_SPILL_BYTES = 1024 };
+
+static void retry_spilled(Compilation *c, const char *ptxas, GpuArtifacts *out, Assembled *a) {
+  int cap = thread_register_limit(32 * out->f->num_warps), spills = ptxas_spill_stores(a->log);
+  if (out->maxnreg || spills < RETRY_SPILL_BYTES || ptxas_registers(a->log) >= cap) return;
+  size_t len;
+  char *ptx = with_register_cap(c, out, cap, &len), err[2048];
+  if (!ptx) return;
+  Assembled capped = run_ptxas(c, ptxas, ptx, len, out->arch, err, sizeof err);
+  if (!capped.cubin || ptxas_spill_stores(capped.log) >= spills) return;
+  *a = capped;
+  out->ptx = ptx;
+  out->ptx_len = len;
+  out->maxnreg = cap;
+}
+
 /* PTX to cubin with ptxas; its failure is a compile error. */
 static tile_status assemble(Compilation *c, const char *ptxas, GpuArtifacts *out) {
   char err[2048];
-  char *cubin = NULL, *log = NULL;
-  size_t size = 0;
   if (!ptxas) {
     diag_error(&c->diags, (Loc){0}, "internal error: no ptxas to make a cubin with");
     return TILE_ERROR_COMPILE;
   }
-  double clock = pipeline_clock_ms();
-  PtxasLimits limits = {c->ctx->ptxas_timeout_s, c->ctx->ptxas_memory_mib};
-  int failed = ptxas_assemble(ptxas, &limits, out->ptx, out->ptx_len, out->arch, &cubin, &size, &log, err, sizeof err);
-  lap(c, TIME_PTXAS, &clock);
-  if (failed) {
+  Assembled a = run_ptxas(c, ptxas, out->ptx, out->ptx_len, out->arch, err, sizeof err);
+  if (!a.cubin) {
     diag_error(&c->diags, (Loc){0}, "%s", err);
-    free(log);
     return TILE_ERROR_COMPILE;
   }
-  unsigned char *copy = arena_alloc(&c->arena, size ? size : 1);
-  memcpy(copy, cubin, size);
-  out->cubin = copy;
-  out->cubin_size = size;
-  out->ptxas_log = arena_strdup(&c->arena, log ? log : "");
-  free(cubin);
-  free(log);
+  retry_spilled(c, ptxas, out, &a);
+  out->cubin = a.cubin;
+  out->cubin_size = a.size;
+  out->ptxas_log = a.log;
   return TILE_OK;
 }
 

@@ -13,9 +13,10 @@
  * part: one run-time value per exchange side and a constant per register,
  * which the backend folds into the instruction.
  *
- * A tile too large for the scratch budget is exchanged in rounds: offset
- * bits that only registers select on both sides pick which registers take
- * part in each round. */
+ * A tile too large for the scratch budget, or for the room the buffers live
+ * across the exchange leave, is exchanged in rounds: offset bits that only
+ * registers select on both sides pick which registers take part in each
+ * round. */
 #include "lower.h"
 
 #include <string.h>
@@ -90,9 +91,6 @@ static void choose_rounds(Lower *L, Scratch *p, int64_t budget) {
     p->n_round_bits++;
     bytes /= 2;
   }
-  if (L->scratch_base + p->base + bytes > lower_max_shared(L))
-    lower_fail(L, "moving this tile between layouts needs %lld bytes of shared memory, more than %s has",
-               (long long)(L->scratch_base + p->base + bytes), L->gpu->arch);
 }
 
 /* Wavefronts one warp-wide access needs: the most distinct 4-byte words any bank serves. */
@@ -149,7 +147,7 @@ static int round_up(int x, int to) { return (x + to - 1) / to * to; }
 
 int lower_max_shared(const Lower *L) { return (int)arch_smem_per_program(arch_of_cc(L->compute_capability)); }
 
-void lower_scratch_plan(Lower *L, const Exchange *x, int base, int64_t budget, Scratch *p) {
+static void make_plan(Lower *L, const Exchange *x, int base, int64_t budget, Scratch *p) {
   memset(p, 0, sizeof *p);
   p->x = *x;
   p->base = base;
@@ -164,7 +162,20 @@ void lower_scratch_plan(Lower *L, const Exchange *x, int base, int64_t budget, S
   choose_padding(p);
   uint32_t last = address_of(p, (1u << x->space_bits) - 1, p->row_bits, p->pad);
   p->bytes = round_up((int)(last + 1) * p->elem_bytes, 16);
-  lower_note_scratch(L, base + p->bytes);
+}
+
+static int plan_fits(const Lower *L, const Scratch *p) { return L->scratch_base + p->base + p->bytes <= lower_max_shared(L); }
+
+static void note_plan(Lower *L, const Scratch *p) {
+  if (!plan_fits(L, p))
+    lower_fail(L, "moving this tile between layouts needs %lld bytes of shared memory, more than %s has",
+               (long long)(L->scratch_base + p->base + p->bytes), L->gpu->arch);
+  lower_note_scratch(L, p->base + p->bytes);
+}
+
+void lower_scratch_plan(Lower *L, const Exchange *x, int base, int64_t budget, Scratch *p) {
+  make_plan(L, x, base, budget, p);
+  note_plan(L, p);
 }
 
 int64_t lower_scratch_offset(const Scratch *s, uint32_t off) {
@@ -262,8 +273,16 @@ void lower_scratch_write(Lower *L, const Scratch *s, Regs src, uint32_t round) {
 }
 
 Regs lower_exchange(Lower *L, const Exchange *x, Regs src) {
+  /* Buffers live across this op (a loop's staged operands) leave less than the
+   * budget free: then smaller rounds, while there are bits to split by. */
   Scratch p;
-  lower_scratch_plan(L, x, 0, SCRATCH_BUDGET, &p);
+  make_plan(L, x, 0, SCRATCH_BUDGET, &p);
+  while (!plan_fits(L, &p)) {
+    int rounds = p.n_round_bits;
+    make_plan(L, x, 0, ((int64_t)p.elem_bytes << (x->space_bits - rounds)) / 2, &p);
+    if (p.n_round_bits == rounds) break; /* no bit left to split by */
+  }
+  note_plan(L, &p);
   Regs out = lower_regs(L, 1 << x->to.n_reg);
   if (L->shared_dirty) lower_barrier(L);
   for (uint32_t round = 0; round < (1u << p.n_round_bits); round++) {
