@@ -1376,7 +1376,9 @@ static int instance_of(Node *x, const Value *cls) {
   case V_TENSOR: return !desc && (x->type != NULL || x->kind == ND_DESC); /* a block pointer is a tensor in Triton */
   case V_CONSTEXPR: return is_const(x) && !x->type;
   case V_CLASS:
-    if (!strcmp(cls->s, "dtype")) return is_const(x) && !x->type && x->cval->kind == V_DTYPE;
+    if (!strcmp(cls->s, "dtype"))
+      return is_const(x) && !x->type && (x->cval->kind == V_DTYPE || x->cval->kind == V_MISSING_DTYPE);
+    if (!strcmp(cls->s, "tuple_type")) return is_const_kind(x, V_TUPLE_TYPE);
     if (!strcmp(cls->s, "tuple")) return x->kind == ND_TUPLE || is_const_kind(x, V_LIST);
     if (!strcmp(cls->s, "block_type")) return is_const_kind(x, V_BLOCK_TYPE); /* a tile's x.type, not a scalar's */
     if (!strcmp(cls->s, "slice")) return 0; /* slices are only written in subscripts */

@@ -304,13 +304,12 @@ Node *map_elementwise_call(Sema *S, Node *call, Node **arg) {
   if (!mapped_args(S, args, tiles)) return poison(S, call->loc);
   for (int i = 0; i < args->len * pack; i++) params[i] = tiles[i / pack];
   int errors = S->diags->errors;
-  const NodeVec *outer = S->mapped_body;
   const Type *outer_type = S->mapped_type;
   Node *outer_active = S->active;
   S->mapping++;
-  S->mapped_body = &def->body, S->mapped_type = tiles[0]->type, S->active = NULL;
+  S->mapped_type = tiles[0]->type, S->active = NULL;
   Node *ret = call_function(S, call, def, params, args->len * pack, NULL, 0);
-  S->mapped_body = outer, S->mapped_type = outer_type, S->active = outer_active;
+  S->mapped_type = outer_type, S->active = outer_active;
   S->mapping--;
   if (S->diags->errors > errors || is_poison(ret)) return poison(S, call->loc);
   return mapped_results(S, def, ret, pack, tiles[0]->type, call->loc);

@@ -248,8 +248,9 @@ static const char *unsupported_reason(Sema *S, const char *what, const Unsupport
 
 /* Names a kernel may reach through `tl.` (builtins, dtypes, the standard library). */
 static Node *namespace_member(Sema *S, Loc loc, const char *name) {
-  if (!strncmp(name, "float8", 6) && unsupported("tl", name) != NULL) {
-    /* fp8: a value that constexpr code can compare (`if dtype == tl.float8e5:`), an error where it is used */
+  if ((!strncmp(name, "float8", 6) && unsupported("tl", name) != NULL) || !strcmp(name, "void")) {
+    /* another target's fp8, and Triton's type of no value: values that constexpr code can compare
+     * (`if dtype == tl.float8e4b8:`), an error where a type is needed */
     Value *v = value_new(S, V_MISSING_DTYPE);
     v->s = name;
     return mk_const(S, loc, v);
@@ -260,7 +261,8 @@ static Node *namespace_member(Sema *S, Loc loc, const char *name) {
   if (!strcmp(name, "constexpr")) return mk_const(S, loc, value_new(S, V_CONSTEXPR));
   if (!strcmp(name, "tensor")) return mk_const(S, loc, value_new(S, V_TENSOR));
   if (!strcmp(name, "tensor_descriptor") || !strcmp(name, "tensor_descriptor_base") || !strcmp(name, "dtype") ||
-      !strcmp(name, "const") || !strcmp(name, "tuple") || !strcmp(name, "block_type") || !strcmp(name, "slice")) {
+      !strcmp(name, "const") || !strcmp(name, "tuple") || !strcmp(name, "block_type") || !strcmp(name, "slice") ||
+      !strcmp(name, "tuple_type")) {
     Value *v = value_new(S, V_CLASS);
     v->s = name;
     return mk_const(S, loc, v);
@@ -543,6 +545,7 @@ static const char *unsupported_reason(Sema *S, const char *what, const Unsupport
 const char *sema_missing_dtype_reason(Sema *S, const char *name) {
   const Unsupported *u = unsupported("tl", name);
   const char *what = arena_printf(S->arena, "tl.%s", name);
+  if (!strcmp(name, "void")) return "tl.void is the type of no value (a store's result in Triton): no tile, pointer or argument has it";
   return u ? unsupported_reason(S, what, u) : arena_printf(S->arena, "%s is not supported by tile", what);
 }
 
@@ -606,6 +609,8 @@ static Node *record_attribute(Sema *S, const Value *v, Node *n) {
   return poison(S, n->loc);
 }
 
+static Value *tuple_type_of(Sema *S, const Node *t);
+
 /* obj.NAME, obj checked; n the ATTR node (its name and place).  getattr(obj, "NAME") too. */
 Node *sema_attribute(Sema *S, Node *obj, Node *n) {
   if (is_poison(obj)) return obj;
@@ -624,7 +629,7 @@ Node *sema_attribute(Sema *S, Node *obj, Node *n) {
     diag_error(S->diags, n->loc, "module '%s' (%s) has no attribute '%s'", v->s, v->module->file, n->name);
     return poison(S, n->loc);
   }
-  if (v && (v->kind == V_DTYPE || v->kind == V_BLOCK_TYPE)) {
+  if (v && (v->kind == V_DTYPE || v->kind == V_BLOCK_TYPE || (v->kind == V_MISSING_DTYPE && !strcmp(n->name, "is_void")))) {
     if (type_predicate(v, n->name) >= 0) { /* x.dtype.is_fp16: called below, in check_call */
       Value *m = value_new(S, V_TYPE_METHOD);
       m->s = n->name;
@@ -635,6 +640,12 @@ Node *sema_attribute(Sema *S, Node *obj, Node *n) {
     if (a) return const_to_node(S, n->loc, a);
   }
   if (v && v->kind == V_RECORD) return record_attribute(S, v, n);
+  if (obj->kind == ND_TUPLE && !strcmp(n->name, "type")) return mk_const(S, n->loc, tuple_type_of(S, obj));
+  if (v && v->kind == V_TUPLE_TYPE && !strcmp(n->name, "types")) {
+    Value *list = value_new(S, V_LIST);
+    list->items = v->items;
+    return mk_const(S, n->loc, list);
+  }
   int plain = v && (v->kind == V_INT || v->kind == V_FLOAT || v->kind == V_BOOL || v->kind == V_STR ||
                     v->kind == V_NONE || v->kind == V_DTYPE);
   if (plain && !strcmp(n->name, "value")) /* MODE.value: a constexpr's Python value */
@@ -789,6 +800,35 @@ static Node *dtype_named(Sema *S, Node *n, Node **args, int n_args, int n_kwargs
   return poison(S, n->loc);
 }
 
+/* tl.tuple_type([types]): the type a tuple of values of those types has (x.type). */
+static Node *tuple_type_call(Sema *S, Node *n, Node **args) {
+  Value *types = n->args.len == 1 && !n->kwargs.len ? const_of(S, args[0], "tl.tuple_type's types") : NULL;
+  if (!types || types->kind != V_LIST) {
+    if (!types || n->args.len != 1 || n->kwargs.len) diag_error(S->diags, n->loc, "tl.tuple_type takes one argument, a list of types");
+    else diag_error(S->diags, args[0]->loc, "tl.tuple_type takes a list of types, not %s", value_str(S->arena, types));
+    return poison(S, n->loc);
+  }
+  Value *v = value_new(S, V_TUPLE_TYPE);
+  v->items = types->items;
+  return mk_const(S, n->loc, v);
+}
+
+/* t.type of a tuple: its elements' types, item by item. */
+static Value *tuple_type_of(Sema *S, const Node *t) {
+  Value *v = value_new(S, V_TUPLE_TYPE);
+  for (int i = 0; i < t->args.len; i++) {
+    const Node *x = t->args.data[i];
+    Value *item = x->kind == ND_TUPLE ? tuple_type_of(S, x) : x->type ? value_type_of(S, x->type) : NULL;
+    if (!item && is_const(x)) item = x->cval;
+    if (!item) { /* a descriptor or block pointer: its class */
+      item = value_new(S, V_CLASS);
+      item->s = "tensor_descriptor";
+    }
+    vec_push(S->arena, &v->items, item);
+  }
+  return v;
+}
+
 /* tl.tuple(items): Triton's tuple of values, here the tuple itself (a list becomes one). */
 static Node *tuple_call(Sema *S, Node *n, Node **args) {
   Node *items = n->args.len == 1 && !n->kwargs.len ? args[0] : NULL;
@@ -837,6 +877,7 @@ static Node *check_call(Sema *S, Node *n) {
   if (f && f->kind == V_DTYPE && !f->dtype_is_ptr) return dtype_call(S, n, callee, args);
   if (f && f->kind == V_CLASS && !strcmp(f->s, "dtype")) return dtype_named(S, n, args, n->args.len, n->kwargs.len);
   if (f && f->kind == V_CLASS && !strcmp(f->s, "tuple")) return tuple_call(S, n, args);
+  if (f && f->kind == V_CLASS && !strcmp(f->s, "tuple_type")) return tuple_type_call(S, n, args);
   if (callee->type)
     diag_error(S->diags, n->a->loc, "this is a run-time %s value, not a function", type_str(S->arena, callee->type));
   else
@@ -1322,6 +1363,60 @@ static void select_if(Sema *S, Node *n, Node *cond) {
   else merge_selected(S, n->loc, cond, &then_sc, &S->scope);
 }
 
+/* The names a helper's returned value is bound to for merging: "return",
+ * or "return.0", "return.1", ... for a tuple's items, nested alike. */
+static void bind_returned(Sema *S, Scope *sc, const char *name, Node *v) {
+  if (v->kind != ND_TUPLE) {
+    scope_set(S, sc, name, v);
+    return;
+  }
+  for (int i = 0; i < v->args.len; i++) bind_returned(S, sc, arena_printf(S->arena, "%s.%d", name, i), v->args.data[i]);
+}
+
+static Node *returned_value(Sema *S, const char *name, const Node *shape) {
+  if (shape->kind != ND_TUPLE) return scope_get(&S->scope, name);
+  Node *t = node_new(S->arena, ND_TUPLE, shape->loc);
+  for (int i = 0; i < shape->args.len; i++)
+    vec_push(S->arena, &t->args, returned_value(S, arena_printf(S->arena, "%s.%d", name, i), shape->args.data[i]));
+  return t;
+}
+
+/* Whether two returned values can merge: tuples of as many items, item by item, and None only with None. */
+static int returns_match(const Node *a, const Node *b) {
+  if (a->kind == ND_TUPLE || b->kind == ND_TUPLE) {
+    if (a->kind != b->kind || a->args.len != b->args.len) return 0;
+    for (int i = 0; i < a->args.len; i++)
+      if (!returns_match(a->args.data[i], b->args.data[i])) return 0;
+    return 1;
+  }
+  return is_const_kind(a, V_NONE) == is_const_kind(b, V_NONE);
+}
+
+/* A helper's if that with_tails made end every path (a branch that does
+ * not return gives None): its value is the branches' returned values,
+ * merged as a variable both assign would be (constexprs that differ become
+ * run-time values, as Triton makes them tensors).  Nothing follows such an
+ * if, so the other variables are not merged. */
+static void merge_returns(Sema *S, Node *out, Node *then_ret, Node *else_ret) {
+  Node *none = mk_const(S, out->loc, value_new(S, V_NONE));
+  Node *a = then_ret ? then_ret : none, *b = else_ret ? else_ret : none;
+  if (is_poison(a) || is_poison(b)) {
+    S->ret = poison(S, out->loc);
+    return;
+  }
+  if (!returns_match(a, b)) {
+    diag_error(S->diags, out->loc, "this helper returns %s on one path of this if and %s on the other", describe(S, a),
+               describe(S, b));
+    S->ret = poison(S, out->loc);
+    return;
+  }
+  Scope then_sc = {0}, else_sc = {0};
+  bind_returned(S, &then_sc, "return", a);
+  bind_returned(S, &else_sc, "return", b);
+  merge_branches(S, out, &then_sc, &else_sc);
+  S->ret = returned_value(S, "return", a);
+}
+
 static void check_if(Sema *S, Node *n) {
   Node *c = check_expr(S, n->a);
   int truth;
@@ -1343,19 +1438,23 @@ static void check_if(Sema *S, Node *n) {
   out->a = to_bool(S, c);
   Scope before = scope_copy(S, &S->scope);
   int returned = S->returned;
+  Node *ret = S->ret;
   check_block(S, &n->body, &out->body);
   int then_returned = S->returned;
   Scope then_sc = S->scope;
+  Node *then_ret = S->ret;
   S->scope = before;
   S->returned = returned;
+  S->ret = ret;
   check_block(S, &n->orelse, &out->orelse);
   int else_returned = S->returned;
-  if (n->ival == IF_TAIL) {
-    S->returned = 1; /* each branch held the rest of the kernel: every path has ended */
+  if (n->ival == IF_TAIL) { /* each branch held the rest of the function: every path has ended */
+    if (S->in_helper) merge_returns(S, out, then_ret, S->ret);
+    S->returned = 1;
   } else {
     if ((then_returned || else_returned) && !returned) {
-      diag_error(S->diags, S->return_loc, "a return inside an if on a run-time condition is supported only as a "
-                                           "kernel's early exit, not in a helper or a loop");
+      diag_error(S->diags, S->return_loc, "a return inside an if on a run-time condition is supported only outside "
+                                           "loops (assign a variable and return it after the loop)");
       S->returned = 0;
     }
     merge_branches(S, out, &then_sc, &S->scope);
@@ -1848,8 +1947,7 @@ static void check_block(Sema *S, NodeVec *body, NodeVec *out) {
   S->out = out;
   S->block_depth++;
   NodeVec tails;
-  if ((S->block_depth == 1 && !S->in_helper) || (S->mapping && body == S->mapped_body)) { /* the kernel's own
-                                                                                            body, a mapped one */
+  if ((S->block_depth == 1 && !S->in_helper) || body == S->function_body) { /* the kernel's, a helper's */
     int budget = MAX_TAIL_STATEMENTS;
     tails = with_tails(S, body, &budget);
     body = &tails;
@@ -1944,10 +2042,10 @@ Node *call_function(Sema *S, Node *call, Node *def, Node **args, int n_args, Nod
     assign_to(S, target, bound[i], call->loc);
   }
   int errors = S->diags->errors;
-  const NodeVec *mapped_body = S->mapped_body;
-  if (S->mapping) S->mapped_body = &def->body; /* a helper of a mapped function: its returns select too */
+  const NodeVec *function_body = S->function_body;
+  S->function_body = &def->body;
   check_block(S, &def->body, S->out);
-  S->mapped_body = mapped_body;
+  S->function_body = function_body;
   if (S->diags->errors > errors && !noted_here(S, call->loc))
     diag_note(S->diags, call->loc, "in '%s', called here", def->name);
   Node *result = S->ret ? S->ret : mk_const(S, call->loc, value_new(S, V_NONE));

@@ -39,6 +39,8 @@ typedef enum {
   V_LAMBDA,       /* a lambda, kept for @heuristics */
   V_MODULE,       /* a module of the kernel file's package (modules.c): s its import path */
   V_RECORD,       /* host code's object with attributes (torch.finfo(torch.float32)): keys, items */
+  V_TUPLE_TYPE,   /* a tuple's x.type, tl.tuple_type([...]): items its elements' types (a constexpr element's
+                     type is its value, as Triton's constexpr_type compares values) */
 } ValueKind;
 
 typedef struct Value Value;

@@ -96,7 +96,8 @@ typedef struct Sema {
   int num_warps;            /* the warps the kernel is compiled for (tl.extra.cuda.num_warps()) */
   int mapping;              /* checking a tl.map_elementwise scalar_fn, called on whole tiles */
   const Type *mapped_type;  /* the tiles it is called on (their broadcast shape) */
-  const NodeVec *mapped_body; /* that function's body (with_tails makes its returns end every path) */
+  const NodeVec *function_body; /* the helper's or mapped function's body being checked (with_tails makes
+                                   its returns end every path) */
   int selecting;            /* inside such a function's run-time if, both of whose branches run */
   Node *active;             /* there, the elements whose path is being checked (an i1 value; NULL: all) */
 } Sema;

@@ -95,6 +95,14 @@ static void print_value(Buf *b, const Value *v) {
     buf_printf(b, "], %s%s>", v->dtype_is_ptr ? "*" : "", dtype_name(v->dtype));
     break;
   case V_TYPE_METHOD: buf_printf(b, "method %s of ", v->s); print_value(b, v->items.data[0]); break;
+  case V_TUPLE_TYPE: /* Triton's tuple_type name: [int32,int32] */
+    buf_puts(b, "[");
+    for (int i = 0; i < v->items.len; i++) {
+      if (i) buf_puts(b, ",");
+      print_value(b, v->items.data[i]);
+    }
+    buf_puts(b, "]");
+    break;
   case V_LAMBDA: buf_puts(b, "lambda"); break;
   case V_LIST:
   case V_CONFIG:
@@ -164,6 +172,7 @@ int value_equal(const Value *x, const Value *y) {
   case V_NAMESPACE: return !strcmp(x->s, y->s);
   case V_MODULE: return x->module == y->module;
   case V_LIST:
+  case V_TUPLE_TYPE:
     if (x->items.len != y->items.len) return 0;
     for (int i = 0; i < x->items.len; i++)
       if (!value_equal(x->items.data[i], y->items.data[i])) return 0;
@@ -358,6 +367,7 @@ int type_predicate(const Value *t, const char *name) {
   int plain = t->kind == V_DTYPE && !t->dtype_is_ptr;
   DKind k = dtype_kind(t->dtype);
   if (!strcmp(name, "is_ptr")) return t->kind == V_DTYPE && t->dtype_is_ptr;
+  if (!strcmp(name, "is_void")) return t->kind == V_MISSING_DTYPE && !strcmp(t->s, "void");
   if (!strcmp(name, "is_block")) return t->kind == V_BLOCK_TYPE;
   if (!strcmp(name, "is_const")) return 0;
   if (!strcmp(name, "is_floating")) return plain && k == DK_FLOAT;
