@@ -103,13 +103,27 @@ def _tensor_map(m, args):
     return aligned, at
 
 
+def _thread_registers(threads):
+    """The most registers a thread of a program of `threads` threads may have (src/support/arch.h)."""
+    n = 65536 // threads
+    return 255 if n > 255 else n - n % 8
+
+
 class TileKernel:
-    """One specialisation of a kernel in a .tl file, compiled by tilec and loaded into torch's context."""
+    """One specialisation of a kernel in a .tl file, compiled by tilec and loaded into torch's context.
+
+    As tile's JIT does (docs/abi.md, section 6), the first launch whose grid has no more programs than the
+    GPU has multiprocessors recompiles the kernel with the most registers a thread may have stated, unless
+    it has a cap or uses that many already; TILE_CUBIN_ONE_WAVE=0 turns that off (for comparisons)."""
 
     def __init__(self, tilec, source, args, defines, num_warps, kernel=None, num_stages=None, refill=None, tma=None):
-        self.dir = tempfile.mkdtemp(prefix="tile-cubin-")
-        cubin = os.path.join(self.dir, "kernel.cubin")
-        command = [tilec, source, "-o", cubin, "--signature", signature(args), "--num-warps", str(num_warps)]
+        self.one_wave = os.environ.get("TILE_CUBIN_ONE_WAVE", "1") != "0"
+        self.command = self._command(tilec, source, args, defines, num_warps, kernel, num_stages, refill, tma)
+        self._load([])
+
+    @staticmethod
+    def _command(tilec, source, args, defines, num_warps, kernel, num_stages, refill, tma):
+        command = [tilec, source, "--signature", signature(args), "--num-warps", str(num_warps)]
         command += ["--kernel", kernel] if kernel else []
         command += ["--num-stages", str(num_stages)] if num_stages else []
         command += ["--refill", refill] if refill else []
@@ -118,7 +132,12 @@ class TileKernel:
         command += ["--arch", "sm_%d%d%s" % (major, minor, "a" if (major, minor) == (9, 0) else "")]
         for name, value in defines.items():
             command += ["-D", "%s=%s" % (name, value)]
-        subprocess.run(command, check=True)
+        return command
+
+    def _load(self, extra):
+        self.dir = tempfile.mkdtemp(prefix="tile-cubin-")
+        cubin = os.path.join(self.dir, "kernel.cubin")
+        subprocess.run(self.command + extra + ["-o", cubin], check=True)
         with open(os.path.join(self.dir, "kernel.json")) as f:
             self.meta = json.load(f)
         self.types = {p["position"]: p["type"] for p in self.meta["params"]}
@@ -131,7 +150,21 @@ class TileKernel:
             _check(cuda.cuFuncSetAttribute(self.function, 8, self.meta["shared"]), "cuFuncSetAttribute")
         shutil.rmtree(self.dir, ignore_errors=True)  # loaded: the files are not needed any more
 
+    def _take_one_wave(self, grid):
+        import torch
+        cap = _thread_registers(32 * self.meta["num_warps"])
+        programs = 1
+        for g in grid:
+            programs *= g
+        sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+        self.one_wave = False  # decided once, as the JIT compiles the variant at the first such launch
+        if programs <= sms and "maxnreg" not in self.meta and 0 <= self.meta["registers"] < cap:
+            _driver().cuModuleUnload(self.module)
+            self._load(["--maxnreg", str(cap)])
+
     def launch(self, grid, args, stream):
+        if self.one_wave:
+            self._take_one_wave(grid)
         args = flatten(args)
         values = []
         for position, a in enumerate(args):

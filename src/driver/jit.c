@@ -132,6 +132,7 @@ static tile_options spec_options(const tile_kernel *k, const Spec *s) {
   if (s->variant.config >= 0) o.config = s->variant.config;
   if (s->variant.refill != TILE_REFILL_AUTO) o.refill = s->variant.refill;
   if (s->variant.tma != TILE_TMA_AUTO) o.tma = s->variant.tma;
+  if (s->variant.maxnreg) o.maxnreg = s->variant.maxnreg;
   if (s->heuristics >= 0 && src->heuristics) /* the options' -D values with the heuristics' */
     o.defines = heuristics_defines(src->heuristics, s->heuristics, s->variant.config, &o.num_defines);
   return o;

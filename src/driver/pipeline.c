@@ -182,13 +182,6 @@ static Assembled run_ptxas(Compilation *c, const char *ptxas, const char *ptx, s
   return a;
 }
 
-/* The most registers a thread of a program of `threads` threads may have:
- * 255, or the multiprocessor's 65536 shared among them (a multiple of 8). */
-static int thread_register_limit(int threads) {
-  int n = 65536 / (threads > 0 ? threads : 1);
-  return n > ARCH_MOST_MAXNREG ? ARCH_MOST_MAXNREG : n - n % 8;
-}
-
 /* The PTX with `.maxnreg cap` stated after its entry's .maxntid; NULL if it has none. */
 static char *with_register_cap(Compilation *c, const GpuArtifacts *out, int cap, size_t *len) {
   const char *at = strstr(out->ptx, "\n.maxntid ");
@@ -215,7 +208,7 @@ static char *with_register_cap(Compilation *c, const GpuArtifacts *out, int cap,
 enum { RETRY_SPILL_BYTES = 1024 };
 
 static void retry_spilled(Compilation *c, const char *ptxas, GpuArtifacts *out, Assembled *a) {
-  int cap = thread_register_limit(32 * out->f->num_warps), spills = ptxas_spill_stores(a->log);
+  int cap = arch_thread_registers(32 * out->f->num_warps), spills = ptxas_spill_stores(a->log);
   if (out->maxnreg || spills < RETRY_SPILL_BYTES || ptxas_registers(a->log) >= cap) return;
   size_t len;
   char *ptx = with_register_cap(c, out, cap, &len), err[2048];

@@ -269,7 +269,7 @@ static tile_status prepare_buffers(Tuner *u) {
 
 static tile_status run_once(Tuner *u, Spec *s) {
   tile_status st = prepare_buffers(u);
-  return st != TILE_OK ? st : kernel_launch_spec(u->k, s, u->given, u->grid_fn, u->user, u->stream, u->args, u->n);
+  return st != TILE_OK ? st : kernel_launch_spec(u->k, s, u->given, u->grid_fn, u->user, u->stream, u->args, u->n, 0);
 }
 
 /* Event pairs 0..count-1, created as needed. */
@@ -321,7 +321,7 @@ static tile_status measure(Tuner *u, Spec *s, double *ms) {
     st = prepare_buffers(u);
     if (st == TILE_OK && u->flush) st = tile_memset(ctx, u->flush, r & 0xff, u->flush_bytes);
     if (st == TILE_OK) st = tile_event_record(ctx, u->starts[r], u->stream);
-    if (st == TILE_OK) st = kernel_launch_spec(u->k, s, u->given, u->grid_fn, u->user, u->stream, u->args, u->n);
+    if (st == TILE_OK) st = kernel_launch_spec(u->k, s, u->given, u->grid_fn, u->user, u->stream, u->args, u->n, 0);
     if (st == TILE_OK) st = tile_event_record(ctx, u->ends[r], u->stream);
   }
   double times[MAX_REPS];
@@ -416,8 +416,8 @@ static void make_flush(Tuner *u) {
 static int other_refills(const Tuner *u, int config, const Spec *s, Variant *out) {
   int n = 0;
   if (!u->t->tune_refill || !s || !s->meta.refills) return 0;
-  if (s->meta.refills != TILE_REFILL_EARLY) out[n++] = (Variant){config, TILE_REFILL_EARLY, TILE_TMA_AUTO};
-  if (s->meta.refills != TILE_REFILL_LATE) out[n++] = (Variant){config, TILE_REFILL_LATE, TILE_TMA_AUTO};
+  if (s->meta.refills != TILE_REFILL_EARLY) out[n++] = (Variant){config, TILE_REFILL_EARLY, TILE_TMA_AUTO, 0};
+  if (s->meta.refills != TILE_REFILL_LATE) out[n++] = (Variant){config, TILE_REFILL_LATE, TILE_TMA_AUTO, 0};
   return n;
 }
 
@@ -464,7 +464,7 @@ static tile_status time_configs(Tuner *u) {
                                                   : context_fail(u->k->ctx, TILE_ERROR_MEMORY, "out of memory");
   u->best = AS_GIVEN, u->best_ms = INFINITY;
   make_flush(u);
-  for (int c = 0; plain && c < n; c++) plain[c] = (Variant){u->kept[c], TILE_REFILL_AUTO, TILE_TMA_AUTO};
+  for (int c = 0; plain && c < n; c++) plain[c] = (Variant){u->kept[c], TILE_REFILL_AUTO, TILE_TMA_AUTO, 0};
   text_printf(&u->timings, "[");
   if (st == TILE_OK) st = time_variants(u, plain, n, NULL, ran);
   for (int c = 0; st == TILE_OK && c < n; c++) {
@@ -494,7 +494,7 @@ static tile_status none_ran(Tuner *u, const char *key_text) {
 static tile_status first_compiling(Tuner *u, Variant *chosen, Spec **out) {
   *chosen = AS_GIVEN;
   for (int i = 0; i < u->num_kept && chosen->config < 0; i++) {
-    Variant v = {u->kept[i], TILE_REFILL_AUTO, TILE_TMA_AUTO};
+    Variant v = {u->kept[i], TILE_REFILL_AUTO, TILE_TMA_AUTO, 0};
     tile_status st = kernel_specialize(u->k, u->key, u->key_len, v, out);
     if (st == TILE_ERROR_MEMORY) return st;
     if (st == TILE_OK) *chosen = v;
@@ -631,7 +631,7 @@ static tile_status compile_configs(tile_kernel *k, const uint16_t *key, int key_
   int configs = u->num_kept;
   Variant *plain = st == TILE_OK ? calloc((size_t)configs + 1, sizeof *plain) : NULL;
   if (!plain && st == TILE_OK) st = context_fail(k->ctx, TILE_ERROR_MEMORY, "out of memory");
-  for (int i = 0; plain && i < configs; i++) plain[i] = (Variant){u->kept[i], TILE_REFILL_AUTO, TILE_TMA_AUTO};
+  for (int i = 0; plain && i < configs; i++) plain[i] = (Variant){u->kept[i], TILE_REFILL_AUTO, TILE_TMA_AUTO, 0};
   int tried = plain != NULL;
   if (plain) kernel_prebuild(k, key, key_len, plain, configs);
   for (int i = 0; plain && i < configs && st != TILE_ERROR_MEMORY; i++) { /* warms the caches */
@@ -720,7 +720,7 @@ static void parse_choice(void *ud) {
   int refill = json_get(entry, "refill") ? read_index(entry, "refill", TILE_REFILL_LATE + 1) : TILE_REFILL_AUTO;
   int tma = json_get(entry, "tma") ? read_index(entry, "tma", TILE_TMA_OFF + 1) : TILE_TMA_AUTO;
   int config = refill >= 0 && tma >= 0 ? read_index(entry, "config", r->num_configs) : -1;
-  if (config >= 0) r->v = (Variant){config, refill, tma};
+  if (config >= 0) r->v = (Variant){config, refill, tma, 0};
 }
 
 /* Whether the files the choice was tuned from read as they did then; a

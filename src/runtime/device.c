@@ -12,7 +12,7 @@
 
 enum { DEFAULT_SHARED_LIMIT = 48 * 1024 };
 
-/* Name, compute capability, the shared memory limit and the L2's size. */
+/* Name, compute capability, the shared memory limit, the L2's size and the multiprocessors. */
 static int query(struct Device *d) {
   CudaDriver *c = &d->cuda;
   return cuda_check(c, c->cuDeviceGetName_fn(d->name, sizeof d->name, c->device), "cuDeviceGetName") ||
@@ -24,6 +24,8 @@ static int query(struct Device *d) {
                                                   CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, c->device),
                     "cuDeviceGetAttribute") ||
          cuda_check(c, c->cuDeviceGetAttribute_fn(&d->l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, c->device),
+                    "cuDeviceGetAttribute") ||
+         cuda_check(c, c->cuDeviceGetAttribute_fn(&d->sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, c->device),
                     "cuDeviceGetAttribute");
 }
 
@@ -137,6 +139,8 @@ void device_unload(tile_context *ctx, void *module) {
   struct Device *d = ctx->device;
   if (d && module && gpu_enter(ctx)) d->cuda.cuModuleUnload_fn(module);
 }
+
+int device_sm_count(const tile_context *ctx) { return ctx->device ? ctx->device->sm_count : 0; }
 
 tile_status device_launch(tile_context *ctx, void *function, const unsigned grid[3], int block, int shared,
                           tile_stream stream, void **params) {

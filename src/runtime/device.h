@@ -33,6 +33,8 @@ tile_status device_load(tile_context *ctx, const void *image, const char *name, 
                         void **function);
 void device_unload(tile_context *ctx, void *module);
 /* cuLaunchKernel with a 1-D block of `block` threads. */
+/* The open GPU's multiprocessors (0: no GPU open, or unknown). */
+int device_sm_count(const tile_context *ctx);
 tile_status device_launch(tile_context *ctx, void *function, const unsigned grid[3], int block, int shared,
                           tile_stream stream, void **params);
 

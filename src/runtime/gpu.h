@@ -11,6 +11,7 @@ struct Device {
   int cc_major, cc_minor;  /* compute capability */
   int max_shared_optin;    /* dynamic shared memory a block may opt in to, bytes */
   int l2_bytes;            /* the L2 cache's size (the autotuner flushes twice that) */
+  int sm_count;            /* multiprocessors: a grid of no more programs runs in one wave */
   char name[256];
 };
 

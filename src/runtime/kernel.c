@@ -151,7 +151,7 @@ tile_status kernel_key(tile_kernel *k, const tile_arg *args, int n, uint16_t *ke
 static Spec **find_spec(tile_kernel *k, const uint16_t *key, int key_len, Variant v) {
   for (Spec **link = &k->specs, *s; (s = *link); link = &s->next)
     if (s->on_cpu == k->ctx->on_cpu && s->variant.config == v.config && s->variant.refill == v.refill &&
-        s->variant.tma == v.tma && s->heuristics == k->heuristics &&
+        s->variant.tma == v.tma && s->variant.maxnreg == v.maxnreg && s->heuristics == k->heuristics &&
         s->key_len == key_len &&
         (key_len <= 0 || !memcmp(s->key, key, sizeof *key * (size_t)key_len)))
       return link;
@@ -273,8 +273,33 @@ static tile_status encode_tensor_maps(tile_context *ctx, const KernelMetadata *m
   return TILE_OK;
 }
 
+/* A grid of no more programs than the GPU has multiprocessors runs one program on each: occupancy buys
+ * nothing there.  Without a register cap ptxas schedules for occupancy (a loop of loads issued one after
+ * another to keep registers for programs that will not come); with one it keeps loads in flight.  Such a
+ * launch takes the specialisation compiled with the most registers its program's threads may have,
+ * unless the kernel states a cap of its own or already uses that many.  Only a user's launch: the
+ * autotuner times configs as they are. */
+static tile_status one_wave(tile_kernel *k, Spec **s, const unsigned grid[3]) {
+  int sms = device_sm_count(k->ctx), cap = arch_thread_registers(32 * (*s)->meta.num_warps);
+  uint64_t programs = (uint64_t)grid[0] * grid[1] * grid[2];
+  Spec *plain = *s;
+  if (!k->compiler || sms <= 0 || programs > (uint64_t)sms || plain->meta.maxnreg || plain->variant.maxnreg ||
+      plain->meta.registers < 0 || plain->meta.registers >= cap || plain->one_wave_failed)
+    return TILE_OK;
+  Variant v = plain->variant;
+  v.maxnreg = cap;
+  tile_status st = kernel_specialize(k, plain->key, plain->key_len, v, s);
+  if (st == TILE_ERROR_MEMORY) return st;
+  if (st != TILE_OK) { /* the kernel as it is compiled; so it is launched, and not tried again */
+    plain->one_wave_failed = 1;
+    *s = plain;
+  }
+  k->current = *s;
+  return TILE_OK;
+}
+
 tile_status kernel_launch_spec(tile_kernel *k, Spec *s, const unsigned *given, tile_grid_fn grid_fn, void *user,
-                               tile_stream stream, const tile_arg *args, int n) {
+                               tile_stream stream, const tile_arg *args, int n, int users) {
   tile_context *ctx = k->ctx;
   tile_status st;
   k->current = s;
@@ -291,6 +316,7 @@ tile_status kernel_launch_spec(tile_kernel *k, Spec *s, const unsigned *given, t
                          grid[0], grid[1], grid[2]);
   if (!grid[0] || !grid[1] || !grid[2]) return TILE_OK;
   if (s->on_cpu) return launch_cpu(k, s, grid, args, n);
+  if (users && (st = one_wave(k, &s, grid)) != TILE_OK) return st;
   if (!s->function && (st = load(k, s)) != TILE_OK) return st;
   TensorMap maps[MAX_TENSOR_MAPS]; /* live until cuLaunchKernel has read them */
   if (s->meta.num_tensor_maps && (st = encode_tensor_maps(ctx, &s->meta, args, maps, params)) != TILE_OK) return st;
@@ -311,7 +337,7 @@ static tile_status launch(tile_kernel *k, const unsigned *given, tile_grid_fn gr
   if (st == TILE_OK)
     st = k->tuning ? autotune_select(k, key, key_len, args, n, given, grid_fn, user, stream, &s)
                    : kernel_specialize(k, key, key_len, AS_GIVEN, &s);
-  return st == TILE_OK ? kernel_launch_spec(k, s, given, grid_fn, user, stream, args, n) : st;
+  return st == TILE_OK ? kernel_launch_spec(k, s, given, grid_fn, user, stream, args, n, 1) : st;
 }
 
 tile_status tile_launch(tile_kernel *k, const unsigned grid[3], tile_stream stream, const tile_arg *args, int num_args) {

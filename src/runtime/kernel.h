@@ -17,13 +17,15 @@ typedef struct Spec Spec;
 /* What a specialisation is compiled with besides its arguments' types: an
  * @triton.autotune config (-1: the kernel's options), a refill schedule
  * (TILE_REFILL_AUTO: the options') and whether TMA may bring the loads,
- * which the autotuner also varies. */
+ * which the autotuner also varies; and a register cap (0: the options'),
+ * which a launch of one wave asks for (kernel.c, one_wave). */
 typedef struct Variant {
   int config, refill, tma;   /* tma: tile_options.tma (TILE_TMA_AUTO: the options') */
+  int maxnreg;
 } Variant;
 
 /* The kernel's options as they are. */
-static const Variant AS_GIVEN = {-1, TILE_REFILL_AUTO, TILE_TMA_AUTO};
+static const Variant AS_GIVEN = {-1, TILE_REFILL_AUTO, TILE_TMA_AUTO, 0};
 
 typedef struct KernelCompiler {
   /* Compiles specialisation s (s->signature; NULL: the source's annotations)
@@ -88,6 +90,7 @@ struct Spec {
   int on_cpu;                 /* compiled for the interpreter */
   Variant variant;            /* the config and refill it was compiled with */
   int heuristics;             /* the heuristics' case it was compiled for (compiler->heuristics); -1: none */
+  int one_wave_failed;        /* its variant for a launch of one wave did not compile: launched as it is */
   int key_len;                /* arguments the key covers */
   uint16_t *key;              /* args_key of the arguments it was made for */
   Arena arena;                /* everything below */
@@ -148,9 +151,10 @@ tile_status kernel_specialize(tile_kernel *k, const uint16_t *key, int key_len, 
 void kernel_prebuild(tile_kernel *k, const uint16_t *key, int key_len, const Variant *v, int count);
 /* Launches s (it becomes k->current): checks and packs the arguments,
  * computes the grid (grid_fn's, else `given`), then the GPU or the
- * interpreter. */
+ * interpreter.  A user's launch (`users`; not the autotuner's timing) of
+ * one wave may take a variant with more registers (kernel.c, one_wave). */
 tile_status kernel_launch_spec(tile_kernel *k, Spec *s, const unsigned *given, tile_grid_fn grid_fn, void *user,
-                               tile_stream stream, const tile_arg *args, int n);
+                               tile_stream stream, const tile_arg *args, int n, int users);
 
 /* A launch of a kernel with k->tuning: the specialisation of the config
  * chosen for these arguments (their key and the tuning key's values); when

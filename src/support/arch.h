@@ -41,6 +41,12 @@ static inline int arch_valid_warps(int n) { return n >= 1 && n <= ARCH_MAX_WARPS
  * the cap to 24 with a warning, above 255 (a thread's most) it ignores it. */
 enum { ARCH_FEWEST_MAXNREG = 24, ARCH_MOST_MAXNREG = 255 };
 static inline int arch_valid_maxnreg(long long n) { return n >= ARCH_FEWEST_MAXNREG && n <= ARCH_MOST_MAXNREG; }
+/* The most registers a thread of a program of `threads` threads may have: 255, or a multiprocessor's
+ * 65536 shared among them (a multiple of 8, the allocation's unit). */
+static inline int arch_thread_registers(int threads) {
+  int n = 65536 / (threads > 0 ? threads : 1);
+  return n > ARCH_MOST_MAXNREG ? ARCH_MOST_MAXNREG : n - n % 8;
+}
 
 /* The target named `name`; NULL for an unknown one. */
 const Arch *arch_find(const char *name);

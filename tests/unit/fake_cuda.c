@@ -185,7 +185,8 @@ EXPORT CUresult CUDAAPI cuDeviceGetAttribute(int *value, CUdevice_attribute attr
   *value = attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? state.cc_major
            : attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR ? state.cc_minor
            : attribute == CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN ? state.max_shared_optin
-           : attribute == CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE ? state.l2_bytes : 0;
+           : attribute == CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE ? state.l2_bytes
+           : attribute == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT ? state.sm_count : 0;
   return CUDA_SUCCESS;
 }
 

@@ -44,6 +44,7 @@ typedef struct FakeCuda {
   int cc_major, cc_minor;       /* what the device reports (set before the runtime opens it) */
   int max_shared_optin;
   int l2_bytes;                 /* the L2's size (0: the autotuner does not flush it) */
+  int sm_count;                 /* multiprocessors (0: unknown, as a launch of one wave then is) */
   int live_allocations, live_modules, live_streams, live_events;
   int launches, set_current_calls, shared_attribute;
   int devices;                  /* how many devices the driver reports (0: $FAKE_CUDA_DEVICES, else 1; at most FAKE_MAX_DEVICES) */

@@ -14,6 +14,7 @@
 #include "tile/tile.h"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <math.h>
 #include <stdlib.h>
 #include <time.h>
@@ -352,6 +353,90 @@ static void test_jit_register_cap(void) {
   destroy_cached(ctx, dir);
 }
 
+static void grid_of(const tile_kernel *k, const tile_arg *args, int num_args, unsigned grid[3], void *user) {
+  (void)k, (void)args, (void)num_args;
+  grid[0] = *(const unsigned *)user, grid[1] = grid[2] = 1;
+}
+
+/* A launch whose grid fits in one wave (no more programs than multiprocessors) takes the kernel compiled
+ * with the most registers a program's threads may have (occupancy buys nothing there, and a stated cap
+ * makes ptxas keep loads in flight); a larger grid the kernel as it is; a cap of the kernel's own stays. */
+static void test_one_wave_register_cap(void) {
+  fake->cc_major = 9, fake->cc_minor = 0, fake->sm_count = 6;
+  tile_context *ctx = fake_context();
+  if (!ctx) return;
+  const char *defs[] = {"BLOCK_SIZE=256"};
+  void *x = NULL;
+  tile_malloc(ctx, &x, 4 * 5000);
+  tile_arg args[] = {tile_buffer(x, "fp32", 0), tile_buffer(x, "fp32", 0), tile_buffer(x, "fp32", 0), tile_int(5000)};
+  for (int own = 0; own <= 64; own += 64) {
+    tile_options o;
+    tile_options_init(&o);
+    o.defines = defs, o.num_defines = 1, o.maxnreg = own;
+    tile_kernel *k = NULL;
+    CHECK(tile_kernel_create_file(ctx, TILE_SOURCE_DIR "/tests/seeds/vector_add.tl", &o, &k) == TILE_OK);
+    static const struct { unsigned programs; const char *cap; } launches[] = {
+        {7, NULL}, {6, "\"maxnreg\": 255,"}, {1, "\"maxnreg\": 255,"}, {20, NULL}};
+    for (int i = 0; k && i < 4; i++) {
+      unsigned programs = launches[i].programs;
+      CHECK(tile_launch_grid(k, grid_of, &programs, NULL, args, 4) == TILE_OK && fake->grid[0] == programs);
+      const char *meta = tile_kernel_metadata(k);
+      const char *want = own ? "\"maxnreg\": 64," : launches[i].cap;
+      CHECK(meta && (want ? strstr(meta, want) != NULL : strstr(meta, "\"maxnreg\"") == NULL));
+    }
+    tile_kernel_destroy(k);
+  }
+  tile_free(ctx, x);
+  tile_context_destroy(ctx);
+  fake->sm_count = 0;
+}
+
+/* The variant that does not compile (a ptxas that refuses .maxnreg, logging each run): the kernel is
+ * launched as it is, and the variant is not tried again at the next launch of one wave. */
+static void test_one_wave_variant_fails(void) {
+  char dir[] = "/tmp/tile-one-wave-XXXXXX", ptxas[64], log[64], script[1024];
+  if (!PTXAS_PATH[0] || !mkdtemp(dir)) return; /* the stand-in runs the real ptxas for what it accepts */
+  snprintf(ptxas, sizeof ptxas, "%s/ptxas", dir);
+  snprintf(log, sizeof log, "%s/runs", dir);
+  snprintf(script, sizeof script,
+           "#!/bin/sh\nfor a; do ptx=$a; done\nif grep -q '^.maxnreg' \"$ptx\"; then echo capped >> %s; exit 1; fi\n"
+           "echo plain >> %s\nexec '%s' \"$@\"\n", log, log, PTXAS_PATH);
+  FILE *f = fopen(ptxas, "w");
+  CHECK(f && fputs(script, f) >= 0 && fclose(f) == 0 && chmod(ptxas, 0755) == 0);
+  fake->cc_major = 9, fake->cc_minor = 0, fake->sm_count = 6;
+  char cache[] = "/tmp/tile-one-wave-cache-XXXXXX"; /* a fresh cache: each compile runs ptxas */
+  setenv("TILE_PTXAS_PATH", ptxas, 1);
+  tile_context *ctx = fake_context_cached(cache);
+  unsetenv("TILE_PTXAS_PATH");
+  const char *defs[] = {"BLOCK_SIZE=256"};
+  tile_options o;
+  tile_options_init(&o);
+  o.defines = defs, o.num_defines = 1;
+  void *x = NULL;
+  tile_kernel *k = NULL;
+  if (ctx) tile_malloc(ctx, &x, 4 * 5000);
+  tile_arg args[] = {tile_buffer(x, "fp32", 0), tile_buffer(x, "fp32", 0), tile_buffer(x, "fp32", 0), tile_int(5000)};
+  CHECK(ctx && tile_kernel_create_file(ctx, TILE_SOURCE_DIR "/tests/seeds/vector_add.tl", &o, &k) == TILE_OK);
+  for (int i = 0; k && i < 2; i++) {
+    unsigned programs = 4;
+    CHECK(tile_launch_grid(k, grid_of, &programs, NULL, args, 4) == TILE_OK && fake->grid[0] == programs);
+    const char *meta = tile_kernel_metadata(k);
+    CHECK(meta && strstr(meta, "\"maxnreg\"") == NULL);
+  }
+  char runs[64] = "";
+  f = fopen(log, "r");
+  size_t n = f ? fread(runs, 1, sizeof runs - 1, f) : 0;
+  if (f) fclose(f);
+  runs[n] = 0;
+  CHECK(!strcmp(runs, "plain\ncapped\n"));
+  tile_kernel_destroy(k);
+  if (ctx) tile_free(ctx, x), destroy_cached(ctx, cache);
+  fake->sm_count = 0;
+  char command[128];
+  snprintf(command, sizeof command, "rm -rf '%s'", dir);
+  if (system(command)) fprintf(stderr, "could not remove %s\n", dir);
+}
+
 int main(void) {
   srand((unsigned)time(NULL));
   void *library;
@@ -366,6 +451,8 @@ int main(void) {
   test_jit(12, 0, "sm_90", "ptx");
   test_jit_is_ahead_of_time();
   test_jit_register_cap();
+  test_one_wave_register_cap();
+  test_one_wave_variant_fails();
   dlclose(library);
   return check_report();
 }
