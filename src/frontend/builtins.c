@@ -1115,6 +1115,13 @@ static Node *check_static_print(Call *c) {
   return mk_const(S, c->node->loc, value_new(S, V_NONE));
 }
 
+/* tl.to_tensor(x): a constexpr number as the run-time scalar it becomes on its own. */
+static Node *check_to_tensor(Call *c) {
+  Node *x = runtime(c->S, c->arg[0]);
+  if (x->type) return x;
+  return fail(c, c->arg[0], "%s", "takes a number, a boolean or a tile");
+}
+
 /* tl.assume(cond): Triton hands the promise to LLVM; tile's analyses do not
  * read it yet, so once checked it leaves no code (what a false promise
  * gives is undefined in both). */
