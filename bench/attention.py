@@ -36,7 +36,8 @@ sys.path.insert(0, here)
 from tile_cubin import TensorDesc, TileKernel  # noqa: E402
 from triton_bench import Timer, load_source  # noqa: E402
 
-SOURCE = os.path.join(os.path.dirname(here), "examples", "attention", "attention.tl")
+SOURCE = os.environ.get("TILE_ATTENTION_SOURCE",  # another copy of the example, for comparisons
+                        os.path.join(os.path.dirname(here), "examples", "attention", "attention.tl"))
 # (head dim, N_CTX, causal): the table, both masks at every length
 SHAPES = [(d, n, c) for d in (64, 128) for n in (1024, 4096, 16384) for c in (0, 1)]
 

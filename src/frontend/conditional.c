@@ -74,7 +74,7 @@ int conditional_defines(const ModuleState *m, const char *name) {
 
 /* `e` checked in the module's scope with its errors kept out of the
  * compilation's; NULL when it has any. */
-static Node *quiet_expr(Sema *S, Node *e) {
+Node *sema_quiet_expr(Sema *S, Node *e) {
   Diags quiet, *loud = S->diags;
   diags_init(&quiet, S->arena, loud->guard);
   quiet.max_errors = 1 << 30;
@@ -99,7 +99,7 @@ static Node *quiet_expr(Sema *S, Node *e) {
 /* Whether a test rules its branch out: known as a constexpr, and the other way. */
 static int ruled_out(Sema *S, const Branch *b) {
   for (; b; b = b->outer) {
-    Node *v = quiet_expr(S, b->test);
+    Node *v = sema_quiet_expr(S, b->test);
     int ok, truth = v && is_const(v) && !v->type ? value_truth(v->cval, &ok) : -1;
     if (truth >= 0 && ok && truth == b->in_else) return 1;
   }
@@ -115,7 +115,7 @@ static Node *resolve(Sema *S, Loc loc, const Conditional *c) {
     fv->func = b;
     return mk_const(S, loc, fv);
   }
-  if (b->kind == ND_ASSIGN) return quiet_expr(S, b->b);
+  if (b->kind == ND_ASSIGN) return sema_quiet_expr(S, b->b);
   if (is_host_module(b->str)) return NULL;
   Node *v = import_value(S, loc, b->str);
   return v ? v : module_import(S, loc, b->str);

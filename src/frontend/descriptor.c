@@ -56,13 +56,13 @@ static int fail_at(Sema *S, Node *at, const char *fn, const char *msg) {
 /* An integer scalar in dtype `to`, evaluated once.  `narrow_ok`: an i64
  * value may become i32 (shapes of a tensor descriptor, as Triton's
  * make_scalar); otherwise a 64-bit offset is an error, as in Triton. */
-static Node *index_scalar(Sema *S, Node *v, DType to, const char *fn, const char *what) {
+static Node *index_scalar(Sema *S, Node *v, DType to, int narrow_ok, const char *fn, const char *what) {
   v = runtime(S, v);
   if (!v->type || v->type->rank || v->type->is_ptr || !dtype_is_int(v->type->elem) || v->type->elem == DT_I1) {
     fail_at(S, v, fn, arena_printf(S->arena, "%s must be integer scalars, not %s", what, describe(S, v)));
     return NULL;
   }
-  if (to == DT_I32 && dtype_bits(v->type->elem) == 64 && !is_const(v)) {
+  if (to == DT_I32 && dtype_bits(v->type->elem) == 64 && !is_const(v) && !narrow_ok) {
     fail_at(S, v, fn, arena_printf(S->arena, "%s are 32-bit; this is %s (convert it with .to(tl.int32))", what,
                                    type_str(S->arena, v->type)));
     return NULL;
@@ -71,14 +71,15 @@ static Node *index_scalar(Sema *S, Node *v, DType to, const char *fn, const char
 }
 
 /* `n` items of `arg` as scalars of dtype `to` into out[]; the count must be `rank`. */
-static int index_list(Sema *S, Node *arg, int rank, DType to, const char *fn, const char *what, Node **out) {
+static int index_list(Sema *S, Node *arg, int rank, DType to, int narrow_ok, const char *fn, const char *what,
+                      Node **out) {
   Node *items[MAX_DESC_RANK + 1];
   int n = items_of(S, arg, items);
   if (n != rank)
     return fail_at(S, arg, fn, arena_printf(S->arena, "%d %s for a %d-dimensional block (one per dimension)", n, what,
                                             rank));
   for (int i = 0; i < n; i++)
-    if (!(out[i] = index_scalar(S, items[i], to, fn, what))) return 0;
+    if (!(out[i] = index_scalar(S, items[i], to, narrow_ok, fn, what))) return 0;
   return 1;
 }
 
@@ -136,8 +137,8 @@ Node *desc_make_tensor(Sema *S, Node *call, Node **arg) {
   if (!block) return poison(S, call->loc);
   Node *d = new_desc(S, call->loc, DESC_TENSOR, base, block);
   Node *shape[MAX_DESC_RANK], *strides[MAX_DESC_RANK];
-  if (!index_list(S, arg[1], rank, DT_I32, fn, "shape", shape) ||
-      !index_list(S, arg[2], rank, DT_I64, fn, "strides", strides) ||
+  if (!index_list(S, arg[1], rank, DT_I32, 1, fn, "shape", shape) ||
+      !index_list(S, arg[2], rank, DT_I64, 0, fn, "strides", strides) ||
       !padding_arg(S, arg[4], fn, base->type->elem, 0, &d->str))
     return poison(S, call->loc);
   Node *last = strides[rank - 1];
@@ -178,9 +179,9 @@ Node *desc_make_block_ptr(Sema *S, Node *call, Node **arg) {
     return poison(S, call->loc);
   }
   Node *shape[MAX_DESC_RANK], *strides[MAX_DESC_RANK], *offsets[MAX_DESC_RANK];
-  if (!index_list(S, arg[1], rank, DT_I64, fn, "shape", shape) ||
-      !index_list(S, arg[2], rank, DT_I64, fn, "strides", strides) ||
-      !index_list(S, arg[3], rank, DT_I32, fn, "offsets", offsets))
+  if (!index_list(S, arg[1], rank, DT_I64, 0, fn, "shape", shape) ||
+      !index_list(S, arg[2], rank, DT_I64, 0, fn, "strides", strides) ||
+      !index_list(S, arg[3], rank, DT_I32, 0, fn, "offsets", offsets))
     return poison(S, call->loc);
   for (int i = 0; i < rank; i++) {
     vec_push(S->arena, &d->args, shape[i]);
@@ -229,7 +230,7 @@ Node *desc_with_offsets(Sema *S, Node *d, Node **offsets) {
 Node *desc_advance(Sema *S, Node *call, Node **arg) {
   Node *d = desc_arg(S, arg[0], DESC_BLOCK_PTR, "advance");
   Node *by[MAX_DESC_RANK], *offsets[MAX_DESC_RANK];
-  if (!d || !index_list(S, arg[1], desc_rank(d), DT_I32, "advance", "offsets", by)) return poison(S, call->loc);
+  if (!d || !index_list(S, arg[1], desc_rank(d), DT_I32, 0, "advance", "offsets", by)) return poison(S, call->loc);
   for (int i = 0; i < desc_rank(d); i++) {
     int zero = is_const(by[i]) && by[i]->cval->kind == V_INT && by[i]->cval->i == 0;
     offsets[i] = zero ? d->body.data[i] : materialize(S, binary(S, by[i]->loc, TK_PLUS, d->body.data[i], by[i]), call->loc);
@@ -324,7 +325,7 @@ static unsigned all_dims(int rank) { return (1u << rank) - 1; }
 static Node *desc_block(Sema *S, Node *call, Node **arg, const char *fn, Node **ptr, Node **mask) {
   Node *d = desc_arg(S, arg[0], DESC_TENSOR, fn);
   Node *offsets[MAX_DESC_RANK];
-  if (!d || !index_list(S, arg[1], desc_rank(d), DT_I32, fn, "offsets", offsets) ||
+  if (!d || !index_list(S, arg[1], desc_rank(d), DT_I32, 0, fn, "offsets", offsets) ||
       !block_address(S, call, d, offsets, all_dims(desc_rank(d)), ptr, mask))
     return NULL;
   return d;
@@ -400,7 +401,7 @@ static Node *row_block(Sema *S, Node *call, Node **arg, const char *fn, Node **p
     fail_at(S, rows, fn, arena_printf(S->arena, "x_offsets must be a 1-D integer tile, not %s", describe(S, rows)));
     return NULL;
   }
-  Node *y = index_scalar(S, arg[2], DT_I32, fn, "offsets");
+  Node *y = index_scalar(S, arg[2], DT_I32, 0, fn, "offsets");
   if (!y) return NULL;
   Node *expand_args[2] = {cast(S, rows, DT_I32, 0), mk_const(S, call->loc, value_int(S, 1))};
   Node *row_idx = call_builtin(S, call, B_EXPAND_DIMS, expand_args, 2, NULL, 0);

@@ -7,9 +7,11 @@
 #include "host.h"
 #include "../support/arch.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct HostEnv {
@@ -28,6 +30,8 @@ struct Host {
   long steps;
   int depth;
   HostVal *stopped;  /* the limit reached, once it is: every later evaluation gives it */
+  HostImport import; /* the package's imports (host_set_import); NULL: none */
+  void *import_ctx;
 };
 
 typedef enum { FLOW_NEXT, FLOW_RETURN, FLOW_BREAK, FLOW_CONTINUE, FLOW_FAIL } Flow;
@@ -1186,6 +1190,86 @@ static HostVal *m_join(Host *h, Args *a) {
   return r;
 }
 
+/* str() of a value, as format() and str() put it. */
+static HostVal *str_of(Host *h, HostVal *x) { return x->kind == H_STR ? x : host_str(h, host_repr(h->arena, x)); }
+
+/* How a format string numbers its positional fields: Python takes either {} (the next) or {N}, not both. */
+typedef struct Numbering {
+  int automatic, manual, next;
+} Numbering;
+
+/* One {field} of str.format: empty (the next positional argument), a position, or a keyword's name;
+ * a format spec, conversion or item (`{:>4}`, `{!r}`, `{0[1]}`) is beyond the evaluator. */
+static HostVal *format_field(Host *h, Args *a, const char *field, Numbering *n) {
+  if (strpbrk(field, ":![.")) return host_unknown(h, a->loc, "format(): '{%s}' (a format spec or conversion) is beyond tile's host evaluator", field);
+  if (*field && !isdigit((unsigned char)*field)) {
+    HostVal *v = kwarg(a, field);
+    return v ? str_of(h, v) : host_unknown(h, a->loc, "format(): no argument named '%s'", field);
+  }
+  char *end = NULL;
+  long i = *field ? strtol(field, &end, 10) : n->next++;
+  *(*field ? &n->manual : &n->automatic) = 1;
+  if (n->manual && n->automatic) /* Python's ValueError */
+    return host_unknown(h, a->loc, "format(): cannot switch between automatic field numbering and manual field specification");
+  if ((end && *end) || i >= a->pos.len) return host_unknown(h, a->loc, "format(): no positional argument '%s'", field);
+  return str_of(h, a->pos.data[i]);
+}
+
+static HostVal *m_format(Host *h, Args *a) {
+  const HostVal *t = a->self;
+  Buf b;
+  buf_init(&b, h->arena);
+  Numbering numbering = {0, 0, 0};
+  for (size_t i = 0; i < t->slen; i++) {
+    char c = t->s[i];
+    if ((c == '{' || c == '}') && i + 1 < t->slen && t->s[i + 1] == c) { /* {{ and }}: a brace */
+      buf_putn(&b, &c, 1), i++;
+      continue;
+    }
+    if (c == '}') return host_unknown(h, a->loc, "format(): a '}' without its '{'");
+    if (c != '{') {
+      buf_putn(&b, &c, 1);
+      continue;
+    }
+    const char *close = memchr(t->s + i, '}', t->slen - i);
+    if (!close) return host_unknown(h, a->loc, "format(): a '{' without its '}'");
+    HostVal *v = format_field(h, a, arena_strndup(h->arena, t->s + i + 1, (size_t)(close - t->s) - i - 1), &numbering);
+    if (v->kind == H_UNKNOWN) return v;
+    buf_putn(&b, v->s, v->slen);
+    i = (size_t)(close - t->s);
+  }
+  return host_strn(h, b.len ? b.data : "", b.len);
+}
+
+/* str.split(sep=None): runs of whitespace (ends dropped) without sep, else each sep. */
+static HostVal *m_split(Host *h, Args *a) {
+  HostVal *bad = arity(h, a, 0, 1, "split"), *sep = a->pos.len ? a->pos.data[0] : kwarg(a, "sep");
+  if (bad) return bad;
+  if (kwarg(a, "maxsplit")) return host_unknown(h, a->loc, "split(): maxsplit is beyond tile's host evaluator");
+  if (sep && sep->kind != H_NONE && (sep->kind != H_STR || !sep->slen))
+    return host_unknown(h, a->loc, "split() needs a non-empty string separator");
+  const HostVal *t = a->self;
+  HostVal *r = host_value(h, H_LIST);
+  int blanks = !sep || sep->kind == H_NONE;
+  size_t i = 0;
+  while (i <= t->slen) {
+    if (blanks) {
+      while (i < t->slen && isspace((unsigned char)t->s[i])) i++;
+      if (i == t->slen) break;
+    }
+    size_t end = i;
+    if (blanks)
+      while (end < t->slen && !isspace((unsigned char)t->s[end])) end++;
+    else
+      while (end < t->slen && (t->slen - end < sep->slen || memcmp(t->s + end, sep->s, sep->slen))) end++;
+    if (r->items.len == HOST_MAX_ITEMS) return too_many(h, a->loc, (long long)r->items.len + 1);
+    vec_push(h->arena, &r->items, host_strn(h, t->s + i, end - i));
+    i = end + (blanks ? 0 : sep->slen);
+    if (!blanks && end == t->slen) break;
+  }
+  return r;
+}
+
 static HostVal *m_all_kwargs(Host *h, Args *a) {
   HostVal *r = host_value(h, H_DICT);
   for (int s = 0; s < 2; s++)
@@ -1215,6 +1299,7 @@ static const Builtin builtins[] = {
     {"list.append", m_append}, {"list.extend", m_extend}, {"list.copy", m_copy}, {"dict.get", m_get},
     {"dict.keys", m_keys}, {"dict.values", m_values}, {"dict.items", m_items}, {"dict.update", m_update},
     {"dict.copy", m_copy}, {"str.startswith", m_startswith}, {"str.endswith", m_endswith}, {"str.join", m_join},
+    {"str.format", m_format}, {"str.split", m_split},
     {"Config.all_kwargs", m_all_kwargs},
 };
 enum { N_BUILTINS = sizeof builtins / sizeof builtins[0] };
@@ -1483,6 +1568,8 @@ static void exec_import(Host *h, HostEnv *env, Node *n) {
     size_t len = strcspn(b->str, ".");
     char *root = arena_strndup(h->arena, b->str, len);
     HostVal *v = strcmp(b->name, "*") ? lookup_builtin(h, root) : NULL;
+    if ((!v || v->kind != H_MODULE) && h->import && strcmp(b->name, "*") && (v = h->import(h->import_ctx, h, b)))
+      env_set(h, env, b->name, v);
     if (!v || v->kind != H_MODULE) continue;
     for (const char *p = b->str + len; *p == '.' && strcmp(b->name, root); p += len) {
       len = strcspn(++p, ".");
@@ -1564,6 +1651,13 @@ Host *host_new(Arena *a, const Module *m, const Node *upto, HostTarget target) {
   h->target = target;
   h->globals = env_new(h, NULL);
   return h;
+}
+
+HostTarget host_target(const Host *h) { return h->target; }
+
+void host_set_import(Host *h, HostImport fn, void *ctx) {
+  h->import = fn;
+  h->import_ctx = ctx;
 }
 
 /* The module's statements before the kernel: its constants, config lists and functions. */

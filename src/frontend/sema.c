@@ -205,6 +205,35 @@ static Symbol *find_constant(Sema *S, const char *name, int limit) {
   return NULL;
 }
 
+/* Whether an expression calls a function of the module without a decorator: Python, which Python runs
+ * when it imports the module (fla builds its inline-asm strings so, with str.format, split and join). */
+static int calls_host_function(Sema *S, const Node *n) {
+  if (!n) return 0;
+  if (n->kind == ND_CALL && n->a && n->a->kind == ND_NAME) {
+    const Node *def = module_function(S, n->a->name);
+    if (def && def->kind == ND_FUNCDEF && !def->kwargs.len) return 1;
+  }
+  if (calls_host_function(S, n->a) || calls_host_function(S, n->b) || calls_host_function(S, n->c)) return 1;
+  for (int i = 0; i < n->args.len; i++)
+    if (calls_host_function(S, n->args.data[i])) return 1;
+  for (int i = 0; i < n->kwargs.len; i++)
+    if (calls_host_function(S, n->kwargs.data[i])) return 1;
+  return 0;
+}
+
+/* A module constant's value: the host evaluator's where it calls a host function, else (or where that
+ * cannot, but the checker can) the checker's; the host evaluator's reason where neither can. */
+static Node *host_module_constant(Sema *S, Node *stmt, int at, const char *name, Loc use) {
+  struct HostVal *unknown = NULL;
+  Value *host = calls_host_function(S, stmt->b) ? host_constexpr_at(S, stmt->b, at, &unknown) : NULL;
+  if (host) return const_to_node(S, stmt->b->loc, host);
+  if (!unknown) return check_expr(S, stmt->b);
+  Node *v = sema_quiet_expr(S, stmt->b);
+  if (v) return v;
+  host_report(S->diags, unknown, use, arena_printf(S->arena, "module-level '%s'", name));
+  return poison(S, use);
+}
+
 /* Module constants are evaluated when first used, in an empty scope, so
  * host-side lines that no kernel uses cost nothing.  They are evaluated as
  * Python runs the module: `A = A + 1` reads the A assigned above it. */
@@ -226,7 +255,7 @@ static Node *module_constant(Sema *S, Loc use, const char *name) {
   S->scope = (Scope){0};
   S->module_limit = at;
   S->prefix = NULL;
-  Node *v = check_expr(S, stmt->b);
+  Node *v = host_module_constant(S, stmt, at, name, use);
   S->scope = saved;
   S->module_limit = saved_limit;
   S->prefix = saved_prefix;
@@ -273,6 +302,7 @@ static Node *namespace_member(Sema *S, Loc loc, const char *name) {
   if (!strcmp(name, "extra")) return mk_const(S, loc, namespace_value(S, "tl.extra"));
   if (!strcmp(name, "PropagateNan")) return mk_const(S, loc, namespace_value(S, "tl.PropagateNan"));
   if (!strcmp(name, "TRITON_MAX_TENSOR_NUMEL")) return mk_const(S, loc, value_int(S, 1048576)); /* Triton 3.6's */
+  if (!strcmp(name, "CONSTEXPR_0")) return mk_const(S, loc, value_int(S, 0)); /* core.py's, a parameter default */
   int id = builtin_lookup(name, TL);
   if (id >= 0) {
     Value *v = value_new(S, V_BUILTIN);
@@ -657,8 +687,10 @@ Node *sema_attribute(Sema *S, Node *obj, Node *n) {
     return mk_const(S, n->loc, m);
   }
   /* Triton makes a number assigned to a name a tensor (acc = 0; acc = acc.to(tl.int64)); tile keeps it a
-   * constexpr, and a tile method on it takes it as the run-time scalar it becomes on its own (language.md 7.1). */
-  if (v && (v->kind == V_INT || v->kind == V_FLOAT || v->kind == V_BOOL) && builtin_lookup(n->name, METHOD) >= 0) {
+   * constexpr, and a tile method on it (or its dtype, its type) takes it as the run-time scalar it becomes on its
+   * own (language.md 7.1). */
+  if (v && (v->kind == V_INT || v->kind == V_FLOAT || v->kind == V_BOOL) &&
+      (builtin_lookup(n->name, METHOD) >= 0 || !strcmp(n->name, "dtype") || !strcmp(n->name, "type"))) {
     Node *x = runtime(S, obj);
     if (x->type) return tile_attribute(S, x, n);
   }

@@ -113,6 +113,12 @@ int is_host_module(const char *path);                 /* torch, triton.jit, os, 
 struct HostVal;
 /* specialize.c: host code's expression as a constexpr, NULL when it is none (*unknown: why) */
 Value *host_constexpr(Sema *S, Node *expr, struct HostVal **unknown);
+/* expr evaluated as Python evaluates module statement `at` (the statements before it run first); NULL
+ * where the host evaluator cannot. */
+Value *host_constexpr_at(Sema *S, Node *expr, int at, struct HostVal **unknown);
+/* conditional.c: `e` checked in the module's scope with its errors kept out of the compilation's; NULL
+ * when it has any. */
+Node *sema_quiet_expr(Sema *S, Node *e);
 Node *import_value(Sema *S, Loc loc, const char *path); /* a path under triton tile understands, or NULL */
 
 /* conditional.c: names bound inside module-level if/try/with blocks */

@@ -282,12 +282,38 @@ static Value *constexpr_of(Sema *S, const HostVal *v) {
 /* expr, host code's (torch.finfo(torch.float32).min), evaluated by the host evaluator of the
  * kernel's decorators (a fresh one before they are checked) and taken as a constexpr.  NULL when
  * it is none: *unknown is then the evaluator's reason, or NULL for a host object (torch.pi). */
+static HostVal *host_of(Sema *S, Host *h, const Value *v);
+
+/* A name a module of the kernel's package defines, for the host evaluator: its constexpr value. */
+static HostVal *package_import(void *ctx, Host *h, const Node *binding) {
+  Sema *S = ctx;
+  if (is_host_module(binding->str) || !module_import_found(S, binding->str)) return NULL;
+  Node *v = module_import(S, binding->loc, binding->str);
+  HostVal *r = v && is_const(v) && !v->type ? host_of(S, h, v->cval) : NULL;
+  return r && r->kind != H_UNKNOWN ? r : NULL;
+}
+
+/* The host evaluator for the module's statements before `upto`, its imports of the package answered. */
+static Host *module_host(Sema *S, const Node *upto, HostTarget target) {
+  Host *h = host_new(S->arena, S->here->mod, upto, target);
+  host_set_import(h, package_import, S);
+  return h;
+}
+
 Value *host_constexpr(Sema *S, Node *expr, HostVal **unknown) {
   Host *h = S->kernel && S->kernel->meta.host ? S->kernel->meta.host : NULL;
-  if (!h) h = host_new(S->arena, S->here->mod, S->here->mod->root->body.data[0], (HostTarget){0});
+  if (!h) h = module_host(S, S->here->mod->root->body.data[0], (HostTarget){0});
   HostVal *v = host_eval(h, expr);
   *unknown = v->kind == H_UNKNOWN ? v : NULL;
   return constexpr_of(S, v);
+}
+
+Value *host_constexpr_at(Sema *S, Node *expr, int at, HostVal **unknown) {
+  const Host *kernel = S->kernel ? S->kernel->meta.host : NULL;
+  Host *h = module_host(S, S->here->mod->root->body.data[at], kernel ? host_target(kernel) : (HostTarget){0});
+  HostVal *v = host_eval(h, expr);
+  *unknown = v->kind == H_UNKNOWN ? v : NULL;
+  return *unknown ? NULL : constexpr_of(S, v);
 }
 
 /* A constexpr as a host value (a -D value, a config's, a default), for heuristics and prune functions. */
@@ -610,7 +636,7 @@ static void check_heuristics(Sema *S, Node *dec) {
 
 static void check_decorators(Sema *S, Node *def, const SemaOptions *opts) {
   HostTarget target = {opts->arch, opts->num_sms};
-  S->kernel->meta.host = host_new(S->arena, S->here->mod, def, target);
+  S->kernel->meta.host = module_host(S, def, target);
   for (int i = 0; i < def->kwargs.len; i++) {
     Node *dec = def->kwargs.data[i];
     const char *name = callee_name(dec);

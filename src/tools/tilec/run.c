@@ -433,7 +433,9 @@ const char *tilec_missing_value(int argc, char **argv, int i, const char *const 
     size_t n = strlen(*options);
     if (strncmp(argv[i], *options, n)) continue;
     const char *rest = argv[i] + n, *next = i + 1 < argc ? argv[i + 1] : NULL;
-    if ((*rest == '=' && !rest[1]) || (!*rest && (!next || !*next || !strcmp(next, "--")))) return *options;
+    int empty_ok = !strcmp(*options, "--signature"); /* "": a kernel without run-time parameters */
+    if ((*rest == '=' && !rest[1] && !empty_ok) || (!*rest && (!next || (!*next && !empty_ok) || !strcmp(next, "--"))))
+      return *options;
   }
   return NULL;
 }

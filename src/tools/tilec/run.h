@@ -21,7 +21,8 @@ char *tilec_read_file(const char *path, size_t *len);
 int tilec_same_file(const char *a, const char *b);
 /* The option argv[i] is, from the NULL-terminated `options` that take a
  * value, when its value is missing or empty ("--kernel" last, "--kernel=",
- * "-D --"); NULL otherwise.  An empty value is a mistake, not a setting. */
+ * "-D --"); NULL otherwise.  An empty value is a mistake, not a setting, but
+ * for --signature, where "" is a kernel without run-time parameters. */
 const char *tilec_missing_value(int argc, char **argv, int i, const char *const *options);
 /* A decimal integer option's value from lo to hi into *out; 0 if it is not one. */
 int tilec_integer(const char *v, long lo, long hi, int *out);

@@ -17,3 +17,7 @@ def program_id(axis: tl.constexpr):
 @triton.jit
 def scaled(x):
     return x * SCALE
+
+
+# What a library's device module exports for its kernels' autotune configs (fla's IS_AMD).
+WIDE = True
