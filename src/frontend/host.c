@@ -1235,6 +1235,7 @@ static HostVal *m_format(Host *h, Args *a) {
     if (!close) return host_unknown(h, a->loc, "format(): a '{' without its '}'");
     HostVal *v = format_field(h, a, arena_strndup(h->arena, t->s + i + 1, (size_t)(close - t->s) - i - 1), &numbering);
     if (v->kind == H_UNKNOWN) return v;
+    if (b.len + v->slen > HOST_MAX_ITEMS) return too_many(h, a->loc, (long long)(b.len + v->slen));
     buf_putn(&b, v->s, v->slen);
     i = (size_t)(close - t->s);
   }
