@@ -201,8 +201,8 @@ static char *with_register_cap(Compilation *c, const GpuArtifacts *out, int cap,
 /* Without a register cap ptxas aims at a register count of its own and
  * spills what does not fit, even where the program may have more (large
  * tensor-core tiles on sm_80 and sm_90: a few dozen registers, kilobytes of
- * spills).  A few spilled registers are its trade for occupancy; more than
- * RETRY_SPILL_BYTES is a failed allocation, and then the kernel is
+ * spills).  A few spilled registers are its trade for occupancy;
+ * RETRY_SPILL_BYTES or more is a failed allocation, and then the kernel is
  * assembled again with the most a thread may have stated, and the PTX with
  * fewer bytes of spills is kept. */
 enum { RETRY_SPILL_BYTES = 1024 };

@@ -284,12 +284,22 @@ static Value *constexpr_of(Sema *S, const HostVal *v) {
  * it is none: *unknown is then the evaluator's reason, or NULL for a host object (torch.pi). */
 static HostVal *host_of(Sema *S, Host *h, const Value *v);
 
-/* A name a module of the kernel's package defines, for the host evaluator: its constexpr value. */
+/* A name a module of the kernel's package defines, for the host evaluator: its constexpr value.  The
+ * host runs every import of the module, most of them names no decorator reads (functions, host-only
+ * objects): each is evaluated quietly, and one that has no constexpr value stays unbound. */
 static HostVal *package_import(void *ctx, Host *h, const Node *binding) {
   Sema *S = ctx;
   if (is_host_module(binding->str) || !module_import_found(S, binding->str)) return NULL;
+  Diags quiet, *loud = S->diags;
+  diags_init(&quiet, S->arena, loud->guard);
+  quiet.max_errors = 1 << 30;
+  int was_quiet = S->quiet;
+  S->diags = &quiet;
+  S->quiet = 1;
   Node *v = module_import(S, binding->loc, binding->str);
-  HostVal *r = v && is_const(v) && !v->type ? host_of(S, h, v->cval) : NULL;
+  S->diags = loud;
+  S->quiet = was_quiet;
+  HostVal *r = !quiet.errors && v && is_const(v) && !v->type ? host_of(S, h, v->cval) : NULL;
   return r && r->kind != H_UNKNOWN ? r : NULL;
 }
 

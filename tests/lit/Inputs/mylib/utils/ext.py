@@ -21,3 +21,16 @@ def scaled(x):
 
 # What a library's device module exports for its kernels' autotune configs (fla's IS_AMD).
 WIDE = True
+
+
+# Host code a kernel module imports without its decorators reading it (fla's device probes): the
+# host evaluator that runs those imports must pass over it quietly.
+def _platform():
+    try:
+        import torch
+        return torch.version.hip is not None
+    except ImportError:
+        return False
+
+
+IS_HIP = _platform()
