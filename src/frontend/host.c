@@ -30,6 +30,7 @@ struct Host {
   long steps;
   int depth;
   HostVal *stopped;  /* the limit reached, once it is: every later evaluation gives it */
+  int in_try;        /* inside a try's body or else block (exec_try) */
   HostImport import; /* the package's imports (host_set_import); NULL: none */
   void *import_ctx;
 };
@@ -1550,8 +1551,8 @@ static void unknown_names(Host *h, HostEnv *env, NodeVec *body, HostVal *why) {
   for (int i = 0; i < body->len; i++) unknown_names_of(h, env, body->data[i], why);
 }
 
-/* class, with, try, global, nonlocal, del, yield: host code the evaluator
- * does not run; raise: an error where it is reached. */
+/* class, with, global, nonlocal, del, yield: host code the evaluator does
+ * not run; raise: an error where it is reached. */
 static Flow host_only(Host *h, HostEnv *env, Node *n, HostVal **out) {
   HostVal *why;
   if (n->kind == ND_RAISE) why = host_unknown(h, n->loc, "host code raised an exception here");
@@ -1563,21 +1564,49 @@ static Flow host_only(Host *h, HostEnv *env, Node *n, HostVal **out) {
 
 /* import torch as th, from torch import finfo: names bound to what the evaluator knows under a root
  * of module_roots (import a.b binds a); other imports bind nothing (their names stay unknown). */
-static void exec_import(Host *h, HostEnv *env, Node *n) {
+/* import: Triton's, torch's and the standard modules the evaluator has; names of the kernel's package
+ * (host_set_import's answer).  Another import is taken to succeed and binds nothing, as the module
+ * imported when the kernel's did; inside a try, where it may raise instead, the evaluator cannot tell. */
+static Flow exec_import(Host *h, HostEnv *env, Node *n, HostVal **out) {
   for (int i = 0; i < n->args.len; i++) {
     const Node *b = n->args.data[i];
+    if (!strcmp(b->name, "*")) continue;
     size_t len = strcspn(b->str, ".");
     char *root = arena_strndup(h->arena, b->str, len);
-    HostVal *v = strcmp(b->name, "*") ? lookup_builtin(h, root) : NULL;
-    if ((!v || v->kind != H_MODULE) && h->import && strcmp(b->name, "*") && (v = h->import(h->import_ctx, h, b)))
+    HostVal *v = lookup_builtin(h, root);
+    if (v && v->kind == H_MODULE) {
+      for (const char *p = b->str + len; *p == '.' && strcmp(b->name, root); p += len) {
+        len = strcspn(++p, ".");
+        v = attribute(h, b->loc, v, arena_strndup(h->arena, p, len));
+      }
       env_set(h, env, b->name, v);
-    if (!v || v->kind != H_MODULE) continue;
-    for (const char *p = b->str + len; *p == '.' && strcmp(b->name, root); p += len) {
-      len = strcspn(++p, ".");
-      v = attribute(h, b->loc, v, arena_strndup(h->arena, p, len));
+    } else if (h->import && (v = h->import(h->import_ctx, h, b))) {
+      env_set(h, env, b->name, v);
+    } else if (h->in_try) {
+      return fail(out, host_unknown(h, b->loc, "tile cannot tell whether 'import %s' succeeds here", b->str));
     }
-    env_set(h, env, b->name, v);
   }
+  return FLOW_NEXT;
+}
+
+/* try: the path on which nothing raises, which is the only one the evaluator can see (fla's
+ * `try: return triton.runtime.driver.active.get_current_target().backend`): the body, its else
+ * block, its finally block.  Where the body stops at what the evaluator cannot run, an exception
+ * may or may not have been raised there, so the statement's names are that reason. */
+static Flow exec_try(Host *h, HostEnv *env, Node *n, HostVal **out) {
+  h->in_try++; /* a statement that fails stops the body, even at module level */
+  Flow f = exec_block(h, env, &n->body, out);
+  if (f == FLOW_NEXT) f = exec_block(h, env, &n->orelse, out);
+  h->in_try--;
+  if (f == FLOW_FAIL) {
+    unknown_names_of(h, env, n, *out);
+    return FLOW_FAIL;
+  }
+  HostVal *last = *out;
+  Flow after = exec_block(h, env, &n->kwargs, out);
+  if (after != FLOW_NEXT) return after; /* a finally that returns or fails wins */
+  *out = last;
+  return f;
 }
 
 static Flow exec_stmt(Host *h, HostEnv *env, Node *n, HostVal **out) {
@@ -1620,11 +1649,11 @@ static Flow exec_stmt(Host *h, HostEnv *env, Node *n, HostVal **out) {
     v->env = env;
     env_set(h, env, n->name, v);
     return FLOW_NEXT;
-  case ND_IMPORT: exec_import(h, env, n); return FLOW_NEXT;
+  case ND_IMPORT: return exec_import(h, env, n, out);
   case ND_PASS: return FLOW_NEXT;
+  case ND_TRY: return exec_try(h, env, n, out);
   case ND_CLASS:
   case ND_WITH:
-  case ND_TRY:
   case ND_RAISE:
   case ND_GLOBAL:
   case ND_DEL:
@@ -1636,7 +1665,8 @@ static Flow exec_stmt(Host *h, HostEnv *env, Node *n, HostVal **out) {
 static Flow exec_block(Host *h, HostEnv *env, NodeVec *body, HostVal **out) {
   for (int i = 0; i < body->len; i++) {
     Flow f = exec_stmt(h, env, body->data[i], out);
-    if (f == FLOW_FAIL && env == h->globals && !h->stopped) continue; /* module level: go on, as Python's import would not */
+    if (f == FLOW_FAIL && env == h->globals && !h->stopped && !h->in_try)
+      continue; /* module level: go on, as Python's import would not */
     if (f != FLOW_NEXT) return f;
   }
   return FLOW_NEXT;

@@ -60,7 +60,8 @@ Host *host_new(Arena *a, const Module *m, const Node *upto, HostTarget target);
 /* What h's target queries answer. */
 HostTarget host_target(const Host *h);
 /* The value an import the evaluator does not know itself binds (`from mylib.utils import IS_AMD`, a
- * module of the kernel file's package): the caller's answer, NULL for none (the name stays unbound). */
+ * module of the kernel file's package): the caller's answer (an UNKNOWN where it has no host value),
+ * NULL where the package has no such name. */
 typedef HostVal *(*HostImport)(void *ctx, Host *h, const Node *binding);
 void host_set_import(Host *h, HostImport fn, void *ctx);
 HostVal *host_eval(Host *h, Node *expr);

@@ -205,13 +205,14 @@ static Symbol *find_constant(Sema *S, const char *name, int limit) {
   return NULL;
 }
 
-/* Whether an expression calls a function of the module without a decorator: Python, which Python runs
- * when it imports the module (fla builds its inline-asm strings so, with str.format, split and join). */
+/* Whether an expression calls a function of the module that is not a kernel's (no jit decorator; its
+ * own, such as @functools.cache, are Python's): Python, which Python runs when it imports the module
+ * (fla builds its inline-asm strings so, and probes its platform). */
 static int calls_host_function(Sema *S, const Node *n) {
   if (!n) return 0;
   if (n->kind == ND_CALL && n->a && n->a->kind == ND_NAME) {
     const Node *def = module_function(S, n->a->name);
-    if (def && def->kind == ND_FUNCDEF && !def->kwargs.len) return 1;
+    if (def && def->kind == ND_FUNCDEF && !sema_is_jit(def)) return 1;
   }
   if (calls_host_function(S, n->a) || calls_host_function(S, n->b) || calls_host_function(S, n->c)) return 1;
   for (int i = 0; i < n->args.len; i++)

@@ -119,6 +119,8 @@ Value *host_constexpr_at(Sema *S, Node *expr, int at, struct HostVal **unknown);
 /* conditional.c: `e` checked in the module's scope with its errors kept out of the compilation's; NULL
  * when it has any. */
 Node *sema_quiet_expr(Sema *S, Node *e);
+/* specialize.c: whether a def is decorated as a kernel (jit, autotune, heuristics). */
+int sema_is_jit(const Node *fn);
 Node *import_value(Sema *S, Loc loc, const char *path); /* a path under triton tile understands, or NULL */
 
 /* conditional.c: names bound inside module-level if/try/with blocks */

@@ -286,7 +286,8 @@ static HostVal *host_of(Sema *S, Host *h, const Value *v);
 
 /* A name a module of the kernel's package defines, for the host evaluator: its constexpr value.  The
  * host runs every import of the module, most of them names no decorator reads (functions, host-only
- * objects): each is evaluated quietly, and one that has no constexpr value stays unbound. */
+ * objects): each is evaluated quietly, and one without a constexpr value is an UNKNOWN saying so (an
+ * error only where a decorator needs it); NULL where the package has no such name. */
 static HostVal *package_import(void *ctx, Host *h, const Node *binding) {
   Sema *S = ctx;
   if (is_host_module(binding->str) || !module_import_found(S, binding->str)) return NULL;
@@ -300,7 +301,9 @@ static HostVal *package_import(void *ctx, Host *h, const Node *binding) {
   S->diags = loud;
   S->quiet = was_quiet;
   HostVal *r = !quiet.errors && v && is_const(v) && !v->type ? host_of(S, h, v->cval) : NULL;
-  return r && r->kind != H_UNKNOWN ? r : NULL;
+  return r && r->kind != H_UNKNOWN ? r
+                                   : host_unknown(h, binding->loc, "'%s' is not a value tile's host evaluator has",
+                                                  binding->str);
 }
 
 /* The host evaluator for the module's statements before `upto`, its imports of the package answered. */
@@ -693,7 +696,7 @@ static int called_by_others(Sema *S, Node *fn) {
   return 0;
 }
 
-static int is_jit(Node *fn) {
+int sema_is_jit(const Node *fn) {
   for (int i = 0; i < fn->kwargs.len; i++) {
     const char *d = callee_name(fn->kwargs.data[i]);
     if (!strcmp(d, "jit") || !strcmp(d, "autotune") || !strcmp(d, "heuristics")) return 1;
@@ -703,7 +706,7 @@ static int is_jit(Node *fn) {
 
 static int any_jit(const Module *m) {
   for (int i = 0; i < m->root->body.len; i++)
-    if (m->root->body.data[i]->kind == ND_FUNCDEF && is_jit(m->root->body.data[i])) return 1;
+    if (m->root->body.data[i]->kind == ND_FUNCDEF && sema_is_jit(m->root->body.data[i])) return 1;
   return 0;
 }
 
@@ -721,7 +724,7 @@ static Node *select_kernel(Sema *S, const char *name) {
     Node *fn = m->root->body.data[i];
     if (fn->kind != ND_FUNCDEF) continue;
     if (name && !strcmp(fn->name, name)) return fn;
-    if (!name && (!jit_only || is_jit(fn)) && !called_by_others(S, fn)) {
+    if (!name && (!jit_only || sema_is_jit(fn)) && !called_by_others(S, fn)) {
       found = fn;
       buf_printf(&names, "%s%s", n_roots++ ? ", " : "", fn->name);
     }
