@@ -72,28 +72,37 @@ int conditional_defines(const ModuleState *m, const char *name) {
   return 0;
 }
 
+void sema_quiet_begin(Sema *S, Quiet *q) {
+  q->loud = S->diags;
+  q->was_quiet = S->quiet;
+  diags_init(&q->diags, S->arena, q->loud->guard);
+  q->diags.max_errors = 1 << 30;
+  S->diags = &q->diags;
+  S->quiet = 1;
+}
+
+int sema_quiet_end(Sema *S, Quiet *q) {
+  S->diags = q->loud;
+  S->quiet = q->was_quiet;
+  return q->diags.errors;
+}
+
 /* `e` checked in the module's scope with its errors kept out of the
  * compilation's; NULL when it has any. */
 Node *sema_quiet_expr(Sema *S, Node *e) {
-  Diags quiet, *loud = S->diags;
-  diags_init(&quiet, S->arena, loud->guard);
-  quiet.max_errors = 1 << 30;
+  Quiet q;
   Scope scope = S->scope;
   const char *prefix = S->prefix;
   NodeVec *out = S->out, scratch = {0};
-  int was_quiet = S->quiet;
-  S->diags = &quiet;
+  sema_quiet_begin(S, &q);
   S->scope = (Scope){0};
   S->prefix = NULL;
   S->out = &scratch;
-  S->quiet = 1;
   Node *v = check_expr(S, e);
-  S->diags = loud;
   S->scope = scope;
   S->prefix = prefix;
   S->out = out;
-  S->quiet = was_quiet;
-  return quiet.errors || is_poison(v) ? NULL : v;
+  return sema_quiet_end(S, &q) || is_poison(v) ? NULL : v;
 }
 
 /* Whether a test rules its branch out: known as a constexpr, and the other way. */

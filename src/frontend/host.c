@@ -1563,10 +1563,9 @@ static Flow host_only(Host *h, HostEnv *env, Node *n, HostVal **out) {
 }
 
 /* import torch as th, from torch import finfo: names bound to what the evaluator knows under a root
- * of module_roots (import a.b binds a); other imports bind nothing (their names stay unknown). */
-/* import: Triton's, torch's and the standard modules the evaluator has; names of the kernel's package
- * (host_set_import's answer).  Another import is taken to succeed and binds nothing, as the module
- * imported when the kernel's did; inside a try, where it may raise instead, the evaluator cannot tell. */
+ * of module_roots (import a.b binds a), or to what the kernel's package defines (host_set_import's
+ * answer).  Another import is taken to succeed and binds nothing, as the module imported when the
+ * kernel's did; inside a try, where it may raise instead, the evaluator cannot tell. */
 static Flow exec_import(Host *h, HostEnv *env, Node *n, HostVal **out) {
   for (int i = 0; i < n->args.len; i++) {
     const Node *b = n->args.data[i];

@@ -116,8 +116,16 @@ Value *host_constexpr(Sema *S, Node *expr, struct HostVal **unknown);
 /* expr evaluated as Python evaluates module statement `at` (the statements before it run first); NULL
  * where the host evaluator cannot. */
 Value *host_constexpr_at(Sema *S, Node *expr, int at, struct HostVal **unknown);
-/* conditional.c: `e` checked in the module's scope with its errors kept out of the compilation's; NULL
- * when it has any. */
+/* conditional.c: checking on trial, its diagnostics kept out of the compilation's and its failures not
+ * cached (a conditional binding's test, an import the host evaluator runs): sema_quiet_begin, then
+ * sema_quiet_end, which gives the errors seen. */
+typedef struct Quiet {
+  Diags diags, *loud;
+  int was_quiet;
+} Quiet;
+void sema_quiet_begin(Sema *S, Quiet *q);
+int sema_quiet_end(Sema *S, Quiet *q);
+/* `e` checked in the module's scope, quietly; NULL when it has any error. */
 Node *sema_quiet_expr(Sema *S, Node *e);
 /* specialize.c: whether a def is decorated as a kernel (jit, autotune, heuristics). */
 int sema_is_jit(const Node *fn);

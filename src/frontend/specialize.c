@@ -279,9 +279,6 @@ static Value *constexpr_of(Sema *S, const HostVal *v) {
   }
 }
 
-/* expr, host code's (torch.finfo(torch.float32).min), evaluated by the host evaluator of the
- * kernel's decorators (a fresh one before they are checked) and taken as a constexpr.  NULL when
- * it is none: *unknown is then the evaluator's reason, or NULL for a host object (torch.pi). */
 static HostVal *host_of(Sema *S, Host *h, const Value *v);
 
 /* A name a module of the kernel's package defines, for the host evaluator: its constexpr value.  The
@@ -291,16 +288,11 @@ static HostVal *host_of(Sema *S, Host *h, const Value *v);
 static HostVal *package_import(void *ctx, Host *h, const Node *binding) {
   Sema *S = ctx;
   if (is_host_module(binding->str) || !module_import_found(S, binding->str)) return NULL;
-  Diags quiet, *loud = S->diags;
-  diags_init(&quiet, S->arena, loud->guard);
-  quiet.max_errors = 1 << 30;
-  int was_quiet = S->quiet;
-  S->diags = &quiet;
-  S->quiet = 1;
+  Quiet q;
+  sema_quiet_begin(S, &q);
   Node *v = module_import(S, binding->loc, binding->str);
-  S->diags = loud;
-  S->quiet = was_quiet;
-  HostVal *r = !quiet.errors && v && is_const(v) && !v->type ? host_of(S, h, v->cval) : NULL;
+  int errors = sema_quiet_end(S, &q);
+  HostVal *r = !errors && v && is_const(v) && !v->type ? host_of(S, h, v->cval) : NULL;
   return r && r->kind != H_UNKNOWN ? r
                                    : host_unknown(h, binding->loc, "'%s' is not a value tile's host evaluator has",
                                                   binding->str);
@@ -313,20 +305,26 @@ static Host *module_host(Sema *S, const Node *upto, HostTarget target) {
   return h;
 }
 
+/* expr evaluated by h, as a constexpr: NULL when it is none, *unknown then the evaluator's reason, or
+ * NULL for a host object (torch.pi). */
+static Value *host_value_of(Sema *S, Host *h, Node *expr, HostVal **unknown) {
+  HostVal *v = host_eval(h, expr);
+  *unknown = v->kind == H_UNKNOWN ? v : NULL;
+  return *unknown ? NULL : constexpr_of(S, v);
+}
+
+/* expr, host code's (torch.finfo(torch.float32).min), evaluated by the host evaluator of the
+ * kernel's decorators (a fresh one before they are checked) and taken as a constexpr. */
 Value *host_constexpr(Sema *S, Node *expr, HostVal **unknown) {
   Host *h = S->kernel && S->kernel->meta.host ? S->kernel->meta.host : NULL;
   if (!h) h = module_host(S, S->here->mod->root->body.data[0], (HostTarget){0});
-  HostVal *v = host_eval(h, expr);
-  *unknown = v->kind == H_UNKNOWN ? v : NULL;
-  return constexpr_of(S, v);
+  return host_value_of(S, h, expr, unknown);
 }
 
 Value *host_constexpr_at(Sema *S, Node *expr, int at, HostVal **unknown) {
   const Host *kernel = S->kernel ? S->kernel->meta.host : NULL;
-  Host *h = module_host(S, S->here->mod->root->body.data[at], kernel ? host_target(kernel) : (HostTarget){0});
-  HostVal *v = host_eval(h, expr);
-  *unknown = v->kind == H_UNKNOWN ? v : NULL;
-  return *unknown ? NULL : constexpr_of(S, v);
+  HostTarget target = kernel ? host_target(kernel) : (HostTarget){0};
+  return host_value_of(S, module_host(S, S->here->mod->root->body.data[at], target), expr, unknown);
 }
 
 /* A constexpr as a host value (a -D value, a config's, a default), for heuristics and prune functions. */
